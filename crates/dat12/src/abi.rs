@@ -1,0 +1,1 @@
+//! Rust mirrors of the DAT 1.2 C types in include/dat.

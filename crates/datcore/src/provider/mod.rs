@@ -1,0 +1,352 @@
+//! The provider interface: what the DAT core asks of a transport.
+//!
+//! It is shaped like rdma-core's verbs and rdma_cm so that the `verbs` provider is a thin mapping:
+//!
+//! | here                      | verbs / rdma_cm                        | DAT object it backs |
+//! |---------------------------|----------------------------------------|---------------------|
+//! | [`Device`]                | `ibv_context` + a bound `rdma_cm_id`   | IA                  |
+//! | [`ProtectionDomain`]      | `ibv_pd`                               | PZ                  |
+//! | [`MemoryRegion`]          | `ibv_mr` (lkey, rkey)                  | LMR                 |
+//! | [`MemoryWindow`]          | `ibv_mw`                               | RMR                 |
+//! | [`CompletionQueue`]       | `ibv_cq` + `ibv_comp_channel`          | DTO side of an EVD  |
+//! | [`QueuePair`]             | RC `ibv_qp` on an `rdma_cm_id`         | EP                  |
+//! | [`Listener`]              | listening `rdma_cm_id`                 | PSP / RSP           |
+//! | [`ConnectionRequest`]     | `RDMA_CM_EVENT_CONNECT_REQUEST` id     | CR                  |
+//! | [`SharedReceiveQueue`]    | `ibv_srq`                              | SRQ                 |
+//!
+//! Events flow back to the core through sinks the core hands in: completions are polled from the
+//! [`CompletionQueue`] (the provider calls [`Waker::wake`] when new ones arrive), connection
+//! events go to the [`ConnectionEvents`] of a queue pair, connect requests to the
+//! [`ListenerEvents`] of a listener, and device errors to the [`AsyncEvents`] of the device.
+//!
+//! Errors are DAT error codes ([`DatError`]); a provider returns the code the DAT man pages name
+//! and logs the underlying cause in one line through `tracing`.
+//!
+//! Rules for every provider:
+//! - `post_send`, `post_recv`, `poll` allocate nothing and take no lock shared between queue
+//!   pairs or processes (a per-queue lock is fine).
+//! - Dropping an object releases it (deregisters, destroys, stops listening). The core drops
+//!   children before parents.
+//! - Callbacks into sinks may come from any thread, including a provider's own progress thread,
+//!   but never while the provider holds a lock that a core call into the provider could need.
+
+use crate::error::DatResult;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub mod shm;
+
+/// A transport family. A provider is registered once per process.
+pub trait Provider: Send + Sync + 'static {
+    /// Short name: `shm`, `verbs`.
+    fn name(&self) -> &'static str;
+    /// IA names this provider answers to without any dat.conf, e.g. `["shm", "shm0"]`.
+    fn ia_names(&self) -> Vec<String>;
+    /// Opens the device behind `ia_name`. `params` is the dat.conf `ia_params` field when the IA
+    /// came from dat.conf (e.g. `"ib0 0"`), or empty.
+    fn open(
+        &self,
+        ia_name: &str,
+        params: &str,
+        events: Arc<dyn AsyncEvents>,
+    ) -> DatResult<Arc<dyn Device>>;
+}
+
+/// Transport kind, reported in IA attributes and used where DAT semantics differ (iWARP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    SharedMemory,
+    InfiniBand,
+    RoCE,
+    IWarp,
+}
+
+/// Device limits (`ibv_device_attr` and friends), used to fill DAT_IA_ATTR and to validate.
+#[derive(Clone, Debug)]
+pub struct DeviceAttr {
+    pub adapter_name: String,
+    pub vendor_name: String,
+    pub hardware_version_major: u32,
+    pub hardware_version_minor: u32,
+    pub firmware_version_major: u32,
+    pub firmware_version_minor: u32,
+    pub transport: Transport,
+    pub max_qp: u32,
+    pub max_qp_wr: u32,
+    pub max_sge: u32,
+    pub max_cq: u32,
+    pub max_cqe: u32,
+    pub max_mr: u32,
+    pub max_mr_size: u64,
+    pub max_pd: u32,
+    pub max_mw: u32,
+    pub max_srq: u32,
+    pub max_srq_wr: u32,
+    pub max_rdma_read_in: u32,
+    pub max_rdma_read_out: u32,
+    pub max_message_size: u64,
+    pub max_rdma_size: u64,
+    /// Largest private data a connect / accept / reject may carry.
+    pub max_private_data: usize,
+}
+
+/// Memory access rights (`IBV_ACCESS_*`), from DAT_MEM_PRIV_FLAGS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Access {
+    pub local_read: bool,
+    pub local_write: bool,
+    pub remote_read: bool,
+    pub remote_write: bool,
+}
+
+/// An opened device: the provider side of an IA.
+pub trait Device: Send + Sync {
+    fn attr(&self) -> &DeviceAttr;
+    /// The IA address consumers connect to (DAT_IA_ATTR.ia_address_ptr).
+    fn address(&self) -> SocketAddr;
+    fn alloc_pd(&self) -> DatResult<Arc<dyn ProtectionDomain>>;
+    /// A completion queue of at least `min_entries`. The provider calls `waker.wake()` every
+    /// time entries are added (it may skip calls while [`Waker::wants_wake`] is false).
+    fn create_cq(&self, min_entries: u32, waker: Arc<dyn Waker>) -> DatResult<Arc<dyn CompletionQueue>>;
+    /// Listens on connection qualifier `port` (rdma_listen). `DAT_CONN_QUAL_IN_USE` when taken.
+    fn listen(&self, port: u64, events: Arc<dyn ListenerEvents>) -> DatResult<Arc<dyn Listener>>;
+    /// An RC queue pair with its connection-manager id (rdma_create_ep).
+    fn create_qp(&self, init: QpInit) -> DatResult<Arc<dyn QueuePair>>;
+}
+
+/// Everything needed to create a queue pair.
+pub struct QpInit {
+    pub pd: Arc<dyn ProtectionDomain>,
+    /// CQ for send, RDMA and bind completions (None: the EP has no request EVD).
+    pub send_cq: Option<Arc<dyn CompletionQueue>>,
+    /// CQ for receive completions (None: the EP has no receive EVD).
+    pub recv_cq: Option<Arc<dyn CompletionQueue>>,
+    pub srq: Option<Arc<dyn SharedReceiveQueue>>,
+    pub caps: QpCaps,
+    /// Opaque to the provider; returned in every [`WorkCompletion::context`] of this QP.
+    pub context: u64,
+    pub events: Arc<dyn ConnectionEvents>,
+}
+
+/// Queue sizes (`ibv_qp_cap`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct QpCaps {
+    pub max_send_wr: u32,
+    pub max_recv_wr: u32,
+    pub max_send_sge: u32,
+    pub max_recv_sge: u32,
+    pub max_rdma_read_in: u32,
+    pub max_rdma_read_out: u32,
+}
+
+pub trait ProtectionDomain: Send + Sync {
+    /// Registers `[addr, addr+len)` (ibv_reg_mr). Memory stays owned by the consumer.
+    fn reg_mr(&self, addr: u64, len: u64, access: Access) -> DatResult<Arc<dyn MemoryRegion>>;
+    /// A memory window (ibv_alloc_mw); `DAT_NOT_IMPLEMENTED`-class error if unsupported.
+    fn alloc_mw(&self) -> DatResult<Arc<dyn MemoryWindow>>;
+    fn create_srq(&self, max_wr: u32, max_sge: u32) -> DatResult<Arc<dyn SharedReceiveQueue>>;
+}
+
+pub trait MemoryRegion: Send + Sync {
+    fn lkey(&self) -> u32;
+    fn rkey(&self) -> u32;
+    fn addr(&self) -> u64;
+    fn length(&self) -> u64;
+}
+
+pub trait MemoryWindow: Send + Sync {
+    /// The rkey of the current binding (0 when unbound).
+    fn rkey(&self) -> u32;
+}
+
+/// Wakes whoever waits on an EVD. Implemented by the core.
+pub trait Waker: Send + Sync {
+    fn wake(&self);
+    /// False when nobody waits, so the provider may skip `wake` on its hot path.
+    fn wants_wake(&self) -> bool {
+        true
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WcStatus {
+    Success,
+    /// Flushed by a disconnect or an error on the queue pair.
+    Flushed,
+    LocalLength,
+    LocalProtection,
+    LocalOperation,
+    RemoteAccess,
+    RemoteOperation,
+    BadResponse,
+    TransportRetry,
+    ReceiverNotReady,
+    /// The memory window bind failed.
+    BindFailure,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WcOpcode {
+    Send,
+    Recv,
+    RdmaWrite,
+    RdmaRead,
+    Bind,
+}
+
+/// One completion (`ibv_wc`).
+#[derive(Clone, Copy, Debug)]
+pub struct WorkCompletion {
+    pub wr_id: u64,
+    /// The [`QpInit::context`] of the queue pair the work was posted on.
+    pub context: u64,
+    pub status: WcStatus,
+    pub opcode: WcOpcode,
+    pub byte_len: u64,
+}
+
+impl WorkCompletion {
+    pub const EMPTY: WorkCompletion = WorkCompletion {
+        wr_id: 0,
+        context: 0,
+        status: WcStatus::Success,
+        opcode: WcOpcode::Send,
+        byte_len: 0,
+    };
+}
+
+pub trait CompletionQueue: Send + Sync {
+    /// Moves up to `out.len()` completions into `out`, oldest first; returns how many.
+    fn poll(&self, out: &mut [WorkCompletion]) -> usize;
+    /// Grows or shrinks the queue (ibv_resize_cq).
+    fn resize(&self, min_entries: u32) -> DatResult<()>;
+}
+
+/// A scatter/gather element. Same layout as a DAT 1.2 `DAT_LMR_TRIPLET`
+/// (lmr_context, pad, virtual_address, segment_length) so the 1.2 face passes IOVs through.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sge {
+    pub lkey: u32,
+    pub pad: u32,
+    pub addr: u64,
+    pub length: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendOp {
+    Send,
+    RdmaWrite { remote_addr: u64, rkey: u32 },
+    RdmaRead { remote_addr: u64, rkey: u32 },
+}
+
+/// A send-queue work request (`ibv_send_wr`).
+#[derive(Clone, Copy, Debug)]
+pub struct SendWr<'a> {
+    pub wr_id: u64,
+    pub op: SendOp,
+    pub sges: &'a [Sge],
+    /// Produce a completion on success (errors always complete).
+    pub signaled: bool,
+    /// Solicited event at the receiver (send only).
+    pub solicited: bool,
+    /// Wait for prior RDMA reads to finish before this one starts.
+    pub fence: bool,
+}
+
+/// A memory-window bind (`ibv_bind_mw`).
+pub struct BindWr<'a> {
+    pub wr_id: u64,
+    pub mw: &'a Arc<dyn MemoryWindow>,
+    pub mr: &'a Arc<dyn MemoryRegion>,
+    pub addr: u64,
+    pub length: u64,
+    pub access: Access,
+    pub signaled: bool,
+}
+
+/// Connection events of a queue pair, in rdma_cm's vocabulary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnEvent {
+    Established,
+    /// The peer's consumer rejected (DAT_CONNECTION_EVENT_PEER_REJECTED).
+    PeerRejected,
+    /// Nobody listens there (DAT_CONNECTION_EVENT_NON_PEER_REJECTED).
+    NonPeerRejected,
+    Unreachable,
+    TimedOut,
+    Disconnected,
+    /// The peer vanished or the transport failed.
+    Broken,
+}
+
+/// Where a queue pair's connection events go. Implemented by the core.
+pub trait ConnectionEvents: Send + Sync {
+    /// `private_data` is the peer's (accept data for `Established` on the active side).
+    fn event(&self, ev: ConnEvent, private_data: &[u8]);
+}
+
+/// Where a listener's connect requests go. Implemented by the core.
+pub trait ListenerEvents: Send + Sync {
+    fn connect_request(&self, req: Arc<dyn ConnectionRequest>);
+}
+
+/// Asynchronous device errors. Implemented by the core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AsyncError {
+    /// A queue pair (by its context) went to error state.
+    QpError { context: u64 },
+    CqOverflow,
+    DeviceFatal,
+}
+
+pub trait AsyncEvents: Send + Sync {
+    fn async_error(&self, err: AsyncError);
+}
+
+/// A listening connection qualifier. Dropping it stops listening.
+pub trait Listener: Send + Sync {
+    fn port(&self) -> u64;
+}
+
+/// An incoming connection request that has not been accepted or rejected yet.
+pub trait ConnectionRequest: Send + Sync {
+    fn private_data(&self) -> &[u8];
+    fn remote_address(&self) -> SocketAddr;
+    /// The connection qualifier it arrived on.
+    fn port(&self) -> u64;
+    /// Refuses it; the active side sees `PeerRejected`.
+    fn reject(&self) -> DatResult<()>;
+}
+
+pub trait QueuePair: Send + Sync {
+    fn post_send(&self, wr: &SendWr<'_>) -> DatResult<()>;
+    fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()>;
+    /// Binds a memory window; returns the new rkey.
+    fn bind_mw(&self, wr: &BindWr<'_>) -> DatResult<u32>;
+    /// Starts an active connect. The outcome arrives as a [`ConnEvent`].
+    fn connect(
+        &self,
+        remote: SocketAddr,
+        port: u64,
+        private_data: &[u8],
+        timeout: Option<Duration>,
+    ) -> DatResult<()>;
+    /// Accepts `req` on this queue pair; `Established` follows on both sides.
+    fn accept(&self, req: &Arc<dyn ConnectionRequest>, private_data: &[u8]) -> DatResult<()>;
+    /// Disconnects. Graceful waits for posted work to finish first; abrupt does not. Either way,
+    /// work still posted afterwards completes with [`WcStatus::Flushed`], and `Disconnected`
+    /// is delivered.
+    fn disconnect(&self, graceful: bool) -> DatResult<()>;
+    /// Number of receive buffers posted and not yet consumed.
+    fn posted_recvs(&self) -> u32;
+}
+
+pub trait SharedReceiveQueue: Send + Sync {
+    fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()>;
+    fn resize(&self, max_wr: u32) -> DatResult<()>;
+    /// Arms the low-watermark event (ibv_modify_srq with IBV_SRQ_LIMIT).
+    fn set_limit(&self, low_watermark: u32) -> DatResult<()>;
+    fn posted(&self) -> u32;
+}

@@ -1,0 +1,1 @@
+//! The `shm` provider: DAT between processes of one user on one host.

@@ -1,0 +1,1 @@
+//! The dat.conf static registry and the built-in providers.
