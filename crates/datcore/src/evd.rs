@@ -1,0 +1,462 @@
+//! Event dispatchers (EVD) and consumer notification objects (CNO).
+//!
+//! An EVD owns a bounded software queue (connection, CR, async and software events) and, when
+//! created for DTO or RMR-bind events, a provider completion queue. Completions stay in the
+//! provider's queue until a dequeue or wait pulls them, and a wait moves at most as many as the
+//! EVD's queue has room for, so a DTO EVD never overflows. Each EVD has its own lock; nothing
+//! here takes a global lock or allocates on the dequeue/wait path.
+
+use crate::codes::*;
+use crate::error::{DatError, DatResult};
+use crate::event::{self, Event, EventData};
+use crate::handle::{self, DatObject, Handle, HandleType};
+use crate::ia::InterfaceAdapter;
+use crate::provider::{CompletionQueue, WcOpcode, WorkCompletion, Waker};
+use parking_lot::{Condvar, Mutex};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::{Duration, Instant};
+
+/// `DAT_TIMEOUT_INFINITE`.
+pub const TIMEOUT_INFINITE: u32 = u32::MAX;
+
+/// How many provider completions one wait or dequeue step moves at a time (stack buffer).
+const DRAIN_BATCH: usize = 16;
+
+pub struct EventDispatcher {
+    pub ia: Arc<InterfaceAdapter>,
+    pub flags: u32,
+    handle: OnceLock<Handle>,
+    cq: Option<Arc<dyn CompletionQueue>>,
+    state: Mutex<EvdState>,
+    cond: Condvar,
+    /// Threads asleep in `wait`; providers skip wakes when zero and no CNO is attached.
+    sleepers: AtomicU32,
+    has_cno: AtomicBool,
+    /// EPs, service points and SRQs that name this EVD.
+    pub users: AtomicU32,
+}
+
+struct EvdState {
+    queue: VecDeque<Event>,
+    qlen: usize,
+    enabled: bool,
+    waitable: bool,
+    waiter: bool,
+    cno: Option<Arc<ConsumerNotifier>>,
+}
+
+impl DatObject for EventDispatcher {
+    const TYPE: HandleType = HandleType::Evd;
+}
+
+/// The waker a provider's completion queue calls.
+struct EvdWaker(Weak<EventDispatcher>);
+
+impl Waker for EvdWaker {
+    fn wake(&self) {
+        if let Some(evd) = self.0.upgrade() {
+            evd.notify();
+        }
+    }
+    fn wants_wake(&self) -> bool {
+        self.0.upgrade().is_some_and(|e| {
+            e.sleepers.load(Ordering::SeqCst) > 0 || e.has_cno.load(Ordering::SeqCst)
+        })
+    }
+}
+
+impl EventDispatcher {
+    /// `dat_evd_create`: an EVD of at least `qlen` entries for the event kinds in `flags`.
+    pub fn create(
+        ia: &Arc<InterfaceAdapter>,
+        qlen: i32,
+        cno: Option<Arc<ConsumerNotifier>>,
+        flags: u32,
+    ) -> DatResult<(Handle, Arc<EventDispatcher>)> {
+        let max = ia.device.attr().max_cqe as i32;
+        if qlen <= 0 || qlen > max {
+            return Err(DatError::invalid_arg(2));
+        }
+        let all = DAT_EVD_SOFTWARE_FLAG
+            | DAT_EVD_CR_FLAG
+            | DAT_EVD_DTO_FLAG
+            | DAT_EVD_CONNECTION_FLAG
+            | DAT_EVD_RMR_BIND_FLAG
+            | DAT_EVD_ASYNC_FLAG;
+        if flags == 0 || flags & !all != 0 {
+            return Err(DatError::invalid_arg(4));
+        }
+        let wants_cq = flags & (DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG) != 0;
+        let qlen = qlen as usize;
+        let mut cq_error = None;
+        let evd = Arc::new_cyclic(|weak: &Weak<EventDispatcher>| {
+            let cq = if wants_cq {
+                let waker = Arc::new(EvdWaker(weak.clone()));
+                ia.device.create_cq(qlen as u32, waker).map_err(|e| cq_error = Some(e)).ok()
+            } else {
+                None
+            };
+            EventDispatcher {
+                ia: ia.clone(),
+                flags,
+                handle: OnceLock::new(),
+                cq,
+                state: Mutex::new(EvdState {
+                    queue: VecDeque::with_capacity(qlen),
+                    qlen,
+                    enabled: true,
+                    waitable: true,
+                    waiter: false,
+                    cno: cno.clone(),
+                }),
+                cond: Condvar::new(),
+                sleepers: AtomicU32::new(0),
+                has_cno: AtomicBool::new(cno.is_some()),
+                users: AtomicU32::new(0),
+            }
+        });
+        if let Some(e) = cq_error {
+            return Err(e);
+        }
+        if let Some(c) = &cno {
+            c.evds.fetch_add(1, Ordering::SeqCst);
+        }
+        let h = handle::insert(evd.clone())?;
+        let _ = evd.handle.set(h);
+        ia.adopt(h);
+        Ok((h, evd))
+    }
+
+    pub fn handle(&self) -> Handle {
+        self.handle.get().copied().unwrap_or(Handle::NULL)
+    }
+
+    pub fn completion_queue(&self) -> Option<&Arc<dyn CompletionQueue>> {
+        self.cq.as_ref()
+    }
+
+    pub fn qlen(&self) -> usize {
+        self.state.lock().qlen
+    }
+
+    pub fn cno(&self) -> Option<Arc<ConsumerNotifier>> {
+        self.state.lock().cno.clone()
+    }
+
+    /// `DAT_EVD_STATE_*` bits for `dat_evd_query`.
+    pub fn state_bits(&self) -> u32 {
+        let st = self.state.lock();
+        (if st.enabled { DAT_EVD_STATE_ENABLED } else { DAT_EVD_STATE_DISABLED })
+            | if st.waitable { DAT_EVD_STATE_WAITABLE } else { DAT_EVD_STATE_UNWAITABLE }
+    }
+
+    /// Adds a software-queue event (connection, CR, async, software). Full queue: the event is
+    /// dropped, an overflow is reported to the IA's async EVD, and `DAT_QUEUE_FULL` returned.
+    pub fn post(&self, ev: Event) -> DatResult<()> {
+        let mut st = self.state.lock();
+        if st.queue.len() >= st.qlen {
+            drop(st);
+            tracing::warn!(evd = ?self.handle(), "EVD overflow: event {:#x} dropped", ev.number);
+            self.ia.report_overflow(self.handle());
+            return Err(DatError::new(DAT_QUEUE_FULL, 0));
+        }
+        st.queue.push_back(Event { evd: self.handle(), ..ev });
+        let cno = self.trigger_target(&st);
+        self.cond.notify_all();
+        drop(st);
+        if let Some(c) = cno {
+            c.trigger(self.handle());
+        }
+        Ok(())
+    }
+
+    /// Called by the provider (through the waker) when completions arrived.
+    fn notify(&self) {
+        let st = self.state.lock();
+        let cno = self.trigger_target(&st);
+        self.cond.notify_all();
+        drop(st);
+        if let Some(c) = cno {
+            c.trigger(self.handle());
+        }
+    }
+
+    /// The CNO to trigger: one is attached, the EVD is enabled and nobody waits on the EVD.
+    fn trigger_target(&self, st: &EvdState) -> Option<Arc<ConsumerNotifier>> {
+        if st.enabled && !st.waiter {
+            st.cno.clone()
+        } else {
+            None
+        }
+    }
+
+    /// Moves provider completions into the software queue, as many as fit.
+    fn drain(&self, st: &mut EvdState) {
+        let Some(cq) = &self.cq else { return };
+        let mut buf = [WorkCompletion::EMPTY; DRAIN_BATCH];
+        loop {
+            let room = (st.qlen - st.queue.len().min(st.qlen)).min(DRAIN_BATCH);
+            if room == 0 {
+                return;
+            }
+            let n = cq.poll(&mut buf[..room]);
+            for wc in &buf[..n] {
+                st.queue.push_back(self.convert(wc));
+            }
+            if n < room {
+                return;
+            }
+        }
+    }
+
+    fn convert(&self, wc: &WorkCompletion) -> Event {
+        if wc.opcode == WcOpcode::Bind {
+            return crate::rmr::bind_completion(self.handle(), wc);
+        }
+        event::from_completion(self.handle(), wc)
+    }
+
+    /// `dat_evd_dequeue`.
+    pub fn dequeue(&self) -> DatResult<Event> {
+        let mut st = self.state.lock();
+        if let Some(ev) = st.queue.pop_front() {
+            return Ok(ev);
+        }
+        if let Some(cq) = &self.cq {
+            let mut wc = [WorkCompletion::EMPTY; 1];
+            if cq.poll(&mut wc) == 1 {
+                return Ok(self.convert(&wc[0]));
+            }
+        }
+        Err(DatError::QUEUE_EMPTY)
+    }
+
+    /// `dat_evd_wait`: waits until `threshold` events are queued or `timeout_us` passes, then
+    /// returns the oldest event and how many remain.
+    pub fn wait(&self, timeout_us: u32, threshold: i32) -> DatResult<(Event, i32)> {
+        let mut st = self.state.lock();
+        if threshold <= 0 || threshold as usize > st.qlen {
+            return Err(DatError::invalid_arg(3));
+        }
+        if !st.waitable {
+            return Err(DatError::invalid_state(DAT_INVALID_STATE_EVD_UNWAITABLE));
+        }
+        if st.waiter {
+            return Err(DatError::invalid_state(DAT_INVALID_STATE_EVD_WAITER));
+        }
+        let deadline = (timeout_us != TIMEOUT_INFINITE)
+            .then(|| Instant::now() + Duration::from_micros(timeout_us as u64));
+        st.waiter = true;
+        let result = loop {
+            self.drain(&mut st);
+            if !st.waitable {
+                break Err(DatError::invalid_state(DAT_INVALID_STATE_EVD_UNWAITABLE));
+            }
+            if st.queue.len() >= threshold as usize {
+                let ev = st.queue.pop_front().expect("non-empty");
+                break Ok((ev, st.queue.len() as i32));
+            }
+            self.sleepers.fetch_add(1, Ordering::SeqCst);
+            // Re-check after announcing ourselves, so a completion that raced in is seen.
+            self.drain(&mut st);
+            let ready = st.queue.len() >= threshold as usize || !st.waitable;
+            let timed_out = if ready {
+                false
+            } else {
+                match deadline {
+                    Some(d) => self.cond.wait_until(&mut st, d).timed_out(),
+                    None => {
+                        self.cond.wait(&mut st);
+                        false
+                    }
+                }
+            };
+            self.sleepers.fetch_sub(1, Ordering::SeqCst);
+            if timed_out {
+                self.drain(&mut st);
+                if st.queue.len() < threshold as usize {
+                    break Err(DatError::TIMEOUT);
+                }
+            }
+        };
+        st.waiter = false;
+        result
+    }
+
+    /// `dat_evd_resize`.
+    pub fn resize(&self, qlen: i32) -> DatResult<()> {
+        if qlen <= 0 || qlen > self.ia.device.attr().max_cqe as i32 {
+            return Err(DatError::invalid_arg(2));
+        }
+        let mut st = self.state.lock();
+        if (qlen as usize) < st.queue.len() {
+            return Err(DatError::invalid_state(0));
+        }
+        if let Some(cq) = &self.cq {
+            cq.resize(qlen as u32)?;
+        }
+        let extra = (qlen as usize).saturating_sub(st.queue.capacity());
+        st.queue.reserve(extra);
+        st.qlen = qlen as usize;
+        Ok(())
+    }
+
+    pub fn set_enabled(&self, enabled: bool) {
+        self.state.lock().enabled = enabled;
+    }
+
+    /// `dat_evd_set_unwaitable` wakes current waiters, which return `DAT_INVALID_STATE`.
+    pub fn set_waitable(&self, waitable: bool) {
+        let mut st = self.state.lock();
+        st.waitable = waitable;
+        self.cond.notify_all();
+    }
+
+    /// `dat_evd_modify_cno`.
+    pub fn set_cno(&self, cno: Option<Arc<ConsumerNotifier>>) {
+        let mut st = self.state.lock();
+        if let Some(c) = &cno {
+            c.evds.fetch_add(1, Ordering::SeqCst);
+        }
+        if let Some(old) = st.cno.take() {
+            old.evds.fetch_sub(1, Ordering::SeqCst);
+        }
+        self.has_cno.store(cno.is_some(), Ordering::SeqCst);
+        st.cno = cno;
+    }
+
+    /// Detaches from its CNO on free.
+    pub fn release(&self) {
+        self.set_cno(None);
+    }
+
+    /// Event kinds this EVD accepts.
+    pub fn accepts(&self, flag: u32) -> bool {
+        self.flags & flag != 0
+    }
+}
+
+/// A software event for `dat_evd_post_se`.
+pub fn software_event(pointer: u64) -> Event {
+    Event { number: DAT_SOFTWARE_EVENT, evd: Handle::NULL, data: EventData::Software { pointer } }
+}
+
+/// The proxy agent a CNO calls instead of (or besides) waking a waiter:
+/// `DAT_OS_WAIT_PROXY_AGENT { instance_data, proxy_agent_func }`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProxyAgent {
+    pub instance_data: usize,
+    pub func: usize,
+}
+
+/// A CNO: wakes one waiter when any of its EVDs gets an event nobody waits for.
+pub struct ConsumerNotifier {
+    pub ia: Arc<InterfaceAdapter>,
+    state: Mutex<CnoState>,
+    cond: Condvar,
+    /// EVDs attached; a CNO in use cannot be freed.
+    pub evds: AtomicU32,
+}
+
+struct CnoState {
+    agent: ProxyAgent,
+    triggered: Option<Handle>,
+    waiter: bool,
+}
+
+impl DatObject for ConsumerNotifier {
+    const TYPE: HandleType = HandleType::Cno;
+}
+
+impl ConsumerNotifier {
+    pub fn create(ia: &Arc<InterfaceAdapter>, agent: ProxyAgent) -> DatResult<(Handle, Arc<Self>)> {
+        let cno = Arc::new(ConsumerNotifier {
+            ia: ia.clone(),
+            state: Mutex::new(CnoState { agent, triggered: None, waiter: false }),
+            cond: Condvar::new(),
+            evds: AtomicU32::new(0),
+        });
+        let h = handle::insert(cno.clone())?;
+        ia.adopt(h);
+        Ok((h, cno))
+    }
+
+    pub fn agent(&self) -> ProxyAgent {
+        self.state.lock().agent
+    }
+
+    pub fn set_agent(&self, agent: ProxyAgent) {
+        self.state.lock().agent = agent;
+    }
+
+    fn trigger(&self, evd: Handle) {
+        let mut st = self.state.lock();
+        st.triggered = Some(evd);
+        let agent = st.agent;
+        self.cond.notify_one();
+        drop(st);
+        if agent.func != 0 {
+            // SAFETY: the consumer registered this function with the documented proxy-agent
+            // signature `void (*)(DAT_PVOID instance_data, DAT_EVD_HANDLE evd)`.
+            let f: extern "C" fn(*mut libc::c_void, *mut libc::c_void) =
+                unsafe { std::mem::transmute(agent.func) };
+            f(agent.instance_data as *mut libc::c_void, evd.as_ptr());
+        }
+    }
+
+    /// `dat_cno_wait`: the EVD that triggered, or `DAT_TIMEOUT_EXPIRED`.
+    pub fn wait(&self, timeout_us: u32) -> DatResult<Handle> {
+        let mut st = self.state.lock();
+        if st.waiter {
+            return Err(DatError::invalid_state(DAT_INVALID_STATE_CNO_IN_USE));
+        }
+        let deadline = (timeout_us != TIMEOUT_INFINITE)
+            .then(|| Instant::now() + Duration::from_micros(timeout_us as u64));
+        st.waiter = true;
+        let r = loop {
+            if let Some(h) = st.triggered.take() {
+                break Ok(h);
+            }
+            match deadline {
+                Some(d) => {
+                    if self.cond.wait_until(&mut st, d).timed_out() && st.triggered.is_none() {
+                        break Err(DatError::TIMEOUT);
+                    }
+                }
+                None => self.cond.wait(&mut st),
+            }
+        };
+        st.waiter = false;
+        r
+    }
+}
+
+/// `dat_evd_free`: `DAT_INVALID_STATE_EVD_IN_USE` while EPs or service points name it, unless
+/// `force` (abrupt IA close, after those were freed).
+pub fn free_evd(h: Handle, force: bool) -> DatResult<()> {
+    let evd = handle::get::<EventDispatcher>(h, DAT_INVALID_HANDLE_EVD_REQUEST)?;
+    if !force && evd.users.load(Ordering::SeqCst) != 0 {
+        return Err(DatError::invalid_state(DAT_INVALID_STATE_EVD_IN_USE));
+    }
+    if evd.ia.async_evd().is_some_and(|a| a.handle() == h) && !force {
+        return Err(DatError::invalid_state(DAT_INVALID_STATE_EVD_ASYNC));
+    }
+    handle::remove::<EventDispatcher>(h);
+    evd.release();
+    evd.set_waitable(false);
+    evd.ia.disown(h);
+    Ok(())
+}
+
+/// `dat_cno_free`: `DAT_INVALID_STATE_CNO_IN_USE` while EVDs are attached.
+pub fn free_cno(h: Handle) -> DatResult<()> {
+    let cno = handle::get::<ConsumerNotifier>(h, DAT_INVALID_HANDLE_CNO)?;
+    if cno.evds.load(Ordering::SeqCst) != 0 {
+        return Err(DatError::invalid_state(DAT_INVALID_STATE_CNO_IN_USE));
+    }
+    handle::remove::<ConsumerNotifier>(h);
+    cno.ia.disown(h);
+    Ok(())
+}

@@ -1,0 +1,227 @@
+//! Interface adapters (IA): an opened provider device plus everything created under it.
+
+use crate::codes::*;
+use crate::error::{DatError, DatResult};
+use crate::event::{Event, EventData};
+use crate::evd::EventDispatcher;
+use crate::handle::{self, DatObject, Handle, HandleType};
+use crate::provider::{AsyncError, AsyncEvents, Device, Provider};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, OnceLock, Weak};
+
+/// `DAT_EVD_ASYNC_EXISTS`: the consumer says an async EVD exists already.
+pub const EVD_ASYNC_EXISTS: Handle = Handle(1);
+
+pub struct InterfaceAdapter {
+    pub name: String,
+    pub provider_name: &'static str,
+    pub device: Arc<dyn Device>,
+    /// The IA address as a C `sockaddr`, at a stable address for `DAT_IA_ADDRESS_PTR`.
+    address: Box<libc::sockaddr_storage>,
+    handle: OnceLock<Handle>,
+    async_evd: Mutex<Option<Arc<EventDispatcher>>>,
+    /// Every live handle created under this IA, for abrupt close and in-use checks.
+    children: Mutex<Vec<Handle>>,
+    /// Listening service points by connection qualifier (for `dat_cr_handoff`).
+    pub service_points: Mutex<HashMap<u64, Handle>>,
+    /// LMR handles by lmr_context (lkey), for RMR binds and LMR syncs.
+    pub lmrs_by_context: Mutex<HashMap<u32, Handle>>,
+}
+
+impl DatObject for InterfaceAdapter {
+    const TYPE: HandleType = HandleType::Ia;
+}
+
+/// Routes a provider's device errors to the IA's async EVD.
+struct AsyncRouter(OnceLock<Weak<InterfaceAdapter>>);
+
+impl AsyncEvents for AsyncRouter {
+    fn async_error(&self, err: AsyncError) {
+        let Some(ia) = self.0.get().and_then(Weak::upgrade) else { return };
+        let (number, handle, reason) = match err {
+            AsyncError::QpError { context } => {
+                (DAT_ASYNC_ERROR_EP_BROKEN, Handle(context), DAT_EP_TRANSFER_TO_ERROR)
+            }
+            AsyncError::CqOverflow => (DAT_ASYNC_ERROR_EVD_OVERFLOW, ia.handle(), DAT_EVD_OVERFLOW_ERROR),
+            AsyncError::DeviceFatal => {
+                (DAT_ASYNC_ERROR_IA_CATASTROPHIC, ia.handle(), DAT_IA_CATASTROPHIC_ERROR)
+            }
+        };
+        ia.post_async(number, handle, reason);
+    }
+}
+
+/// Converts a socket address to a C `sockaddr_storage`.
+pub fn to_sockaddr(addr: SocketAddr) -> libc::sockaddr_storage {
+    // SAFETY: sockaddr_storage is plain old data; all-zero is a valid value.
+    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    match addr {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(a.ip().octets()) },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in.
+            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in, sin) };
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr { s6_addr: a.ip().octets() },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in6.
+            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in6, sin6) };
+        }
+    }
+    ss
+}
+
+/// Reads a C socket address (`DAT_IA_ADDRESS_PTR`); `None` if the family is not IPv4/IPv6.
+///
+/// # Safety
+/// `p` must point to a readable `sockaddr` at least as large as its family's struct.
+pub unsafe fn from_sockaddr(p: *const libc::sockaddr) -> Option<SocketAddr> {
+    // SAFETY: the caller guarantees `p` points to a readable sockaddr.
+    let family = unsafe { (*p).sa_family } as i32;
+    match family {
+        libc::AF_INET => {
+            // SAFETY: family says this is a sockaddr_in; unaligned read tolerates any caller.
+            let sin = unsafe { std::ptr::read_unaligned(p as *const libc::sockaddr_in) };
+            let ip = std::net::Ipv4Addr::from(sin.sin_addr.s_addr.to_ne_bytes());
+            Some(SocketAddr::from((ip, u16::from_be(sin.sin_port))))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: family says this is a sockaddr_in6.
+            let sin6 = unsafe { std::ptr::read_unaligned(p as *const libc::sockaddr_in6) };
+            let ip = std::net::Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+            Some(SocketAddr::from((ip, u16::from_be(sin6.sin6_port))))
+        }
+        _ => None,
+    }
+}
+
+impl InterfaceAdapter {
+    /// Opens `ia_name` on `provider`. `async_evd` is the consumer's in/out async EVD handle:
+    /// NULL asks for a new async EVD of `async_qlen` entries, `DAT_EVD_ASYNC_EXISTS` for none.
+    pub fn open(
+        provider: &Arc<dyn Provider>,
+        ia_name: &str,
+        params: &str,
+        async_qlen: i32,
+        async_evd: Handle,
+    ) -> DatResult<(Handle, Arc<InterfaceAdapter>, Handle)> {
+        if async_evd != Handle::NULL && async_evd != EVD_ASYNC_EXISTS {
+            return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_EVD_ASYNC));
+        }
+        if async_evd == Handle::NULL && async_qlen <= 0 {
+            return Err(DatError::invalid_arg(2));
+        }
+        let router = Arc::new(AsyncRouter(OnceLock::new()));
+        let device = provider.open(ia_name, params, router.clone())?;
+        let ia = Arc::new(InterfaceAdapter {
+            name: ia_name.to_string(),
+            provider_name: provider.name(),
+            address: Box::new(to_sockaddr(device.address())),
+            device,
+            handle: OnceLock::new(),
+            async_evd: Mutex::new(None),
+            children: Mutex::new(Vec::new()),
+            service_points: Mutex::new(HashMap::new()),
+            lmrs_by_context: Mutex::new(HashMap::new()),
+        });
+        let _ = router.0.set(Arc::downgrade(&ia));
+        let h = handle::insert(ia.clone())?;
+        let _ = ia.handle.set(h);
+        let mut out_evd = async_evd;
+        if async_evd == Handle::NULL {
+            match EventDispatcher::create(&ia, async_qlen, None, DAT_EVD_ASYNC_FLAG) {
+                Ok((eh, evd)) => {
+                    *ia.async_evd.lock() = Some(evd);
+                    out_evd = eh;
+                }
+                Err(e) => {
+                    handle::remove::<InterfaceAdapter>(h);
+                    return Err(e);
+                }
+            }
+        }
+        tracing::debug!(ia = ia_name, provider = provider.name(), "IA opened");
+        Ok((h, ia, out_evd))
+    }
+
+    pub fn handle(&self) -> Handle {
+        self.handle.get().copied().unwrap_or(Handle::NULL)
+    }
+
+    /// Pointer to the IA address, valid as long as the IA is open.
+    pub fn address_ptr(&self) -> *const libc::sockaddr {
+        &*self.address as *const libc::sockaddr_storage as *const libc::sockaddr
+    }
+
+    pub fn async_evd(&self) -> Option<Arc<EventDispatcher>> {
+        self.async_evd.lock().clone()
+    }
+
+    /// Records a child handle.
+    pub fn adopt(&self, h: Handle) {
+        self.children.lock().push(h);
+    }
+
+    /// Forgets a child handle (it was freed).
+    pub fn disown(&self, h: Handle) {
+        let mut c = self.children.lock();
+        if let Some(i) = c.iter().position(|&x| x == h) {
+            c.swap_remove(i);
+        }
+    }
+
+    pub fn children(&self) -> Vec<Handle> {
+        self.children.lock().clone()
+    }
+
+    pub fn post_async(&self, number: u32, handle: Handle, reason: u32) {
+        if let Some(evd) = self.async_evd() {
+            let _ = evd.post(Event { number, evd: Handle::NULL, data: EventData::AsyncError { handle, reason } });
+        } else {
+            tracing::warn!(ia = %self.name, "async event {number:#x} with no async EVD");
+        }
+    }
+
+    /// An EVD overflowed; tell the async EVD unless it is the one overflowing.
+    pub fn report_overflow(&self, evd: Handle) {
+        if let Some(a) = self.async_evd() {
+            if a.handle() != evd {
+                self.post_async(DAT_ASYNC_ERROR_EVD_OVERFLOW, evd, DAT_EVD_OVERFLOW_ERROR);
+            }
+        }
+    }
+}
+
+/// `dat_ia_close`. Graceful fails with `DAT_INVALID_STATE_IA_IN_USE` while objects other than
+/// the IA's own async EVD exist; abrupt frees them all first.
+pub fn close(h: Handle, abrupt: bool) -> DatResult<()> {
+    let ia = handle::get::<InterfaceAdapter>(h, DAT_INVALID_HANDLE_IA)?;
+    let own_async = ia.async_evd().map(|e| e.handle());
+    let others: Vec<Handle> = ia.children().into_iter().filter(|c| Some(*c) != own_async).collect();
+    if !others.is_empty() {
+        if !abrupt {
+            return Err(DatError::invalid_state(DAT_INVALID_STATE_IA_IN_USE));
+        }
+        crate::teardown::free_all(&others);
+    }
+    if let Some(evd) = ia.async_evd.lock().take() {
+        evd.release();
+        handle::remove::<EventDispatcher>(evd.handle());
+    }
+    ia.children.lock().clear();
+    handle::remove::<InterfaceAdapter>(h);
+    tracing::debug!(ia = %ia.name, abrupt, "IA closed");
+    Ok(())
+}

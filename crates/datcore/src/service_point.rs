@@ -1,0 +1,256 @@
+//! Service points (PSP, RSP) that listen on a connection qualifier, and the connection requests
+//! (CR) they produce.
+
+use crate::codes::*;
+use crate::endpoint::Endpoint;
+use crate::error::{DatError, DatResult};
+use crate::event::{Event, EventData};
+use crate::evd::EventDispatcher;
+use crate::handle::{self, DatObject, Handle, HandleType};
+use crate::ia::InterfaceAdapter;
+use crate::provider::{ConnectionRequest as ProviderRequest, Listener, ListenerEvents};
+use parking_lot::Mutex;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock, Weak};
+
+/// What both kinds of service point share.
+pub struct ServicePoint {
+    pub ia: Arc<InterfaceAdapter>,
+    pub conn_qual: u64,
+    pub evd: Arc<EventDispatcher>,
+    pub evd_handle: Handle,
+    /// `DAT_PSP_FLAGS` of a PSP; 0 for an RSP.
+    pub psp_flags: u32,
+    /// The reserved EP of an RSP.
+    pub reserved_ep: Option<(Handle, Arc<Endpoint>)>,
+    listener: Mutex<Option<Arc<dyn Listener>>>,
+    handle: OnceLock<Handle>,
+}
+
+/// A public service point.
+pub struct PublicServicePoint(pub Arc<ServicePoint>);
+/// A reserved service point: one EP waits for a connection on it.
+pub struct ReservedServicePoint(pub Arc<ServicePoint>);
+
+impl DatObject for PublicServicePoint {
+    const TYPE: HandleType = HandleType::Psp;
+}
+impl DatObject for ReservedServicePoint {
+    const TYPE: HandleType = HandleType::Rsp;
+}
+
+/// A connection request waiting for `dat_cr_accept`, `dat_cr_reject` or `dat_cr_handoff`.
+pub struct ConnectionRequest {
+    pub ia: Arc<InterfaceAdapter>,
+    pub sp_handle: Handle,
+    pub conn_qual: u64,
+    pub request: Arc<dyn ProviderRequest>,
+    pub local_ep: Handle,
+    remote_sockaddr: Box<libc::sockaddr_storage>,
+}
+
+impl DatObject for ConnectionRequest {
+    const TYPE: HandleType = HandleType::Cr;
+}
+
+impl ConnectionRequest {
+    pub fn remote_address_ptr(&self) -> *const libc::sockaddr {
+        &*self.remote_sockaddr as *const _ as *const libc::sockaddr
+    }
+}
+
+struct SpEvents(Weak<ServicePoint>);
+
+impl ListenerEvents for SpEvents {
+    fn connect_request(&self, req: Arc<dyn ProviderRequest>) {
+        match self.0.upgrade() {
+            Some(sp) => sp.deliver(req),
+            None => {
+                let _ = req.reject();
+            }
+        }
+    }
+}
+
+impl ServicePoint {
+    pub fn handle(&self) -> Handle {
+        self.handle.get().copied().unwrap_or(Handle::NULL)
+    }
+
+    /// Turns a provider request into a CR handle and a connection-request event.
+    fn deliver(self: &Arc<Self>, request: Arc<dyn ProviderRequest>) {
+        let local_ep = self.reserved_ep.as_ref().map_or(Handle::NULL, |(h, _)| *h);
+        let cr = Arc::new(ConnectionRequest {
+            ia: self.ia.clone(),
+            sp_handle: self.handle(),
+            conn_qual: self.conn_qual,
+            remote_sockaddr: Box::new(crate::ia::to_sockaddr(request.remote_address())),
+            request: request.clone(),
+            local_ep,
+        });
+        let Ok(cr_handle) = handle::insert(cr) else {
+            let _ = request.reject();
+            return;
+        };
+        self.ia.adopt(cr_handle);
+        let ev = Event {
+            number: DAT_CONNECTION_REQUEST_EVENT,
+            evd: Handle::NULL,
+            data: EventData::ConnectionRequest {
+                sp: self.handle(),
+                local_address: self.ia.address_ptr(),
+                conn_qual: self.conn_qual,
+                cr: cr_handle,
+            },
+        };
+        if self.evd.post(ev).is_err() {
+            let _ = free_cr(cr_handle);
+            let _ = request.reject();
+        }
+    }
+}
+
+fn cr_evd(h: Handle) -> DatResult<Arc<EventDispatcher>> {
+    let evd = handle::get::<EventDispatcher>(h, DAT_INVALID_HANDLE_EVD_CR)?;
+    if !evd.accepts(DAT_EVD_CR_FLAG) {
+        return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_EVD_CR));
+    }
+    Ok(evd)
+}
+
+/// Starts listening and registers the service point. `wrap` makes the PSP or RSP object.
+fn listen<T: DatObject>(
+    ia: &Arc<InterfaceAdapter>,
+    conn_qual: u64,
+    evd_handle: Handle,
+    psp_flags: u32,
+    reserved_ep: Option<(Handle, Arc<Endpoint>)>,
+    wrap: fn(Arc<ServicePoint>) -> T,
+) -> DatResult<Handle> {
+    let evd = cr_evd(evd_handle)?;
+    let sp = Arc::new(ServicePoint {
+        ia: ia.clone(),
+        conn_qual,
+        evd,
+        evd_handle,
+        psp_flags,
+        reserved_ep,
+        listener: Mutex::new(None),
+        handle: OnceLock::new(),
+    });
+    let listener = ia.device.listen(conn_qual, Arc::new(SpEvents(Arc::downgrade(&sp))))?;
+    *sp.listener.lock() = Some(listener);
+    let h = handle::insert(Arc::new(wrap(sp.clone())))?;
+    let _ = sp.handle.set(h);
+    sp.evd.users.fetch_add(1, Ordering::SeqCst);
+    ia.service_points.lock().insert(conn_qual, h);
+    ia.adopt(h);
+    Ok(h)
+}
+
+/// `dat_psp_create`. Provider-created EPs (`DAT_PSP_PROVIDER_FLAG`) are not implemented.
+pub fn create_psp(ia: &Arc<InterfaceAdapter>, conn_qual: u64, evd: Handle, flags: u32) -> DatResult<Handle> {
+    match flags {
+        DAT_PSP_CONSUMER_FLAG => listen(ia, conn_qual, evd, flags, None, PublicServicePoint),
+        DAT_PSP_PROVIDER_FLAG => Err(DatError::NOT_IMPLEMENTED),
+        _ => Err(DatError::invalid_arg(4)),
+    }
+}
+
+/// `dat_psp_create_any`: a PSP on a free qualifier, which it returns.
+pub fn create_psp_any(ia: &Arc<InterfaceAdapter>, evd: Handle, flags: u32) -> DatResult<(u64, Handle)> {
+    cr_evd(evd)?;
+    let base = 0x4000_0000u64 + (std::process::id() as u64 % 0x1000) * 0x1000;
+    for q in base..base + 0x1000 {
+        match create_psp(ia, q, evd, flags) {
+            Ok(h) => return Ok((q, h)),
+            Err(e) if e.ty() == DAT_CONN_QUAL_IN_USE => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(DatError::new(DAT_CONN_QUAL_UNAVAILABLE, 0))
+}
+
+/// `dat_rsp_create`: the EP must be unconnected; it becomes RESERVED.
+pub fn create_rsp(ia: &Arc<InterfaceAdapter>, conn_qual: u64, ep_handle: Handle, evd: Handle) -> DatResult<Handle> {
+    let ep = handle::get::<Endpoint>(ep_handle, DAT_INVALID_HANDLE_EP)?;
+    if !ep.transition(DAT_EP_STATE_UNCONNECTED, DAT_EP_STATE_RESERVED) {
+        return Err(DatError::invalid_state(crate::endpoint::state_subtype(ep.state())));
+    }
+    listen(ia, conn_qual, evd, 0, Some((ep_handle, ep.clone())), ReservedServicePoint).inspect_err(|_| {
+        ep.transition(DAT_EP_STATE_RESERVED, DAT_EP_STATE_UNCONNECTED);
+    })
+}
+
+fn free_sp(sp: &ServicePoint, h: Handle) {
+    sp.listener.lock().take();
+    let mut sps = sp.ia.service_points.lock();
+    if sps.get(&sp.conn_qual) == Some(&h) {
+        sps.remove(&sp.conn_qual);
+    }
+    drop(sps);
+    sp.evd.users.fetch_sub(1, Ordering::SeqCst);
+    if let Some((_, ep)) = &sp.reserved_ep {
+        ep.transition(DAT_EP_STATE_RESERVED, DAT_EP_STATE_UNCONNECTED);
+    }
+    sp.ia.disown(h);
+}
+
+/// `dat_psp_free`.
+pub fn free_psp(h: Handle) -> DatResult<()> {
+    let psp = handle::remove::<PublicServicePoint>(h).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_PSP))?;
+    free_sp(&psp.0, h);
+    Ok(())
+}
+
+/// `dat_rsp_free`.
+pub fn free_rsp(h: Handle) -> DatResult<()> {
+    let rsp = handle::remove::<ReservedServicePoint>(h).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_RSP))?;
+    free_sp(&rsp.0, h);
+    Ok(())
+}
+
+fn free_cr(h: Handle) -> DatResult<Arc<ConnectionRequest>> {
+    let cr = handle::remove::<ConnectionRequest>(h).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_CR))?;
+    cr.ia.disown(h);
+    Ok(cr)
+}
+
+/// `dat_cr_accept`: `ep_handle` may be NULL only for a CR that names its EP (RSP).
+pub fn accept(cr_handle: Handle, ep_handle: Handle, private_data: &[u8]) -> DatResult<()> {
+    let cr = handle::get::<ConnectionRequest>(cr_handle, DAT_INVALID_HANDLE_CR)?;
+    let ep_h = if ep_handle.is_null() { cr.local_ep } else { ep_handle };
+    let ep = handle::get::<Endpoint>(ep_h, DAT_INVALID_HANDLE_EP)?;
+    if !Arc::ptr_eq(&ep.ia, &cr.ia) {
+        return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_EP));
+    }
+    ep.accept(&cr.request, private_data)?;
+    free_cr(cr_handle)?;
+    Ok(())
+}
+
+/// `dat_cr_reject`.
+pub fn reject(cr_handle: Handle) -> DatResult<()> {
+    let cr = free_cr(cr_handle)?;
+    if let Some((_, ep)) = handle::get::<ReservedServicePoint>(cr.sp_handle, DAT_INVALID_HANDLE_RSP).ok().and_then(|r| r.0.reserved_ep.clone()) {
+        ep.transition(DAT_EP_STATE_RESERVED, DAT_EP_STATE_UNCONNECTED);
+    }
+    cr.request.reject()
+}
+
+/// `dat_cr_handoff`: gives the request to the service point listening on `conn_qual`.
+pub fn handoff(cr_handle: Handle, conn_qual: u64) -> DatResult<()> {
+    let cr = handle::get::<ConnectionRequest>(cr_handle, DAT_INVALID_HANDLE_CR)?;
+    let target = cr.ia.service_points.lock().get(&conn_qual).copied();
+    let sp = target
+        .and_then(|h| {
+            handle::get::<PublicServicePoint>(h, 0)
+                .map(|p| p.0.clone())
+                .or_else(|_| handle::get::<ReservedServicePoint>(h, 0).map(|r| r.0.clone()))
+                .ok()
+        })
+        .ok_or(DatError::invalid_arg(2))?;
+    let cr = free_cr(cr_handle)?;
+    sp.deliver(cr.request.clone());
+    Ok(())
+}

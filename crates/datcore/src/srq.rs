@@ -1,0 +1,107 @@
+//! Shared receive queues (SRQ).
+
+use crate::codes::*;
+use crate::error::{DatError, DatResult};
+use crate::handle::{self, DatObject, Handle, HandleType};
+use crate::ia::InterfaceAdapter;
+use crate::provider::{SharedReceiveQueue as ProviderSrq, Sge};
+use crate::pz::ProtectionZone;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+pub struct SharedReceiveQueue {
+    pub ia: Arc<InterfaceAdapter>,
+    pub pz: Arc<ProtectionZone>,
+    pub pz_handle: Handle,
+    pub srq: Arc<dyn ProviderSrq>,
+    pub max_recv_iov: u32,
+    limits: Mutex<SrqLimits>,
+    /// EPs created with this SRQ.
+    pub eps: AtomicU32,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct SrqLimits {
+    pub max_recv_dtos: u32,
+    pub low_watermark: u32,
+}
+
+impl DatObject for SharedReceiveQueue {
+    const TYPE: HandleType = HandleType::Srq;
+}
+
+impl SharedReceiveQueue {
+    /// `dat_srq_create`.
+    pub fn create(ia: &Arc<InterfaceAdapter>, pz_handle: Handle, max_recv_dtos: i32, max_recv_iov: i32, low_watermark: i32) -> DatResult<Handle> {
+        let pz = handle::get::<ProtectionZone>(pz_handle, DAT_INVALID_HANDLE_PZ)?;
+        let attr = ia.device.attr();
+        if max_recv_dtos <= 0 || max_recv_dtos as u32 > attr.max_srq_wr {
+            return Err(DatError::invalid_arg(3));
+        }
+        if max_recv_iov <= 0 || max_recv_iov as u32 > attr.max_sge {
+            return Err(DatError::invalid_arg(3));
+        }
+        let srq = pz.pd.create_srq(max_recv_dtos as u32, max_recv_iov as u32)?;
+        pz.acquire();
+        let s = Arc::new(SharedReceiveQueue {
+            ia: ia.clone(),
+            pz,
+            pz_handle,
+            srq,
+            max_recv_iov: max_recv_iov as u32,
+            limits: Mutex::new(SrqLimits { max_recv_dtos: max_recv_dtos as u32, low_watermark: low_watermark.max(0) as u32 }),
+            eps: AtomicU32::new(0),
+        });
+        let h = handle::insert(s.clone()).inspect_err(|_| s.pz.release())?;
+        ia.adopt(h);
+        Ok(h)
+    }
+
+    pub fn limits(&self) -> SrqLimits {
+        *self.limits.lock()
+    }
+
+    /// `dat_srq_post_recv`.
+    pub fn post_recv(&self, sges: &[Sge], cookie: u64) -> DatResult<()> {
+        if sges.len() > self.max_recv_iov as usize {
+            return Err(DatError::invalid_arg(2));
+        }
+        self.srq.post_recv(cookie, sges)
+    }
+
+    /// `dat_srq_resize`: never below what is posted.
+    pub fn resize(&self, max_recv_dtos: i32) -> DatResult<()> {
+        if max_recv_dtos <= 0 || max_recv_dtos as u32 > self.ia.device.attr().max_srq_wr {
+            return Err(DatError::invalid_arg(2));
+        }
+        if (max_recv_dtos as u32) < self.srq.posted() {
+            return Err(DatError::invalid_state(DAT_INVALID_STATE_SRQ_IN_USE));
+        }
+        self.srq.resize(max_recv_dtos as u32)?;
+        self.limits.lock().max_recv_dtos = max_recv_dtos as u32;
+        Ok(())
+    }
+
+    /// `dat_srq_set_lw`.
+    pub fn set_low_watermark(&self, lw: i32) -> DatResult<()> {
+        if lw < 0 {
+            return Err(DatError::invalid_arg(2));
+        }
+        self.srq.set_limit(lw as u32)?;
+        self.limits.lock().low_watermark = lw as u32;
+        Ok(())
+    }
+}
+
+/// `dat_srq_free`: `DAT_INVALID_STATE_SRQ_IN_USE` while EPs use it.
+pub fn free(h: Handle) -> DatResult<()> {
+    let s = handle::get::<SharedReceiveQueue>(h, DAT_INVALID_HANDLE_SRQ)?;
+    if s.eps.load(Ordering::SeqCst) != 0 {
+        return Err(DatError::invalid_state(DAT_INVALID_STATE_SRQ_IN_USE));
+    }
+    handle::remove::<SharedReceiveQueue>(h);
+    s.ia.disown(h);
+    s.pz.release();
+    Ok(())
+}
