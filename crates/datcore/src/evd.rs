@@ -358,6 +358,7 @@ pub struct ConsumerNotifier {
     cond: Condvar,
     /// EVDs attached; a CNO in use cannot be freed.
     pub evds: AtomicU32,
+    handle: OnceLock<Handle>,
 }
 
 struct CnoState {
@@ -377,10 +378,16 @@ impl ConsumerNotifier {
             state: Mutex::new(CnoState { agent, triggered: None, waiter: false }),
             cond: Condvar::new(),
             evds: AtomicU32::new(0),
+            handle: OnceLock::new(),
         });
         let h = handle::insert(cno.clone())?;
+        let _ = cno.handle.set(h);
         ia.adopt(h);
         Ok((h, cno))
+    }
+
+    pub fn handle(&self) -> Handle {
+        self.handle.get().copied().unwrap_or(Handle::NULL)
     }
 
     pub fn agent(&self) -> ProxyAgent {

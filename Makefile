@@ -1,0 +1,83 @@
+# libdat: DAT 1.2 (libdat.so.1) on a Rust core.
+#
+#   make                 build build/lib/libdat.so.1 (+ libdat.so link)
+#   make check           build and run every test: Rust unit/integration tests, ABI checks,
+#                        ELF export check, prototype check, C conformance suite on shm
+#   make install PREFIX=/usr/local DESTDIR=
+#   make example         run the two-process ping-pong example over shm
+
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DESTDIR    ?=
+CC         ?= cc
+CARGO      ?= cargo
+BUILD      := build
+CARGO_TARGET_DIR ?= target
+export CARGO_TARGET_DIR
+VERSION    := 1.2.0
+IA         ?= shm
+
+RUST_STATIC := $(CARGO_TARGET_DIR)/release/libdat12.a
+EXPORTS     := $(shell cat crates/dat12/exports.txt)
+LIB         := $(BUILD)/lib/libdat.so.1
+
+.PHONY: all rust check check-rust check-abi check-elf check-prototypes check-c example install clean
+
+all: $(LIB)
+
+rust:
+	$(CARGO) build --release -p dat12
+
+$(RUST_STATIC): rust
+
+# Link the Rust static library into a shared object ourselves, so our version script alone
+# decides what is exported and under which version node (rustc's cdylib script would not).
+$(LIB): $(RUST_STATIC) crates/dat12/libdat.map crates/dat12/exports.txt
+	@mkdir -p $(BUILD)/lib
+	$(CC) -shared -o $@.tmp -Wl,-soname,libdat.so.1 \
+	  -Wl,--version-script=crates/dat12/libdat.map -Wl,--gc-sections -Wl,-z,defs \
+	  $(addprefix -Wl$(comma)-u$(comma),$(EXPORTS)) \
+	  $(RUST_STATIC) -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+	mv $@.tmp $@
+	ln -sf libdat.so.1 $(BUILD)/lib/libdat.so
+	sed -e 's|@PREFIX@|$(abspath .)|; s|@LIBDIR@|$(abspath $(BUILD)/lib)|; s|@INCLUDEDIR@|$(abspath include)|; s|@VERSION@|$(VERSION)|' \
+	  pkgconfig/dat.pc.in > $(BUILD)/lib/dat-uninstalled.pc
+
+comma := ,
+
+check: all check-rust check-abi check-elf check-prototypes check-c
+	@echo "make check: all checks passed"
+
+check-rust:
+	$(CARGO) test --workspace --release
+
+check-abi:
+	sh tests/abi/run.sh include
+
+check-elf: $(LIB)
+	sh tests/elf/check-exports.sh $(LIB) crates/dat12/exports.txt DAT_1.2 libdat.so.1
+
+check-prototypes: $(LIB)
+	sh tests/prototypes/check.sh crates/dat12 include $(BUILD)/prototypes
+
+check-c: $(LIB)
+	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests
+	sh tests/c/run.sh $(IA)
+
+example: $(LIB)
+	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests
+	sh examples/run-pingpong.sh $(IA)
+
+install: $(LIB)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/dat $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 0755 $(LIB) $(DESTDIR)$(LIBDIR)/libdat.so.1
+	ln -sf libdat.so.1 $(DESTDIR)$(LIBDIR)/libdat.so
+	install -m 0644 include/dat/*.h $(DESTDIR)$(INCLUDEDIR)/dat/
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' \
+	  pkgconfig/dat.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/dat.pc
+
+clean:
+	rm -rf $(BUILD)
+	$(CARGO) clean

@@ -1,0 +1,375 @@
+//! Endpoint exports: create, query, modify, connect, disconnect, post, status, free.
+
+use crate::abi::*;
+use crate::convert::{ep_attr_in, ep_attr_out};
+use crate::ffi::{h, input, out, slice};
+use crate::ia::ia_of;
+use crate::memory::sges;
+use datcore::codes::*;
+use datcore::endpoint::{self, EpAttr, EpCreate, Endpoint};
+use datcore::handle;
+use datcore::provider::SendOp;
+use datcore::{DatError, DatResult};
+use std::sync::Arc;
+
+pub fn ep_of(p: DAT_EP_HANDLE) -> DatResult<Arc<Endpoint>> {
+    handle::get_ptr::<Endpoint>(p, DAT_INVALID_HANDLE_EP)
+}
+
+/// Reads an optional `DAT_EP_ATTR`.
+unsafe fn attr_arg(p: *const DAT_EP_ATTR) -> Option<EpAttr> {
+    // SAFETY: a non-NULL pointer from the consumer points to a readable DAT_EP_ATTR.
+    unsafe { p.as_ref() }.map(ep_attr_in)
+}
+
+/// Creates an EP. Errors: `DAT_INVALID_HANDLE|IA`, `|PZ`, `|EVD_RECV`, `|EVD_REQUEST`,
+/// `|EVD_CONN` (also for an EVD without the needed event flag), `DAT_INVALID_PARAMETER|ARG6`
+/// (attributes beyond the IA's limits), `|ARG7` (ep_handle NULL).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_create(
+    ia_handle: DAT_IA_HANDLE,
+    pz_handle: DAT_PZ_HANDLE,
+    recv_evd_handle: DAT_EVD_HANDLE,
+    request_evd_handle: DAT_EVD_HANDLE,
+    connect_evd_handle: DAT_EVD_HANDLE,
+    ep_attributes: *const DAT_EP_ATTR,
+    ep_handle: *mut DAT_EP_HANDLE,
+) -> DAT_RETURN {
+    crate::ffi::boundary("dat_ep_create", || -> DatResult<()> {
+        let ia = ia_of(ia_handle)?;
+        // SAFETY: writable out-pointer from the consumer.
+        let slot = unsafe { out(ep_handle, 7)? };
+        let c = EpCreate {
+            pz: h(pz_handle),
+            recv_evd: h(recv_evd_handle),
+            request_evd: h(request_evd_handle),
+            connect_evd: h(connect_evd_handle),
+            srq: datcore::handle::Handle::NULL,
+            // SAFETY: optional attributes from the consumer.
+            attr: unsafe { attr_arg(ep_attributes) },
+        };
+        *slot = Endpoint::create(&ia, &c)?.0.as_ptr();
+        Ok(())
+    })
+}
+
+/// Creates an EP whose receives come from an SRQ. Errors as `dat_ep_create`, plus
+/// `DAT_INVALID_HANDLE|SRQ`; attributes are ARG7 and the out-pointer ARG8.
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_create_with_srq(
+    ia_handle: DAT_IA_HANDLE,
+    pz_handle: DAT_PZ_HANDLE,
+    recv_evd_handle: DAT_EVD_HANDLE,
+    request_evd_handle: DAT_EVD_HANDLE,
+    connect_evd_handle: DAT_EVD_HANDLE,
+    srq_handle: DAT_SRQ_HANDLE,
+    ep_attributes: *const DAT_EP_ATTR,
+    ep_handle: *mut DAT_EP_HANDLE,
+) -> DAT_RETURN {
+    crate::ffi::boundary("dat_ep_create_with_srq", || -> DatResult<()> {
+        let ia = ia_of(ia_handle)?;
+        if srq_handle.is_null() {
+            return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_SRQ));
+        }
+        // SAFETY: writable out-pointer from the consumer.
+        let slot = unsafe { out(ep_handle, 8)? };
+        let c = EpCreate {
+            pz: h(pz_handle),
+            recv_evd: h(recv_evd_handle),
+            request_evd: h(request_evd_handle),
+            connect_evd: h(connect_evd_handle),
+            srq: h(srq_handle),
+            // SAFETY: optional attributes from the consumer.
+            attr: unsafe { attr_arg(ep_attributes) },
+        };
+        *slot = Endpoint::create(&ia, &c)?.0.as_ptr();
+        Ok(())
+    })
+}
+
+/// Queries an EP (all fields are filled). Errors: `DAT_INVALID_HANDLE|EP`,
+/// `DAT_INVALID_PARAMETER|ARG3`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_query(ep_handle: DAT_EP_HANDLE, ep_param_mask: DAT_EP_PARAM_MASK, ep_param: *mut DAT_EP_PARAM) -> DAT_RETURN {
+    crate::ffi::boundary("dat_ep_query", || -> DatResult<()> {
+        let _ = ep_param_mask;
+        let ep = ep_of(ep_handle)?;
+        // SAFETY: writable out-pointer from the consumer.
+        let p = unsafe { out(ep_param, 3)? };
+        let (_, remote_ptr, remote_port) = ep.remote();
+        p.ia_handle = ep.ia.handle().as_ptr();
+        p.ep_state = ep.state() as _;
+        p.local_ia_address_ptr = ep.ia.address_ptr() as DAT_IA_ADDRESS_PTR;
+        p.local_port_qual = 0;
+        p.remote_ia_address_ptr = remote_ptr as DAT_IA_ADDRESS_PTR;
+        p.remote_port_qual = remote_port;
+        p.pz_handle = ep.pz_handle.as_ptr();
+        p.recv_evd_handle = ep.evd_handles[0].as_ptr();
+        p.request_evd_handle = ep.evd_handles[1].as_ptr();
+        p.connect_evd_handle = ep.evd_handles[2].as_ptr();
+        p.srq_handle = ep.srq_handle.as_ptr();
+        p.ep_attr = ep_attr_out(&ep.attr());
+        Ok(())
+    })
+}
+
+/// Applies the attribute fields selected by `mask` from `from` onto `to`.
+fn merge_attr(mask: u64, from: &EpAttr, to: &mut EpAttr) {
+    let m = |bit: u32| mask & bit as u64 != 0;
+    if m(DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE) { to.service_type = from.service_type; }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE) { to.max_message_size = from.max_message_size; }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE) { to.max_rdma_size = from.max_rdma_size; }
+    if m(DAT_EP_FIELD_EP_ATTR_QOS) { to.qos = from.qos; }
+    if m(DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS) { to.recv_completion_flags = from.recv_completion_flags; }
+    if m(DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS) { to.request_completion_flags = from.request_completion_flags; }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS) { to.max_recv_dtos = from.max_recv_dtos; }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS) { to.max_request_dtos = from.max_request_dtos; }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_RECV_IOV) { to.max_recv_iov = from.max_recv_iov; }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV) { to.max_request_iov = from.max_request_iov; }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN) { to.max_rdma_read_in = from.max_rdma_read_in; }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT) { to.max_rdma_read_out = from.max_rdma_read_out; }
+    if m(DAT_EP_FIELD_EP_ATTR_SRQ_SOFT_HW) { to.srq_soft_hw = from.srq_soft_hw; }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IOV) { to.max_rdma_read_iov = from.max_rdma_read_iov; }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_WRITE_IOV) { to.max_rdma_write_iov = from.max_rdma_write_iov; }
+}
+
+/// Modifies EP attributes of an unconnected EP. Errors: `DAT_INVALID_HANDLE|EP`,
+/// `DAT_INVALID_PARAMETER|ARG2` (read-only fields: IA, state, addresses, ports),
+/// `|ARG3` (NULL or out-of-range values), `DAT_INVALID_STATE` (not unconnected).
+/// Changing the EVDs, PZ or SRQ of an EP returns `DAT_NOT_IMPLEMENTED`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_modify(ep_handle: DAT_EP_HANDLE, ep_param_mask: DAT_EP_PARAM_MASK, ep_param: *const DAT_EP_PARAM) -> DAT_RETURN {
+    crate::ffi::boundary("dat_ep_modify", || -> DatResult<()> {
+        let ep = ep_of(ep_handle)?;
+        // SAFETY: readable parameters from the consumer.
+        let p = unsafe { input(ep_param, 3)? };
+        let mask = ep_param_mask as u64;
+        let read_only = (DAT_EP_FIELD_IA_HANDLE | DAT_EP_FIELD_EP_STATE | DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR
+            | DAT_EP_FIELD_LOCAL_PORT_QUAL | DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR | DAT_EP_FIELD_REMOTE_PORT_QUAL) as u64;
+        let handles = (DAT_EP_FIELD_PZ_HANDLE | DAT_EP_FIELD_RECV_EVD_HANDLE | DAT_EP_FIELD_REQUEST_EVD_HANDLE
+            | DAT_EP_FIELD_CONNECT_EVD_HANDLE | DAT_EP_FIELD_SRQ_HANDLE) as u64;
+        if mask & read_only != 0 || mask & !(DAT_EP_FIELD_ALL as u64) != 0 {
+            return Err(DatError::invalid_arg(2));
+        }
+        if mask & handles != 0 {
+            return Err(DatError::NOT_IMPLEMENTED);
+        }
+        let mut attr = ep.attr();
+        merge_attr(mask, &ep_attr_in(&p.ep_attr), &mut attr);
+        ep.modify_attr(attr)
+    })
+}
+
+/// Starts an active connection. Errors: `DAT_INVALID_HANDLE|EP`, `DAT_INVALID_PARAMETER|ARG2`
+/// (address NULL), `|ARG5` (private data too long, or size > 0 with NULL data),
+/// `DAT_INVALID_ADDRESS|DAT_INVALID_ADDRESS_UNSUPPORTED` (not IPv4/IPv6),
+/// `DAT_INVALID_STATE` (EP not unconnected, or no connect EVD).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_connect(
+    ep_handle: DAT_EP_HANDLE,
+    remote_ia_address: DAT_IA_ADDRESS_PTR,
+    remote_conn_qual: DAT_CONN_QUAL,
+    timeout: DAT_TIMEOUT,
+    private_data_size: DAT_COUNT,
+    private_data: DAT_PVOID,
+    quality_of_service: DAT_QOS,
+    connect_flags: DAT_CONNECT_FLAGS,
+) -> DAT_RETURN {
+    crate::ffi::boundary("dat_ep_connect", || -> DatResult<()> {
+        let ep = ep_of(ep_handle)?;
+        if remote_ia_address.is_null() {
+            return Err(DatError::invalid_arg(2));
+        }
+        // SAFETY: non-NULL address from the consumer, a sockaddr of its family.
+        let remote = unsafe { datcore::ia::from_sockaddr(remote_ia_address as *const libc::sockaddr) }
+            .ok_or(DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNSUPPORTED))?;
+        // SAFETY: the consumer passes `private_data_size` readable bytes.
+        let pdata = unsafe { slice(private_data as *const u8, private_data_size as i64, 5)? };
+        if quality_of_service as u32 & !(DAT_QOS_BEST_EFFORT | DAT_QOS_HIGH_THROUGHPUT | DAT_QOS_LOW_LATENCY | DAT_QOS_ECONOMY | DAT_QOS_PREMIUM) != 0 {
+            return Err(DatError::invalid_arg(7));
+        }
+        if connect_flags as u32 & !DAT_CONNECT_MULTIPATH_FLAG != 0 {
+            return Err(DatError::invalid_arg(8));
+        }
+        ep.connect(remote, remote_conn_qual, timeout, pdata)
+    })
+}
+
+/// Connects to the same remote as an already connected EP. Errors: `DAT_INVALID_HANDLE|EP`
+/// (either EP), `DAT_INVALID_PARAMETER|ARG4`, `DAT_INVALID_STATE` (the duplicate is not
+/// connected, or `ep_handle` is not unconnected).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_dup_connect(
+    ep_handle: DAT_EP_HANDLE,
+    ep_dup_handle: DAT_EP_HANDLE,
+    timeout: DAT_TIMEOUT,
+    private_data_size: DAT_COUNT,
+    private_data: DAT_PVOID,
+    quality_of_service: DAT_QOS,
+) -> DAT_RETURN {
+    crate::ffi::boundary("dat_ep_dup_connect", || -> DatResult<()> {
+        let _ = quality_of_service;
+        let ep = ep_of(ep_handle)?;
+        let dup = ep_of(ep_dup_handle)?;
+        let (remote, _, port) = dup.remote();
+        let remote = match (dup.state(), remote) {
+            (DAT_EP_STATE_CONNECTED, Some(r)) => r,
+            (s, _) => return Err(DatError::invalid_state(endpoint::state_subtype(s))),
+        };
+        // SAFETY: the consumer passes `private_data_size` readable bytes.
+        let pdata = unsafe { slice(private_data as *const u8, private_data_size as i64, 4)? };
+        ep.connect(remote, port, timeout, pdata)
+    })
+}
+
+/// Disconnects. Errors: `DAT_INVALID_HANDLE|EP`, `DAT_INVALID_PARAMETER|ARG2` (flags),
+/// `DAT_INVALID_STATE` (never connected).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_disconnect(ep_handle: DAT_EP_HANDLE, close_flags: DAT_CLOSE_FLAGS) -> DAT_RETURN {
+    crate::ffi::boundary("dat_ep_disconnect", || -> DatResult<()> {
+        let ep = ep_of(ep_handle)?;
+        let abrupt = match close_flags as u32 {
+            DAT_CLOSE_ABRUPT_FLAG => true,
+            DAT_CLOSE_GRACEFUL_FLAG => false,
+            _ => return Err(DatError::invalid_arg(2)),
+        };
+        ep.disconnect(abrupt)
+    })
+}
+
+/// The shared body of the three send-queue posts.
+unsafe fn post_request(ep_handle: DAT_EP_HANDLE, num_segments: DAT_COUNT, local_iov: *mut DAT_LMR_TRIPLET, cookie: DAT_DTO_COOKIE, op: SendOp, flags: DAT_COMPLETION_FLAGS) -> DatResult<()> {
+    let ep = ep_of(ep_handle)?;
+    // SAFETY: the consumer passes `num_segments` readable triplets.
+    let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3)? };
+    // SAFETY: the cookie union is 8 bytes of plain data.
+    ep.post_request(op, sges(iov), unsafe { cookie.as_64 }, flags as u32)
+}
+
+/// The remote side of an RDMA operation.
+unsafe fn remote(p: *const DAT_RMR_TRIPLET) -> DatResult<(u64, u32, u64)> {
+    // SAFETY: readable triplet from the consumer.
+    let r = unsafe { input(p, 5)? };
+    Ok((r.target_address, r.rmr_context, r.segment_length))
+}
+
+/// Local bytes must fit in the remote segment.
+fn check_remote_length(iov: *const DAT_LMR_TRIPLET, n: DAT_COUNT, remote_len: u64) -> DatResult<()> {
+    // SAFETY: same triplets the post reads; the caller validated the count's sign there.
+    let iov = unsafe { slice(iov, n.max(0) as i64, 3)? };
+    let total: u64 = iov.iter().map(|t| t.segment_length).sum();
+    if total > remote_len {
+        return Err(DatError::new(DAT_LENGTH_ERROR, 0));
+    }
+    Ok(())
+}
+
+/// Posts a send. Errors: `DAT_INVALID_HANDLE|EP`, `DAT_INVALID_PARAMETER|ARG2` (too many
+/// segments), `|ARG3` (NULL IOV), `|ARG5` (flags), `DAT_INVALID_STATE` (not connected),
+/// `DAT_PROTECTION_VIOLATION` / `DAT_LENGTH_ERROR` (IOV outside its LMR),
+/// `DAT_INSUFFICIENT_RESOURCES` (send queue full).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_post_send(ep_handle: DAT_EP_HANDLE, num_segments: DAT_COUNT, local_iov: *mut DAT_LMR_TRIPLET, user_cookie: DAT_DTO_COOKIE, completion_flags: DAT_COMPLETION_FLAGS) -> DAT_RETURN {
+    crate::ffi::boundary("dat_ep_post_send", || -> DatResult<()> {
+        // SAFETY: arguments straight from the consumer, validated inside.
+        unsafe { post_request(ep_handle, num_segments, local_iov, user_cookie, SendOp::Send, completion_flags) }
+    })
+}
+
+/// Posts a receive (allowed before the connection is up). Errors: `DAT_INVALID_HANDLE|EP`,
+/// `DAT_INVALID_PARAMETER|ARG2/ARG3/ARG5`, `DAT_INVALID_STATE` (disconnected, or an SRQ EP),
+/// `DAT_PROTECTION_VIOLATION`, `DAT_LENGTH_ERROR`, `DAT_INSUFFICIENT_RESOURCES`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_post_recv(ep_handle: DAT_EP_HANDLE, num_segments: DAT_COUNT, local_iov: *mut DAT_LMR_TRIPLET, user_cookie: DAT_DTO_COOKIE, completion_flags: DAT_COMPLETION_FLAGS) -> DAT_RETURN {
+    crate::ffi::boundary("dat_ep_post_recv", || -> DatResult<()> {
+        let ep = ep_of(ep_handle)?;
+        // SAFETY: the consumer passes `num_segments` readable triplets.
+        let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3)? };
+        // SAFETY: the cookie union is 8 bytes of plain data.
+        ep.post_recv(sges(iov), unsafe { user_cookie.as_64 }, completion_flags as u32)
+    })
+}
+
+/// Posts an RDMA read into the local IOV. Errors as `dat_ep_post_send`, plus
+/// `DAT_INVALID_PARAMETER|ARG5` (remote triplet NULL), `|ARG6` (flags) and
+/// `DAT_LENGTH_ERROR` (local IOV longer than the remote segment).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_post_rdma_read(ep_handle: DAT_EP_HANDLE, num_segments: DAT_COUNT, local_iov: *mut DAT_LMR_TRIPLET, user_cookie: DAT_DTO_COOKIE, remote_iov: *const DAT_RMR_TRIPLET, completion_flags: DAT_COMPLETION_FLAGS) -> DAT_RETURN {
+    crate::ffi::boundary("dat_ep_post_rdma_read", || -> DatResult<()> {
+        ep_of(ep_handle)?;
+        // SAFETY: remote triplet from the consumer.
+        let (remote_addr, rkey, len) = unsafe { remote(remote_iov)? };
+        check_remote_length(local_iov, num_segments, len)?;
+        // SAFETY: arguments straight from the consumer, validated inside.
+        unsafe { post_request(ep_handle, num_segments, local_iov, user_cookie, SendOp::RdmaRead { remote_addr, rkey }, completion_flags) }
+    })
+}
+
+/// Posts an RDMA write from the local IOV. Errors as `dat_ep_post_rdma_read`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_post_rdma_write(ep_handle: DAT_EP_HANDLE, num_segments: DAT_COUNT, local_iov: *mut DAT_LMR_TRIPLET, user_cookie: DAT_DTO_COOKIE, remote_iov: *const DAT_RMR_TRIPLET, completion_flags: DAT_COMPLETION_FLAGS) -> DAT_RETURN {
+    crate::ffi::boundary("dat_ep_post_rdma_write", || -> DatResult<()> {
+        ep_of(ep_handle)?;
+        // SAFETY: remote triplet from the consumer.
+        let (remote_addr, rkey, len) = unsafe { remote(remote_iov)? };
+        check_remote_length(local_iov, num_segments, len)?;
+        // SAFETY: arguments straight from the consumer, validated inside.
+        unsafe { post_request(ep_handle, num_segments, local_iov, user_cookie, SendOp::RdmaWrite { remote_addr, rkey }, completion_flags) }
+    })
+}
+
+/// EP state and whether its queues are idle. Errors: `DAT_INVALID_HANDLE|EP`,
+/// `DAT_INVALID_PARAMETER|ARG2` (state NULL); the idle pointers are optional.
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_get_status(ep_handle: DAT_EP_HANDLE, ep_state: *mut DAT_EP_STATE, recv_idle: *mut DAT_BOOLEAN, request_idle: *mut DAT_BOOLEAN) -> DAT_RETURN {
+    crate::ffi::boundary("dat_ep_get_status", || -> DatResult<()> {
+        let ep = ep_of(ep_handle)?;
+        // SAFETY: writable out-pointer from the consumer.
+        *unsafe { out(ep_state, 2)? } = ep.state() as _;
+        let (r, q) = ep.idle();
+        // SAFETY: optional writable out-pointers from the consumer.
+        unsafe {
+            crate::ffi::write_opt(recv_idle, r as u32 as DAT_BOOLEAN);
+            crate::ffi::write_opt(request_idle, q as u32 as DAT_BOOLEAN);
+        }
+        Ok(())
+    })
+}
+
+/// Not implemented: returns `DAT_NOT_IMPLEMENTED` after validating the handle.
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_recv_query(ep_handle: DAT_EP_HANDLE, nbufs_allocated: *mut DAT_COUNT, bufs_alloc_span: *mut DAT_COUNT) -> DAT_RETURN {
+    crate::ffi::boundary("dat_ep_recv_query", || -> DatResult<()> {
+        let _ = (nbufs_allocated, bufs_alloc_span);
+        ep_of(ep_handle)?;
+        Err(DatError::NOT_IMPLEMENTED)
+    })
+}
+
+/// Not implemented: returns `DAT_NOT_IMPLEMENTED` after validating the handle.
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_set_watermark(ep_handle: DAT_EP_HANDLE, soft_high_watermark: DAT_COUNT, hard_high_watermark: DAT_COUNT) -> DAT_RETURN {
+    crate::ffi::boundary("dat_ep_set_watermark", || -> DatResult<()> {
+        let _ = (soft_high_watermark, hard_high_watermark);
+        ep_of(ep_handle)?;
+        Err(DatError::NOT_IMPLEMENTED)
+    })
+}
+
+/// Returns a disconnected EP to unconnected. Errors: `DAT_INVALID_HANDLE|EP`,
+/// `DAT_INVALID_STATE` (connected or connecting).
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_reset(ep_handle: DAT_EP_HANDLE) -> DAT_RETURN {
+    crate::ffi::boundary("dat_ep_reset", || -> DatResult<()> {
+        ep_of(ep_handle)?.reset()
+    })
+}
+
+/// Frees an EP, disconnecting it abruptly if needed; posted work is flushed.
+/// Errors: `DAT_INVALID_HANDLE|EP`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_ep_free(ep_handle: DAT_EP_HANDLE) -> DAT_RETURN {
+    crate::ffi::boundary("dat_ep_free", || -> DatResult<()> {
+        endpoint::free(h(ep_handle))
+    })
+}

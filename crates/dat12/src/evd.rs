@@ -1,0 +1,244 @@
+//! EVD and CNO exports.
+
+use crate::abi::*;
+use crate::ffi::{h, input, out};
+use crate::ia::ia_of;
+use datcore::codes::*;
+use datcore::evd::{self, ConsumerNotifier, EventDispatcher, ProxyAgent};
+use datcore::handle;
+use datcore::{DatError, DatResult};
+use std::sync::Arc;
+
+/// EVD lookups report `DAT_INVALID_HANDLE_EVD_REQUEST`, as the reference libdat does.
+fn evd_of(p: DAT_EVD_HANDLE) -> DatResult<Arc<EventDispatcher>> {
+    handle::get_ptr::<EventDispatcher>(p, DAT_INVALID_HANDLE_EVD_REQUEST)
+}
+
+fn cno_of(p: DAT_CNO_HANDLE) -> DatResult<Arc<ConsumerNotifier>> {
+    handle::get_ptr::<ConsumerNotifier>(p, DAT_INVALID_HANDLE_CNO)
+}
+
+fn optional_cno(p: DAT_CNO_HANDLE) -> DatResult<Option<Arc<ConsumerNotifier>>> {
+    if p.is_null() {
+        Ok(None)
+    } else {
+        cno_of(p).map(Some)
+    }
+}
+
+fn agent(a: &DAT_OS_WAIT_PROXY_AGENT) -> ProxyAgent {
+    ProxyAgent { instance_data: a.instance_data as usize, func: a.proxy_agent_func.map_or(0, |f| f as usize) }
+}
+
+/// Creates an EVD. Errors: `DAT_INVALID_HANDLE|IA`, `DAT_INVALID_HANDLE|CNO`,
+/// `DAT_INVALID_PARAMETER|ARG2` (qlen <= 0 or above the IA's max_evd_qlen),
+/// `DAT_INVALID_PARAMETER|ARG4` (no or unknown flags), `|ARG5` (evd_handle NULL).
+#[no_mangle]
+pub unsafe extern "C" fn dat_evd_create(ia_handle: DAT_IA_HANDLE, evd_min_qlen: DAT_COUNT, cno_handle: DAT_CNO_HANDLE, evd_flags: DAT_EVD_FLAGS, evd_handle: *mut DAT_EVD_HANDLE) -> DAT_RETURN {
+    crate::ffi::boundary("dat_evd_create", || -> DatResult<()> {
+        let ia = ia_of(ia_handle)?;
+        let cno = optional_cno(cno_handle)?;
+        // SAFETY: writable out-pointer from the consumer.
+        let slot = unsafe { out(evd_handle, 5)? };
+        let (eh, _) = EventDispatcher::create(&ia, evd_min_qlen, cno, evd_flags as u32)?;
+        *slot = eh.as_ptr();
+        Ok(())
+    })
+}
+
+/// Queries an EVD. Errors: `DAT_INVALID_HANDLE|EVD_REQUEST`, `DAT_INVALID_PARAMETER|ARG2`
+/// (unknown mask bits), `|ARG3` (evd_param NULL).
+#[no_mangle]
+pub unsafe extern "C" fn dat_evd_query(evd_handle: DAT_EVD_HANDLE, evd_param_mask: DAT_EVD_PARAM_MASK, evd_param: *mut DAT_EVD_PARAM) -> DAT_RETURN {
+    crate::ffi::boundary("dat_evd_query", || -> DatResult<()> {
+        let e = evd_of(evd_handle)?;
+        if (evd_param_mask as u32) & !DAT_EVD_FIELD_ALL != 0 {
+            return Err(DatError::invalid_arg(2));
+        }
+        // SAFETY: writable out-pointer from the consumer.
+        let p = unsafe { out(evd_param, 3)? };
+        p.ia_handle = e.ia.handle().as_ptr();
+        p.evd_qlen = e.qlen() as DAT_COUNT;
+        p.evd_state = e.state_bits() as _;
+        p.cno_handle = e.cno().map_or(std::ptr::null_mut(), |c| cno_handle_of(&c));
+        p.evd_flags = e.flags as _;
+        Ok(())
+    })
+}
+
+fn cno_handle_of(c: &Arc<ConsumerNotifier>) -> DAT_CNO_HANDLE {
+    c.handle().as_ptr()
+}
+
+/// Attaches (or with NULL detaches) a CNO. Errors: `DAT_INVALID_HANDLE|EVD_REQUEST`, `|CNO`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_evd_modify_cno(evd_handle: DAT_EVD_HANDLE, cno_handle: DAT_CNO_HANDLE) -> DAT_RETURN {
+    crate::ffi::boundary("dat_evd_modify_cno", || -> DatResult<()> {
+        let e = evd_of(evd_handle)?;
+        e.set_cno(optional_cno(cno_handle)?);
+        Ok(())
+    })
+}
+
+/// Enables CNO notification. Errors: `DAT_INVALID_HANDLE|EVD_REQUEST`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_evd_enable(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN {
+    crate::ffi::boundary("dat_evd_enable", || -> DatResult<()> {
+        evd_of(evd_handle)?.set_enabled(true);
+        Ok(())
+    })
+}
+
+/// Disables CNO notification (events still queue). Errors: `DAT_INVALID_HANDLE|EVD_REQUEST`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_evd_disable(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN {
+    crate::ffi::boundary("dat_evd_disable", || -> DatResult<()> {
+        evd_of(evd_handle)?.set_enabled(false);
+        Ok(())
+    })
+}
+
+/// Makes waits fail with `DAT_INVALID_STATE` (current waiters return at once).
+#[no_mangle]
+pub unsafe extern "C" fn dat_evd_set_unwaitable(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN {
+    crate::ffi::boundary("dat_evd_set_unwaitable", || -> DatResult<()> {
+        evd_of(evd_handle)?.set_waitable(false);
+        Ok(())
+    })
+}
+
+/// Makes the EVD waitable again.
+#[no_mangle]
+pub unsafe extern "C" fn dat_evd_clear_unwaitable(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN {
+    crate::ffi::boundary("dat_evd_clear_unwaitable", || -> DatResult<()> {
+        evd_of(evd_handle)?.set_waitable(true);
+        Ok(())
+    })
+}
+
+/// Waits for `threshold` events, returns the first. Errors: `DAT_INVALID_HANDLE|EVD_REQUEST`,
+/// `DAT_INVALID_PARAMETER|ARG3` (threshold out of range), `|ARG4`/`|ARG5` (NULL outputs),
+/// `DAT_INVALID_STATE` (unwaitable, or another thread waits), `DAT_TIMEOUT_EXPIRED`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_evd_wait(evd_handle: DAT_EVD_HANDLE, timeout: DAT_TIMEOUT, threshold: DAT_COUNT, event: *mut DAT_EVENT, n_more_events: *mut DAT_COUNT) -> DAT_RETURN {
+    crate::ffi::boundary("dat_evd_wait", || -> DatResult<()> {
+        let e = evd_of(evd_handle)?;
+        // SAFETY: writable out-pointers from the consumer.
+        let (ev_out, more_out) = unsafe { (out(event, 4)?, out(n_more_events, 5)?) };
+        let (ev, more) = e.wait(timeout, threshold)?;
+        *ev_out = crate::convert::event(&ev);
+        *more_out = more;
+        Ok(())
+    })
+}
+
+/// Takes the oldest event without waiting. Errors: `DAT_INVALID_HANDLE|EVD_REQUEST`,
+/// `DAT_INVALID_PARAMETER|ARG2`, `DAT_QUEUE_EMPTY`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_evd_dequeue(evd_handle: DAT_EVD_HANDLE, event: *mut DAT_EVENT) -> DAT_RETURN {
+    crate::ffi::boundary("dat_evd_dequeue", || -> DatResult<()> {
+        let e = evd_of(evd_handle)?;
+        // SAFETY: writable out-pointer from the consumer.
+        let ev_out = unsafe { out(event, 2)? };
+        *ev_out = crate::convert::event(&e.dequeue()?);
+        Ok(())
+    })
+}
+
+/// Resizes the EVD. Errors: `DAT_INVALID_HANDLE|EVD_REQUEST`, `DAT_INVALID_PARAMETER|ARG2`,
+/// `DAT_INVALID_STATE` (more events queued than the new size).
+#[no_mangle]
+pub unsafe extern "C" fn dat_evd_resize(evd_handle: DAT_EVD_HANDLE, evd_min_qlen: DAT_COUNT) -> DAT_RETURN {
+    crate::ffi::boundary("dat_evd_resize", || -> DatResult<()> {
+        evd_of(evd_handle)?.resize(evd_min_qlen)
+    })
+}
+
+/// Posts a software event. Errors: `DAT_INVALID_HANDLE|EVD_REQUEST`,
+/// `DAT_INVALID_PARAMETER|ARG2` (NULL or not a DAT_SOFTWARE_EVENT, or an EVD created
+/// without DAT_EVD_SOFTWARE_FLAG), `DAT_QUEUE_FULL`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_evd_post_se(evd_handle: DAT_EVD_HANDLE, event: *const DAT_EVENT) -> DAT_RETURN {
+    crate::ffi::boundary("dat_evd_post_se", || -> DatResult<()> {
+        let e = evd_of(evd_handle)?;
+        // SAFETY: readable event from the consumer.
+        let ev = unsafe { input(event, 2)? };
+        if ev.event_number as u32 != DAT_SOFTWARE_EVENT || !e.accepts(DAT_EVD_SOFTWARE_FLAG) {
+            return Err(DatError::invalid_arg(2));
+        }
+        // SAFETY: a software event's data is the software_event_data member.
+        let pointer = unsafe { ev.event_data.software_event_data.pointer } as usize as u64;
+        e.post(evd::software_event(pointer))
+    })
+}
+
+/// Frees an EVD. Errors: `DAT_INVALID_HANDLE|EVD_REQUEST`,
+/// `DAT_INVALID_STATE|EVD_IN_USE` (an EP or service point uses it), `|EVD_ASYNC`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_evd_free(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN {
+    crate::ffi::boundary("dat_evd_free", || -> DatResult<()> {
+        evd::free_evd(h(evd_handle), false)
+    })
+}
+
+/// Creates a CNO. Errors: `DAT_INVALID_HANDLE|IA`, `DAT_INVALID_PARAMETER|ARG3`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_cno_create(ia_handle: DAT_IA_HANDLE, agent_: DAT_OS_WAIT_PROXY_AGENT, cno_handle: *mut DAT_CNO_HANDLE) -> DAT_RETURN {
+    crate::ffi::boundary("dat_cno_create", || -> DatResult<()> {
+        let ia = ia_of(ia_handle)?;
+        // SAFETY: writable out-pointer from the consumer.
+        let slot = unsafe { out(cno_handle, 3)? };
+        let (ch, _) = ConsumerNotifier::create(&ia, agent(&agent_))?;
+        *slot = ch.as_ptr();
+        Ok(())
+    })
+}
+
+/// Replaces the proxy agent. Errors: `DAT_INVALID_HANDLE|CNO`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_cno_modify_agent(cno_handle: DAT_CNO_HANDLE, agent_: DAT_OS_WAIT_PROXY_AGENT) -> DAT_RETURN {
+    crate::ffi::boundary("dat_cno_modify_agent", || -> DatResult<()> {
+        cno_of(cno_handle)?.set_agent(agent(&agent_));
+        Ok(())
+    })
+}
+
+/// Queries a CNO. Errors: `DAT_INVALID_HANDLE|CNO`, `DAT_INVALID_PARAMETER|ARG2/ARG3`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_cno_query(cno_handle: DAT_CNO_HANDLE, cno_param_mask: DAT_CNO_PARAM_MASK, cno_param: *mut DAT_CNO_PARAM) -> DAT_RETURN {
+    crate::ffi::boundary("dat_cno_query", || -> DatResult<()> {
+        let c = cno_of(cno_handle)?;
+        if (cno_param_mask as u32) & !(DAT_CNO_FIELD_ALL as u32) != 0 {
+            return Err(DatError::invalid_arg(2));
+        }
+        // SAFETY: writable out-pointer from the consumer.
+        let p = unsafe { out(cno_param, 3)? };
+        let a = c.agent();
+        p.ia_handle = c.ia.handle().as_ptr();
+        p.agent.instance_data = a.instance_data as DAT_PVOID;
+        // SAFETY: `func` is 0 or a function pointer the consumer gave us with this signature.
+        p.agent.proxy_agent_func = unsafe { std::mem::transmute::<usize, DAT_AGENT_FUNC>(a.func) };
+        Ok(())
+    })
+}
+
+/// Waits until an attached EVD triggers; returns that EVD. Errors: `DAT_INVALID_HANDLE|CNO`,
+/// `DAT_INVALID_PARAMETER|ARG3`, `DAT_TIMEOUT_EXPIRED`, `DAT_INVALID_STATE|CNO_IN_USE`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_cno_wait(cno_handle: DAT_CNO_HANDLE, timeout: DAT_TIMEOUT, evd_handle: *mut DAT_EVD_HANDLE) -> DAT_RETURN {
+    crate::ffi::boundary("dat_cno_wait", || -> DatResult<()> {
+        let c = cno_of(cno_handle)?;
+        // SAFETY: writable out-pointer from the consumer.
+        let slot = unsafe { out(evd_handle, 3)? };
+        *slot = c.wait(timeout)?.as_ptr();
+        Ok(())
+    })
+}
+
+/// Frees a CNO. Errors: `DAT_INVALID_HANDLE|CNO`, `DAT_INVALID_STATE|CNO_IN_USE`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_cno_free(cno_handle: DAT_CNO_HANDLE) -> DAT_RETURN {
+    crate::ffi::boundary("dat_cno_free", || -> DatResult<()> {
+        evd::free_cno(h(cno_handle))
+    })
+}

@@ -1,0 +1,79 @@
+//! The panic boundary and argument helpers every export uses.
+//!
+//! Every `dat_*` export wraps its body in [`boundary`]: the body returns `DatResult<()>`,
+//! runs inside `catch_unwind`, and a panic becomes `DAT_INTERNAL_ERROR` instead of unwinding
+//! into C. Pointer arguments go through [`out`], [`input`] and [`slice`], which turn NULL into
+//! the right `DAT_INVALID_PARAMETER | DAT_INVALID_ARGn`.
+
+use datcore::codes::DAT_INVALID_PARAMETER;
+use datcore::handle::Handle;
+use datcore::{DatError, DatResult};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs an export body; maps its result (or a panic) to a `DAT_RETURN`.
+pub fn boundary(name: &'static str, f: impl FnOnce() -> DatResult<()>) -> u32 {
+    datcore::log::init();
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => 0,
+        Ok(Err(e)) => {
+            tracing::debug!("{name} -> {:#010x}", e.0);
+            e.0
+        }
+        Err(_) => {
+            tracing::error!("{name}: internal panic caught at the C boundary");
+            DatError::INTERNAL.0
+        }
+    }
+}
+
+/// A writable out-pointer, or `DAT_INVALID_PARAMETER | DAT_INVALID_ARG{arg}` if NULL.
+///
+/// # Safety
+/// A non-NULL `p` must be valid for writes of `T` for the returned lifetime.
+pub unsafe fn out<'a, T>(p: *mut T, arg: u32) -> DatResult<&'a mut T> {
+    // SAFETY: the caller guarantees non-NULL pointers are valid for writes.
+    unsafe { p.as_mut() }.ok_or(DatError::invalid_arg(arg))
+}
+
+/// A readable in-pointer, or `DAT_INVALID_PARAMETER | DAT_INVALID_ARG{arg}` if NULL.
+///
+/// # Safety
+/// A non-NULL `p` must be valid for reads of `T` for the returned lifetime.
+pub unsafe fn input<'a, T>(p: *const T, arg: u32) -> DatResult<&'a T> {
+    // SAFETY: the caller guarantees non-NULL pointers are valid for reads.
+    unsafe { p.as_ref() }.ok_or(DatError::invalid_arg(arg))
+}
+
+/// A C array of `n` elements; NULL is allowed only when `n == 0`.
+///
+/// # Safety
+/// A non-NULL `p` must point to `n` readable elements.
+pub unsafe fn slice<'a, T>(p: *const T, n: i64, arg: u32) -> DatResult<&'a [T]> {
+    if n < 0 {
+        return Err(DatError::new(DAT_INVALID_PARAMETER, datcore::codes::DAT_INVALID_ARG1 + arg - 1));
+    }
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(DatError::invalid_arg(arg));
+    }
+    // SAFETY: non-NULL, and the caller guarantees `n` readable elements.
+    Ok(unsafe { std::slice::from_raw_parts(p, n as usize) })
+}
+
+/// The handle value behind a C handle pointer.
+pub fn h(p: *mut libc::c_void) -> Handle {
+    Handle::from_ptr(p)
+}
+
+/// Writes `v` through `p` if `p` is not NULL (optional out-parameters).
+///
+/// # Safety
+/// A non-NULL `p` must be valid for writes of `T`.
+pub unsafe fn write_opt<T>(p: *mut T, v: T) {
+    if !p.is_null() {
+        // SAFETY: non-NULL and valid per the caller.
+        unsafe { p.write(v) };
+    }
+}

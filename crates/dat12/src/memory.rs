@@ -1,0 +1,217 @@
+//! PZ, LMR and RMR exports.
+
+use crate::abi::*;
+use crate::ffi::{h, input, out, slice, write_opt};
+use crate::ia::ia_of;
+use datcore::codes::*;
+use datcore::DatResult;
+use datcore::handle;
+use datcore::lmr::{self, LocalMemoryRegion};
+use datcore::provider::Sge;
+use datcore::pz::{self, ProtectionZone};
+use datcore::rmr::{self, RemoteMemoryRegion};
+use datcore::DatError;
+
+/// DAT 1.2 LMR triplets have the same layout as the core's scatter/gather element.
+pub fn sges(t: &[DAT_LMR_TRIPLET]) -> &[Sge] {
+    const _: () = assert!(std::mem::size_of::<DAT_LMR_TRIPLET>() == std::mem::size_of::<Sge>());
+    const _: () = assert!(std::mem::align_of::<DAT_LMR_TRIPLET>() == std::mem::align_of::<Sge>());
+    // SAFETY: both are repr(C) {u32, u32, u64, u64} with equal size and alignment (checked
+    // above; field order checked by the layout tests), so the slices are interchangeable.
+    unsafe { std::slice::from_raw_parts(t.as_ptr() as *const Sge, t.len()) }
+}
+
+/// Creates a PZ. Errors: `DAT_INVALID_HANDLE|IA`, `DAT_INVALID_PARAMETER|ARG2`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_pz_create(ia_handle: DAT_IA_HANDLE, pz_handle: *mut DAT_PZ_HANDLE) -> DAT_RETURN {
+    crate::ffi::boundary("dat_pz_create", || -> DatResult<()> {
+        let ia = ia_of(ia_handle)?;
+        // SAFETY: writable out-pointer from the consumer.
+        let slot = unsafe { out(pz_handle, 2)? };
+        *slot = ProtectionZone::create(&ia)?.as_ptr();
+        Ok(())
+    })
+}
+
+/// Queries a PZ. Errors: `DAT_INVALID_HANDLE|PZ`, `DAT_INVALID_PARAMETER|ARG3`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_pz_query(pz_handle: DAT_PZ_HANDLE, pz_param_mask: DAT_PZ_PARAM_MASK, pz_param: *mut DAT_PZ_PARAM) -> DAT_RETURN {
+    crate::ffi::boundary("dat_pz_query", || -> DatResult<()> {
+        let _ = pz_param_mask;
+        let pz = handle::get_ptr::<ProtectionZone>(pz_handle, DAT_INVALID_HANDLE_PZ)?;
+        // SAFETY: writable out-pointer from the consumer.
+        unsafe { out(pz_param, 3)? }.ia_handle = pz.ia.handle().as_ptr();
+        Ok(())
+    })
+}
+
+/// Frees a PZ. Errors: `DAT_INVALID_HANDLE|PZ`, `DAT_INVALID_STATE|PZ_IN_USE`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_pz_free(pz_handle: DAT_PZ_HANDLE) -> DAT_RETURN {
+    crate::ffi::boundary("dat_pz_free", || -> DatResult<()> {
+        pz::free(h(pz_handle))
+    })
+}
+
+/// Registers memory. Errors: `DAT_INVALID_HANDLE|IA`, `|PZ`, `|LMR` (DAT_MEM_TYPE_LMR source),
+/// `DAT_INVALID_PARAMETER|ARG2` (memory type), `|ARG3` (NULL address), `|ARG6` (privileges),
+/// `|ARG7` (lmr_handle NULL), `DAT_LENGTH_ERROR` (zero or too long), and provider
+/// registration failures (`DAT_INSUFFICIENT_RESOURCES`).
+#[no_mangle]
+pub unsafe extern "C" fn dat_lmr_create(
+    ia_handle: DAT_IA_HANDLE,
+    mem_type: DAT_MEM_TYPE,
+    region_description: DAT_REGION_DESCRIPTION,
+    length: DAT_VLEN,
+    pz_handle: DAT_PZ_HANDLE,
+    privileges: DAT_MEM_PRIV_FLAGS,
+    lmr_handle: *mut DAT_LMR_HANDLE,
+    lmr_context: *mut DAT_LMR_CONTEXT,
+    rmr_context: *mut DAT_RMR_CONTEXT,
+    registered_length: *mut DAT_VLEN,
+    registered_address: *mut DAT_VADDR,
+) -> DAT_RETURN {
+    crate::ffi::boundary("dat_lmr_create", || -> DatResult<()> {
+        let ia = ia_of(ia_handle)?;
+        // SAFETY: each union member read matches the memory type the consumer declared.
+        let addr = match mem_type as u32 {
+            DAT_MEM_TYPE_VIRTUAL => unsafe { region_description.for_va } as u64,
+            DAT_MEM_TYPE_SHARED_VIRTUAL => unsafe { region_description.for_shared_memory.virtual_address } as u64,
+            DAT_MEM_TYPE_LMR => {
+                let src = handle::get_ptr::<LocalMemoryRegion>(unsafe { region_description.for_lmr_handle }, DAT_INVALID_HANDLE_LMR)?;
+                src.mr.addr()
+            }
+            _ => return Err(DatError::invalid_arg(2)),
+        };
+        // SAFETY: writable out-pointer from the consumer.
+        let slot = unsafe { out(lmr_handle, 7)? };
+        let c = LocalMemoryRegion::create(&ia, h(pz_handle), mem_type as u32, addr, length, privileges as u32)?;
+        *slot = c.handle.as_ptr();
+        // SAFETY: optional writable out-pointers from the consumer.
+        unsafe {
+            write_opt(lmr_context, c.lmr_context);
+            write_opt(rmr_context, c.rmr_context);
+            write_opt(registered_length, c.registered_length);
+            write_opt(registered_address, c.registered_address);
+        }
+        Ok(())
+    })
+}
+
+/// Queries an LMR. Errors: `DAT_INVALID_HANDLE|LMR`, `DAT_INVALID_PARAMETER|ARG3`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_lmr_query(lmr_handle: DAT_LMR_HANDLE, lmr_param_mask: DAT_LMR_PARAM_MASK, lmr_param: *mut DAT_LMR_PARAM) -> DAT_RETURN {
+    crate::ffi::boundary("dat_lmr_query", || -> DatResult<()> {
+        let _ = lmr_param_mask;
+        let l = handle::get_ptr::<LocalMemoryRegion>(lmr_handle, DAT_INVALID_HANDLE_LMR)?;
+        // SAFETY: writable out-pointer from the consumer.
+        let p = unsafe { out(lmr_param, 3)? };
+        p.ia_handle = l.ia.handle().as_ptr();
+        p.mem_type = l.mem_type as _;
+        p.region_desc = DAT_REGION_DESCRIPTION { for_va: l.mr.addr() as usize as DAT_PVOID };
+        p.length = l.mr.length();
+        p.pz_handle = l.pz_handle.as_ptr();
+        p.mem_priv = l.privileges as _;
+        p.lmr_context = l.mr.lkey();
+        p.rmr_context = l.mr.rkey();
+        p.registered_size = l.mr.length();
+        p.registered_address = l.mr.addr();
+        Ok(())
+    })
+}
+
+/// Deregisters an LMR. Errors: `DAT_INVALID_HANDLE|LMR`, `DAT_INVALID_STATE|LMR_IN_USE`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_lmr_free(lmr_handle: DAT_LMR_HANDLE) -> DAT_RETURN {
+    crate::ffi::boundary("dat_lmr_free", || -> DatResult<()> {
+        lmr::free(h(lmr_handle))
+    })
+}
+
+/// Makes RDMA-read sources visible. Errors: `DAT_INVALID_HANDLE|IA`,
+/// `DAT_INVALID_PARAMETER|ARG2` (NULL, or a segment outside every LMR of the IA).
+#[no_mangle]
+pub unsafe extern "C" fn dat_lmr_sync_rdma_read(ia_handle: DAT_IA_HANDLE, local_segments: *const DAT_LMR_TRIPLET, num_segments: DAT_VLEN) -> DAT_RETURN {
+    crate::ffi::boundary("dat_lmr_sync_rdma_read", || -> DatResult<()> {
+        let ia = ia_of(ia_handle)?;
+        let n = i64::try_from(num_segments).map_err(|_| DatError::invalid_arg(3))?;
+        // SAFETY: the consumer passes `num_segments` readable triplets.
+        lmr::sync_rdma(&ia, sges(unsafe { slice(local_segments, n, 2)? }))
+    })
+}
+
+/// Makes RDMA-write results visible. Errors as `dat_lmr_sync_rdma_read`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_lmr_sync_rdma_write(ia_handle: DAT_IA_HANDLE, local_segments: *const DAT_LMR_TRIPLET, num_segments: DAT_VLEN) -> DAT_RETURN {
+    crate::ffi::boundary("dat_lmr_sync_rdma_write", || -> DatResult<()> {
+        let ia = ia_of(ia_handle)?;
+        let n = i64::try_from(num_segments).map_err(|_| DatError::invalid_arg(3))?;
+        // SAFETY: the consumer passes `num_segments` readable triplets.
+        lmr::sync_rdma(&ia, sges(unsafe { slice(local_segments, n, 2)? }))
+    })
+}
+
+/// Creates an RMR (a memory window). Errors: `DAT_INVALID_HANDLE|PZ`,
+/// `DAT_INVALID_PARAMETER|ARG2`, provider errors when windows are unsupported.
+#[no_mangle]
+pub unsafe extern "C" fn dat_rmr_create(pz_handle: DAT_PZ_HANDLE, rmr_handle: *mut DAT_RMR_HANDLE) -> DAT_RETURN {
+    crate::ffi::boundary("dat_rmr_create", || -> DatResult<()> {
+        handle::get_ptr::<ProtectionZone>(pz_handle, DAT_INVALID_HANDLE_PZ)?;
+        // SAFETY: writable out-pointer from the consumer.
+        let slot = unsafe { out(rmr_handle, 2)? };
+        *slot = RemoteMemoryRegion::create(h(pz_handle))?.as_ptr();
+        Ok(())
+    })
+}
+
+/// Queries an RMR. Errors: `DAT_INVALID_HANDLE|RMR`, `DAT_INVALID_PARAMETER|ARG3`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_rmr_query(rmr_handle: DAT_RMR_HANDLE, rmr_param_mask: DAT_RMR_PARAM_MASK, rmr_param: *mut DAT_RMR_PARAM) -> DAT_RETURN {
+    crate::ffi::boundary("dat_rmr_query", || -> DatResult<()> {
+        let _ = rmr_param_mask;
+        let r = handle::get_ptr::<RemoteMemoryRegion>(rmr_handle, DAT_INVALID_HANDLE_RMR)?;
+        // SAFETY: writable out-pointer from the consumer.
+        let p = unsafe { out(rmr_param, 3)? };
+        p.ia_handle = r.ia.handle().as_ptr();
+        p.pz_handle = r.pz_handle.as_ptr();
+        let b = r.binding();
+        let t = b.as_ref().map(|b| b.triplet).unwrap_or_default();
+        p.lmr_triplet = DAT_LMR_TRIPLET { lmr_context: t.lkey, pad: 0, virtual_address: t.addr, segment_length: t.length };
+        p.mem_priv = b.as_ref().map_or(0, |b| b.privileges) as _;
+        p.rmr_context = b.as_ref().map_or(0, |b| b.rmr_context);
+        Ok(())
+    })
+}
+
+/// Binds an RMR to part of an LMR through a connected EP (length 0 unbinds).
+/// Errors: `DAT_INVALID_HANDLE|RMR`, `|EP`, `DAT_INVALID_PARAMETER|ARG2/ARG3/ARG7`,
+/// `DAT_PROTECTION_VIOLATION` (PZ mismatch, unknown LMR), `DAT_LENGTH_ERROR` (outside the
+/// LMR), `DAT_PRIVILEGES_VIOLATION`, `DAT_INVALID_STATE` (EP not connected).
+#[no_mangle]
+pub unsafe extern "C" fn dat_rmr_bind(
+    rmr_handle: DAT_RMR_HANDLE,
+    lmr_triplet: *const DAT_LMR_TRIPLET,
+    mem_privileges: DAT_MEM_PRIV_FLAGS,
+    ep_handle: DAT_EP_HANDLE,
+    user_cookie: DAT_RMR_COOKIE,
+    completion_flags: DAT_COMPLETION_FLAGS,
+    rmr_context: *mut DAT_RMR_CONTEXT,
+) -> DAT_RETURN {
+    crate::ffi::boundary("dat_rmr_bind", || -> DatResult<()> {
+        handle::get_ptr::<RemoteMemoryRegion>(rmr_handle, DAT_INVALID_HANDLE_RMR)?;
+        // SAFETY: readable triplet and writable out-pointer from the consumer.
+        let (t, slot) = unsafe { (input(lmr_triplet, 2)?, out(rmr_context, 7)?) };
+        // SAFETY: the cookie union is 8 bytes of plain data.
+        let cookie = unsafe { user_cookie.as_64 };
+        *slot = rmr::bind(h(rmr_handle), &sges(std::slice::from_ref(t))[0], mem_privileges as u32, h(ep_handle), cookie, completion_flags as u32)?;
+        Ok(())
+    })
+}
+
+/// Frees an RMR. Errors: `DAT_INVALID_HANDLE|RMR`.
+#[no_mangle]
+pub unsafe extern "C" fn dat_rmr_free(rmr_handle: DAT_RMR_HANDLE) -> DAT_RETURN {
+    crate::ffi::boundary("dat_rmr_free", || -> DatResult<()> {
+        rmr::free(h(rmr_handle))
+    })
+}
