@@ -1,1 +1,270 @@
 //! The dat.conf static registry and the built-in providers.
+//!
+//! - [`conf`]: the dat.conf parser and the search order (`$DAT_OVERRIDE`, else `/etc/dat.conf`,
+//!   else `/etc/rdma/dat.conf`); the process-wide file is parsed lazily, once ([`static_conf`]).
+//! - [`builtin`]: providers compiled in (reachable by their own IA names with no dat.conf), and
+//!   the table mapping dat.conf `lib_path`s (OFED DAPL libraries, `builtin:<name>`) to them.
+//! - [`resolve`]: what `dat_ia_openv(name, major, minor, thread_safe)` opens — a built-in
+//!   provider or a third-party provider library (which the face dlopen()s).
+//! - [`list`]: what `dat_registry_list_providers` reports.
+//!
+//! Matching follows the reference: name, major, minor and thread safety must all be equal to a
+//! dat.conf entry's; built-in providers answer for every API in [`builtin::BUILTIN_API`] with
+//! either thread safety. Any failure is `DAT_PROVIDER_NOT_FOUND | DAT_NAME_NOT_REGISTERED`, and
+//! its cause is logged in one line.
+//!
+//! Precedence: a dat.conf entry with the exact key wins over a built-in IA of the same name
+//! (explicit configuration beats the default), then built-in IA names.
+//!
+//! Tests build their own [`Registry`] from a [`conf::StaticConf`] and a provider list instead of
+//! touching the process environment.
+
+pub mod builtin;
+pub mod conf;
+
+use crate::codes::{DAT_NAME_NOT_REGISTERED, DAT_PROVIDER_NOT_FOUND};
+use crate::error::DatError;
+use crate::provider::Provider;
+use conf::{ConfEntry, StaticConf};
+use std::fmt;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+pub use builtin::{builtin_by_name, builtin_for_lib_path, builtins, register_builtin};
+
+/// `DAT_PROVIDER_NOT_FOUND | DAT_NAME_NOT_REGISTERED`: every resolution failure.
+pub const NOT_FOUND: DatError = DatError::new(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
+
+/// A registry key, as in DAT_PROVIDER_INFO.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ProviderInfo {
+    pub ia_name: String,
+    pub major: u32,
+    pub minor: u32,
+    pub thread_safe: bool,
+}
+
+impl fmt::Display for ProviderInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "'{}' (DAT {}.{}, {})",
+            self.ia_name,
+            self.major,
+            self.minor,
+            if self.thread_safe { "threadsafe" } else { "nonthreadsafe" }
+        )
+    }
+}
+
+/// A third-party provider library to dlopen (the face does it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Library {
+    /// Passed verbatim to dlopen().
+    pub lib_path: String,
+    /// dat.conf `ia_params`: the `instance_data` argument of `dat_provider_init`.
+    pub ia_params: String,
+    /// The key the library is expected to register (`dat_registry_add_provider`).
+    pub info: ProviderInfo,
+}
+
+/// What an IA name resolves to.
+#[derive(Clone)]
+pub enum Resolution {
+    /// A provider compiled into libdat; open it with `provider.open(&ia_name, &params, …)`.
+    Builtin { provider: Arc<dyn Provider>, ia_name: String, params: String },
+    /// A DAT provider library named in dat.conf.
+    Library(Library),
+}
+
+impl fmt::Debug for Resolution {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Resolution::Builtin { provider, ia_name, params } => f
+                .debug_struct("Builtin")
+                .field("provider", &provider.name())
+                .field("ia_name", ia_name)
+                .field("params", params)
+                .finish(),
+            Resolution::Library(l) => f.debug_tuple("Library").field(l).finish(),
+        }
+    }
+}
+
+/// A static registry (dat.conf) plus built-in providers.
+pub struct Registry {
+    pub conf: StaticConf,
+    /// None: use the process-wide built-in list ([`builtins`]) at each call.
+    providers: Option<Vec<Arc<dyn Provider>>>,
+}
+
+fn api_str(major: u32, minor: u32, ts: bool) -> String {
+    format!("{major}.{minor} {}", if ts { "threadsafe" } else { "nonthreadsafe" })
+}
+
+impl Registry {
+    /// A registry over `conf` and an explicit provider list (tests).
+    pub fn new(conf: StaticConf, providers: Vec<Arc<dyn Provider>>) -> Self {
+        Registry { conf, providers: Some(providers) }
+    }
+
+    /// A registry over `conf` and the process-wide built-in providers.
+    pub fn with_builtins(conf: StaticConf) -> Self {
+        Registry { conf, providers: None }
+    }
+
+    fn providers(&self) -> Vec<Arc<dyn Provider>> {
+        match &self.providers {
+            Some(v) => v.clone(),
+            None => builtins(),
+        }
+    }
+
+    fn provider_named(&self, name: &str) -> Option<Arc<dyn Provider>> {
+        match &self.providers {
+            Some(v) => v.iter().find(|p| p.name() == name).cloned(),
+            None => builtin_by_name(name),
+        }
+    }
+
+    fn where_(&self, e: &ConfEntry) -> String {
+        format!("{}:{}", self.conf.origin(), e.line)
+    }
+
+    /// Resolves without logging; `Err` carries the one-line cause.
+    pub fn resolve_cause(&self, name: &str, major: u32, minor: u32, thread_safe: bool) -> Result<Resolution, String> {
+        let named: Vec<&ConfEntry> = self.conf.entries.iter().filter(|e| e.ia_name == name).collect();
+        let exact = named
+            .iter()
+            .filter(|e| e.is_loadable() && e.major == major && e.minor == minor && e.thread_safe == thread_safe);
+        let mut causes: Vec<String> = Vec::new();
+        for e in exact {
+            if let Some(pname) = builtin_for_lib_path(&e.lib_path) {
+                match self.provider_named(pname) {
+                    Some(provider) => {
+                        return Ok(Resolution::Builtin {
+                            provider,
+                            ia_name: name.to_string(),
+                            params: e.ia_params.clone(),
+                        })
+                    }
+                    None => causes.push(format!(
+                        "provider {pname} not available in this build (lib_path '{}' at {})",
+                        e.lib_path,
+                        self.where_(e)
+                    )),
+                }
+                continue;
+            }
+            let p = Path::new(&e.lib_path);
+            if p.is_absolute() && !p.exists() {
+                causes.push(format!("library {} is missing (named at {})", e.lib_path, self.where_(e)));
+                continue;
+            }
+            return Ok(Resolution::Library(Library {
+                lib_path: e.lib_path.clone(),
+                ia_params: e.ia_params.clone(),
+                info: ProviderInfo { ia_name: name.to_string(), major, minor, thread_safe },
+            }));
+        }
+        if !causes.is_empty() {
+            return Err(format!("IA '{name}': {}", causes.join("; ")));
+        }
+
+        let mut builtin_hit: Option<Arc<dyn Provider>> = None;
+        for p in self.providers() {
+            if p.ia_names().iter().any(|n| n == name) {
+                if builtin::BUILTIN_API.contains(&(major, minor)) {
+                    return Ok(Resolution::Builtin { provider: p, ia_name: name.to_string(), params: String::new() });
+                }
+                builtin_hit.get_or_insert(p);
+            }
+        }
+
+        // Nothing matches; say why as precisely as we can.
+        let mut registered: Vec<String> = named
+            .iter()
+            .filter(|e| e.is_loadable())
+            .map(|e| format!("{} ({})", api_str(e.major, e.minor, e.thread_safe), self.where_(e)))
+            .collect();
+        if let Some(p) = &builtin_hit {
+            for (ma, mi) in builtin::BUILTIN_API {
+                registered.push(format!("{ma}.{mi} (built-in {} provider)", p.name()));
+            }
+        }
+        if !registered.is_empty() {
+            return Err(format!(
+                "IA '{name}' is registered for DAT {}, asked {}",
+                registered.join(", "),
+                api_str(major, minor, thread_safe)
+            ));
+        }
+        if let Some(e) = named.first() {
+            let why = if e.api == conf::ApiKind::Kernel { "a kDAPL entry" } else { "marked nondefault" };
+            return Err(format!(
+                "IA '{name}' is in dat.conf only as {why} ({}); not loadable",
+                self.where_(e)
+            ));
+        }
+        Err(format!(
+            "IA '{name}' is not registered (no built-in provider answers it; {})",
+            match &self.conf.path {
+                Some(p) => format!("not in {}", p.display()),
+                None => "no dat.conf in use".to_string(),
+            }
+        ))
+    }
+
+    /// What `dat_ia_openv(name, major, minor, thread_safe)` opens. On failure, logs the cause in
+    /// one line and returns `DAT_PROVIDER_NOT_FOUND | DAT_NAME_NOT_REGISTERED`.
+    pub fn resolve(&self, name: &str, major: u32, minor: u32, thread_safe: bool) -> Result<Resolution, DatError> {
+        self.resolve_cause(name, major, minor, thread_safe).map_err(|cause| {
+            tracing::warn!("dat_ia_open: {cause}");
+            NOT_FOUND
+        })
+    }
+
+    /// What `dat_registry_list_providers` reports: built-in IA names first (provider
+    /// registration order, each once, as DAT 1.2 nonthreadsafe — the key `dat_ia_open` uses),
+    /// then every loadable dat.conf entry in file order (any API version); duplicate keys once.
+    pub fn list(&self) -> Vec<ProviderInfo> {
+        let mut out: Vec<ProviderInfo> = Vec::new();
+        let mut push = |i: ProviderInfo| {
+            if !out.contains(&i) {
+                out.push(i);
+            }
+        };
+        let (ma, mi) = builtin::BUILTIN_API[0];
+        for p in self.providers() {
+            for n in p.ia_names() {
+                push(ProviderInfo { ia_name: n, major: ma, minor: mi, thread_safe: false });
+            }
+        }
+        for e in self.conf.entries.iter().filter(|e| e.is_loadable()) {
+            push(ProviderInfo { ia_name: e.ia_name.clone(), major: e.major, minor: e.minor, thread_safe: e.thread_safe });
+        }
+        out
+    }
+}
+
+static GLOBAL: OnceLock<Registry> = OnceLock::new();
+
+/// The process-wide static registry: dat.conf found by the search order, parsed on first use.
+pub fn static_conf() -> &'static StaticConf {
+    &global().conf
+}
+
+/// The process-wide registry (dat.conf from the environment + process-wide built-ins).
+pub fn global() -> &'static Registry {
+    GLOBAL.get_or_init(|| Registry::with_builtins(StaticConf::from_env()))
+}
+
+/// [`Registry::resolve`] on the process-wide registry.
+pub fn resolve(name: &str, major: u32, minor: u32, thread_safe: bool) -> Result<Resolution, DatError> {
+    global().resolve(name, major, minor, thread_safe)
+}
+
+/// [`Registry::list`] on the process-wide registry.
+pub fn list() -> Vec<ProviderInfo> {
+    global().list()
+}

@@ -1,0 +1,108 @@
+//! Built-in providers: compiled into libdat, reachable under their own IA names without any
+//! dat.conf, and the table that maps dat.conf `lib_path`s to them.
+//!
+//! A provider becomes built-in in one of two ways:
+//! - it is listed in [`compiled_in`] (seeded once, on first use of the registry), or
+//! - a face (or a test) calls [`register_builtin`] at run time.
+//!
+//! A dat.conf entry resolves to a built-in provider instead of a library when its `lib_path` is
+//! our marker `builtin:<provider>` (e.g. `builtin:shm`) or the file name of one of OFED's DAPL
+//! provider libraries ([`LIB_ALIASES`]); the latter all map to the `verbs` provider.
+
+use crate::provider::Provider;
+use parking_lot::RwLock;
+use std::sync::{Arc, Once};
+
+/// DAT API versions the built-in providers answer for (any thread-safety: the core is
+/// thread-safe).
+pub const BUILTIN_API: &[(u32, u32)] = &[(1, 2)];
+
+/// The marker prefix of a dat.conf `lib_path` that names a built-in provider.
+pub const MARKER_PREFIX: &str = "builtin:";
+
+/// OFED DAPL provider libraries (file name up to `.so`) and the built-in provider that takes
+/// their place.
+pub const LIB_ALIASES: &[(&str, &str)] = &[
+    ("libdaplcma", "verbs"),
+    ("libdaplscm", "verbs"),
+    ("libdaplucm", "verbs"),
+    ("libdaplofa", "verbs"),
+    ("libdaploscm", "verbs"),
+    ("libdaploucm", "verbs"),
+    ("libdaplomcm", "verbs"),
+    ("libdaplmcm", "verbs"),
+];
+
+static BUILTINS: RwLock<Vec<Arc<dyn Provider>>> = RwLock::new(Vec::new());
+static SEED: Once = Once::new();
+
+/// The providers compiled into this build. One line per provider.
+fn compiled_in() -> Vec<Arc<dyn Provider>> {
+    #[allow(unused_mut)]
+    let mut v: Vec<Arc<dyn Provider>> = Vec::new();
+    // The shm provider adds itself here once it exists:
+    // v.push(Arc::new(crate::provider::shm::ShmProvider::new()));
+    v
+}
+
+fn seed() {
+    SEED.call_once(|| {
+        let mut list = BUILTINS.write();
+        for p in compiled_in() {
+            if !list.iter().any(|q| q.name() == p.name()) {
+                list.push(p);
+            }
+        }
+    });
+}
+
+/// Adds a built-in provider. Returns false (and changes nothing) if a provider of the same
+/// [`Provider::name`] is already registered.
+pub fn register_builtin(provider: Arc<dyn Provider>) -> bool {
+    seed();
+    let mut list = BUILTINS.write();
+    if list.iter().any(|q| q.name() == provider.name()) {
+        return false;
+    }
+    tracing::debug!("registry: built-in provider '{}' answers {:?}", provider.name(), provider.ia_names());
+    list.push(provider);
+    true
+}
+
+/// A snapshot of the built-in providers, in registration order.
+pub fn builtins() -> Vec<Arc<dyn Provider>> {
+    seed();
+    BUILTINS.read().clone()
+}
+
+/// The built-in provider called `name` (`shm`, `verbs`), if present in this build.
+pub fn builtin_by_name(name: &str) -> Option<Arc<dyn Provider>> {
+    seed();
+    BUILTINS.read().iter().find(|p| p.name() == name).cloned()
+}
+
+/// If a dat.conf `lib_path` stands for a built-in provider, that provider's name.
+pub fn builtin_for_lib_path(lib_path: &str) -> Option<&str> {
+    if let Some(name) = lib_path.strip_prefix(MARKER_PREFIX) {
+        return Some(name.trim());
+    }
+    let file = lib_path.rsplit('/').next().unwrap_or(lib_path);
+    let stem = file.split(".so").next().unwrap_or(file);
+    LIB_ALIASES.iter().find(|(lib, _)| *lib == stem).map(|(_, p)| *p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lib_path_table() {
+        assert_eq!(builtin_for_lib_path("libdaplcma.so.1"), Some("verbs"));
+        assert_eq!(builtin_for_lib_path("/usr/lib64/libdaplofa.so.2"), Some("verbs"));
+        assert_eq!(builtin_for_lib_path("libdaploucm.so.2.0.0"), Some("verbs"));
+        assert_eq!(builtin_for_lib_path("libdaplscm.so"), Some("verbs"));
+        assert_eq!(builtin_for_lib_path("builtin:shm"), Some("shm"));
+        assert_eq!(builtin_for_lib_path("/opt/x/libmyprov.so"), None);
+        assert_eq!(builtin_for_lib_path("libdaplcmaX.so.1"), None);
+    }
+}
