@@ -1,0 +1,185 @@
+//! Registry resolution and listing over explicit configs (no process environment involved).
+
+use datcore::error::{DatError, DatResult};
+use datcore::provider::{AsyncEvents, Device, Provider};
+use datcore::registry::conf::{self, StaticConf};
+use datcore::registry::{ProviderInfo, Registry, Resolution, NOT_FOUND};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+struct Fake(&'static str, &'static [&'static str]);
+
+impl Provider for Fake {
+    fn name(&self) -> &'static str {
+        self.0
+    }
+    fn ia_names(&self) -> Vec<String> {
+        self.1.iter().map(|s| s.to_string()).collect()
+    }
+    fn open(&self, _: &str, _: &str, _: Arc<dyn AsyncEvents>) -> DatResult<Arc<dyn Device>> {
+        Err(DatError::NOT_IMPLEMENTED)
+    }
+}
+
+fn conf_of(text: &str) -> StaticConf {
+    StaticConf { path: Some("test.conf".into()), entries: conf::parse_str(text, "test.conf") }
+}
+
+const CONF: &str = r#"
+# a third-party library, two versions
+lib12 u1.2 nonthreadsafe default /bin/sh tp.1.2 "dev0 1" ""
+lib20 u2.0 nonthreadsafe default libthird.so.2 tp.2.0 "" ""
+# OFED names resolve to the (absent) verbs provider
+OpenIB-cma u1.2 nonthreadsafe default libdaplcma.so.1 dapl.1.2 "ib0 0" ""
+# our marker
+shm-conf u1.2 threadsafe default builtin:shm ours.1.0 "param" ""
+kern k1.2 nonthreadsafe default libk.so k.1.2 "" ""
+nodef u1.2 nonthreadsafe nondefault libn.so n.1.2 "" ""
+missing u1.2 nonthreadsafe default /nonexistent/libmissing.so m.1.2 "" ""
+# chained duplicates: first unusable, second fine
+dup u1.2 nonthreadsafe default /nonexistent/a.so d.1.2 "a" ""
+dup u1.2 nonthreadsafe default libdup.so d.1.2 "b" ""
+"#;
+
+fn reg() -> Registry {
+    Registry::new(conf_of(CONF), vec![Arc::new(Fake("shm", &["shm", "shm0"]))])
+}
+
+fn lib(r: Result<Resolution, DatError>) -> datcore::registry::Library {
+    match r {
+        Ok(Resolution::Library(l)) => l,
+        other => panic!("expected a library, got {other:?}"),
+    }
+}
+
+#[test]
+fn builtin_without_conf() {
+    let r = Registry::new(StaticConf::empty(), vec![Arc::new(Fake("shm", &["shm", "shm0"]))]);
+    for ts in [false, true] {
+        match r.resolve("shm0", 1, 2, ts) {
+            Ok(Resolution::Builtin { provider, ia_name, params }) => {
+                assert_eq!((provider.name(), ia_name.as_str(), params.as_str()), ("shm", "shm0", ""));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(r.resolve("shm", 2, 0, false).unwrap_err(), NOT_FOUND);
+    assert_eq!(NOT_FOUND.0, 0x800a_0062);
+    let cause = r.resolve_cause("shm", 2, 0, false).unwrap_err();
+    assert!(cause.contains("registered for DAT 1.2") && cause.contains("asked 2.0"), "{cause}");
+    let cause = r.resolve_cause("nope", 1, 2, false).unwrap_err();
+    assert!(cause.contains("not registered") && cause.contains("no dat.conf"), "{cause}");
+}
+
+#[test]
+fn library_entries() {
+    let r = reg();
+    let l = lib(r.resolve("lib12", 1, 2, false));
+    assert_eq!(l.lib_path, "/bin/sh");
+    assert_eq!(l.ia_params, "dev0 1");
+    assert_eq!(l.info, ProviderInfo { ia_name: "lib12".into(), major: 1, minor: 2, thread_safe: false });
+    // every key part must match
+    for (ma, mi, ts) in [(1, 2, true), (2, 0, false), (1, 1, false), (1, 3, false)] {
+        assert_eq!(r.resolve("lib12", ma, mi, ts).unwrap_err(), NOT_FOUND);
+    }
+    let cause = r.resolve_cause("lib20", 1, 2, false).unwrap_err();
+    assert!(cause.contains("IA 'lib20' is registered for DAT 2.0 nonthreadsafe") && cause.contains("asked 1.2"), "{cause}");
+    assert!(lib(r.resolve("lib20", 2, 0, false)).lib_path == "libthird.so.2");
+    // chained duplicates: the first usable wins
+    assert_eq!(lib(r.resolve("dup", 1, 2, false)).ia_params, "b");
+}
+
+#[test]
+fn unloadable_entries() {
+    let r = reg();
+    let c = r.resolve_cause("kern", 1, 2, false).unwrap_err();
+    assert!(c.contains("kDAPL"), "{c}");
+    let c = r.resolve_cause("nodef", 1, 2, false).unwrap_err();
+    assert!(c.contains("nondefault"), "{c}");
+    let c = r.resolve_cause("missing", 1, 2, false).unwrap_err();
+    assert!(c.contains("missing") && c.contains("test.conf:"), "{c}");
+    let c = r.resolve_cause("OpenIB-cma", 1, 2, false).unwrap_err();
+    assert!(c.contains("provider verbs not available in this build"), "{c}");
+    assert_eq!(r.resolve("OpenIB-cma", 1, 2, false).unwrap_err(), NOT_FOUND);
+}
+
+#[test]
+fn builtin_via_conf() {
+    let r = reg();
+    match r.resolve("shm-conf", 1, 2, true) {
+        Ok(Resolution::Builtin { provider, ia_name, params }) => {
+            assert_eq!((provider.name(), ia_name.as_str(), params.as_str()), ("shm", "shm-conf", "param"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // the dat.conf key is exact
+    assert!(r.resolve("shm-conf", 1, 2, false).is_err());
+    // a registry with a verbs provider resolves the OFED names to it
+    let r = Registry::new(conf_of(CONF), vec![Arc::new(Fake("verbs", &[]))]);
+    match r.resolve("OpenIB-cma", 1, 2, false) {
+        Ok(Resolution::Builtin { provider, params, .. }) => assert_eq!((provider.name(), params.as_str()), ("verbs", "ib0 0")),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn conf_beats_builtin_name() {
+    let text = "shm u1.2 nonthreadsafe default libother.so o.1.2 \"\" \"\"\n";
+    let r = Registry::new(conf_of(text), vec![Arc::new(Fake("shm", &["shm"]))]);
+    assert_eq!(lib(r.resolve("shm", 1, 2, false)).lib_path, "libother.so");
+    // other thread safety: the built-in still answers
+    assert!(matches!(r.resolve("shm", 1, 2, true), Ok(Resolution::Builtin { .. })));
+}
+
+#[test]
+fn listing() {
+    let r = reg();
+    let got: Vec<(String, u32, u32, bool)> =
+        r.list().into_iter().map(|i| (i.ia_name, i.major, i.minor, i.thread_safe)).collect();
+    let want: Vec<(String, u32, u32, bool)> = [
+        ("shm", 1, 2, false),
+        ("shm0", 1, 2, false),
+        ("lib12", 1, 2, false),
+        ("lib20", 2, 0, false),
+        ("OpenIB-cma", 1, 2, false),
+        ("shm-conf", 1, 2, true),
+        ("missing", 1, 2, false),
+        ("dup", 1, 2, false),
+    ]
+    .iter()
+    .map(|&(n, a, b, t)| (n.to_string(), a, b, t))
+    .collect();
+    assert_eq!(got, want);
+    // stable
+    assert_eq!(r.list(), r.list());
+    assert!(Registry::new(StaticConf::empty(), vec![]).list().is_empty());
+}
+
+/// Counts WARN events.
+struct Count(Arc<AtomicUsize>);
+impl tracing::Subscriber for Count {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, e: &tracing::Event<'_>) {
+        if *e.metadata().level() == tracing::Level::WARN {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[test]
+fn one_warning_per_bad_line() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let text = "bad\n\"open\nok u1.2 threadsafe default l d.1.2 a b\nx y z w v u t s r q p\n\u{0}\n";
+    let v = tracing::subscriber::with_default(Count(n.clone()), || conf::parse_str(text, "w.conf"));
+    assert_eq!(v.len(), 1);
+    assert_eq!(n.load(Ordering::SeqCst), 4);
+}
