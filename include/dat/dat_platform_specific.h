@@ -1,0 +1,52 @@
+/*
+ * dat/dat_platform_specific.h - DAT 1.2 platform types (Linux flavour).
+ *
+ * Part of the libdat reimplementation (DAT 1.2 / uDAPL 1.2 ABI, OFED
+ * compat-dapl compatible).  Fixes the basic scalar types that every other
+ * DAT header builds on.  Sizes on x86_64 (LP64):
+ *   DAT_UINT32 4, DAT_UINT64 8, DAT_UVERYLONG 8, DAT_COUNT 4, DAT_PVOID 8,
+ *   DAT_SOCK_ADDR 16 (struct sockaddr), DAT_SOCK_ADDR6 28 (struct sockaddr_in6).
+ */
+#ifndef DAT_PLATFORM_SPECIFIC_H
+#define DAT_PLATFORM_SPECIFIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fixed-width integers. */
+typedef uint32_t            DAT_UINT32;     /* unsigned 32 bit */
+typedef uint64_t            DAT_UINT64;     /* unsigned 64 bit */
+typedef unsigned long long  DAT_UVERYLONG;  /* at least 64 bit */
+
+/* Generic pointer and signed count. */
+typedef void *              DAT_PVOID;
+typedef int                 DAT_COUNT;
+
+/* Socket addresses as the OS defines them. */
+typedef struct sockaddr     DAT_SOCK_ADDR;
+typedef struct sockaddr_in6 DAT_SOCK_ADDR6;
+
+/* Address families used in DAT_SOCK_ADDR. */
+#define DAT_AF_INET             AF_INET         /* 2 on Linux */
+#define DAT_AF_INET6            AF_INET6        /* 10 on Linux */
+
+/* Preferred buffer alignment for data transfer buffers, in bytes. */
+#define DAT_OPTIMAL_ALIGNMENT   256
+
+/* Storage class for exported DAT entry points. */
+#ifndef DAT_EXPORT
+#define DAT_EXPORT              extern
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DAT_PLATFORM_SPECIFIC_H */

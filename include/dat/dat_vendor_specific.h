@@ -1,0 +1,11 @@
+/*
+ * dat/dat_vendor_specific.h - place for vendor additions that are common to
+ * the user (uDAT) and kernel (kDAT) APIs.
+ *
+ * This implementation defines no vendor-specific extensions; the file exists
+ * because consumers and providers may include it by name.
+ */
+#ifndef DAT_VENDOR_SPECIFIC_H
+#define DAT_VENDOR_SPECIFIC_H
+
+#endif /* DAT_VENDOR_SPECIFIC_H */
