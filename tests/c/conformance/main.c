@@ -1,0 +1,330 @@
+/*
+ * dat_conformance - DAT 1.2 (uDAPL) conformance suite for libdat.
+ *
+ *   dat_conformance -P <ia_name> [-v] [-k <filter>]... [-l] [-n] [-t <secs>]
+ *
+ *   -P  IA name to open (e.g. "shm")
+ *   -v  verbose: print progress of each case on stderr
+ *   -k  run only cases whose name contains <filter> (may be repeated; any match runs)
+ *   -l  list case names and exit
+ *   -n  no fork: run every case in this process (debugging; a crash stops the suite)
+ *   -t  default per-case watchdog in seconds (default 30)
+ *
+ * Output: one line per case ("PASS name", "FAIL name: reason", "SKIP name: reason") and a
+ * final line "N passed, M failed[, K skipped]".  Exit status 1 if any case failed.
+ */
+#include "dct.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *g_ia_name = "shm";
+int g_verbose = 0;
+static char reason_local[T_REASON_MAX];
+char *t_reason = reason_local;
+
+static tres t_set(tres r, const char *fmt, va_list ap)
+{
+    vsnprintf(t_reason, T_REASON_MAX, fmt, ap);
+    /* keep it one line */
+    for (char *p = t_reason; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    return r;
+}
+
+tres t_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    tres r = t_set(T_FAIL, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+tres t_skip(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    tres r = t_set(T_SKIP, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+void vlog(const char *fmt, ...)
+{
+    if (!g_verbose)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "    [%d] ", (int)getpid());
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+const char *rs(DAT_RETURN r)
+{
+    static char bufs[8][160];
+    static int idx;
+    char *b = bufs[idx++ & 7];
+    const char *maj = NULL, *min = NULL;
+    if (dat_strerror(r, &maj, &min) != DAT_SUCCESS || maj == NULL)
+        maj = "?";
+    if (min == NULL)
+        min = "";
+    snprintf(b, sizeof bufs[0], "0x%08x (%s%s%s)", (unsigned)r, maj, *min ? "/" : "", min);
+    return b;
+}
+
+const char *subname(unsigned sub)
+{
+    static char bufs[4][64];
+    static int idx;
+    if (sub == ANYSUB)
+        return "*";
+    const char *maj = NULL, *min = NULL;
+    if (dat_strerror(MKERR(DAT_INVALID_PARAMETER, sub), &maj, &min) == DAT_SUCCESS && min && *min)
+        return min;
+    char *b = bufs[idx++ & 3];
+    snprintf(b, sizeof bufs[0], "0x%x", sub);
+    return b;
+}
+
+const char *subs_str(const unsigned *subs)
+{
+    static char b[2][400];
+    static int idx;
+    char *o = b[idx++ & 1];
+    o[0] = 0;
+    for (int i = 0; subs[i] != ENDSUB; i++) {
+        if (i)
+            strncat(o, " or ", 399 - strlen(o));
+        strncat(o, subname(subs[i]), 399 - strlen(o));
+    }
+    return o;
+}
+
+int is_not_impl(DAT_RETURN r)
+{
+    return (r & DAT_CLASS_ERROR) && DAT_GET_TYPE(r) == DAT_GET_TYPE(DAT_NOT_IMPLEMENTED);
+}
+
+int match_err(DAT_RETURN r, DAT_UINT32 t, const unsigned *subs)
+{
+    if ((r & DAT_CLASS_ERROR) == 0)
+        return 0;
+    if (DAT_GET_TYPE(r) != DAT_GET_TYPE(t))
+        return 0;
+    for (int i = 0; subs[i] != ENDSUB; i++)
+        if (subs[i] == ANYSUB || subs[i] == DAT_GET_SUBTYPE(r))
+            return 1;
+    return 0;
+}
+
+int make_bad_handles(struct badh *out, DAT_HANDLE wrong_type, DAT_HANDLE stale, int *stack_int)
+{
+    static unsigned char *heap;
+    int n = 0;
+    if (!heap) {
+        heap = malloc(256);
+        if (heap)
+            memset(heap, 0xff, 256);
+    }
+    out[n].h = DAT_HANDLE_NULL;
+    out[n++].what = "NULL";
+    out[n].h = (DAT_HANDLE)(uintptr_t)0x1234;
+    out[n++].what = "garbage (0x1234)";
+    out[n].h = (DAT_HANDLE)stack_int;
+    out[n++].what = "pointer-to-stack-int";
+    if (heap) {
+        out[n].h = (DAT_HANDLE)heap;
+        out[n++].what = "pointer-to-heap-0xff";
+    }
+    out[n].h = (DAT_HANDLE)(uintptr_t)0xdeadbeefcafef00dULL;
+    out[n++].what = "garbage (0xdeadbeefcafef00d)";
+    if (wrong_type) {
+        out[n].h = wrong_type;
+        out[n++].what = "wrong-type";
+    }
+    if (stale) {
+        out[n].h = stale;
+        out[n++].what = "freed (stale)";
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+static const struct tcase *const tables[] = {api_cases, obj_cases, dto_cases, e2e_cases};
+
+static int name_selected(const char *name, const char **filters, int nfilters)
+{
+    if (nfilters == 0)
+        return 1;
+    for (int i = 0; i < nfilters; i++)
+        if (strstr(name, filters[i]))
+            return 1;
+    return 0;
+}
+
+static void usage(const char *argv0)
+{
+    fprintf(stderr,
+            "usage: %s -P <ia_name> [-v] [-k <filter>]... [-l] [-n] [-t <secs>]\n", argv0);
+    exit(2);
+}
+
+static tres run_forked(const struct tcase *tc, unsigned timeout)
+{
+    /* shared page for the reason string, so grandchildren may not hold any pipe */
+    char *shared = mmap(NULL, T_REASON_MAX, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                        -1, 0);
+    if (shared == MAP_FAILED) {
+        snprintf(reason_local, sizeof reason_local, "mmap: %s", strerror(errno));
+        return T_FAIL;
+    }
+    shared[0] = 0;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(reason_local, sizeof reason_local, "fork: %s", strerror(errno));
+        munmap(shared, T_REASON_MAX);
+        return T_FAIL;
+    }
+    if (pid == 0) {
+        setpgid(0, 0);
+        t_reason = shared;
+        signal(SIGALRM, SIG_DFL);
+        alarm(timeout);
+        tres r = tc->fn();
+        alarm(0);
+        fflush(stdout);
+        fflush(stderr);
+        exit((int)r);
+    }
+    setpgid(pid, pid);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    /* kill any peer processes the case left behind */
+    kill(-pid, SIGKILL);
+    tres r;
+    if (WIFEXITED(st)) {
+        int code = WEXITSTATUS(st);
+        if (code == T_PASS) {
+            r = T_PASS;
+        } else if (code == T_SKIP) {
+            r = T_SKIP;
+            snprintf(reason_local, sizeof reason_local, "%s", shared);
+        } else if (code == T_FAIL) {
+            r = T_FAIL;
+            snprintf(reason_local, sizeof reason_local, "%s",
+                     shared[0] ? shared : "failed (no reason; valgrind error exit?)");
+        } else {
+            r = T_FAIL;
+            snprintf(reason_local, sizeof reason_local, "case process exited with status %d%s%s",
+                     code, shared[0] ? ": " : "", shared);
+        }
+    } else if (WIFSIGNALED(st)) {
+        r = T_FAIL;
+        if (WTERMSIG(st) == SIGALRM)
+            snprintf(reason_local, sizeof reason_local, "watchdog: no result after %u s (hang)%s%s",
+                     timeout, shared[0] ? "; last reason: " : "", shared);
+        else
+            snprintf(reason_local, sizeof reason_local, "case process killed by signal %d (%s)",
+                     WTERMSIG(st), strsignal(WTERMSIG(st)));
+    } else {
+        r = T_FAIL;
+        snprintf(reason_local, sizeof reason_local, "unexpected wait status 0x%x", st);
+    }
+    munmap(shared, T_REASON_MAX);
+    return r;
+}
+
+int main(int argc, char **argv)
+{
+    const char *filters[64];
+    int nfilters = 0, list = 0, nofork = 0, opt;
+    unsigned deftimeout = 30;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    while ((opt = getopt(argc, argv, "P:vk:lnt:h")) != -1) {
+        switch (opt) {
+        case 'P':
+            g_ia_name = optarg;
+            break;
+        case 'v':
+            g_verbose = 1;
+            break;
+        case 'k':
+            if (nfilters < 64)
+                filters[nfilters++] = optarg;
+            break;
+        case 'l':
+            list = 1;
+            break;
+        case 'n':
+            nofork = 1;
+            break;
+        case 't':
+            deftimeout = (unsigned)atoi(optarg);
+            if (deftimeout == 0)
+                deftimeout = 30;
+            break;
+        default:
+            usage(argv[0]);
+        }
+    }
+    if (optind != argc)
+        usage(argv[0]);
+
+    int npass = 0, nfail = 0, nskip = 0;
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
+        for (const struct tcase *tc = tables[t]; tc->name; tc++) {
+            if (!name_selected(tc->name, filters, nfilters))
+                continue;
+            if (list) {
+                printf("%s\n", tc->name);
+                continue;
+            }
+            unsigned timeout = tc->timeout ? tc->timeout : deftimeout;
+            reason_local[0] = 0;
+            vlog("=== %s", tc->name);
+            tres r;
+            if (nofork) {
+                t_reason = reason_local;
+                alarm(timeout);
+                r = tc->fn();
+                alarm(0);
+            } else {
+                r = run_forked(tc, timeout);
+            }
+            switch (r) {
+            case T_PASS:
+                npass++;
+                printf("PASS %s\n", tc->name);
+                break;
+            case T_SKIP:
+                nskip++;
+                printf("SKIP %s: %s\n", tc->name, reason_local);
+                break;
+            default:
+                nfail++;
+                printf("FAIL %s: %s\n", tc->name, reason_local);
+                break;
+            }
+        }
+    }
+    if (list)
+        return 0;
+    if (nskip)
+        printf("%d passed, %d failed, %d skipped\n", npass, nfail, nskip);
+    else
+        printf("%d passed, %d failed\n", npass, nfail);
+    return nfail ? 1 : 0;
+}
