@@ -3,3 +3,4 @@
 #![allow(non_camel_case_types, non_snake_case)]
 
 pub mod abi;
+pub mod registry;
