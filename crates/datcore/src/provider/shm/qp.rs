@@ -1,0 +1,573 @@
+//! Queue pairs: state, send queue, and the `QueuePair` entry points.
+//!
+//! Everything about one connection (its rings, its queues, its state) sits behind one per-QP
+//! mutex. Posting threads and the progress thread both produce into the rings under it, so each
+//! ring has exactly one producer at a time.
+
+use super::super::{
+    Access, BindWr, CompletionQueue, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair, SendOp, SendWr, Sge, WcOpcode,
+    WcStatus, WorkCompletion,
+};
+use super::cq::ShmCq;
+use super::memtable::{self, Entry, Kind};
+use super::recvq::{self, Recv, RecvQueue, ShmSrq};
+use super::ring::{Consumer, Malformed, Producer, Segment};
+use super::{conn, progress, sys, wire, ShmMw, MWS};
+use crate::codes::*;
+use crate::error::{DatError, DatResult};
+use parking_lot::Mutex;
+use std::net::SocketAddr;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{fence, AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Idle,
+    Connecting,
+    Accepting,
+    Connected,
+    Closed,
+}
+
+/// Why a connection must go down.
+#[derive(Debug)]
+#[allow(dead_code)] // the reason is read through Debug in logs
+pub enum Fault {
+    Malformed(&'static str),
+    PeerGone,
+}
+
+impl From<Malformed> for Fault {
+    fn from(m: Malformed) -> Fault {
+        Fault::Malformed(m.0)
+    }
+}
+
+/// An established (or accepting) connection's shared-memory side.
+pub struct Link {
+    pub seg: Segment,
+    pub side: usize,
+    pub peer_pid: i32,
+    pub tx_req: Producer,
+    pub tx_resp: Producer,
+    pub rx_req: Consumer,
+    pub rx_resp: Consumer,
+    /// The peer can read/write our memory: we may send iovec descriptors instead of data.
+    pub peer_copies: bool,
+    /// We can read/write the peer's memory.
+    pub we_copy: bool,
+}
+
+impl Link {
+    pub fn new(seg: Segment, side: usize, peer_pid: i32, we_copy: bool) -> Link {
+        Link {
+            tx_req: seg.producer(side, false),
+            tx_resp: seg.producer(side, true),
+            rx_req: seg.consumer(1 - side, false),
+            rx_resp: seg.consumer(1 - side, true),
+            seg,
+            side,
+            peer_pid,
+            peer_copies: false,
+            we_copy,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    Send,
+    Write,
+    Read,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct SqEntry {
+    pub wr_id: u64,
+    pub kind: OpKind,
+    pub remote_addr: u64,
+    pub rkey: u32,
+    pub signaled: bool,
+    pub solicited: bool,
+    pub fence: bool,
+    pub nsge: usize,
+    pub total: u64,
+    /// Inline bytes already pushed into the request ring.
+    pub sent: u64,
+    pub hdr_sent: bool,
+    /// RDMA read bytes already received inline.
+    pub got: u64,
+    pub err: Option<WcStatus>,
+}
+
+const NO_ENTRY: SqEntry = SqEntry {
+    wr_id: 0,
+    kind: OpKind::Send,
+    remote_addr: 0,
+    rkey: 0,
+    signaled: false,
+    solicited: false,
+    fence: false,
+    nsge: 0,
+    total: 0,
+    sent: 0,
+    hdr_sent: false,
+    got: 0,
+    err: None,
+};
+
+/// Fixed-capacity send queue: `[head, issued)` are in flight (awaiting an ACK), `[issued,
+/// tail)` wait to be (fully) written to the request ring.
+pub struct SendQueue {
+    pub e: Vec<SqEntry>,
+    sges: Vec<Sge>,
+    max_sge: usize,
+    pub head: u64,
+    pub issued: u64,
+    pub tail: u64,
+}
+
+impl SendQueue {
+    fn new(cap: u32, max_sge: u32) -> SendQueue {
+        let cap = cap.max(1) as usize;
+        let max_sge = (max_sge as usize).clamp(1, super::cma::MAX_IOV);
+        SendQueue { e: vec![NO_ENTRY; cap], sges: vec![Sge::default(); cap * max_sge], max_sge, head: 0, issued: 0, tail: 0 }
+    }
+    pub fn slot(&self, n: u64) -> usize {
+        (n % self.e.len() as u64) as usize
+    }
+    pub fn sges(&self, n: u64) -> &[Sge] {
+        let i = self.slot(n);
+        &self.sges[i * self.max_sge..i * self.max_sge + self.e[i].nsge]
+    }
+    pub fn is_empty(&self) -> bool {
+        self.head == self.tail
+    }
+    fn push(&mut self, e: SqEntry, sges: &[Sge]) -> DatResult<()> {
+        if (self.tail - self.head) as usize >= self.e.len() {
+            return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
+        }
+        if sges.len() > self.max_sge {
+            return Err(DatError::invalid_arg(2));
+        }
+        let i = self.slot(self.tail);
+        self.e[i] = SqEntry { nsge: sges.len(), ..e };
+        self.sges[i * self.max_sge..i * self.max_sge + sges.len()].copy_from_slice(sges);
+        self.tail += 1;
+        Ok(())
+    }
+}
+
+/// Target-side state of an inbound operation whose payload spans several records, or of an
+/// RDMA read being answered inline.
+#[derive(Clone, Copy)]
+pub enum Rx {
+    Idle,
+    Inline { dest: Dest, total: u64, off: u64, status: WcStatus, ack: WcStatus },
+    ReadResp { src: u64, total: u64, off: u64 },
+}
+
+#[derive(Clone, Copy)]
+pub enum Dest {
+    Recv(Recv, bool),
+    Mem(u64),
+}
+
+pub struct QpState {
+    pub phase: Phase,
+    pub sock: Option<Arc<OwnedFd>>,
+    pub deadline: Option<Instant>,
+    pub link: Option<Link>,
+    pub sq: SendQueue,
+    pub rq: RecvQueue,
+    pub rx: Rx,
+    pub pending_ack: Option<(WcStatus, u64)>,
+    pub reads_out: u32,
+    pub graceful_pending: bool,
+    pub peer_disc: bool,
+    pub peer_gone: bool,
+    /// The socket has data to read (set from poll results).
+    pub sock_ready: bool,
+    /// Dropped by the core: no more events.
+    pub dropped: bool,
+}
+
+/// What a locked section asks to have done once the lock is gone.
+#[derive(Default)]
+pub struct After {
+    pub wake_send: bool,
+    pub wake_recv: bool,
+    pub event: Option<(ConnEvent, Vec<u8>)>,
+}
+
+pub struct QpShared {
+    pub pd: u32,
+    pub context: u64,
+    pub send_cq: Option<Arc<ShmCq>>,
+    pub recv_cq: Option<Arc<ShmCq>>,
+    pub srq: Option<Arc<ShmSrq>>,
+    pub caps: QpCaps,
+    pub events: Arc<dyn ConnectionEvents>,
+    pub st: Mutex<QpState>,
+    /// Stalled on an empty receive queue: the next post_recv kicks the progress thread.
+    pub need_recv: AtomicBool,
+}
+
+pub fn status_code(s: WcStatus) -> u32 {
+    match s {
+        WcStatus::Success => 0,
+        WcStatus::Flushed => 1,
+        WcStatus::LocalLength => 2,
+        WcStatus::LocalProtection => 3,
+        WcStatus::LocalOperation => 4,
+        WcStatus::RemoteAccess => 5,
+        WcStatus::RemoteOperation => 6,
+        WcStatus::BadResponse => 7,
+        WcStatus::TransportRetry => 8,
+        WcStatus::ReceiverNotReady => 9,
+        WcStatus::BindFailure => 10,
+    }
+}
+
+pub fn status_from(c: u32) -> WcStatus {
+    match c {
+        0 => WcStatus::Success,
+        1 => WcStatus::Flushed,
+        2 => WcStatus::LocalLength,
+        3 => WcStatus::LocalProtection,
+        4 => WcStatus::LocalOperation,
+        5 => WcStatus::RemoteAccess,
+        7 => WcStatus::BadResponse,
+        8 => WcStatus::TransportRetry,
+        9 => WcStatus::ReceiverNotReady,
+        _ => WcStatus::RemoteOperation,
+    }
+}
+
+impl QpShared {
+    pub fn complete_send(&self, a: &mut After, wr_id: u64, kind: OpKind, status: WcStatus, byte_len: u64) {
+        let opcode = match kind {
+            OpKind::Send => WcOpcode::Send,
+            OpKind::Write => WcOpcode::RdmaWrite,
+            OpKind::Read => WcOpcode::RdmaRead,
+        };
+        if let Some(cq) = &self.send_cq {
+            cq.push(WorkCompletion { wr_id, context: self.context, status, opcode, byte_len });
+            a.wake_send = true;
+        }
+    }
+
+    pub fn complete_recv(&self, a: &mut After, wr_id: u64, status: WcStatus, byte_len: u64) {
+        if let Some(cq) = &self.recv_cq {
+            cq.push(WorkCompletion { wr_id, context: self.context, status, opcode: WcOpcode::Recv, byte_len });
+            a.wake_recv = true;
+        }
+    }
+
+    /// Wakes CQ waiters and delivers the event; call with no lock held.
+    pub fn finish(&self, a: After) {
+        if a.wake_send {
+            if let Some(cq) = &self.send_cq {
+                cq.wake();
+            }
+        }
+        if a.wake_recv {
+            if let Some(cq) = &self.recv_cq {
+                cq.wake();
+            }
+        }
+        if let Some((ev, data)) = a.event {
+            tracing::debug!(context = self.context, ?ev, "shm: connection event");
+            self.events.event(ev, &data);
+        }
+    }
+
+    /// Takes one receive from the SRQ or our own queue.
+    pub fn take_recv(&self, st: &mut QpState) -> Option<Recv> {
+        match &self.srq {
+            Some(s) => {
+                let r = s.q.lock().pop();
+                if r.is_none() {
+                    s.starved.store(true, Ordering::SeqCst);
+                    // A post may have slipped in before the flag was visible.
+                    return s.q.lock().pop();
+                }
+                r
+            }
+            None => {
+                let r = st.rq.pop();
+                if r.is_none() {
+                    self.need_recv.store(true, Ordering::SeqCst);
+                }
+                r
+            }
+        }
+    }
+
+    /// Tears the connection down: everything outstanding completes as flushed.
+    pub fn teardown(&self, st: &mut QpState, a: &mut After) {
+        st.link = None;
+        st.sock = None;
+        st.deadline = None;
+        st.phase = Phase::Closed;
+        st.graceful_pending = false;
+        st.pending_ack = None;
+        st.reads_out = 0;
+        if st.dropped {
+            return;
+        }
+        while st.sq.head < st.sq.tail {
+            let e = st.sq.e[st.sq.slot(st.sq.head)];
+            self.complete_send(a, e.wr_id, e.kind, WcStatus::Flushed, 0);
+            st.sq.head += 1;
+        }
+        st.sq.issued = st.sq.head;
+        if let Rx::Inline { dest: Dest::Recv(r, _), .. } = st.rx {
+            self.complete_recv(a, r.wr_id, WcStatus::Flushed, 0);
+        }
+        st.rx = Rx::Idle;
+        while let Some(r) = st.rq.pop() {
+            self.complete_recv(a, r.wr_id, WcStatus::Flushed, 0);
+        }
+    }
+
+    /// Rings the peer's doorbell if its progress thread sleeps.
+    pub fn bell(st: &QpState) {
+        if let (Some(l), Some(s)) = (&st.link, &st.sock) {
+            fence(Ordering::SeqCst);
+            if l.seg.sleeping(1 - l.side).load(Ordering::Relaxed) != 0 {
+                let mut b = [0u8; wire::MAX_MSG];
+                let n = wire::encode(&wire::Msg::Bell, &mut b);
+                let _ = sys::send(s, &b[..n], None);
+            }
+        }
+    }
+}
+
+/// The `QueuePair` the core holds. Dropping it closes the connection without further events.
+pub struct ShmQp {
+    pub sh: Arc<QpShared>,
+}
+
+impl ShmQp {
+    pub fn new(
+        pd: u32,
+        send_cq: Option<Arc<ShmCq>>,
+        recv_cq: Option<Arc<ShmCq>>,
+        srq: Option<Arc<ShmSrq>>,
+        caps: QpCaps,
+        context: u64,
+        events: Arc<dyn ConnectionEvents>,
+    ) -> ShmQp {
+        let rq = RecvQueue::new(if srq.is_some() { 0 } else { caps.max_recv_wr.max(1) }, caps.max_recv_sge);
+        let st = QpState {
+            phase: Phase::Idle,
+            sock: None,
+            deadline: None,
+            link: None,
+            sq: SendQueue::new(caps.max_send_wr, caps.max_send_sge),
+            rq,
+            rx: Rx::Idle,
+            pending_ack: None,
+            reads_out: 0,
+            graceful_pending: false,
+            peer_disc: false,
+            peer_gone: false,
+            sock_ready: false,
+            dropped: false,
+        };
+        ShmQp {
+            sh: Arc::new(QpShared {
+                pd,
+                context,
+                send_cq,
+                recv_cq,
+                srq,
+                caps,
+                events,
+                st: Mutex::new(st),
+                need_recv: AtomicBool::new(false),
+            }),
+        }
+    }
+}
+
+impl Drop for ShmQp {
+    fn drop(&mut self) {
+        let mut st = self.sh.st.lock();
+        st.dropped = true;
+        if st.phase != Phase::Closed && st.phase != Phase::Idle {
+            if let Some(s) = &st.sock {
+                let mut b = [0u8; wire::MAX_MSG];
+                let n = wire::encode(&wire::Msg::Disc, &mut b);
+                let _ = sys::send(s, &b[..n], None);
+            }
+            let mut a = After::default();
+            self.sh.teardown(&mut st, &mut a);
+        }
+        st.phase = Phase::Closed;
+    }
+}
+
+impl QueuePair for ShmQp {
+    fn post_send(&self, wr: &SendWr<'_>) -> DatResult<()> {
+        let sh = &self.sh;
+        let (kind, remote_addr, rkey) = match wr.op {
+            SendOp::Send => (OpKind::Send, 0, 0),
+            SendOp::RdmaWrite { remote_addr, rkey } => (OpKind::Write, remote_addr, rkey),
+            SendOp::RdmaRead { remote_addr, rkey } => (OpKind::Read, remote_addr, rkey),
+        };
+        let total = recvq::validate(wr.sges, sh.pd, kind == OpKind::Read, sh.caps.max_send_sge.max(1))?;
+        if total > super::MAX_MESSAGE {
+            return Err(DatError::new(DAT_LENGTH_ERROR, 0));
+        }
+        let entry = SqEntry {
+            wr_id: wr.wr_id,
+            kind,
+            remote_addr,
+            rkey,
+            signaled: wr.signaled,
+            solicited: wr.solicited,
+            fence: wr.fence,
+            total,
+            ..NO_ENTRY
+        };
+        let mut a = After::default();
+        {
+            let mut st = sh.st.lock();
+            match st.phase {
+                Phase::Connected => {}
+                Phase::Closed => {
+                    sh.complete_send(&mut a, wr.wr_id, kind, WcStatus::Flushed, 0);
+                    drop(st);
+                    sh.finish(a);
+                    return Ok(());
+                }
+                _ => return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED)),
+            }
+            st.sq.push(entry, wr.sges)?;
+            if let Err(f) = super::xfer::pump_tx(&mut st) {
+                tracing::warn!(context = sh.context, ?f, "shm: connection broken");
+                sh.teardown(&mut st, &mut a);
+                a.event = Some((ConnEvent::Broken, Vec::new()));
+            }
+        }
+        if a.wake_send || a.event.is_some() {
+            sh.finish(a);
+        }
+        Ok(())
+    }
+
+    fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
+        let sh = &self.sh;
+        if sh.srq.is_some() {
+            return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_RECV_WATERMARK));
+        }
+        recvq::validate(sges, sh.pd, true, sh.caps.max_recv_sge.max(1))?;
+        let mut st = sh.st.lock();
+        if st.phase == Phase::Closed {
+            let mut a = After::default();
+            sh.complete_recv(&mut a, wr_id, WcStatus::Flushed, 0);
+            drop(st);
+            sh.finish(a);
+            return Ok(());
+        }
+        st.rq.push(wr_id, sges)?;
+        drop(st);
+        if sh.need_recv.load(Ordering::Acquire) && sh.need_recv.swap(false, Ordering::AcqRel) {
+            progress::engine().kick();
+        }
+        Ok(())
+    }
+
+    fn bind_mw(&self, wr: &BindWr<'_>) -> DatResult<u32> {
+        let sh = &self.sh;
+        let mw: Arc<ShmMw> = MWS.get(wr.mw).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_RMR))?;
+        let mr = match memtable::lookup(wr.mr.lkey()) {
+            Some(e) if e.kind == Kind::Region => e,
+            _ => return Err(DatError::new(DAT_PROTECTION_VIOLATION, 0)),
+        };
+        if mr.pd != sh.pd || mw.pd != sh.pd {
+            return Err(DatError::new(DAT_PROTECTION_VIOLATION, 0));
+        }
+        if !mr.covers(wr.addr, wr.length) {
+            return Err(DatError::new(DAT_LENGTH_ERROR, 0));
+        }
+        if wr.access.remote_write && !mr.access.local_write {
+            return Err(DatError::new(DAT_PRIVILEGES_VIOLATION, 0));
+        }
+        let mut a = After::default();
+        let rkey;
+        {
+            let st = sh.st.lock();
+            if st.phase != Phase::Connected {
+                return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
+            }
+            let access = Access { local_read: false, local_write: false, ..wr.access };
+            rkey = mw.bind(Entry { kind: Kind::Window, pd: sh.pd, addr: wr.addr, len: wr.length, access });
+            if wr.signaled {
+                if let Some(cq) = &sh.send_cq {
+                    cq.push(WorkCompletion {
+                        wr_id: wr.wr_id,
+                        context: sh.context,
+                        status: WcStatus::Success,
+                        opcode: WcOpcode::Bind,
+                        byte_len: 0,
+                    });
+                    a.wake_send = true;
+                }
+            }
+        }
+        sh.finish(a);
+        Ok(rkey)
+    }
+
+    fn connect(&self, remote: SocketAddr, port: u64, private_data: &[u8], timeout: Option<Duration>) -> DatResult<()> {
+        conn::connect(&self.sh, remote, port, private_data, timeout)
+    }
+
+    fn accept(&self, req: &Arc<dyn ConnectionRequest>, private_data: &[u8]) -> DatResult<()> {
+        conn::accept(&self.sh, req, private_data)
+    }
+
+    fn disconnect(&self, graceful: bool) -> DatResult<()> {
+        let sh = &self.sh;
+        let mut a = After::default();
+        {
+            let mut st = sh.st.lock();
+            match st.phase {
+                Phase::Idle | Phase::Closed => return Ok(()),
+                Phase::Connected if graceful && !st.sq.is_empty() => {
+                    st.graceful_pending = true;
+                    drop(st);
+                    progress::engine().kick();
+                    return Ok(());
+                }
+                _ => {
+                    conn::send_disc(&st);
+                    sh.teardown(&mut st, &mut a);
+                }
+            }
+        }
+        // The event goes out from the progress thread, never from inside the core's call.
+        progress::engine().defer(sh.clone(), ConnEvent::Disconnected, Vec::new());
+        sh.finish(a);
+        Ok(())
+    }
+
+    fn posted_recvs(&self) -> u32 {
+        let st = self.sh.st.lock();
+        let taken = matches!(st.rx, Rx::Inline { dest: Dest::Recv(_, false), .. }) as u32;
+        st.rq.len() as u32 + taken
+    }
+}
+
+/// Bytes of the CQ type the trait hands out; used to find ours.
+pub fn our_cq(cq: &Option<Arc<dyn CompletionQueue>>) -> DatResult<Option<Arc<ShmCq>>> {
+    match cq {
+        None => Ok(None),
+        Some(c) => super::CQS.get(c).map(Some).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_EVD_REQUEST)),
+    }
+}

@@ -1,0 +1,197 @@
+//! Receive queues: the per-QP one and the shared one (SRQ), with SGE validation.
+
+use super::super::{Access, SharedReceiveQueue, Sge};
+use super::cma::MAX_IOV;
+use super::memtable::{self, Kind};
+use crate::codes::*;
+use crate::error::{DatError, DatResult};
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+/// Up to [`MAX_IOV`] SGEs held by value (no allocation).
+#[derive(Clone, Copy)]
+pub struct SgeList {
+    pub n: usize,
+    pub s: [Sge; MAX_IOV],
+}
+
+impl SgeList {
+    pub const EMPTY: SgeList = SgeList { n: 0, s: [Sge { lkey: 0, pad: 0, addr: 0, length: 0 }; MAX_IOV] };
+
+    pub fn from(sges: &[Sge]) -> SgeList {
+        let mut l = SgeList::EMPTY;
+        l.n = sges.len().min(MAX_IOV);
+        l.s[..l.n].copy_from_slice(&sges[..l.n]);
+        l
+    }
+
+    pub fn as_slice(&self) -> &[Sge] {
+        &self.s[..self.n]
+    }
+
+    pub fn total(&self) -> u64 {
+        self.as_slice().iter().map(|s| s.length).sum()
+    }
+}
+
+/// Checks local SGEs against the memory table: each must name a live region of protection
+/// domain `pd` and lie inside it; `need_write` for receive and RDMA-read sinks. Returns the
+/// total length.
+pub fn validate(sges: &[Sge], pd: u32, need_write: bool, max_sge: u32) -> DatResult<u64> {
+    if sges.len() > max_sge as usize || sges.len() > MAX_IOV {
+        return Err(DatError::invalid_arg(2));
+    }
+    let mut total = 0u64;
+    for s in sges {
+        if s.length == 0 {
+            continue;
+        }
+        let e = match memtable::lookup(s.lkey) {
+            Some(e) if e.kind == Kind::Region => e,
+            _ => return Err(DatError::new(DAT_PROTECTION_VIOLATION, 0)),
+        };
+        if e.pd != pd {
+            return Err(DatError::new(DAT_PROTECTION_VIOLATION, 0));
+        }
+        if !e.covers(s.addr, s.length) {
+            return Err(DatError::new(DAT_PROTECTION_VIOLATION, 0));
+        }
+        if need_write && !e.access.local_write {
+            return Err(DatError::new(DAT_PROTECTION_VIOLATION, DAT_PROTECTION_WRITE));
+        }
+        total = total.checked_add(s.length).ok_or(DatError::new(DAT_LENGTH_ERROR, 0))?;
+    }
+    Ok(total)
+}
+
+/// Re-checks SGEs at the moment data lands (the region may be gone since the post).
+pub fn still_valid(sges: &[Sge], pd: u32, need: Access) -> bool {
+    sges.iter().filter(|s| s.length > 0).all(|s| {
+        memtable::lookup(s.lkey).is_some_and(|e| {
+            e.kind == Kind::Region && e.pd == pd && e.covers(s.addr, s.length) && (!need.local_write || e.access.local_write)
+        })
+    })
+}
+
+/// A posted receive taken off a queue.
+#[derive(Clone, Copy)]
+pub struct Recv {
+    pub wr_id: u64,
+    pub sges: SgeList,
+}
+
+/// A fixed-capacity FIFO of receives; its storage is allocated once.
+pub struct RecvQueue {
+    wr_ids: Vec<u64>,
+    counts: Vec<u8>,
+    sges: Vec<Sge>,
+    max_sge: usize,
+    head: usize,
+    len: usize,
+}
+
+impl RecvQueue {
+    pub fn new(cap: u32, max_sge: u32) -> RecvQueue {
+        let cap = cap as usize;
+        let max_sge = (max_sge as usize).clamp(1, MAX_IOV);
+        RecvQueue {
+            wr_ids: vec![0; cap],
+            counts: vec![0; cap],
+            sges: vec![Sge::default(); cap * max_sge],
+            max_sge,
+            head: 0,
+            len: 0,
+        }
+    }
+
+    pub fn cap(&self) -> usize {
+        self.wr_ids.len()
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn push(&mut self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
+        if self.len == self.cap() {
+            return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
+        }
+        if sges.len() > self.max_sge {
+            return Err(DatError::invalid_arg(2));
+        }
+        let i = (self.head + self.len) % self.cap();
+        self.wr_ids[i] = wr_id;
+        self.counts[i] = sges.len() as u8;
+        self.sges[i * self.max_sge..i * self.max_sge + sges.len()].copy_from_slice(sges);
+        self.len += 1;
+        Ok(())
+    }
+
+    pub fn pop(&mut self) -> Option<Recv> {
+        if self.len == 0 {
+            return None;
+        }
+        let i = self.head;
+        let n = self.counts[i] as usize;
+        let r = Recv { wr_id: self.wr_ids[i], sges: SgeList::from(&self.sges[i * self.max_sge..i * self.max_sge + n]) };
+        self.head = (self.head + 1) % self.cap();
+        self.len -= 1;
+        Some(r)
+    }
+
+    /// A queue of a new capacity holding the same receives (`None` if they do not fit).
+    pub fn resized(&mut self, cap: u32) -> Option<RecvQueue> {
+        if (cap as usize) < self.len {
+            return None;
+        }
+        let mut q = RecvQueue::new(cap, self.max_sge as u32);
+        while let Some(r) = self.pop() {
+            let _ = q.push(r.wr_id, r.sges.as_slice());
+        }
+        Some(q)
+    }
+}
+
+/// A shared receive queue. The low watermark is stored but raises no event: the provider
+/// interface has no SRQ-limit async event (documented simplification).
+pub struct ShmSrq {
+    pub pd: u32,
+    pub max_sge: u32,
+    pub q: Mutex<RecvQueue>,
+    limit: AtomicU32,
+    /// A queue pair stalls on an empty SRQ: kick the progress thread at the next post.
+    pub starved: AtomicBool,
+}
+
+impl ShmSrq {
+    pub fn new(pd: u32, max_wr: u32, max_sge: u32) -> ShmSrq {
+        ShmSrq { pd, max_sge, q: Mutex::new(RecvQueue::new(max_wr.max(1), max_sge)), limit: AtomicU32::new(0), starved: AtomicBool::new(false) }
+    }
+}
+
+impl SharedReceiveQueue for ShmSrq {
+    fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
+        validate(sges, self.pd, true, self.max_sge)?;
+        self.q.lock().push(wr_id, sges)?;
+        if self.starved.load(Ordering::Acquire) && self.starved.swap(false, Ordering::AcqRel) {
+            super::progress::engine().kick();
+        }
+        Ok(())
+    }
+
+    fn resize(&self, max_wr: u32) -> DatResult<()> {
+        let mut q = self.q.lock();
+        let n = q.resized(max_wr.max(1)).ok_or(DatError::invalid_state(DAT_INVALID_STATE_SRQ_IN_USE))?;
+        *q = n;
+        Ok(())
+    }
+
+    fn set_limit(&self, low_watermark: u32) -> DatResult<()> {
+        self.limit.store(low_watermark, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn posted(&self) -> u32 {
+        self.q.lock().len() as u32
+    }
+}

@@ -1,0 +1,298 @@
+//! Single-producer single-consumer byte rings in a shared segment, and the segment layout.
+//!
+//! A record is an 8-byte header `{len: u32, kind: u16, flags: u16}` followed by its payload,
+//! padded to 8 bytes. Records never wrap: a producer that does not fit before the end writes a
+//! pad record there. Each side keeps its own index in private memory and only *reads* the
+//! other's index from the segment, validating it, so a misbehaving peer can at worst make a
+//! ring look malformed (which breaks that connection) but never make us read or write outside
+//! the segment.
+
+use super::sys::Mapping;
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+
+pub const REQ_CAP: u64 = 512 * 1024;
+pub const RESP_CAP: u64 = 128 * 1024;
+pub const HDR: usize = 8;
+const PAD: u16 = 0;
+const MAGIC: u64 = 0x6461_742d_7368_6d31; // "dat-shm1"
+
+/// Per-ring control block, each index on its own cache line.
+#[repr(C, align(64))]
+struct Line<T>(T);
+
+#[repr(C)]
+struct RingCtl {
+    head: Line<AtomicU64>,
+    tail: Line<AtomicU64>,
+    /// Set by a producer that found the ring full; the consumer rings the doorbell after
+    /// freeing space.
+    waiting: Line<AtomicU32>,
+}
+
+#[repr(C)]
+struct SegHeader {
+    magic: u64,
+    /// `sleeping[side]`: that side's progress thread is about to block in poll(2) and must be
+    /// woken through the socket.
+    sleeping: [Line<AtomicU32>; 2],
+    rings: [RingCtl; 4],
+}
+
+/// Which ring: `side` is the producer (0 = active side, 1 = passive side).
+fn ring_index(side: usize, response: bool) -> usize {
+    side * 2 + response as usize
+}
+
+fn ring_cap(i: usize) -> u64 {
+    if i % 2 == 0 {
+        REQ_CAP
+    } else {
+        RESP_CAP
+    }
+}
+
+const DATA_OFF: u64 = 4096;
+
+pub fn segment_len() -> usize {
+    (DATA_OFF + 2 * REQ_CAP + 2 * RESP_CAP) as usize
+}
+
+fn ring_data_off(i: usize) -> u64 {
+    DATA_OFF + (0..i).map(ring_cap).sum::<u64>()
+}
+
+/// A mapped connection segment.
+pub struct Segment {
+    map: Mapping,
+}
+
+impl Segment {
+    /// Wraps a mapping of at least [`segment_len`] bytes; `init` writes a fresh header.
+    pub fn new(map: Mapping, init: bool) -> Option<Segment> {
+        const _: () = assert!(std::mem::size_of::<SegHeader>() as u64 <= DATA_OFF);
+        if map.len < segment_len() {
+            return None;
+        }
+        let s = Segment { map };
+        if init {
+            // SAFETY: the mapping is at least DATA_OFF bytes, page aligned, and zero-filled
+            // (fresh memfd), which is a valid SegHeader; we only set the magic.
+            unsafe { std::ptr::write_volatile(s.map.ptr as *mut u64, MAGIC) };
+        } else {
+            // SAFETY: as above; reading the first 8 bytes.
+            if unsafe { std::ptr::read_volatile(s.map.ptr as *const u64) } != MAGIC {
+                return None;
+            }
+        }
+        Some(s)
+    }
+
+    fn header(&self) -> &SegHeader {
+        // SAFETY: the mapping is page aligned, large enough, and all fields are atomics or
+        // a u64 only written before the segment is shared.
+        unsafe { &*(self.map.ptr as *const SegHeader) }
+    }
+
+    pub fn sleeping(&self, side: usize) -> &AtomicU32 {
+        &self.header().sleeping[side].0
+    }
+
+    pub fn producer(&self, side: usize, response: bool) -> Producer {
+        let i = ring_index(side, response);
+        let ctl = &self.header().rings[i];
+        Producer {
+            ctl,
+            // SAFETY: ring_data_off(i) + cap lies inside the mapping (checked in new()).
+            data: unsafe { self.map.ptr.add(ring_data_off(i) as usize) },
+            cap: ring_cap(i),
+            tail: ctl.tail.0.load(Ordering::Acquire),
+        }
+    }
+
+    pub fn consumer(&self, side: usize, response: bool) -> Consumer {
+        let i = ring_index(side, response);
+        let ctl = &self.header().rings[i];
+        Consumer {
+            ctl,
+            // SAFETY: as in producer().
+            data: unsafe { self.map.ptr.add(ring_data_off(i) as usize) },
+            cap: ring_cap(i),
+            head: ctl.head.0.load(Ordering::Acquire),
+        }
+    }
+}
+
+/// A malformed ring: the peer broke the protocol.
+#[derive(Debug)]
+pub struct Malformed(pub &'static str);
+
+/// The producing end of one ring. Valid while its [`Segment`] lives (the owner keeps both).
+pub struct Producer {
+    ctl: *const RingCtl,
+    data: *mut u8,
+    cap: u64,
+    tail: u64,
+}
+
+// SAFETY: points into a shared mapping kept alive by the owner; used under the owner's lock.
+unsafe impl Send for Producer {}
+
+impl Producer {
+    fn ctl(&self) -> &RingCtl {
+        // SAFETY: the segment outlives this producer (both owned by the same connection).
+        unsafe { &*self.ctl }
+    }
+
+    fn used(&self) -> Result<u64, Malformed> {
+        let head = self.ctl().head.0.load(Ordering::Acquire);
+        let used = self.tail.wrapping_sub(head);
+        if used > self.cap {
+            return Err(Malformed("ring head out of range"));
+        }
+        Ok(used)
+    }
+
+    /// Total bytes a record of payload `len` occupies.
+    pub fn record_len(payload: usize) -> usize {
+        (HDR + payload + 7) & !7
+    }
+
+    /// Whether a record with `payload` bytes fits right now (counting any pad record).
+    pub fn fits(&self, payload: usize) -> Result<bool, Malformed> {
+        let need = Self::record_len(payload) as u64;
+        let off = self.tail % self.cap;
+        let contiguous = self.cap - off;
+        let need = if need > contiguous { need + contiguous } else { need };
+        Ok(self.cap - self.used()? >= need)
+    }
+
+    /// Writes one record: `fill` gets the payload buffer (exactly `payload` bytes). Returns
+    /// false, leaving the ring untouched, when it does not fit; then `waiting` is set so the
+    /// consumer signals when it frees space.
+    pub fn push(&mut self, kind: u16, flags: u16, payload: usize, fill: impl FnOnce(&mut [u8])) -> Result<bool, Malformed> {
+        if !self.fits(payload)? {
+            self.ctl().waiting.0.store(1, Ordering::SeqCst);
+            // Re-check: the consumer may have freed space before seeing the flag.
+            if !self.fits(payload)? {
+                return Ok(false);
+            }
+        }
+        let len = Self::record_len(payload) as u64;
+        let off = self.tail % self.cap;
+        let contiguous = self.cap - off;
+        let mut tail = self.tail;
+        if len > contiguous {
+            // SAFETY: off is 8-aligned and < cap, so 8 header bytes fit inside the ring.
+            unsafe { write_header(self.data.add(off as usize), contiguous as u32, PAD, 0) };
+            tail += contiguous;
+        }
+        let off = (tail % self.cap) as usize;
+        // SAFETY: fits() guaranteed `len` contiguous free bytes at `off`; nobody else writes
+        // them until we publish the new tail.
+        unsafe {
+            write_header(self.data.add(off), len as u32, kind, flags);
+            let buf = std::slice::from_raw_parts_mut(self.data.add(off + HDR), payload);
+            fill(buf);
+        }
+        tail += len;
+        self.tail = tail;
+        self.ctl().tail.0.store(tail, Ordering::Release);
+        Ok(true)
+    }
+}
+
+/// # Safety
+/// `p` must be valid for an 8-byte write.
+unsafe fn write_header(p: *mut u8, len: u32, kind: u16, flags: u16) {
+    let v = len as u64 | (kind as u64) << 32 | (flags as u64) << 48;
+    // SAFETY: per the contract; p is 8-aligned inside the ring.
+    unsafe { std::ptr::write_volatile(p as *mut u64, v) };
+}
+
+/// One record as seen by the consumer. `payload` stays valid until [`Consumer::consume`].
+pub struct Record {
+    pub kind: u16,
+    pub flags: u16,
+    pub payload: *const u8,
+    pub payload_len: usize,
+    len: u64,
+}
+
+impl Record {
+    /// Copies the payload's first `N` bytes, or reports a short record.
+    pub fn fixed<const N: usize>(&self) -> Result<[u8; N], Malformed> {
+        if self.payload_len < N {
+            return Err(Malformed("record too short"));
+        }
+        let mut out = [0u8; N];
+        // SAFETY: payload_len >= N bytes are inside the ring until consume().
+        unsafe { std::ptr::copy_nonoverlapping(self.payload, out.as_mut_ptr(), N) };
+        Ok(out)
+    }
+}
+
+/// The consuming end of one ring.
+pub struct Consumer {
+    ctl: *const RingCtl,
+    data: *mut u8,
+    cap: u64,
+    head: u64,
+}
+
+// SAFETY: as for Producer.
+unsafe impl Send for Consumer {}
+
+impl Consumer {
+    fn ctl(&self) -> &RingCtl {
+        // SAFETY: the segment outlives this consumer.
+        unsafe { &*self.ctl }
+    }
+
+    /// The oldest record, skipping pad records.
+    pub fn peek(&mut self) -> Result<Option<Record>, Malformed> {
+        loop {
+            let tail = self.ctl().tail.0.load(Ordering::Acquire);
+            let avail = tail.wrapping_sub(self.head);
+            if avail == 0 {
+                return Ok(None);
+            }
+            if avail > self.cap || avail % 8 != 0 {
+                return Err(Malformed("ring tail out of range"));
+            }
+            let off = self.head % self.cap;
+            // SAFETY: off is 8-aligned and < cap; the header lies in the published region.
+            let v = unsafe { std::ptr::read_volatile(self.data.add(off as usize) as *const u64) };
+            let len = v as u32 as u64;
+            let kind = (v >> 32) as u16;
+            let flags = (v >> 48) as u16;
+            if len < HDR as u64 || len % 8 != 0 || len > avail || off + len > self.cap {
+                return Err(Malformed("bad record length"));
+            }
+            if kind == PAD {
+                self.advance(len);
+                continue;
+            }
+            return Ok(Some(Record {
+                kind,
+                flags,
+                // SAFETY: inside the ring, see the checks above.
+                payload: unsafe { self.data.add(off as usize + HDR) },
+                payload_len: len as usize - HDR,
+                len,
+            }));
+        }
+    }
+
+    fn advance(&mut self, len: u64) {
+        self.head += len;
+        self.ctl().head.0.store(self.head, Ordering::Release);
+    }
+
+    /// Releases `rec`. Returns true when the producer waits for space (doorbell it).
+    pub fn consume(&mut self, rec: Record) -> bool {
+        self.advance(rec.len);
+        fence(Ordering::SeqCst);
+        let w = &self.ctl().waiting.0;
+        w.load(Ordering::Relaxed) != 0 && w.swap(0, Ordering::SeqCst) != 0
+    }
+}

@@ -1,0 +1,265 @@
+//! Thin, checked wrappers over the few system calls the provider uses.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::Path;
+
+fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+fn cvt_ssize(r: libc::ssize_t) -> io::Result<usize> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as usize)
+    }
+}
+
+fn sockaddr_un(path: &Path) -> io::Result<(libc::sockaddr_un, libc::socklen_t)> {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: sockaddr_un is plain old data; all-zero is a valid value.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    let bytes = path.as_os_str().as_bytes();
+    if bytes.len() >= addr.sun_path.len() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "socket path too long"));
+    }
+    for (d, s) in addr.sun_path.iter_mut().zip(bytes) {
+        *d = *s as libc::c_char;
+    }
+    let len = std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1;
+    Ok((addr, len as libc::socklen_t))
+}
+
+/// A non-blocking, close-on-exec SOCK_SEQPACKET unix socket.
+pub fn seqpacket() -> io::Result<OwnedFd> {
+    // SAFETY: plain socket(2) call; the returned fd is owned by us.
+    let fd = cvt(unsafe {
+        libc::socket(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK, 0)
+    })?;
+    // SAFETY: fd was just returned by socket(2) and is not owned elsewhere.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+pub fn bind_listen(fd: &OwnedFd, path: &Path) -> io::Result<()> {
+    let (addr, len) = sockaddr_un(path)?;
+    // SAFETY: addr is a valid sockaddr_un of `len` bytes.
+    cvt(unsafe { libc::bind(fd.as_raw_fd(), &addr as *const _ as *const libc::sockaddr, len) })?;
+    // SAFETY: listen on a bound socket we own.
+    cvt(unsafe { libc::listen(fd.as_raw_fd(), 128) })?;
+    Ok(())
+}
+
+/// Connects `fd` to the unix socket at `path`. AF_UNIX connects complete at once (or fail with
+/// EAGAIN when the listener's backlog is full).
+pub fn connect(fd: &OwnedFd, path: &Path) -> io::Result<()> {
+    let (addr, len) = sockaddr_un(path)?;
+    // SAFETY: addr is a valid sockaddr_un of `len` bytes.
+    cvt(unsafe { libc::connect(fd.as_raw_fd(), &addr as *const _ as *const libc::sockaddr, len) })?;
+    Ok(())
+}
+
+/// accept4 with NONBLOCK|CLOEXEC; `Ok(None)` when nothing is pending.
+pub fn accept(fd: &OwnedFd) -> io::Result<Option<OwnedFd>> {
+    // SAFETY: accept4 on our listening socket; null address pointers are allowed.
+    let r = unsafe {
+        libc::accept4(fd.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC)
+    };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::ECONNABORTED) {
+            return Ok(None);
+        }
+        return Err(e);
+    }
+    // SAFETY: r is a fresh fd from accept4.
+    Ok(Some(unsafe { OwnedFd::from_raw_fd(r) }))
+}
+
+/// The pid of the peer of a connected unix socket (SO_PEERCRED), checked to be our uid.
+pub fn peer_pid_same_uid(fd: &OwnedFd) -> io::Result<i32> {
+    // SAFETY: ucred is plain old data.
+    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: cred/len point to a ucred-sized buffer.
+    cvt(unsafe {
+        libc::getsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_PEERCRED, &mut cred as *mut _ as *mut libc::c_void, &mut len)
+    })?;
+    // SAFETY: getuid cannot fail.
+    if cred.uid != unsafe { libc::getuid() } {
+        return Err(io::Error::new(io::ErrorKind::PermissionDenied, "peer of another user"));
+    }
+    Ok(cred.pid)
+}
+
+/// Sends one datagram, optionally with one file descriptor attached. Never blocks.
+pub fn send(fd: &OwnedFd, data: &[u8], pass: Option<RawFd>) -> io::Result<()> {
+    let mut iov = libc::iovec { iov_base: data.as_ptr() as *mut libc::c_void, iov_len: data.len() };
+    // SAFETY: msghdr is plain old data.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    let mut cbuf = [0u64; 4];
+    if let Some(pfd) = pass {
+        msg.msg_control = cbuf.as_mut_ptr() as *mut libc::c_void;
+        // SAFETY: CMSG_SPACE is a pure computation.
+        msg.msg_controllen = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as _;
+        // SAFETY: msg_control points to cbuf, large enough for one fd cmsg (32 bytes).
+        unsafe {
+            let c = libc::CMSG_FIRSTHDR(&msg);
+            (*c).cmsg_level = libc::SOL_SOCKET;
+            (*c).cmsg_type = libc::SCM_RIGHTS;
+            (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
+            std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut RawFd, pfd);
+        }
+    }
+    // SAFETY: msg references live buffers for the duration of the call.
+    let n = cvt_ssize(unsafe { libc::sendmsg(fd.as_raw_fd(), &msg, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) })?;
+    if n != data.len() {
+        return Err(io::Error::new(io::ErrorKind::WriteZero, "short datagram"));
+    }
+    Ok(())
+}
+
+/// What one `recv` produced.
+pub enum Recv {
+    /// A datagram of this many bytes (truncated to the buffer), maybe with a passed fd.
+    Data(usize, Option<OwnedFd>),
+    /// Nothing pending.
+    Empty,
+    /// The peer closed its end (or died).
+    Closed,
+}
+
+/// Receives one datagram without blocking; accepts at most one passed fd (others are closed).
+pub fn recv(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Recv> {
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
+    // SAFETY: msghdr is plain old data.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    let mut cbuf = [0u64; 8];
+    msg.msg_control = cbuf.as_mut_ptr() as *mut libc::c_void;
+    msg.msg_controllen = std::mem::size_of_val(&cbuf) as _;
+    // SAFETY: msg references live buffers for the duration of the call.
+    let r = unsafe { libc::recvmsg(fd.as_raw_fd(), &mut msg, libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        return match e.kind() {
+            io::ErrorKind::WouldBlock => Ok(Recv::Empty),
+            io::ErrorKind::ConnectionReset => Ok(Recv::Closed),
+            _ => Err(e),
+        };
+    }
+    let mut passed = None;
+    // SAFETY: walking the control messages the kernel filled in, within msg_controllen.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_RIGHTS {
+                let data = libc::CMSG_DATA(c) as *const RawFd;
+                let n = ((*c).cmsg_len as usize - (data as usize - c as usize)) / std::mem::size_of::<RawFd>();
+                for i in 0..n {
+                    let f = OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i)));
+                    if passed.is_none() {
+                        passed = Some(f);
+                    }
+                }
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    if r == 0 && buf.len() > 0 {
+        return Ok(Recv::Closed);
+    }
+    Ok(Recv::Data(r as usize, passed))
+}
+
+/// An eventfd used to kick the progress thread.
+pub fn eventfd() -> io::Result<OwnedFd> {
+    // SAFETY: plain eventfd(2) call.
+    let fd = cvt(unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) })?;
+    // SAFETY: fresh fd.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+pub fn eventfd_signal(fd: &OwnedFd) {
+    let one: u64 = 1;
+    // SAFETY: writes 8 bytes from a live u64.
+    unsafe { libc::write(fd.as_raw_fd(), &one as *const u64 as *const libc::c_void, 8) };
+}
+
+pub fn eventfd_drain(fd: &OwnedFd) {
+    let mut v: u64 = 0;
+    // SAFETY: reads 8 bytes into a live u64.
+    unsafe { libc::read(fd.as_raw_fd(), &mut v as *mut u64 as *mut libc::c_void, 8) };
+}
+
+/// An anonymous shared-memory file of `len` bytes, mode 0600.
+pub fn memfd(len: usize) -> io::Result<OwnedFd> {
+    // SAFETY: the name is a NUL-terminated literal.
+    let fd = cvt(unsafe { libc::memfd_create(c"dat-shm".as_ptr(), libc::MFD_CLOEXEC) })?;
+    // SAFETY: fresh fd.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: fchmod/ftruncate on our own fd.
+    cvt(unsafe { libc::fchmod(fd.as_raw_fd(), 0o600) })?;
+    // SAFETY: as above.
+    cvt(unsafe { libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) })?;
+    Ok(fd)
+}
+
+pub fn file_size(fd: &OwnedFd) -> io::Result<u64> {
+    // SAFETY: stat is plain old data; fstat fills it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: st is a valid stat buffer.
+    cvt(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) })?;
+    Ok(st.st_size as u64)
+}
+
+/// A shared read-write mapping, unmapped on drop.
+pub struct Mapping {
+    pub ptr: *mut u8,
+    pub len: usize,
+}
+
+// SAFETY: the mapping is plain memory; all access to it goes through atomics or raw copies.
+unsafe impl Send for Mapping {}
+// SAFETY: as above.
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    pub fn map(fd: &OwnedFd, len: usize) -> io::Result<Mapping> {
+        // SAFETY: mapping a file we hold; the result is checked.
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0)
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Mapping { ptr: p as *mut u8, len })
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: ptr/len came from a successful mmap and are unmapped once.
+        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+    }
+}
+
+/// poll(2) over `fds`; returns how many are ready (0 on timeout or EINTR).
+pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> usize {
+    // SAFETY: fds is a valid slice of pollfd.
+    let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+    r.max(0) as usize
+}
+
+pub fn getpid() -> i32 {
+    // SAFETY: getpid cannot fail.
+    unsafe { libc::getpid() }
+}

@@ -1,0 +1,455 @@
+//! The data path: issuing send-queue work into the request ring (initiator), executing
+//! requests against local memory (target), and completing from responses (initiator).
+//!
+//! Every request is executed by the *target's* progress thread, in ring order, which gives RC
+//! ordering for free: data of op N is placed before op N+1 starts, and ACKs come back in order.
+//! With cross-memory attach the target copies straight between the two processes' buffers (one
+//! copy, one syscall); small payloads, and everything when attach is not permitted, travel
+//! inline through the rings (two copies, no syscall).
+
+use super::super::{Access, Sge, WcStatus};
+use super::cma::{self, MAX_IOV};
+use super::memtable;
+use super::qp::{status_code, status_from, After, Dest, Fault, OpKind, QpShared, QpState, Rx};
+use super::recvq;
+use super::wire::*;
+
+/// Payloads up to this size go inline even when the peer could copy them itself.
+pub const INLINE_MAX: u64 = 8 * 1024;
+/// Largest inline chunk per record.
+pub const CHUNK: u64 = 32 * 1024;
+
+/// Copies `len` bytes of the local SGE list, starting `off` bytes in, to `dst`.
+///
+/// # Safety
+/// The SGEs must describe readable memory (validated against the memory table) and `dst` must
+/// be valid for `len` bytes of writes.
+unsafe fn gather(sges: &[Sge], mut off: u64, mut dst: *mut u8, mut len: u64) {
+    for s in sges {
+        if len == 0 {
+            break;
+        }
+        if off >= s.length {
+            off -= s.length;
+            continue;
+        }
+        let n = (s.length - off).min(len);
+        // SAFETY: per the contract; n bytes lie inside both the SGE and dst.
+        unsafe {
+            std::ptr::copy_nonoverlapping((s.addr + off) as *const u8, dst, n as usize);
+            dst = dst.add(n as usize);
+        }
+        len -= n;
+        off = 0;
+    }
+}
+
+/// Copies `len` bytes from `src` into the local SGE list starting `off` bytes in.
+///
+/// # Safety
+/// The SGEs must describe writable memory and `src` must be valid for `len` bytes of reads.
+unsafe fn scatter(sges: &[Sge], mut off: u64, mut src: *const u8, mut len: u64) {
+    for s in sges {
+        if len == 0 {
+            break;
+        }
+        if off >= s.length {
+            off -= s.length;
+            continue;
+        }
+        let n = (s.length - off).min(len);
+        // SAFETY: per the contract.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src, (s.addr + off) as *mut u8, n as usize);
+            src = src.add(n as usize);
+        }
+        len -= n;
+        off = 0;
+    }
+}
+
+/// The first `total` bytes of `sges` as (addr, len) pairs.
+fn iovs(sges: &[Sge], total: u64, out: &mut [(u64, u64); MAX_IOV]) -> usize {
+    let mut n = 0;
+    let mut left = total;
+    for s in sges {
+        if left == 0 || n == MAX_IOV {
+            break;
+        }
+        let l = s.length.min(left);
+        if l > 0 {
+            out[n] = (s.addr, l);
+            n += 1;
+            left -= l;
+        }
+    }
+    n
+}
+
+/// Writes as much of the send queue into the request ring as fits.
+pub fn pump_tx(st: &mut QpState) -> Result<(), Fault> {
+    let QpState { link, sq, reads_out, sock, .. } = st;
+    let Some(link) = link.as_mut() else { return Ok(()) };
+    if sock.is_none() {
+        return Ok(());
+    }
+    let mut pushed = false;
+    while sq.issued < sq.tail {
+        let n = sq.issued;
+        let i = sq.slot(n);
+        let mut e = sq.e[i];
+        if !e.hdr_sent && e.fence && *reads_out > 0 {
+            break;
+        }
+        let sges = sq.sges(n);
+        let flags = if e.solicited { F_SOLICITED } else { 0 };
+        let kind = match e.kind {
+            OpKind::Send => R_SEND,
+            OpKind::Write => R_WRITE,
+            OpKind::Read => R_READ,
+        };
+        let hdr = |niov: usize| OpHdr { total_len: e.total, remote_addr: e.remote_addr, rkey: e.rkey, niov: niov as u32 };
+        let inline = e.kind != OpKind::Read && (!link.peer_copies || e.total <= INLINE_MAX);
+        if !inline {
+            let mut v = [(0u64, 0u64); MAX_IOV];
+            let nv = iovs(sges, e.total, &mut v);
+            let ok = link.tx_req.push(kind, flags, OP_HDR + nv * IOV, |b| {
+                hdr(nv).write(&mut b[..OP_HDR]);
+                for (k, (a, l)) in v[..nv].iter().enumerate() {
+                    write_iov(&mut b[OP_HDR + k * IOV..], *a, *l);
+                }
+            })?;
+            if !ok {
+                break;
+            }
+            if e.kind == OpKind::Read {
+                *reads_out += 1;
+            }
+            e.hdr_sent = true;
+        } else {
+            let mut blocked = false;
+            if !e.hdr_sent {
+                let first = e.total.min(CHUNK);
+                let ok = link.tx_req.push(kind, flags | F_INLINE, OP_HDR + first as usize, |b| {
+                    hdr(0).write(&mut b[..OP_HDR]);
+                    // SAFETY: SGEs validated at post; b has `first` bytes after the header.
+                    unsafe { gather(sges, 0, b[OP_HDR..].as_mut_ptr(), first) };
+                })?;
+                if ok {
+                    e.hdr_sent = true;
+                    e.sent = first;
+                } else {
+                    blocked = true;
+                }
+            }
+            while !blocked && e.sent < e.total {
+                let c = (e.total - e.sent).min(CHUNK);
+                let off = e.sent;
+                // SAFETY: as above.
+                let ok = link.tx_req.push(R_DATA, 0, c as usize, |b| unsafe { gather(sges, off, b.as_mut_ptr(), c) })?;
+                if ok {
+                    e.sent += c;
+                } else {
+                    blocked = true;
+                }
+            }
+            sq.e[i] = e;
+            if e.hdr_sent {
+                pushed = true;
+            }
+            if blocked {
+                break;
+            }
+        }
+        sq.e[i] = e;
+        sq.issued += 1;
+        pushed = true;
+    }
+    if pushed {
+        QpShared::bell(st);
+    }
+    Ok(())
+}
+
+/// Completes send-queue work from ACKs and places inline RDMA read data.
+pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, Fault> {
+    let mut did = false;
+    let mut ring = false;
+    {
+        let QpState { link, sq, reads_out, .. } = &mut *st;
+        let Some(link) = link.as_mut() else { return Ok(false) };
+        while let Some(rec) = link.rx_resp.peek()? {
+            did = true;
+            if sq.head == sq.issued {
+                return Err(Fault::Malformed("response without outstanding request"));
+            }
+            let i = sq.slot(sq.head);
+            match rec.kind {
+                R_ACK => {
+                    let b: [u8; ACK_LEN] = rec.fixed()?;
+                    let status = status_from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+                    let len = u64::from_le_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
+                    let e = sq.e[i];
+                    if e.kind == OpKind::Read {
+                        *reads_out = reads_out.saturating_sub(1);
+                        if status == WcStatus::Success && e.got != 0 && e.got != e.total {
+                            return Err(Fault::Malformed("short rdma read data"));
+                        }
+                    }
+                    let status = if status == WcStatus::Success { e.err.unwrap_or(status) } else { status };
+                    if e.signaled || status != WcStatus::Success {
+                        let len = if status == WcStatus::Success { len.min(e.total) } else { 0 };
+                        sh.complete_send(a, e.wr_id, e.kind, status, len);
+                    }
+                    sq.head += 1;
+                }
+                R_READ_DATA => {
+                    let mut e = sq.e[i];
+                    let n = rec.payload_len as u64;
+                    if e.kind != OpKind::Read || e.got + n > e.total {
+                        return Err(Fault::Malformed("unexpected rdma read data"));
+                    }
+                    let sink = sq.sges(sq.head);
+                    if e.err.is_none() && !recvq::still_valid(sink, sh.pd, Access { local_write: true, ..Access::default() }) {
+                        e.err = Some(WcStatus::LocalProtection);
+                    }
+                    if e.err.is_none() {
+                        // SAFETY: sink SGEs re-validated just now; payload has n bytes.
+                        unsafe { scatter(sink, e.got, rec.payload, n) };
+                    }
+                    e.got += n;
+                    sq.e[i] = e;
+                }
+                _ => return Err(Fault::Malformed("unknown response record")),
+            }
+            ring |= link.rx_resp.consume(rec);
+        }
+    }
+    if ring {
+        QpShared::bell(st);
+    }
+    Ok(did)
+}
+
+fn push_ack(st: &mut QpState, status: WcStatus, len: u64) -> Result<bool, Fault> {
+    let Some(link) = st.link.as_mut() else { return Ok(false) };
+    let ok = link.tx_resp.push(R_ACK, 0, ACK_LEN, |b| {
+        b[0..4].copy_from_slice(&status_code(status).to_le_bytes());
+        b[4..8].fill(0);
+        b[8..16].copy_from_slice(&len.to_le_bytes());
+    })?;
+    Ok(ok)
+}
+
+/// Checks an rkey access at the target.
+fn remote_ok(sh: &QpShared, rkey: u32, addr: u64, len: u64, write: bool) -> bool {
+    if len == 0 {
+        return true;
+    }
+    memtable::lookup(rkey).is_some_and(|e| {
+        e.pd == sh.pd && e.covers(addr, len) && if write { e.access.remote_write } else { e.access.remote_read }
+    })
+}
+
+fn cma_status(sh: &QpShared, r: std::io::Result<()>) -> Result<WcStatus, Fault> {
+    match r {
+        Ok(()) => Ok(WcStatus::Success),
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Err(Fault::PeerGone),
+        Err(e) => {
+            tracing::debug!(context = sh.context, "shm: cross-memory copy failed: {e}");
+            Ok(WcStatus::LocalProtection)
+        }
+    }
+}
+
+/// Finishes an inbound op whose payload is complete.
+fn finish_inbound(sh: &QpShared, st: &mut QpState, a: &mut After, dest: Dest, total: u64, status: WcStatus, ack: WcStatus) {
+    if let Dest::Recv(r, _) = dest {
+        sh.complete_recv(a, r.wr_id, status, if status == WcStatus::Success { total } else { 0 });
+    }
+    st.pending_ack = Some((ack, total));
+}
+
+/// Executes inbound requests until the ring is empty or something must wait (no receive
+/// posted, response ring full).
+pub fn pump_rx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, Fault> {
+    let mut did = false;
+    let mut ring = false;
+    let r = pump_rx_inner(sh, st, a, &mut did, &mut ring);
+    if ring || did {
+        QpShared::bell(st);
+    }
+    r.map(|()| did)
+}
+
+fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool, ring: &mut bool) -> Result<(), Fault> {
+    loop {
+        if let Some((status, len)) = st.pending_ack {
+            if !push_ack(st, status, len)? {
+                return Ok(());
+            }
+            st.pending_ack = None;
+            *did = true;
+        }
+        if let Rx::ReadResp { src, total, mut off } = st.rx {
+            let Some(link) = st.link.as_mut() else { return Ok(()) };
+            while off < total {
+                let c = (total - off).min(CHUNK);
+                let from = src + off;
+                // SAFETY: [src, src+total) was validated against an rkey with remote_read.
+                let ok = link.tx_resp.push(R_READ_DATA, 0, c as usize, |b| unsafe {
+                    std::ptr::copy_nonoverlapping(from as *const u8, b.as_mut_ptr(), c as usize)
+                })?;
+                if !ok {
+                    st.rx = Rx::ReadResp { src, total, off };
+                    return Ok(());
+                }
+                off += c;
+                *did = true;
+            }
+            st.rx = Rx::Idle;
+            st.pending_ack = Some((WcStatus::Success, total));
+            continue;
+        }
+        let Some(link) = st.link.as_mut() else { return Ok(()) };
+        let Some(rec) = link.rx_req.peek()? else { return Ok(()) };
+        let (peer, we_copy) = (link.peer_pid, link.we_copy);
+        match (st.rx, rec.kind) {
+            (Rx::Inline { dest, total, off, status, ack }, R_DATA) => {
+                let n = rec.payload_len as u64;
+                if off + n > total {
+                    return Err(Fault::Malformed("inline data overruns its operation"));
+                }
+                if status == WcStatus::Success && ack == WcStatus::Success {
+                    match dest {
+                        // SAFETY: the receive SGEs were re-validated when the op started.
+                        Dest::Recv(r, _) => unsafe { scatter(r.sges.as_slice(), off, rec.payload, n) },
+                        // SAFETY: [addr, addr+total) was validated against an rkey.
+                        Dest::Mem(addr) => unsafe {
+                            std::ptr::copy_nonoverlapping(rec.payload, (addr + off) as *mut u8, n as usize)
+                        },
+                    }
+                }
+                if off + n == total {
+                    st.rx = Rx::Idle;
+                    finish_inbound(sh, st, a, dest, total, status, ack);
+                } else {
+                    st.rx = Rx::Inline { dest, total, off: off + n, status, ack };
+                }
+            }
+            (Rx::Inline { .. }, _) => return Err(Fault::Malformed("operation interleaved with inline data")),
+            (Rx::Idle, R_DATA) => return Err(Fault::Malformed("inline data without operation")),
+            (Rx::Idle, R_SEND | R_WRITE | R_READ) => {
+                let hdr = OpHdr::read(&rec.fixed::<OP_HDR>()?);
+                let inline = rec.flags & F_INLINE != 0;
+                let total = hdr.total_len;
+                if total > super::MAX_MESSAGE {
+                    return Err(Fault::Malformed("operation too large"));
+                }
+                // Remote iovecs (initiator memory) or the first inline chunk.
+                let mut riov = [(0u64, 0u64); MAX_IOV];
+                let mut nr = 0usize;
+                let mut chunk = 0u64;
+                if inline {
+                    chunk = (rec.payload_len - OP_HDR) as u64;
+                    if chunk > total || hdr.niov != 0 || rec.kind == R_READ {
+                        return Err(Fault::Malformed("bad inline operation"));
+                    }
+                } else {
+                    nr = hdr.niov as usize;
+                    if nr > MAX_IOV || rec.payload_len < OP_HDR + nr * IOV {
+                        return Err(Fault::Malformed("bad iovec list"));
+                    }
+                    // SAFETY: payload_len covers the iovec list (checked above).
+                    let p = unsafe { std::slice::from_raw_parts(rec.payload.add(OP_HDR), nr * IOV) };
+                    let mut sum = 0u64;
+                    for (k, v) in riov[..nr].iter_mut().enumerate() {
+                        *v = read_iov(&p[k * IOV..]);
+                        sum = sum.checked_add(v.1).ok_or(Fault::Malformed("iovec overflow"))?;
+                    }
+                    if sum != total || (!we_copy && rec.kind != R_READ) {
+                        return Err(Fault::Malformed("bad iovec list"));
+                    }
+                }
+                match rec.kind {
+                    R_SEND => {
+                        let Some(r) = sh.take_recv(st) else { return Ok(()) };
+                        let cap = r.sges.total();
+                        let (mut status, mut ack) = (WcStatus::Success, WcStatus::Success);
+                        if total > cap {
+                            status = WcStatus::LocalLength;
+                            ack = WcStatus::RemoteOperation;
+                        } else if !recvq::still_valid(r.sges.as_slice(), sh.pd, Access { local_write: true, ..Access::default() }) {
+                            status = WcStatus::LocalProtection;
+                            ack = WcStatus::RemoteOperation;
+                        }
+                        let dest = Dest::Recv(r, sh.srq.is_some());
+                        if inline {
+                            if status == WcStatus::Success {
+                                // SAFETY: receive SGEs validated; the chunk is in the record.
+                                unsafe { scatter(r.sges.as_slice(), 0, rec.payload.add(OP_HDR), chunk) };
+                            }
+                            if chunk == total {
+                                finish_inbound(sh, st, a, dest, total, status, ack);
+                            } else {
+                                st.rx = Rx::Inline { dest, total, off: chunk, status, ack };
+                            }
+                        } else {
+                            if status == WcStatus::Success {
+                                let mut liov = [(0u64, 0u64); MAX_IOV];
+                                let nl = iovs(r.sges.as_slice(), total, &mut liov);
+                                let s = cma_status(sh, cma::transfer(peer, &liov[..nl], &riov[..nr], false))?;
+                                if s != WcStatus::Success {
+                                    status = WcStatus::RemoteOperation;
+                                    ack = s;
+                                }
+                            }
+                            finish_inbound(sh, st, a, dest, total, status, ack);
+                        }
+                    }
+                    R_WRITE => {
+                        let ok = remote_ok(sh, hdr.rkey, hdr.remote_addr, total, true);
+                        let ack = if ok { WcStatus::Success } else { WcStatus::RemoteAccess };
+                        let dest = Dest::Mem(hdr.remote_addr);
+                        if inline {
+                            if ok {
+                                // SAFETY: destination validated against the rkey above.
+                                unsafe {
+                                    std::ptr::copy_nonoverlapping(rec.payload.add(OP_HDR), hdr.remote_addr as *mut u8, chunk as usize)
+                                };
+                            }
+                            if chunk == total {
+                                st.pending_ack = Some((ack, total));
+                            } else {
+                                st.rx = Rx::Inline { dest, total, off: chunk, status: WcStatus::Success, ack };
+                            }
+                        } else {
+                            let mut ack = ack;
+                            if ok && total > 0 {
+                                ack = cma_status(sh, cma::transfer(peer, &[(hdr.remote_addr, total)], &riov[..nr], false))?;
+                            }
+                            st.pending_ack = Some((ack, total));
+                        }
+                    }
+                    _ => {
+                        // R_READ
+                        if !remote_ok(sh, hdr.rkey, hdr.remote_addr, total, false) {
+                            st.pending_ack = Some((WcStatus::RemoteAccess, total));
+                        } else if total == 0 {
+                            st.pending_ack = Some((WcStatus::Success, 0));
+                        } else if we_copy && nr > 0 {
+                            let s = cma_status(sh, cma::transfer(peer, &[(hdr.remote_addr, total)], &riov[..nr], true))?;
+                            st.pending_ack = Some((s, total));
+                        } else {
+                            st.rx = Rx::ReadResp { src: hdr.remote_addr, total, off: 0 };
+                        }
+                    }
+                }
+            }
+            _ => return Err(Fault::Malformed("unknown request record")),
+        }
+        *did = true;
+        let Some(link) = st.link.as_mut() else { return Ok(()) };
+        *ring |= link.rx_req.consume(rec);
+    }
+}
