@@ -458,7 +458,7 @@ fn read_word_pipe(addr: usize) -> Option<usize> {
 
 /// Reads the pointer-sized word at `addr` without faulting; None if it is not readable.
 pub fn read_word(addr: usize) -> Option<usize> {
-    if addr == 0 || addr % std::mem::align_of::<usize>() != 0 {
+    if addr == 0 || !addr.is_multiple_of(std::mem::align_of::<usize>()) {
         return None;
     }
     match read_word_vm(addr) {
@@ -590,7 +590,9 @@ fn acquire(lib: &Library) -> DatResult<()> {
         return Err(not_found());
     }
     // SAFETY: the DAT provider ABI defines these two symbols with these signatures.
-    let (init, fini): (InitFn, FiniFn) = unsafe { (std::mem::transmute(init), std::mem::transmute(fini)) };
+    let (init, fini) = unsafe {
+        (std::mem::transmute::<*mut c_void, InitFn>(init), std::mem::transmute::<*mut c_void, FiniFn>(fini))
+    };
     let info = Box::new(info_to_c(&lib.info));
     tracing::debug!("dat_ia_open: loaded {} for {}; calling dat_provider_init", lib.lib_path, lib.info);
     // SAFETY: `info` and `params` outlive the call (info lives until fini); the provider

@@ -87,12 +87,15 @@ struct tp_pz {
     struct tp_ia *ia;
 };
 
-int tp_init_calls;
-int tp_fini_calls;
-int tp_open_ias;
-int tp_live_pzs;
-int tp_register_status = -1;
-char tp_instance_data[256];
+/* Exported for tests, but bound locally (protected): libdat loads providers RTLD_GLOBAL, so with
+ * default visibility two loaded copies of this library would share the first copy's counters. */
+#define TP_EXPORT __attribute__((visibility("protected")))
+TP_EXPORT int tp_init_calls;
+TP_EXPORT int tp_fini_calls;
+TP_EXPORT int tp_open_ias;
+TP_EXPORT int tp_live_pzs;
+TP_EXPORT int tp_register_status = -1;
+TP_EXPORT char tp_instance_data[256];
 
 static DAT_PROVIDER tp_provider;
 static DAT_PROVIDER_INFO tp_info;
@@ -182,7 +185,7 @@ static DAT_RETURN tp_pz_free(DAT_HANDLE h)
     return DAT_SUCCESS;
 }
 
-void dat_provider_init(const DAT_PROVIDER_INFO *info, const char *instance_data)
+TP_EXPORT void dat_provider_init(const DAT_PROVIDER_INFO *info, const char *instance_data)
 {
     tp_init_calls++;
     tp_instance_data[0] = '\0';
@@ -205,7 +208,7 @@ void dat_provider_init(const DAT_PROVIDER_INFO *info, const char *instance_data)
     tp_register_status = (int)dat_registry_add_provider(&tp_provider, &tp_info);
 }
 
-void dat_provider_fini(const DAT_PROVIDER_INFO *info)
+TP_EXPORT void dat_provider_fini(const DAT_PROVIDER_INFO *info)
 {
     tp_fini_calls++;
     if (strcmp(tp_instance_data, "no-register") != 0)
