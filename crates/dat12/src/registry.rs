@@ -746,3 +746,28 @@ pub unsafe fn close_library_ia(ia: DAT_IA_HANDLE, flags: DAT_CLOSE_FLAGS) -> Dat
 pub fn library_refs(lib_path: &str, key: &ProviderInfo) -> usize {
     lock(&LIBS).iter().find(|l| l.lib_path == lib_path && &l.key == key).map_or(0, |l| l.refs)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pipe_fallback_reads_safely() {
+        let v: usize = 0x1122_3344_5566_7788;
+        assert_eq!(read_word_pipe(&v as *const usize as usize), Some(v));
+        // SAFETY: plain anonymous mapping, unmapped again right away.
+        let page = unsafe {
+            let m = libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
+            assert_ne!(m, libc::MAP_FAILED);
+            m as usize
+        };
+        assert_eq!(read_word_pipe(page), None);
+        assert_eq!(read_word(page), None);
+        // the pipe stays usable after a failed write
+        assert_eq!(read_word_pipe(&v as *const usize as usize), Some(v));
+        // SAFETY: the mapping made above.
+        unsafe { libc::munmap(page as *mut c_void, 4096) };
+        assert_eq!(read_word(0), None);
+        assert_eq!(read_word(&v as *const usize as usize + 1), None);
+    }
+}
