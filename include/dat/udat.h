@@ -177,8 +177,16 @@ struct dat_provider_attr
     DAT_EP_CREATOR_FOR_PSP  ep_creator;
     DAT_PZ_SUPPORT          pz_support;
     DAT_UINT32              optimal_buffer_alignment;
-    /* const as in the reference headers */
+    /*
+     * const in C, as in the reference headers.  C++ drops the qualifier
+     * (same layout) because a const member would delete the implicit
+     * default constructor and make "DAT_PROVIDER_ATTR attr;" ill-formed.
+     */
+#ifdef __cplusplus
+    DAT_BOOLEAN             evd_stream_merging_supported[6][6];
+#else
     const DAT_BOOLEAN       evd_stream_merging_supported[6][6];
+#endif
     DAT_BOOLEAN             srq_supported;
     DAT_COUNT               srq_watermarks_supported;
     DAT_BOOLEAN             srq_ep_pz_difference_supported;

@@ -165,7 +165,9 @@ C_HEAD = """\
 #include <type_traits>
 #define CHECK(cond, msg)        static_assert(cond, msg)
 #define ALIGNOF(t)              alignof(t)
-#define SAME_TYPE(expr, t)      (std::is_same<std::remove_reference<decltype(expr)>::type, t>::value)
+/* cv-qualifiers are ignored in C++: udat.h drops one const for C++ */
+#define SAME_TYPE(expr, t)      (std::is_same<std::remove_cv<std::remove_reference<decltype(expr)>::type>::type, \\
+                                              std::remove_cv<t>::type>::value)
 #elif defined(__GNUC__)
 #define CHECK(cond, msg)        _Static_assert(cond, msg)
 #define ALIGNOF(t)              _Alignof(t)

@@ -86,6 +86,8 @@ int dat_abi_use(char *name)
     DAT_EVD_HANDLE async_evd = DAT_EVD_ASYNC_EXISTS;
     DAT_OS_WAIT_PROXY_AGENT agent = DAT_OS_WAIT_PROXY_AGENT_NULL;
     DAT_CNO_HANDLE cno = DAT_HANDLE_NULL;
+    DAT_IA_ATTR ia_attr;
+    DAT_PROVIDER_ATTR prov_attr;
     DAT_RETURN ret;
     const char *major = NULL;
     const char *minor = NULL;
@@ -100,6 +102,11 @@ int dat_abi_use(char *name)
             return 2;
         return 3;
     }
+    ret = dat_ia_query(ia, &async_evd, DAT_IA_ALL, &ia_attr,
+                       DAT_PROVIDER_FIELD_ALL, &prov_attr);
+    if (ret == DAT_SUCCESS && prov_attr.evd_stream_merging_supported[0][0] == DAT_TRUE
+        && ia_attr.max_eps > 0)
+        return 5;
     ret = dat_cno_create(ia, agent, &cno);
     if (ret == DAT_SUCCESS)
         (void) dat_cno_free(cno);
