@@ -3,7 +3,6 @@
 use crate::abi::*;
 use crate::ffi::{h, out, slice};
 use crate::ia::ia_of;
-use datcore::codes::*;
 use datcore::DatResult;
 use datcore::handle;
 use datcore::service_point::{self as sp, ConnectionRequest, PublicServicePoint, ReservedServicePoint};

@@ -5,7 +5,6 @@ use crate::convert::{ep_attr_in, ep_attr_out};
 use crate::ffi::{h, input, out, slice};
 use crate::ia::ia_of;
 use crate::memory::sges;
-use datcore::codes::*;
 use datcore::endpoint::{self, EpAttr, EpCreate, Endpoint};
 use datcore::handle;
 use datcore::provider::SendOp;
@@ -115,7 +114,7 @@ pub unsafe extern "C" fn dat_ep_query(ep_handle: DAT_EP_HANDLE, ep_param_mask: D
 
 /// Applies the attribute fields selected by `mask` from `from` onto `to`.
 fn merge_attr(mask: u64, from: &EpAttr, to: &mut EpAttr) {
-    let m = |bit: u32| mask & bit as u64 != 0;
+    let m = |bit: u64| mask & bit != 0;
     if m(DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE) { to.service_type = from.service_type; }
     if m(DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE) { to.max_message_size = from.max_message_size; }
     if m(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE) { to.max_rdma_size = from.max_rdma_size; }

@@ -3,7 +3,6 @@
 use crate::abi::*;
 use crate::ffi::{h, input, out};
 use crate::ia::ia_of;
-use datcore::codes::*;
 use datcore::evd::{self, ConsumerNotifier, EventDispatcher, ProxyAgent};
 use datcore::handle;
 use datcore::{DatError, DatResult};

@@ -3,7 +3,6 @@
 use crate::abi::*;
 use crate::convert::fill_name;
 use crate::ffi::{h, out};
-use datcore::codes::*;
 use datcore::handle;
 use datcore::ia::{self as core_ia, InterfaceAdapter};
 use datcore::{DatError, DatResult};

@@ -3,7 +3,6 @@
 use crate::abi::*;
 use crate::ffi::{h, input, out, slice, write_opt};
 use crate::ia::ia_of;
-use datcore::codes::*;
 use datcore::DatResult;
 use datcore::handle;
 use datcore::lmr::{self, LocalMemoryRegion};
@@ -75,8 +74,8 @@ pub unsafe extern "C" fn dat_lmr_create(
         let ia = ia_of(ia_handle)?;
         // SAFETY: each union member read matches the memory type the consumer declared.
         let addr = match mem_type as u32 {
-            DAT_MEM_TYPE_VIRTUAL => unsafe { region_description.for_va } as u64,
-            DAT_MEM_TYPE_SHARED_VIRTUAL => unsafe { region_description.for_shared_memory.virtual_address } as u64,
+            DAT_MEM_TYPE_VIRTUAL => (unsafe { region_description.for_va }) as u64,
+            DAT_MEM_TYPE_SHARED_VIRTUAL => (unsafe { region_description.for_shared_memory.virtual_address }) as u64,
             DAT_MEM_TYPE_LMR => {
                 let src = handle::get_ptr::<LocalMemoryRegion>(unsafe { region_description.for_lmr_handle }, DAT_INVALID_HANDLE_LMR)?;
                 src.mr.addr()

@@ -4,7 +4,6 @@ use crate::abi::*;
 use crate::ffi::{h, input, out, slice};
 use crate::ia::ia_of;
 use crate::memory::sges;
-use datcore::codes::*;
 use datcore::handle;
 use datcore::srq::{self, SharedReceiveQueue};
 use datcore::DatResult;
