@@ -39,7 +39,7 @@
 //! normal handle check (which rejects it). The first word is read with `process_vm_readv` on our
 //! own pid (falling back to a pipe write), so a garbage pointer gives `None`, never SIGSEGV.
 
-use datcore::codes::*;
+use datcore::codes::{DAT_INVALID_HANDLE_IA, DAT_NOT_IMPLEMENTED, DAT_PROVIDER_ALREADY_REGISTERED, DAT_SUCCESS};
 use datcore::registry::{Library, ProviderInfo};
 use datcore::{DatError, DatResult};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -47,133 +47,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-/// C types this module needs. Mirrors `include/dat/*.h`; to be replaced by `crate::abi` once it
-/// defines `DAT_PROVIDER` / `DAT_PROVIDER_INFO` (same names, same layout).
-pub mod c {
-    #![allow(non_camel_case_types, missing_docs)]
-    use std::ffi::{c_char, c_void};
+use crate::abi::*;
 
-    pub type DAT_RETURN = u32;
-    pub type DAT_COUNT = i32;
-    pub type DAT_UINT32 = u32;
-    pub type DAT_UINT64 = u64;
-    pub type DAT_BOOLEAN = u32;
-    pub type DAT_HANDLE = *mut c_void;
-    pub type DAT_IA_HANDLE = DAT_HANDLE;
-    pub type DAT_EVD_HANDLE = DAT_HANDLE;
-    pub type DAT_PZ_HANDLE = DAT_HANDLE;
-    pub type DAT_NAME_PTR = *mut c_char;
-    pub type DAT_CLOSE_FLAGS = u32;
-    pub const DAT_NAME_MAX_LENGTH: usize = 256;
-
-    #[repr(C)]
-    #[derive(Clone, Copy)]
-    pub struct DAT_PROVIDER_INFO {
-        pub ia_name: [c_char; DAT_NAME_MAX_LENGTH],
-        pub dapl_version_major: DAT_UINT32,
-        pub dapl_version_minor: DAT_UINT32,
-        pub is_thread_safe: DAT_BOOLEAN,
-    }
-
-    pub type DAT_IA_OPEN_FUNC =
-        unsafe extern "C" fn(*const c_char, DAT_COUNT, *mut DAT_EVD_HANDLE, *mut DAT_IA_HANDLE) -> DAT_RETURN;
-    pub type DAT_IA_QUERY_FUNC = unsafe extern "C" fn(
-        DAT_IA_HANDLE,
-        *mut DAT_EVD_HANDLE,
-        DAT_UINT64,
-        *mut c_void,
-        DAT_UINT64,
-        *mut c_void,
-    ) -> DAT_RETURN;
-    pub type DAT_IA_CLOSE_FUNC = unsafe extern "C" fn(DAT_IA_HANDLE, DAT_CLOSE_FLAGS) -> DAT_RETURN;
-    pub type DAT_PZ_CREATE_FUNC = unsafe extern "C" fn(DAT_IA_HANDLE, *mut DAT_PZ_HANDLE) -> DAT_RETURN;
-    pub type DAT_PZ_QUERY_FUNC = unsafe extern "C" fn(DAT_PZ_HANDLE, DAT_UINT64, *mut c_void) -> DAT_RETURN;
-    pub type DAT_PZ_FREE_FUNC = unsafe extern "C" fn(DAT_PZ_HANDLE) -> DAT_RETURN;
-    /// A slot whose exact type this module does not need (crate::abi types them all).
-    pub type SLOT = Option<unsafe extern "C" fn()>;
-
-    /// The DAT 1.2 provider table: 70 pointer slots (dat-abi.md §1.3).
-    #[repr(C)]
-    pub struct DAT_PROVIDER {
-        pub device_name: *const c_char,
-        pub extension: *mut c_void,
-        pub ia_open_func: Option<DAT_IA_OPEN_FUNC>,
-        pub ia_query_func: Option<DAT_IA_QUERY_FUNC>,
-        pub ia_close_func: Option<DAT_IA_CLOSE_FUNC>,
-        pub set_consumer_context_func: SLOT,
-        pub get_consumer_context_func: SLOT,
-        pub get_handle_type_func: SLOT,
-        pub cno_create_func: SLOT,
-        pub cno_modify_agent_func: SLOT,
-        pub cno_query_func: SLOT,
-        pub cno_free_func: SLOT,
-        pub cno_wait_func: SLOT,
-        pub cr_query_func: SLOT,
-        pub cr_accept_func: SLOT,
-        pub cr_reject_func: SLOT,
-        pub cr_handoff_func: SLOT,
-        pub evd_create_func: SLOT,
-        pub evd_query_func: SLOT,
-        pub evd_modify_cno_func: SLOT,
-        pub evd_enable_func: SLOT,
-        pub evd_disable_func: SLOT,
-        pub evd_wait_func: SLOT,
-        pub evd_resize_func: SLOT,
-        pub evd_post_se_func: SLOT,
-        pub evd_dequeue_func: SLOT,
-        pub evd_free_func: SLOT,
-        pub ep_create_func: SLOT,
-        pub ep_query_func: SLOT,
-        pub ep_modify_func: SLOT,
-        pub ep_connect_func: SLOT,
-        pub ep_dup_connect_func: SLOT,
-        pub ep_disconnect_func: SLOT,
-        pub ep_post_send_func: SLOT,
-        pub ep_post_recv_func: SLOT,
-        pub ep_post_rdma_read_func: SLOT,
-        pub ep_post_rdma_write_func: SLOT,
-        pub ep_get_status_func: SLOT,
-        pub ep_free_func: SLOT,
-        pub lmr_create_func: SLOT,
-        pub lmr_query_func: SLOT,
-        pub lmr_free_func: SLOT,
-        pub rmr_create_func: SLOT,
-        pub rmr_query_func: SLOT,
-        pub rmr_bind_func: SLOT,
-        pub rmr_free_func: SLOT,
-        pub psp_create_func: SLOT,
-        pub psp_query_func: SLOT,
-        pub psp_free_func: SLOT,
-        pub rsp_create_func: SLOT,
-        pub rsp_query_func: SLOT,
-        pub rsp_free_func: SLOT,
-        pub pz_create_func: Option<DAT_PZ_CREATE_FUNC>,
-        pub pz_query_func: Option<DAT_PZ_QUERY_FUNC>,
-        pub pz_free_func: Option<DAT_PZ_FREE_FUNC>,
-        pub psp_create_any_func: SLOT,
-        pub ep_reset_func: SLOT,
-        pub evd_set_unwaitable_func: SLOT,
-        pub evd_clear_unwaitable_func: SLOT,
-        pub lmr_sync_rdma_read_func: SLOT,
-        pub lmr_sync_rdma_write_func: SLOT,
-        pub ep_create_with_srq_func: SLOT,
-        pub ep_recv_query_func: SLOT,
-        pub ep_set_watermark_func: SLOT,
-        pub srq_create_func: SLOT,
-        pub srq_free_func: SLOT,
-        pub srq_post_recv_func: SLOT,
-        pub srq_query_func: SLOT,
-        pub srq_resize_func: SLOT,
-        pub srq_set_lw_func: SLOT,
-    }
-
-    const _: () = assert!(std::mem::size_of::<DAT_PROVIDER>() == 70 * 8);
-    const _: () = assert!(std::mem::offset_of!(DAT_PROVIDER, pz_create_func) == 416);
-    const _: () = assert!(std::mem::offset_of!(DAT_PROVIDER, srq_set_lw_func) == 552);
-    const _: () = assert!(std::mem::size_of::<DAT_PROVIDER_INFO>() == 268);
-}
-
-use c::*;
+// The provider-table layout this module relies on (dat-abi.md §1.3).
+const _: () = assert!(std::mem::size_of::<DAT_PROVIDER>() == 70 * 8);
+const _: () = assert!(std::mem::offset_of!(DAT_PROVIDER, pz_create_func) == 416);
+const _: () = assert!(std::mem::offset_of!(DAT_PROVIDER, srq_set_lw_func) == 552);
+const _: () = assert!(std::mem::size_of::<DAT_PROVIDER_INFO>() == 268);
 
 /// `DAT_NOT_IMPLEMENTED`: what a NULL provider slot yields through [`foreign_call!`].
 pub const NOT_IMPLEMENTED_RETURN: DAT_RETURN = DAT_NOT_IMPLEMENTED;
@@ -641,7 +521,7 @@ unsafe fn open_with(
     let name = CString::new(key.ia_name.as_str()).map_err(|_| not_found())?;
     // SAFETY: the provider registered this function; the name is NUL-terminated and the
     // handle pointers are the consumer's.
-    let r = unsafe { open(name.as_ptr(), qlen, async_evd, ia_out) };
+    let r = unsafe { open(name.as_ptr() as DAT_NAME_PTR, qlen, async_evd, ia_out) };
     if r != DAT_SUCCESS {
         tracing::warn!("dat_ia_open: provider for {key} failed to open it: {r:#010x}");
         return Err(DatError(r));

@@ -1,7 +1,7 @@
 //! dat_registry_list_providers error codes, the dynamic registry and foreign-handle detection.
 
 use dat12::foreign_call;
-use dat12::registry::c::*;
+use dat12::abi::*;
 use dat12::registry::*;
 use datcore::registry::ProviderInfo;
 use std::ffi::{c_char, c_void, CStr};
@@ -100,7 +100,7 @@ fn leak_provider() -> &'static mut DAT_PROVIDER {
     Box::leak(Box::new(unsafe { std::mem::zeroed::<DAT_PROVIDER>() }))
 }
 
-unsafe extern "C" fn fake_open(_: *const c_char, _: DAT_COUNT, _: *mut DAT_EVD_HANDLE, _: *mut DAT_IA_HANDLE) -> DAT_RETURN {
+unsafe extern "C" fn fake_open(_: DAT_NAME_PTR, _: DAT_COUNT, _: *mut DAT_EVD_HANDLE, _: *mut DAT_IA_HANDLE) -> DAT_RETURN {
     0
 }
 

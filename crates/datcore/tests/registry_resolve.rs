@@ -183,3 +183,20 @@ fn one_warning_per_bad_line() {
     assert_eq!(v.len(), 1);
     assert_eq!(n.load(Ordering::SeqCst), 4);
 }
+
+#[test]
+fn shm_is_builtin_without_any_conf() {
+    let r = Registry::with_builtins(StaticConf::empty());
+    for ts in [false, true] {
+        match r.resolve("shm", 1, 2, ts) {
+            Ok(Resolution::Builtin { provider, .. }) => assert_eq!(provider.name(), "shm"),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(r.list().contains(&ProviderInfo { ia_name: "shm".into(), major: 1, minor: 2, thread_safe: false }));
+    // a dat.conf entry can name it through the marker too
+    let r = Registry::with_builtins(conf_of("myshm u1.2 nonthreadsafe default builtin:shm x.1.0 \"\" \"\"\n"));
+    assert!(matches!(r.resolve("myshm", 1, 2, false), Ok(Resolution::Builtin { .. })));
+    // verbs is not in this build
+    assert!(datcore::registry::builtin_by_name("verbs").is_none());
+}

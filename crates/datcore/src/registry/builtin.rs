@@ -38,11 +38,7 @@ static SEED: Once = Once::new();
 
 /// The providers compiled into this build. One line per provider.
 fn compiled_in() -> Vec<Arc<dyn Provider>> {
-    #[allow(unused_mut)]
-    let mut v: Vec<Arc<dyn Provider>> = Vec::new();
-    // The shm provider adds itself here once it exists:
-    // v.push(Arc::new(crate::provider::shm::ShmProvider::new()));
-    v
+    vec![Arc::new(crate::provider::shm::ShmProvider::new())]
 }
 
 fn seed() {
