@@ -33,8 +33,9 @@ struct tcase {
 };
 
 /* globals set by main.c */
-extern const char *g_ia_name;
+extern char *g_ia_name;
 extern int g_verbose;
+extern unsigned g_tscale;        /* watchdog multiplier (env DAT_CONFORMANCE_TIMEOUT_SCALE) */
 extern char *t_reason;          /* points into a shared page, 1024 bytes */
 #define T_REASON_MAX 1024
 

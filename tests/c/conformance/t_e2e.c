@@ -1,0 +1,1069 @@
+/*
+ * t_e2e.c - two-process scenarios.  The case process is the client (or survivor); it forks a
+ * peer process that runs the server side.  The peer signals readiness (PSP/RSP listening)
+ * through a pipe, reports its own result through its exit status and a shared page, and has
+ * its own alarm() watchdog.  Each case uses connection qualifiers derived from its pid.
+ */
+#include "dct.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define E2E_WAIT (10000000u * g_tscale) /* 10 s in microseconds */
+
+struct side {
+    DAT_IA_HANDLE ia;
+    DAT_EVD_HANDLE async_evd, cr_evd, dto, conn;
+    DAT_PZ_HANDLE pz;
+    DAT_EP_HANDLE ep;
+    DAT_PSP_HANDLE psp;
+    char *buf;
+    DAT_VLEN buflen;
+    DAT_LMR_HANDLE lmr;
+    DAT_LMR_CONTEXT lctx;
+    DAT_RMR_CONTEXT rctx;
+    DAT_VADDR raddr;
+};
+
+/* message used to pass an RMR triplet */
+struct rmr_msg {
+    DAT_UINT32 magic;
+    DAT_RMR_CONTEXT ctx;
+    DAT_UINT64 addr;
+    DAT_UINT64 len;
+};
+
+static DAT_DTO_COOKIE ck(DAT_UINT64 v)
+{
+    DAT_DTO_COOKIE c;
+    c.as_64 = v;
+    return c;
+}
+
+static tres side_open(struct side *s, DAT_VLEN buflen, int with_ep)
+{
+    memset(s, 0, sizeof *s);
+    OK(open_ia(&s->ia, &s->async_evd));
+    OK(dat_pz_create(s->ia, &s->pz));
+    OK(make_evd(s->ia, DAT_EVD_CR_FLAG, 8, &s->cr_evd));
+    OK(make_evd(s->ia, DAT_EVD_DTO_FLAG, 512, &s->dto));
+    OK(make_evd(s->ia, DAT_EVD_CONNECTION_FLAG, 8, &s->conn));
+    if (with_ep)
+        OK(dat_ep_create(s->ia, s->pz, s->dto, s->dto, s->conn, NULL, &s->ep));
+    s->buflen = buflen;
+    s->buf = aligned_alloc(4096, buflen);
+    CHECK(s->buf != NULL, "oom");
+    memset(s->buf, 0, buflen);
+    DAT_REGION_DESCRIPTION rd;
+    memset(&rd, 0, sizeof rd);
+    rd.for_va = s->buf;
+    DAT_VLEN rl;
+    OK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, rd, buflen, s->pz, DAT_MEM_PRIV_ALL_FLAG, &s->lmr, &s->lctx,
+                      &s->rctx, &rl, &s->raddr));
+    return T_PASS;
+}
+
+static tres side_close(struct side *s)
+{
+    if (s->ia)
+        OK(dat_ia_close(s->ia, DAT_CLOSE_ABRUPT_FLAG));
+    free(s->buf);
+    memset(s, 0, sizeof *s);
+    return T_PASS;
+}
+
+static tres wait_conn_event(struct side *s, DAT_EVENT_NUMBER want, DAT_EVENT *out)
+{
+    DAT_EVENT ev;
+    DAT_RETURN r = wait_ev(s->conn, E2E_WAIT, &ev);
+    CHECK(r == DAT_SUCCESS, "waiting for %s: %s", evname(want), rs(r));
+    CHECK(ev.event_number == want, "expected %s, got %s", evname(want), evname(ev.event_number));
+    if (out)
+        *out = ev;
+    return T_PASS;
+}
+
+static tres cli_connect(struct side *s, DAT_CONN_QUAL q, const void *pd, DAT_COUNT pdlen, DAT_EVENT *ev)
+{
+    struct sockaddr_in sin;
+    set_loopback_addr(&sin);
+    OK(dat_ep_connect(s->ep, (DAT_IA_ADDRESS_PTR)&sin, q, E2E_WAIT, pdlen, (DAT_PVOID)pd, DAT_QOS_BEST_EFFORT,
+                      DAT_CONNECT_DEFAULT_FLAG));
+    DAT_RETURN r = wait_ev(s->conn, E2E_WAIT, ev);
+    CHECK(r == DAT_SUCCESS, "client: no connection event: %s", rs(r));
+    return T_PASS;
+}
+
+static tres srv_wait_cr(struct side *s, DAT_EVENT *ev)
+{
+    DAT_RETURN r = wait_ev(s->cr_evd, E2E_WAIT, ev);
+    CHECK(r == DAT_SUCCESS, "server: no connection request: %s", rs(r));
+    CHECK(ev->event_number == DAT_CONNECTION_REQUEST_EVENT, "server: expected CONNECTION_REQUEST, got %s",
+          evname(ev->event_number));
+    return T_PASS;
+}
+
+static tres srv_accept(struct side *s, DAT_CR_HANDLE cr, const void *pd, DAT_COUNT pdlen)
+{
+    OK(dat_cr_accept(cr, s->ep, pdlen, (DAT_PVOID)pd));
+    return wait_conn_event(s, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+}
+
+/* send len bytes at s->buf+off and wait for the send completion */
+static tres send_sync(struct side *s, size_t off, DAT_VLEN len, DAT_UINT64 c)
+{
+    DAT_LMR_TRIPLET t = trip(s->lctx, s->buf + off, len);
+    OK(dat_ep_post_send(s->ep, 1, &t, ck(c), DAT_COMPLETION_DEFAULT_FLAG));
+    return expect_dto(s->dto, E2E_WAIT, c, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL);
+}
+
+/* ---------------- peer process management ---------------- */
+
+struct peer {
+    pid_t pid;
+    int ready_fd;   /* client reads */
+    char *reason;   /* shared page */
+};
+
+static int g_ready_wfd = -1;
+
+static void peer_ready(void)
+{
+    char c = 'R';
+    if (g_ready_wfd >= 0 && write(g_ready_wfd, &c, 1) != 1)
+        _exit(T_FAIL);
+}
+
+static tres spawn_peer(struct peer *p, tres (*fn)(void *), void *arg)
+{
+    int fds[2];
+    CHECK(pipe(fds) == 0, "pipe: %s", strerror(errno));
+    p->reason = mmap(NULL, T_REASON_MAX, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(p->reason != MAP_FAILED, "mmap");
+    p->reason[0] = 0;
+    fflush(stdout);
+    fflush(stderr);
+    p->pid = fork();
+    CHECK(p->pid >= 0, "fork: %s", strerror(errno));
+    if (p->pid == 0) {
+        close(fds[0]);
+        g_ready_wfd = fds[1];
+        t_reason = p->reason;
+        alarm(25 * g_tscale);
+        tres r = fn(arg);
+        if (r != T_PASS)
+            vlog("peer: %s: %s", r == T_SKIP ? "SKIP" : "FAIL", p->reason);
+        else
+            vlog("peer: done");
+        fflush(stderr);
+        _exit((int)r);
+    }
+    close(fds[1]);
+    p->ready_fd = fds[0];
+    return T_PASS;
+}
+
+static tres peer_wait_ready(struct peer *p)
+{
+    struct pollfd pf = {p->ready_fd, POLLIN, 0};
+    int n = poll(&pf, 1, 10000);
+    char c = 0;
+    if (n == 1 && read(p->ready_fd, &c, 1) == 1 && c == 'R')
+        return T_PASS;
+    /* peer died or hung before listening */
+    int st;
+    if (waitpid(p->pid, &st, WNOHANG) == p->pid) {
+        p->pid = -1;
+        if (WIFEXITED(st) && WEXITSTATUS(st) == T_SKIP)
+            return t_skip("peer: %s", p->reason);
+        return t_fail("peer failed before listening: %s",
+                      p->reason[0] ? p->reason : "(no reason / crashed)");
+    }
+    return t_fail("peer not ready after 10 s");
+}
+
+/* reap the peer (waiting up to `secs`); its failure becomes ours */
+static tres peer_join(struct peer *p, int secs)
+{
+    if (p->pid <= 0)
+        return T_PASS;
+    int st = 0;
+    for (int i = 0; i < secs * 20; i++) {
+        pid_t w = waitpid(p->pid, &st, WNOHANG);
+        if (w == p->pid) {
+            p->pid = -1;
+            if (WIFEXITED(st) && WEXITSTATUS(st) == T_PASS)
+                return T_PASS;
+            if (WIFEXITED(st) && WEXITSTATUS(st) == T_SKIP)
+                return t_skip("peer: %s", p->reason);
+            if (WIFSIGNALED(st))
+                return t_fail("peer killed by signal %d%s%s", WTERMSIG(st),
+                              WTERMSIG(st) == SIGALRM ? " (peer watchdog: hang)" : "",
+                              p->reason[0] ? p->reason : "");
+            return t_fail("peer: %s", p->reason[0] ? p->reason : "failed without a reason");
+        }
+        usleep(50000);
+    }
+    kill(p->pid, SIGKILL);
+    waitpid(p->pid, &st, 0);
+    p->pid = -1;
+    return t_fail("peer did not finish within %d s", secs);
+}
+
+/* run client fn; on failure still kill the peer.  Client failure wins over peer failure. */
+static tres run_pair(tres (*server)(void *), tres (*client)(void *, struct peer *), void *arg)
+{
+    struct peer p;
+    TRY(spawn_peer(&p, server, arg));
+    tres r = peer_wait_ready(&p);
+    if (r != T_PASS) {
+        if (p.pid > 0)
+            kill(p.pid, SIGKILL);
+        return r;
+    }
+    r = client(arg, &p);
+    if (r != T_PASS) {
+        if (p.pid > 0) {
+            /* give the peer a moment; if it failed first, report its reason too */
+            char mine[T_REASON_MAX];
+            snprintf(mine, sizeof mine, "%s", t_reason);
+            int st;
+            usleep(200000);
+            if (waitpid(p.pid, &st, WNOHANG) == p.pid && !(WIFEXITED(st) && WEXITSTATUS(st) == 0) &&
+                p.reason[0]) {
+                if (r == T_SKIP)
+                    return r;
+                return t_fail("%s [peer: %s]", mine, p.reason);
+            }
+            kill(p.pid, SIGKILL);
+            waitpid(p.pid, &st, 0);
+        }
+        return r;
+    }
+    return peer_join(&p, 15 * (int)g_tscale);
+}
+
+/* shared parameters of a pair (qualifiers fixed before the fork) */
+struct pair_arg {
+    DAT_CONN_QUAL q, q2;
+    int iters;
+};
+
+static void fill(char *b, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = (char)((i * 131u + seed * 7u + 1u) & 0xff);
+}
+
+static int check_fill(const char *b, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != (char)((i * 131u + seed * 7u + 1u) & 0xff))
+            return 0;
+    return 1;
+}
+
+/* ================= connect with private data ================= */
+
+static const char CPD[] = "client-private-data: 0123456789abcdefghijklmnopqrstuvwxyz";
+static const char APD[] = "server-accept-private-data!";
+
+static tres pd_server(void *v)
+{
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 1));
+    OK(dat_psp_create(s.ia, a->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
+    peer_ready();
+    DAT_EVENT ev;
+    TRY(srv_wait_cr(&s, &ev));
+    DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+    CHECK(ev.event_data.cr_arrival_event_data.conn_qual == a->q, "CR conn_qual");
+    DAT_CR_PARAM p;
+    OK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &p));
+    CHECK(p.private_data_size >= (DAT_COUNT)sizeof CPD, "server: CR private_data_size %d < %zu",
+          p.private_data_size, sizeof CPD);
+    CHECK(p.private_data && memcmp(p.private_data, CPD, sizeof CPD) == 0, "server: CR private data mismatch");
+    TRY(srv_accept(&s, cr, APD, sizeof APD));
+    /* the client disconnects */
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    OK(dat_ep_free(s.ep));
+    s.ep = DAT_HANDLE_NULL;
+    OK(dat_psp_free(s.psp));
+    OK(dat_lmr_free(s.lmr));
+    OK(dat_evd_free(s.dto));
+    OK(dat_evd_free(s.conn));
+    OK(dat_evd_free(s.cr_evd));
+    OK(dat_pz_free(s.pz));
+    OK(dat_ia_close(s.ia, DAT_CLOSE_GRACEFUL_FLAG));
+    free(s.buf);
+    return T_PASS;
+}
+
+static tres pd_client(void *v, struct peer *peer)
+{
+    (void)peer;
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 1));
+    DAT_EVENT ev;
+    TRY(cli_connect(&s, a->q, CPD, sizeof CPD, &ev));
+    CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: expected ESTABLISHED, got %s",
+          evname(ev.event_number));
+    const DAT_CONNECTION_EVENT_DATA *cd = &ev.event_data.connect_event_data;
+    CHECK(cd->ep_handle == s.ep, "ESTABLISHED ep_handle");
+    CHECK(cd->private_data_size >= (DAT_COUNT)sizeof APD, "client: accept private_data_size %d < %zu",
+          cd->private_data_size, sizeof APD);
+    CHECK(cd->private_data && memcmp(cd->private_data, APD, sizeof APD) == 0,
+          "client: accept private data mismatch");
+    DAT_EP_PARAM p;
+    OK(dat_ep_query(s.ep, DAT_EP_FIELD_ALL, &p));
+    CHECK(p.ep_state == DAT_EP_STATE_CONNECTED, "client state %d", (int)p.ep_state);
+    CHECK(p.remote_port_qual == a->q, "remote_port_qual %llu", (unsigned long long)p.remote_port_qual);
+    OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    return side_close(&s);
+}
+
+static tres e2e_private_data(void)
+{
+    struct pair_arg a = {fresh_qual(0), 0, 0};
+    return run_pair(pd_server, pd_client, &a);
+}
+
+/* ================= send/recv ping-pong ================= */
+
+static tres pp_server(void *v)
+{
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 65536, 1));
+    OK(dat_psp_create(s.ia, a->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
+    /* receive: 2 segments 700 + 2000; data comes in 3 segments of 1000 + 500 + 1000 = 2500 */
+    char *rb = s.buf, *sb = s.buf + 32768;
+    DAT_LMR_TRIPLET r2[2] = {trip(s.lctx, rb, 700), trip(s.lctx, rb + 8192, 2000)};
+    OK(dat_ep_post_recv(s.ep, 2, r2, ck(0), DAT_COMPLETION_DEFAULT_FLAG));
+    peer_ready();
+    DAT_EVENT ev;
+    TRY(srv_wait_cr(&s, &ev));
+    TRY(srv_accept(&s, ev.event_data.cr_arrival_event_data.cr_handle, NULL, 0));
+    char tmp[2500];
+    for (int i = 0; i < a->iters; i++) {
+        TRY(expect_dto(s.dto, E2E_WAIT, (DAT_UINT64)i, DAT_DTO_SUCCESS, 2500, NULL));
+        memcpy(tmp, rb, 700);
+        memcpy(tmp + 700, rb + 8192, 1800);
+        CHECK(check_fill(tmp, 2500, (unsigned)i), "server: ping %d data mismatch", i);
+        OK(dat_ep_post_recv(s.ep, 2, r2, ck((DAT_UINT64)i + 1), DAT_COMPLETION_DEFAULT_FLAG));
+        fill(sb, 2500, (unsigned)i + 1000);
+        DAT_LMR_TRIPLET s3[3] = {trip(s.lctx, sb, 100), trip(s.lctx, sb + 100, 1400), trip(s.lctx, sb + 1500, 1000)};
+        OK(dat_ep_post_send(s.ep, 3, s3, ck(1000000 + (DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
+        TRY(expect_dto(s.dto, E2E_WAIT, 1000000 + (DAT_UINT64)i, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
+    }
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    /* the one receive still posted is flushed */
+    TRY(expect_dto(s.dto, E2E_WAIT, (DAT_UINT64)a->iters, DAT_DTO_ERR_FLUSHED, 0, NULL));
+    return side_close(&s);
+}
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static tres pp_client(void *v, struct peer *peer)
+{
+    (void)peer;
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 65536, 1));
+    char *rb = s.buf + 16384, *sb = s.buf;
+    DAT_LMR_TRIPLET r3[3] = {trip(s.lctx, rb, 1000), trip(s.lctx, rb + 4096, 1000), trip(s.lctx, rb + 8192, 1000)};
+    OK(dat_ep_post_recv(s.ep, 3, r3, ck(0), DAT_COMPLETION_DEFAULT_FLAG));
+    DAT_EVENT ev;
+    TRY(cli_connect(&s, a->q, NULL, 0, &ev));
+    CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: %s", evname(ev.event_number));
+    double t0 = mono();
+    char tmp[2500];
+    for (int i = 0; i < a->iters; i++) {
+        fill(sb, 2500, (unsigned)i);
+        DAT_LMR_TRIPLET s3[3] = {trip(s.lctx, sb, 1000), trip(s.lctx, sb + 1000, 500), trip(s.lctx, sb + 1500, 1000)};
+        OK(dat_ep_post_send(s.ep, 3, s3, ck(1000000 + (DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
+        TRY(expect_dto(s.dto, E2E_WAIT, 1000000 + (DAT_UINT64)i, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
+        TRY(expect_dto(s.dto, E2E_WAIT, (DAT_UINT64)i, DAT_DTO_SUCCESS, 2500, NULL));
+        memcpy(tmp, rb, 1000);
+        memcpy(tmp + 1000, rb + 4096, 1000);
+        memcpy(tmp + 2000, rb + 8192, 500);
+        CHECK(check_fill(tmp, 2500, (unsigned)i + 1000), "client: pong %d data mismatch", i);
+        OK(dat_ep_post_recv(s.ep, 3, r3, ck((DAT_UINT64)i + 1), DAT_COMPLETION_DEFAULT_FLAG));
+    }
+    vlog("ping-pong: %d round trips, %.1f us average", a->iters, (mono() - t0) * 1e6 / a->iters);
+    OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    TRY(expect_dto(s.dto, E2E_WAIT, (DAT_UINT64)a->iters, DAT_DTO_ERR_FLUSHED, 0, NULL));
+    return side_close(&s);
+}
+
+static tres e2e_pingpong(void)
+{
+    struct pair_arg a = {fresh_qual(0), 0, 200};
+    return run_pair(pp_server, pp_client, &a);
+}
+
+/* ================= RDMA target server (K connections) ================= */
+
+/* Server: per connection, sends its RMR triplet, then serves until the client disconnects.
+ * If a "done" message arrives (magic 0xD0E), checks the written pattern. */
+static tres rdma_target_server(void *v)
+{
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 65536, 0));
+    OK(dat_psp_create(s.ia, a->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
+    peer_ready();
+    for (int k = 0; k < a->iters; k++) {
+        OK(dat_ep_create(s.ia, s.pz, s.dto, s.dto, s.conn, NULL, &s.ep));
+        char *target = s.buf + 16384; /* 32 KiB target window */
+        memset(target, 0, 32768);
+        DAT_LMR_TRIPLET rr = trip(s.lctx, s.buf + 8192, sizeof(struct rmr_msg));
+        OK(dat_ep_post_recv(s.ep, 1, &rr, ck(1), DAT_COMPLETION_DEFAULT_FLAG));
+        DAT_EVENT ev;
+        TRY(srv_wait_cr(&s, &ev));
+        TRY(srv_accept(&s, ev.event_data.cr_arrival_event_data.cr_handle, NULL, 0));
+        struct rmr_msg m = {0xAB12, s.rctx, (DAT_UINT64)(uintptr_t)target, 32768};
+        memcpy(s.buf, &m, sizeof m);
+        TRY(send_sync(&s, 0, sizeof m, 2));
+        /* wait for either a "done" message or the disconnect */
+        int done = 0;
+        for (;;) {
+            DAT_EVENT e;
+            DAT_RETURN r = dat_evd_dequeue(s.dto, &e);
+            if (r == DAT_SUCCESS) {
+                const DAT_DTO_COMPLETION_EVENT_DATA *d = &e.event_data.dto_completion_event_data;
+                if (d->user_cookie.as_64 == 1 && d->status == DAT_DTO_SUCCESS) {
+                    struct rmr_msg got;
+                    memcpy(&got, s.buf + 8192, sizeof got);
+                    CHECK(got.magic == 0xD0E, "server: unexpected message 0x%x", got.magic);
+                    DAT_LMR_TRIPLET t = trip(s.lctx, target, got.len);
+                    OK(dat_lmr_sync_rdma_write(s.ia, &t, 1));
+                    CHECK(check_fill(target + got.addr, got.len, 77),
+                          "server: RDMA-written data not in the target buffer");
+                    done = 1;
+                    /* ack */
+                    struct rmr_msg ackm = {0xACC, 0, 0, 0};
+                    memcpy(s.buf, &ackm, sizeof ackm);
+                    TRY(send_sync(&s, 0, sizeof ackm, 3));
+                }
+                continue;
+            }
+            r = wait_ev(s.conn, 50000, &e);
+            if (r == DAT_SUCCESS) {
+                CHECK(e.event_number == DAT_CONNECTION_EVENT_DISCONNECTED ||
+                          e.event_number == DAT_CONNECTION_EVENT_BROKEN,
+                      "server: unexpected %s", evname(e.event_number));
+                break;
+            }
+        }
+        vlog("server: connection %d finished (done message %s)", k, done ? "seen" : "not sent");
+        /* drain flushes, free EP */
+        DAT_EVENT e;
+        DAT_COUNT nm;
+        while (dat_evd_wait(s.dto, 200000, 1, &e, &nm) == DAT_SUCCESS)
+            ;
+        OK(dat_ep_free(s.ep));
+        s.ep = DAT_HANDLE_NULL;
+    }
+    return side_close(&s);
+}
+
+static tres cli_get_triplet(struct side *s, struct pair_arg *a, struct rmr_msg *m)
+{
+    DAT_LMR_TRIPLET rr = trip(s->lctx, s->buf + 60000, sizeof *m);
+    OK(dat_ep_post_recv(s->ep, 1, &rr, ck(9), DAT_COMPLETION_DEFAULT_FLAG));
+    DAT_EVENT ev;
+    TRY(cli_connect(s, a->q, NULL, 0, &ev));
+    CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: %s", evname(ev.event_number));
+    TRY(expect_dto(s->dto, E2E_WAIT, 9, DAT_DTO_SUCCESS, sizeof *m, NULL));
+    memcpy(m, s->buf + 60000, sizeof *m);
+    CHECK(m->magic == 0xAB12, "client: bad triplet message");
+    return T_PASS;
+}
+
+static tres rdma_client(void *v, struct peer *peer)
+{
+    (void)peer;
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 65536, 1));
+    struct rmr_msg m;
+    TRY(cli_get_triplet(&s, a, &m));
+    /* write 20000 bytes at offset 4096 of the remote window from 2 local segments */
+    const size_t off = 4096, len = 20000;
+    char *src = s.buf;
+    fill(src, len, 77);
+    DAT_LMR_TRIPLET w[2] = {trip(s.lctx, src, 12000), trip(s.lctx, src + 12000, len - 12000)};
+    DAT_RMR_TRIPLET rt;
+    memset(&rt, 0, sizeof rt);
+    rt.rmr_context = m.ctx;
+    rt.target_address = m.addr + off;
+    rt.segment_length = len;
+    OK(dat_ep_post_rdma_write(s.ep, 2, w, ck(20), &rt, DAT_COMPLETION_DEFAULT_FLAG));
+    TRY(expect_dto(s.dto, E2E_WAIT, 20, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
+    /* read it back into 3 different local segments */
+    char *back = s.buf + 24576;
+    memset(back, 0, len);
+    DAT_LMR_TRIPLET rb[3] = {trip(s.lctx, back, 5000), trip(s.lctx, back + 5000, 5000),
+                             trip(s.lctx, back + 10000, len - 10000)};
+    OK(dat_ep_post_rdma_read(s.ep, 3, rb, ck(21), &rt, DAT_COMPLETION_DEFAULT_FLAG));
+    TRY(expect_dto(s.dto, E2E_WAIT, 21, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
+    OK(dat_lmr_sync_rdma_read(s.ia, rb, 3));
+    CHECK(check_fill(back, len, 77), "client: RDMA read-back data mismatch");
+    /* tell the server to check its buffer, wait for the ack */
+    DAT_LMR_TRIPLET ar = trip(s.lctx, s.buf + 60000, sizeof m);
+    OK(dat_ep_post_recv(s.ep, 1, &ar, ck(22), DAT_COMPLETION_DEFAULT_FLAG));
+    struct rmr_msg done = {0xD0E, 0, off, len};
+    memcpy(s.buf + 50000, &done, sizeof done);
+    TRY(send_sync(&s, 50000, sizeof done, 23));
+    TRY(expect_dto(s.dto, E2E_WAIT, 22, DAT_DTO_SUCCESS, sizeof m, NULL));
+    OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    return side_close(&s);
+}
+
+static tres e2e_rdma(void)
+{
+    struct pair_arg a = {fresh_qual(0), 0, 1};
+    return run_pair(rdma_target_server, rdma_client, &a);
+}
+
+static tres completion_error(struct side *s, DAT_RETURN r, DAT_UINT64 c, const char *what)
+{
+    if (r != DAT_SUCCESS) {
+        CHECK((r & DAT_CLASS_ERROR) &&
+                  (DAT_GET_TYPE(r) == DAT_PROTECTION_VIOLATION || DAT_GET_TYPE(r) == DAT_PRIVILEGES_VIOLATION ||
+                   DAT_GET_TYPE(r) == DAT_LENGTH_ERROR || DAT_GET_TYPE(r) == DAT_INVALID_PARAMETER),
+              "%s: post returned %s", what, rs(r));
+        vlog("%s: rejected at post time: %s", what, rs(r));
+        return T_PASS;
+    }
+    DAT_EVENT ev;
+    DAT_RETURN w = wait_ev(s->dto, E2E_WAIT, &ev);
+    CHECK(w == DAT_SUCCESS && ev.event_number == DAT_DTO_COMPLETION_EVENT, "%s: no completion: %s", what, rs(w));
+    CHECK(ev.event_data.dto_completion_event_data.user_cookie.as_64 == c, "%s: cookie", what);
+    CHECK(ev.event_data.dto_completion_event_data.status != DAT_DTO_SUCCESS,
+          "%s: completed with DAT_DTO_SUCCESS", what);
+    vlog("%s: completion status %s", what, dtostat(ev.event_data.dto_completion_event_data.status));
+    return T_PASS;
+}
+
+static tres rdma_bad_client(void *v, struct peer *peer)
+{
+    (void)peer;
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 65536, 1));
+    struct rmr_msg m;
+    /* connection 1: wrong rmr_context */
+    TRY(cli_get_triplet(&s, a, &m));
+    DAT_LMR_TRIPLET w = trip(s.lctx, s.buf, 256);
+    DAT_RMR_TRIPLET rt;
+    memset(&rt, 0, sizeof rt);
+    rt.rmr_context = m.ctx ^ 0x13572468u;
+    rt.target_address = m.addr;
+    rt.segment_length = 256;
+    TRY(completion_error(&s, dat_ep_post_rdma_write(s.ep, 1, &w, ck(30), &rt, DAT_COMPLETION_DEFAULT_FLAG), 30,
+                         "rdma_write with a bad rmr_context"));
+    OK(dat_ep_disconnect(s.ep, DAT_CLOSE_ABRUPT_FLAG));
+    DAT_EVENT ev;
+    while (wait_ev(s.conn, 2000000, &ev) == DAT_SUCCESS &&
+           ev.event_number != DAT_CONNECTION_EVENT_DISCONNECTED && ev.event_number != DAT_CONNECTION_EVENT_BROKEN)
+        ;
+    OK(dat_ep_free(s.ep));
+    while (dat_evd_dequeue(s.dto, &ev) == DAT_SUCCESS)
+        ;
+    /* connection 2: remote address beyond the region */
+    OK(dat_ep_create(s.ia, s.pz, s.dto, s.dto, s.conn, NULL, &s.ep));
+    TRY(cli_get_triplet(&s, a, &m));
+    rt.rmr_context = m.ctx;
+    rt.target_address = m.addr + m.len - 64;
+    rt.segment_length = 256;
+    TRY(completion_error(&s, dat_ep_post_rdma_read(s.ep, 1, &w, ck(31), &rt, DAT_COMPLETION_DEFAULT_FLAG), 31,
+                         "rdma_read past the remote region"));
+    OK(dat_ep_disconnect(s.ep, DAT_CLOSE_ABRUPT_FLAG));
+    while (wait_ev(s.conn, 2000000, &ev) == DAT_SUCCESS &&
+           ev.event_number != DAT_CONNECTION_EVENT_DISCONNECTED && ev.event_number != DAT_CONNECTION_EVENT_BROKEN)
+        ;
+    return side_close(&s);
+}
+
+static tres e2e_rdma_bad(void)
+{
+    struct pair_arg a = {fresh_qual(0), 0, 2};
+    return run_pair(rdma_target_server, rdma_bad_client, &a);
+}
+
+/* ================= reject / no listener ================= */
+
+static tres rej_server(void *v)
+{
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 0));
+    OK(dat_psp_create(s.ia, a->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
+    peer_ready();
+    DAT_EVENT ev;
+    TRY(srv_wait_cr(&s, &ev));
+    OK(dat_cr_reject(ev.event_data.cr_arrival_event_data.cr_handle));
+    usleep(300000);
+    return side_close(&s);
+}
+
+static tres rej_client(void *v, struct peer *peer)
+{
+    (void)peer;
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 1));
+    DAT_EVENT ev;
+    TRY(cli_connect(&s, a->q, "x", 1, &ev));
+    CHECK(ev.event_number == DAT_CONNECTION_EVENT_PEER_REJECTED, "client: expected PEER_REJECTED, got %s",
+          evname(ev.event_number));
+    DAT_EP_STATE st;
+    OK(dat_ep_get_status(s.ep, &st, NULL, NULL));
+    CHECK(st == DAT_EP_STATE_DISCONNECTED || st == DAT_EP_STATE_UNCONNECTED,
+          "EP state %d after rejection", (int)st);
+    return side_close(&s);
+}
+
+static tres e2e_reject(void)
+{
+    struct pair_arg a = {fresh_qual(0), 0, 0};
+    return run_pair(rej_server, rej_client, &a);
+}
+
+static tres e2e_no_listener(void)
+{
+    struct side s;
+    TRY(side_open(&s, 4096, 1));
+    DAT_EVENT ev;
+    TRY(cli_connect(&s, fresh_qual(9), NULL, 0, &ev));
+    CHECK(ev.event_number == DAT_CONNECTION_EVENT_NON_PEER_REJECTED ||
+              ev.event_number == DAT_CONNECTION_EVENT_UNREACHABLE,
+          "connect to an unused qualifier: expected NON_PEER_REJECTED or UNREACHABLE, got %s",
+          evname(ev.event_number));
+    /* and to an address that is not this host's (no provider can reach it) */
+    return side_close(&s);
+}
+
+/* ================= disconnect with flush ================= */
+
+static tres flush_server(void *v)
+{
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 8192, 1));
+    OK(dat_psp_create(s.ia, a->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
+    for (int i = 0; i < 5; i++) {
+        DAT_LMR_TRIPLET t = trip(s.lctx, s.buf + i * 512, 512);
+        OK(dat_ep_post_recv(s.ep, 1, &t, ck(50 + (DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
+    }
+    peer_ready();
+    DAT_EVENT ev;
+    TRY(srv_wait_cr(&s, &ev));
+    TRY(srv_accept(&s, ev.event_data.cr_arrival_event_data.cr_handle, NULL, 0));
+    /* one message arrives, then the client disconnects */
+    TRY(expect_dto(s.dto, E2E_WAIT, 50, DAT_DTO_SUCCESS, 100, NULL));
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    for (int i = 1; i < 5; i++)
+        TRY(expect_dto(s.dto, E2E_WAIT, 50 + (DAT_UINT64)i, DAT_DTO_ERR_FLUSHED, 0, NULL));
+    DAT_EP_STATE st;
+    DAT_BOOLEAN ri, qi;
+    OK(dat_ep_get_status(s.ep, &st, &ri, &qi));
+    CHECK(st == DAT_EP_STATE_DISCONNECTED, "server EP state %d", (int)st);
+    CHECK(ri == DAT_TRUE && qi == DAT_TRUE, "server EP not idle after flush");
+    return side_close(&s);
+}
+
+static tres flush_client(void *v, struct peer *peer)
+{
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 8192, 1));
+    for (int i = 0; i < 3; i++) {
+        DAT_LMR_TRIPLET t = trip(s.lctx, s.buf + 4096 + i * 512, 512);
+        OK(dat_ep_post_recv(s.ep, 1, &t, ck(70 + (DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
+    }
+    DAT_EVENT ev;
+    TRY(cli_connect(&s, a->q, NULL, 0, &ev));
+    CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: %s", evname(ev.event_number));
+    TRY(send_sync(&s, 0, 100, 1));
+    OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    for (int i = 0; i < 3; i++)
+        TRY(expect_dto(s.dto, E2E_WAIT, 70 + (DAT_UINT64)i, DAT_DTO_ERR_FLUSHED, 0, NULL));
+    TRY(peer_join(peer, 15 * (int)g_tscale));
+    return side_close(&s);
+}
+
+static tres e2e_flush(void)
+{
+    struct pair_arg a = {fresh_qual(0), 0, 0};
+    return run_pair(flush_server, flush_client, &a);
+}
+
+/* ================= peer killed mid-transfer ================= */
+
+static tres stream_server(void *v)
+{
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 65536, 1));
+    OK(dat_psp_create(s.ia, a->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
+    peer_ready();
+    DAT_EVENT ev;
+    TRY(srv_wait_cr(&s, &ev));
+    TRY(srv_accept(&s, ev.event_data.cr_arrival_event_data.cr_handle, NULL, 0));
+    /* stream sends forever (until killed), keeping a few in flight */
+    fill(s.buf, 1024, 5);
+    DAT_LMR_TRIPLET t = trip(s.lctx, s.buf, 1024);
+    for (DAT_UINT64 i = 0;; i++) {
+        DAT_RETURN r = dat_ep_post_send(s.ep, 1, &t, ck(i), DAT_COMPLETION_DEFAULT_FLAG);
+        if (r != DAT_SUCCESS)
+            break;
+        if (wait_ev(s.dto, E2E_WAIT, &ev) != DAT_SUCCESS ||
+            ev.event_data.dto_completion_event_data.status != DAT_DTO_SUCCESS)
+            break;
+    }
+    pause();
+    return T_PASS;
+}
+
+static tres killed_client(void *v, struct peer *peer)
+{
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 65536, 1));
+    const int NR = 16;
+    for (int i = 0; i < NR; i++) {
+        DAT_LMR_TRIPLET t = trip(s.lctx, s.buf + i * 2048, 2048);
+        OK(dat_ep_post_recv(s.ep, 1, &t, ck((DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
+    }
+    DAT_EVENT ev;
+    TRY(cli_connect(&s, a->q, NULL, 0, &ev));
+    CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: %s", evname(ev.event_number));
+    /* receive and repost 50 messages, then kill the sender */
+    for (int n = 0; n < 50; n++) {
+        DAT_RETURN r = wait_ev(s.dto, E2E_WAIT, &ev);
+        CHECK(r == DAT_SUCCESS, "streaming receive %d: %s", n, rs(r));
+        const DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
+        CHECK(d->status == DAT_DTO_SUCCESS && d->transfered_length == 1024, "receive %d status %s len %llu", n,
+              dtostat(d->status), (unsigned long long)d->transfered_length);
+        DAT_UINT64 slot = d->user_cookie.as_64;
+        CHECK(check_fill(s.buf + slot * 2048, 1024, 5), "streamed data mismatch");
+        DAT_LMR_TRIPLET t = trip(s.lctx, s.buf + slot * 2048, 2048);
+        OK(dat_ep_post_recv(s.ep, 1, &t, ck(slot), DAT_COMPLETION_DEFAULT_FLAG));
+    }
+    kill(peer->pid, SIGKILL);
+    int st;
+    waitpid(peer->pid, &st, 0);
+    peer->pid = -1;
+    vlog("peer killed; waiting for the connection to break");
+    /* connection event: BROKEN or DISCONNECTED, within the watchdog */
+    DAT_RETURN r = wait_ev(s.conn, 15000000, &ev);
+    CHECK(r == DAT_SUCCESS, "no connection event within 15 s after the peer was killed: %s", rs(r));
+    CHECK(ev.event_number == DAT_CONNECTION_EVENT_BROKEN || ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
+          "after peer death: %s", evname(ev.event_number));
+    /* all outstanding receives complete; the last ones flushed */
+    int flushed = 0, ok = 0;
+    for (int i = 0; i < NR; i++) {
+        r = wait_ev(s.dto, 5000000, &ev);
+        CHECK(r == DAT_SUCCESS, "only %d of %d posted receives completed after the break (%d flushed): %s",
+              i, NR, flushed, rs(r));
+        DAT_DTO_COMPLETION_STATUS stt = ev.event_data.dto_completion_event_data.status;
+        if (stt == DAT_DTO_ERR_FLUSHED)
+            flushed++;
+        else if (stt == DAT_DTO_SUCCESS)
+            ok++;
+        else
+            return t_fail("receive completed with %s after peer death", dtostat(stt));
+    }
+    CHECK(flushed > 0, "no DAT_DTO_ERR_FLUSHED completions after the peer died");
+    vlog("after peer death: %d receives flushed, %d completed ok", flushed, ok);
+    DAT_EP_STATE est;
+    OK(dat_ep_get_status(s.ep, &est, NULL, NULL));
+    CHECK(est == DAT_EP_STATE_DISCONNECTED, "EP state %d after break", (int)est);
+    return side_close(&s);
+}
+
+static tres e2e_peer_killed(void)
+{
+    struct pair_arg a = {fresh_qual(0), 0, 0};
+    return run_pair(stream_server, killed_client, &a);
+}
+
+/* ================= CR handoff ================= */
+
+static tres handoff_server(void *v)
+{
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 1));
+    DAT_EVD_HANDLE cr2;
+    DAT_PSP_HANDLE psp2;
+    OK(make_evd(s.ia, DAT_EVD_CR_FLAG, 4, &cr2));
+    OK(dat_psp_create(s.ia, a->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
+    OK(dat_psp_create(s.ia, a->q2, cr2, DAT_PSP_CONSUMER_FLAG, &psp2));
+    peer_ready();
+    DAT_EVENT ev;
+    TRY(srv_wait_cr(&s, &ev));
+    DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+    DAT_RETURN r = dat_cr_handoff(cr, a->q2);
+    if (is_not_impl(r)) {
+        dat_cr_reject(cr);
+        return t_skip("dat_cr_handoff: not implemented");
+    }
+    CHECK(r == DAT_SUCCESS, "dat_cr_handoff -> %s", rs(r));
+    EXPECT_ERR(dat_cr_query(cr, DAT_CR_FIELD_ALL, NULL), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR, ANYSUB);
+    r = wait_ev(cr2, E2E_WAIT, &ev);
+    CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_REQUEST_EVENT, "no CR after handoff: %s", rs(r));
+    CHECK(ev.event_data.cr_arrival_event_data.sp_handle.psp_handle == psp2, "handed-off CR sp_handle");
+    DAT_CR_PARAM p;
+    OK(dat_cr_query(ev.event_data.cr_arrival_event_data.cr_handle, DAT_CR_FIELD_ALL, &p));
+    CHECK(p.private_data_size >= 5 && memcmp(p.private_data, "hand", 5) == 0, "private data lost in handoff");
+    TRY(srv_accept(&s, ev.event_data.cr_arrival_event_data.cr_handle, NULL, 0));
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    return side_close(&s);
+}
+
+static tres handoff_client(void *v, struct peer *peer)
+{
+    (void)peer;
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 1));
+    DAT_EVENT ev;
+    TRY(cli_connect(&s, a->q, "hand", 5, &ev));
+    if (ev.event_number == DAT_CONNECTION_EVENT_PEER_REJECTED)
+        return t_skip("server could not hand off (see peer)");
+    CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: %s", evname(ev.event_number));
+    OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    return side_close(&s);
+}
+
+static tres e2e_handoff(void)
+{
+    struct pair_arg a = {fresh_qual(0), fresh_qual(1), 0};
+    tres r = run_pair(handoff_server, handoff_client, &a);
+    return r;
+}
+
+/* ================= RSP ================= */
+
+static tres rsp_server(void *v)
+{
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 1));
+    DAT_RSP_HANDLE rsp;
+    DAT_RETURN r = dat_rsp_create(s.ia, a->q, s.ep, s.cr_evd, &rsp);
+    if (is_not_impl(r)) {
+        peer_ready();
+        return t_skip("dat_rsp_create: not implemented");
+    }
+    CHECK(r == DAT_SUCCESS, "dat_rsp_create -> %s", rs(r));
+    DAT_LMR_TRIPLET t = trip(s.lctx, s.buf, 64);
+    OK(dat_ep_post_recv(s.ep, 1, &t, ck(1), DAT_COMPLETION_DEFAULT_FLAG));
+    peer_ready();
+    DAT_EVENT ev;
+    TRY(srv_wait_cr(&s, &ev));
+    CHECK(ev.event_data.cr_arrival_event_data.sp_handle.rsp_handle == rsp, "CR sp_handle is not the RSP");
+    DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+    DAT_CR_PARAM p;
+    OK(dat_cr_query(cr, DAT_CR_FIELD_LOCAL_EP_HANDLE, &p));
+    CHECK(p.local_ep_handle == s.ep, "RSP CR local_ep_handle %p, expected %p", p.local_ep_handle, s.ep);
+    DAT_EP_STATE st;
+    OK(dat_ep_get_status(s.ep, &st, NULL, NULL));
+    CHECK(st == DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING || st == DAT_EP_STATE_RESERVED,
+          "reserved EP state %d with a pending CR", (int)st);
+    OK(dat_cr_accept(cr, s.ep, 0, NULL));
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_ESTABLISHED, NULL));
+    TRY(expect_dto(s.dto, E2E_WAIT, 1, DAT_DTO_SUCCESS, 10, NULL));
+    CHECK(memcmp(s.buf, "via-rsp-!", 10) == 0, "RSP message data");
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    OK(dat_rsp_free(rsp));
+    return side_close(&s);
+}
+
+static tres rsp_client(void *v, struct peer *peer)
+{
+    (void)peer;
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 1));
+    DAT_EVENT ev;
+    TRY(cli_connect(&s, a->q, NULL, 0, &ev));
+    CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: %s", evname(ev.event_number));
+    memcpy(s.buf, "via-rsp-!", 10);
+    TRY(send_sync(&s, 0, 10, 2));
+    OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    return side_close(&s);
+}
+
+static tres e2e_rsp(void)
+{
+    struct pair_arg a = {fresh_qual(0), 0, 0};
+    return run_pair(rsp_server, rsp_client, &a);
+}
+
+/* ================= SRQ ================= */
+
+static tres srq_server(void *v)
+{
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 16384, 0));
+    DAT_SRQ_ATTR sa = {.max_recv_dtos = 16, .max_recv_iov = 2, .low_watermark = DAT_SRQ_LW_DEFAULT};
+    DAT_SRQ_HANDLE srq;
+    DAT_RETURN r = dat_srq_create(s.ia, s.pz, &sa, &srq);
+    if (is_not_impl(r)) {
+        peer_ready();
+        return t_skip("dat_srq_create: not implemented");
+    }
+    CHECK(r == DAT_SUCCESS, "dat_srq_create -> %s", rs(r));
+    r = dat_ep_create_with_srq(s.ia, s.pz, s.dto, s.dto, s.conn, srq, NULL, &s.ep);
+    if (is_not_impl(r)) {
+        peer_ready();
+        return t_skip("dat_ep_create_with_srq: not implemented");
+    }
+    CHECK(r == DAT_SUCCESS, "dat_ep_create_with_srq -> %s", rs(r));
+    for (int i = 0; i < 6; i++) {
+        DAT_LMR_TRIPLET t[2] = {trip(s.lctx, s.buf + i * 1024, 100), trip(s.lctx, s.buf + i * 1024 + 512, 400)};
+        r = dat_srq_post_recv(srq, 2, t, ck(100 + (DAT_UINT64)i));
+        if (is_not_impl(r)) {
+            peer_ready();
+            return t_skip("dat_srq_post_recv: not implemented");
+        }
+        CHECK(r == DAT_SUCCESS, "dat_srq_post_recv -> %s", rs(r));
+    }
+    /* dat_ep_post_recv on an SRQ EP is not allowed */
+    DAT_LMR_TRIPLET t1 = trip(s.lctx, s.buf + 8192, 64);
+    r = dat_ep_post_recv(s.ep, 1, &t1, ck(1), DAT_COMPLETION_DEFAULT_FLAG);
+    CHECK((r & DAT_CLASS_ERROR) && (DAT_GET_TYPE(r) == DAT_INVALID_STATE || DAT_GET_TYPE(r) == DAT_INVALID_PARAMETER ||
+                                    DAT_GET_TYPE(r) == DAT_MODEL_NOT_SUPPORTED),
+          "dat_ep_post_recv on an SRQ EP -> %s", rs(r));
+    OK(dat_psp_create(s.ia, a->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
+    peer_ready();
+    DAT_EVENT ev;
+    TRY(srv_wait_cr(&s, &ev));
+    TRY(srv_accept(&s, ev.event_data.cr_arrival_event_data.cr_handle, NULL, 0));
+    for (int i = 0; i < 4; i++) {
+        DAT_EVENT e;
+        TRY(expect_dto(s.dto, E2E_WAIT, 100 + (DAT_UINT64)i, DAT_DTO_SUCCESS, 300, &e));
+        CHECK(e.event_data.dto_completion_event_data.ep_handle == s.ep, "SRQ recv completion ep_handle");
+        char tmp[300];
+        memcpy(tmp, s.buf + i * 1024, 100);
+        memcpy(tmp + 100, s.buf + i * 1024 + 512, 200);
+        CHECK(check_fill(tmp, 300, (unsigned)i), "SRQ receive %d data mismatch", i);
+    }
+    DAT_SRQ_PARAM sp;
+    OK(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &sp));
+    vlog("srq after 4 receives: available %d outstanding %d", sp.available_dto_count, sp.outstanding_dto_count);
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    OK(dat_ep_free(s.ep));
+    s.ep = DAT_HANDLE_NULL;
+    OK(dat_srq_free(srq));
+    return side_close(&s);
+}
+
+static tres srq_client(void *v, struct peer *peer)
+{
+    (void)peer;
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 16384, 1));
+    DAT_EVENT ev;
+    TRY(cli_connect(&s, a->q, NULL, 0, &ev));
+    CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: %s", evname(ev.event_number));
+    for (int i = 0; i < 4; i++) {
+        fill(s.buf, 300, (unsigned)i);
+        TRY(send_sync(&s, 0, 300, 10 + (DAT_UINT64)i));
+    }
+    usleep(100000);
+    OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    return side_close(&s);
+}
+
+static tres e2e_srq(void)
+{
+    struct pair_arg a = {fresh_qual(0), 0, 0};
+    return run_pair(srq_server, srq_client, &a);
+}
+
+/* ================= abrupt IA close of a connected process ================= */
+
+static tres iaclose_server(void *v)
+{
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 1));
+    OK(dat_psp_create(s.ia, a->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
+    peer_ready();
+    DAT_EVENT ev;
+    TRY(srv_wait_cr(&s, &ev));
+    TRY(srv_accept(&s, ev.event_data.cr_arrival_event_data.cr_handle, NULL, 0));
+    usleep(100000);
+    /* tear everything down without disconnecting first */
+    OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+    free(s.buf);
+    return T_PASS;
+}
+
+static tres iaclose_client(void *v, struct peer *peer)
+{
+    (void)peer;
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 1));
+    DAT_LMR_TRIPLET t = trip(s.lctx, s.buf, 64);
+    OK(dat_ep_post_recv(s.ep, 1, &t, ck(1), DAT_COMPLETION_DEFAULT_FLAG));
+    DAT_EVENT ev;
+    TRY(cli_connect(&s, a->q, NULL, 0, &ev));
+    CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: %s", evname(ev.event_number));
+    DAT_RETURN r = wait_ev(s.conn, E2E_WAIT, &ev);
+    CHECK(r == DAT_SUCCESS && (ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED ||
+                               ev.event_number == DAT_CONNECTION_EVENT_BROKEN),
+          "after peer's abrupt dat_ia_close: %s %s", rs(r), evname(ev.event_number));
+    TRY(expect_dto(s.dto, E2E_WAIT, 1, DAT_DTO_ERR_FLUSHED, 0, NULL));
+    return side_close(&s);
+}
+
+static tres e2e_ia_close_abrupt(void)
+{
+    struct pair_arg a = {fresh_qual(0), 0, 0};
+    return run_pair(iaclose_server, iaclose_client, &a);
+}
+
+const struct tcase e2e_cases[] = {
+    {"e2e.connect_private_data", e2e_private_data, 40},
+    {"e2e.send_recv_pingpong", e2e_pingpong, 60},
+    {"e2e.rdma_write_read", e2e_rdma, 40},
+    {"e2e.rdma_bad_remote", e2e_rdma_bad, 40},
+    {"e2e.reject", e2e_reject, 40},
+    {"e2e.connect_no_listener", e2e_no_listener, 40},
+    {"e2e.disconnect_flush", e2e_flush, 40},
+    {"e2e.peer_killed", e2e_peer_killed, 60},
+    {"e2e.peer_ia_close_abrupt", e2e_ia_close_abrupt, 40},
+    {"e2e.cr_handoff", e2e_handoff, 40},
+    {"e2e.rsp", e2e_rsp, 40},
+    {"e2e.srq", e2e_srq, 40},
+    {NULL, NULL, 0},
+};
