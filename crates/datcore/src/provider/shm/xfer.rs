@@ -19,6 +19,12 @@ pub const INLINE_MAX: u64 = 8 * 1024;
 /// Largest inline chunk per record.
 pub const CHUNK: u64 = 32 * 1024;
 
+/// Whether a record payload of `have` bytes (padded to 8) carries exactly `n` data bytes.
+fn chunk_fits(have: usize, n: u64) -> bool {
+    let have = have as u64;
+    have >= n && have < n + 8
+}
+
 /// Copies `len` bytes of the local SGE list, starting `off` bytes in, to `dst`.
 ///
 /// # Safety
@@ -205,8 +211,9 @@ pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool,
                 }
                 R_READ_DATA => {
                     let mut e = sq.e[i];
-                    let n = rec.payload_len as u64;
-                    if e.kind != OpKind::Read || e.got + n > e.total {
+                    // Records are padded to 8 bytes; chunk sizes are implied by the protocol.
+                    let n = e.total.saturating_sub(e.got).min(CHUNK);
+                    if e.kind != OpKind::Read || !chunk_fits(rec.payload_len, n) || n == 0 {
                         return Err(Fault::Malformed("unexpected rdma read data"));
                     }
                     let sink = sq.sges(sq.head);
@@ -316,8 +323,8 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
         let (peer, we_copy) = (link.peer_pid, link.we_copy);
         match (st.rx, rec.kind) {
             (Rx::Inline { dest, total, off, status, ack }, R_DATA) => {
-                let n = rec.payload_len as u64;
-                if off + n > total {
+                let n = (total - off).min(CHUNK);
+                if !chunk_fits(rec.payload_len, n) {
                     return Err(Fault::Malformed("inline data overruns its operation"));
                 }
                 if status == WcStatus::Success && ack == WcStatus::Success {
@@ -351,8 +358,8 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                 let mut nr = 0usize;
                 let mut chunk = 0u64;
                 if inline {
-                    chunk = (rec.payload_len - OP_HDR) as u64;
-                    if chunk > total || hdr.niov != 0 || rec.kind == R_READ {
+                    chunk = total.min(CHUNK);
+                    if !chunk_fits(rec.payload_len - OP_HDR, chunk) || hdr.niov != 0 || rec.kind == R_READ {
                         return Err(Fault::Malformed("bad inline operation"));
                     }
                 } else {

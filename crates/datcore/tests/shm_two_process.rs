@@ -1,0 +1,641 @@
+//! Two-process tests of the `shm` provider. The test binary re-executes itself as the peer:
+//! `SHM_PEER_ROLE` selects what the peer does (see `peer_main`), `SHM_PEER_PORT` where it
+//! connects. The parent always listens; the peer always connects.
+
+use datcore::codes::*;
+use datcore::DatResult;
+use datcore::provider::shm::ShmProvider;
+use datcore::provider::*;
+use parking_lot::{Condvar, Mutex};
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::process::{Child, Command};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+// ---- test-side sinks ---------------------------------------------------------------------------
+
+struct Q<T> {
+    q: Mutex<VecDeque<T>>,
+    cv: Condvar,
+}
+
+impl<T> Q<T> {
+    fn new() -> Arc<Self> {
+        Arc::new(Q { q: Mutex::new(VecDeque::new()), cv: Condvar::new() })
+    }
+    fn push(&self, t: T) {
+        self.q.lock().push_back(t);
+        self.cv.notify_all();
+    }
+    fn wait(&self, d: Duration) -> Option<T> {
+        let end = Instant::now() + d;
+        let mut g = self.q.lock();
+        loop {
+            if let Some(t) = g.pop_front() {
+                return Some(t);
+            }
+            if self.cv.wait_until(&mut g, end).timed_out() {
+                return g.pop_front();
+            }
+        }
+    }
+}
+
+struct ConnQ(Arc<Q<(ConnEvent, Vec<u8>)>>);
+impl ConnectionEvents for ConnQ {
+    fn event(&self, ev: ConnEvent, pd: &[u8]) {
+        self.0.push((ev, pd.to_vec()));
+    }
+}
+
+struct ListenQ(Arc<Q<Arc<dyn ConnectionRequest>>>);
+impl ListenerEvents for ListenQ {
+    fn connect_request(&self, req: Arc<dyn ConnectionRequest>) {
+        self.0.push(req);
+    }
+}
+
+struct NoAsync;
+impl AsyncEvents for NoAsync {
+    fn async_error(&self, err: AsyncError) {
+        eprintln!("async error {err:?}");
+    }
+}
+
+struct CvWaker {
+    m: Mutex<u64>,
+    cv: Condvar,
+}
+impl Waker for CvWaker {
+    fn wake(&self) {
+        *self.m.lock() += 1;
+        self.cv.notify_all();
+    }
+}
+
+// ---- a test endpoint ---------------------------------------------------------------------------
+
+const T: Duration = Duration::from_secs(10);
+
+struct Cq {
+    cq: Arc<dyn CompletionQueue>,
+    w: Arc<CvWaker>,
+}
+
+impl Cq {
+    fn new(dev: &Arc<dyn Device>) -> Cq {
+        let w = Arc::new(CvWaker { m: Mutex::new(0), cv: Condvar::new() });
+        Cq { cq: dev.create_cq(4096, w.clone()).unwrap(), w }
+    }
+    fn poll(&self) -> Option<WorkCompletion> {
+        let mut out = [WorkCompletion::EMPTY; 1];
+        (self.cq.poll(&mut out) == 1).then_some(out[0])
+    }
+    fn wait(&self, d: Duration) -> Option<WorkCompletion> {
+        let end = Instant::now() + d;
+        loop {
+            if let Some(wc) = self.poll() {
+                return Some(wc);
+            }
+            let mut g = self.w.m.lock();
+            if Instant::now() >= end {
+                return None;
+            }
+            self.w.cv.wait_for(&mut g, Duration::from_millis(5));
+        }
+    }
+    fn expect(&self) -> WorkCompletion {
+        self.wait(T).expect("completion timed out")
+    }
+}
+
+struct Buf {
+    mem: Vec<u8>,
+    mr: Arc<dyn MemoryRegion>,
+}
+
+impl Buf {
+    fn new(pd: &Arc<dyn ProtectionDomain>, len: usize, access: Access) -> Buf {
+        let mem = vec![0u8; len];
+        let mr = pd.reg_mr(mem.as_ptr() as u64, len as u64, access).unwrap();
+        Buf { mem, mr }
+    }
+    fn addr(&self) -> u64 {
+        self.mem.as_ptr() as u64
+    }
+    fn sge(&self, off: usize, len: usize) -> Sge {
+        Sge { lkey: self.mr.lkey(), pad: 0, addr: self.addr() + off as u64, length: len as u64 }
+    }
+    fn bytes(&self) -> &[u8] {
+        // Read through a volatile-ish barrier: the provider wrote behind the compiler's back.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        &self.mem
+    }
+    fn fill(&mut self, f: impl Fn(usize) -> u8) {
+        for (i, b) in self.mem.iter_mut().enumerate() {
+            *b = f(i);
+        }
+    }
+}
+
+const ALL: Access = Access { local_read: true, local_write: true, remote_read: true, remote_write: true };
+
+struct Ep {
+    dev: Arc<dyn Device>,
+    pd: Arc<dyn ProtectionDomain>,
+    scq: Cq,
+    rcq: Cq,
+    qp: Arc<dyn QueuePair>,
+    ev: Arc<Q<(ConnEvent, Vec<u8>)>>,
+}
+
+fn open() -> Arc<dyn Device> {
+    if std::env::var_os("SHM_TRACE").is_some() {
+        let _ = tracing_subscriber::fmt().with_max_level(tracing::Level::DEBUG).with_writer(std::io::stderr).try_init();
+    }
+    ShmProvider::new().open("shm", "", Arc::new(NoAsync)).unwrap()
+}
+
+impl Ep {
+    fn new(dev: &Arc<dyn Device>) -> Ep {
+        let pd = dev.alloc_pd().unwrap();
+        Ep::with_pd(dev, pd, None)
+    }
+    fn with_pd(dev: &Arc<dyn Device>, pd: Arc<dyn ProtectionDomain>, srq: Option<Arc<dyn SharedReceiveQueue>>) -> Ep {
+        let scq = Cq::new(dev);
+        let rcq = Cq::new(dev);
+        let ev = Q::new();
+        let qp = dev
+            .create_qp(QpInit {
+                pd: pd.clone(),
+                send_cq: Some(scq.cq.clone()),
+                recv_cq: Some(rcq.cq.clone()),
+                srq,
+                caps: QpCaps { max_send_wr: 256, max_recv_wr: 256, max_send_sge: 8, max_recv_sge: 8, max_rdma_read_in: 8, max_rdma_read_out: 8 },
+                context: 0xc0ffee,
+                events: Arc::new(ConnQ(ev.clone())),
+            })
+            .unwrap();
+        Ep { dev: dev.clone(), pd, scq, rcq, qp, ev }
+    }
+    fn event(&self) -> (ConnEvent, Vec<u8>) {
+        self.ev.wait(T).expect("connection event timed out")
+    }
+    fn send(&self, wr_id: u64, sges: &[Sge]) {
+        self.qp.post_send(&SendWr { wr_id, op: SendOp::Send, sges, signaled: true, solicited: false, fence: false }).unwrap();
+    }
+    fn op(&self, wr_id: u64, op: SendOp, sges: &[Sge], signaled: bool) -> DatResult<()> {
+        self.qp.post_send(&SendWr { wr_id, op, sges, signaled, solicited: false, fence: false })
+    }
+}
+
+fn local() -> SocketAddr {
+    "127.0.0.1:0".parse().unwrap()
+}
+
+fn port(n: u64) -> u64 {
+    0x5000_0000 + (std::process::id() as u64 % 100_000) * 100 + n
+}
+
+// ---- the peer process ---------------------------------------------------------------------------
+
+fn spawn(role: &str, port: u64, extra: &[(&str, &str)]) -> Child {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args(["--exact", "peer_main", "--ignored", "--nocapture", "--test-threads=1"])
+        .env("SHM_PEER_ROLE", role)
+        .env("SHM_PEER_PORT", port.to_string());
+    for (k, v) in extra {
+        c.env(k, v);
+    }
+    c.spawn().unwrap()
+}
+
+fn wait_child(mut c: Child) {
+    let end = Instant::now() + T;
+    loop {
+        if let Some(s) = c.try_wait().unwrap() {
+            assert!(s.success(), "peer failed: {s:?}");
+            return;
+        }
+        if Instant::now() > end {
+            let _ = c.kill();
+            panic!("peer did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Listens on `p`, starts peer `role`, and accepts its connection (with private data `pd`).
+fn accept_one(dev: &Arc<dyn Device>, p: u64, ep: &Ep, pd: &[u8], role: &str, extra: &[(&str, &str)]) -> (Arc<dyn Listener>, Vec<u8>, Child) {
+    let crs = Q::new();
+    let l = dev.listen(p, Arc::new(ListenQ(crs.clone()))).unwrap();
+    let child = spawn(role, p, extra);
+    let req = crs.wait(T).expect("no connect request");
+    let data = req.private_data().to_vec();
+    assert_eq!(req.port(), p);
+    assert!(req.remote_address().ip().is_loopback());
+    ep.qp.accept(&req, pd).unwrap();
+    assert_eq!(ep.event().0, ConnEvent::Established);
+    (l, data, child)
+}
+
+/// Entry point of the peer process (ignored when run normally).
+#[test]
+#[ignore]
+fn peer_main() {
+    let Ok(role) = std::env::var("SHM_PEER_ROLE") else { return };
+    let p: u64 = std::env::var("SHM_PEER_PORT").unwrap().parse().unwrap();
+    let dev = open();
+    let ep = Ep::new(&dev);
+    let timeout = (role == "client_timeout").then(|| Duration::from_millis(300));
+    ep.qp.connect(local(), p, b"hello-from-client", timeout).unwrap();
+    match role.as_str() {
+        "client_pd" => {
+            assert_eq!(ep.event(), (ConnEvent::Established, b"welcome".to_vec()));
+            assert_eq!(ep.event().0, ConnEvent::Disconnected);
+        }
+        "client_reject" => assert_eq!(ep.event().0, ConnEvent::PeerRejected),
+        "client_timeout" => assert_eq!(ep.event().0, ConnEvent::TimedOut),
+        "echo" => peer_echo(&ep),
+        "rdma_target" => peer_rdma_target(&ep),
+        "flush" => {
+            assert_eq!(ep.event().0, ConnEvent::Established);
+            let b = Buf::new(&ep.pd, 64, ALL);
+            for i in 0..3 {
+                ep.qp.post_recv(100 + i, &[b.sge(0, 64)]).unwrap();
+            }
+            assert_eq!(ep.event().0, ConnEvent::Disconnected);
+            for i in 0..3 {
+                let wc = ep.rcq.expect();
+                assert_eq!((wc.wr_id, wc.status, wc.context), (100 + i, WcStatus::Flushed, 0xc0ffee));
+            }
+        }
+        "idle" => {
+            assert_eq!(ep.event().0, ConnEvent::Established);
+            std::thread::sleep(Duration::from_secs(30));
+        }
+        r => panic!("unknown role {r}"),
+    }
+    std::process::exit(0);
+}
+
+/// Echoes every message back until disconnected.
+fn peer_echo(ep: &Ep) {
+    assert_eq!(ep.event().0, ConnEvent::Established);
+    const N: usize = 4;
+    const SZ: usize = 2 << 20;
+    let b = Buf::new(&ep.pd, N * SZ, ALL);
+    for i in 0..N {
+        ep.qp.post_recv(i as u64, &[b.sge(i * SZ, SZ)]).unwrap();
+    }
+    loop {
+        let Some(wc) = ep.rcq.wait(Duration::from_millis(20)) else {
+            if let Some((ev, _)) = ep.ev.wait(Duration::ZERO) {
+                assert_eq!(ev, ConnEvent::Disconnected);
+                return;
+            }
+            continue;
+        };
+        if wc.status == WcStatus::Flushed {
+            continue;
+        }
+        assert_eq!(wc.status, WcStatus::Success);
+        let i = wc.wr_id as usize;
+        ep.send(1000 + wc.wr_id, &[b.sge(i * SZ, wc.byte_len as usize)]);
+        let s = ep.scq.expect();
+        assert_eq!(s.status, WcStatus::Success);
+        ep.qp.post_recv(wc.wr_id, &[b.sge(i * SZ, SZ)]).unwrap();
+    }
+}
+
+/// Exposes memory for RDMA and reports what it sees.
+fn peer_rdma_target(ep: &Ep) {
+    assert_eq!(ep.event().0, ConnEvent::Established);
+    let big = Buf::new(&ep.pd, 2 << 20, ALL);
+    let ro = Buf::new(&ep.pd, 4096, Access { local_read: true, local_write: true, remote_read: true, remote_write: false });
+    let wo = Buf::new(&ep.pd, 4096, Access { local_read: true, local_write: true, remote_read: false, remote_write: true });
+    let mw = ep.pd.alloc_mw().unwrap();
+    let mw_rkey = ep
+        .qp
+        .bind_mw(&BindWr {
+            wr_id: 77,
+            mw: &mw,
+            mr: &big.mr,
+            addr: big.addr() + 4096,
+            length: 4096,
+            access: Access { remote_write: true, ..Access::default() },
+            signaled: true,
+        })
+        .unwrap();
+    let wc = ep.scq.expect();
+    assert_eq!((wc.wr_id, wc.opcode, wc.status), (77, WcOpcode::Bind, WcStatus::Success));
+    assert_eq!(mw.rkey(), mw_rkey);
+    // recv #0: small (16 B) for the too-long test; recv #1: the "go" message.
+    let rb = Buf::new(&ep.pd, 4096, ALL);
+    ep.qp.post_recv(0, &[rb.sge(0, 16)]).unwrap();
+    ep.qp.post_recv(1, &[rb.sge(1024, 1024)]).unwrap();
+    let mut desc = Buf::new(&ep.pd, 128, ALL);
+    let words = [big.addr(), big.mr.rkey() as u64, ro.addr(), ro.mr.rkey() as u64, wo.addr(), wo.mr.rkey() as u64, big.addr() + 4096, mw_rkey as u64];
+    for (i, w) in words.iter().enumerate() {
+        desc.mem[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
+    }
+    ep.send(5, &[desc.sge(0, 64)]);
+    assert_eq!(ep.scq.expect().status, WcStatus::Success);
+    // The parent sends 64 B into our 16 B receive.
+    let wc = ep.rcq.expect();
+    assert_eq!((wc.wr_id, wc.status), (0, WcStatus::LocalLength));
+    desc.mem[0] = 0x11; // "saw LocalLength"
+    ep.send(6, &[desc.sge(0, 1)]);
+    assert_eq!(ep.scq.expect().status, WcStatus::Success);
+    // "go": check what the parent wrote into `wo` and the window, then report a checksum.
+    let wc = ep.rcq.expect();
+    assert_eq!((wc.wr_id, wc.status), (1, WcStatus::Success));
+    let sum: u64 = wo.bytes()[..100].iter().map(|&b| b as u64).sum::<u64>() + big.bytes()[4096..4196].iter().map(|&b| b as u64).sum::<u64>();
+    desc.mem[..8].copy_from_slice(&sum.to_le_bytes());
+    ep.send(7, &[desc.sge(0, 8)]);
+    assert_eq!(ep.scq.expect().status, WcStatus::Success);
+    assert_eq!(ep.event().0, ConnEvent::Disconnected);
+    drop((ro, wo, big, mw));
+}
+
+// ---- tests ------------------------------------------------------------------------------------
+
+#[test]
+fn connect_with_private_data_then_disconnect() {
+    let dev = open();
+    assert_eq!(dev.address(), "127.0.0.1:0".parse::<SocketAddr>().unwrap());
+    let ep = Ep::new(&dev);
+    let p = port(1);
+    let (_l, data, child) = accept_one(&dev, p, &ep, b"welcome", "client_pd", &[]);
+    assert_eq!(data, b"hello-from-client");
+    ep.qp.disconnect(true).unwrap();
+    assert_eq!(ep.event().0, ConnEvent::Disconnected);
+    wait_child(child);
+}
+
+#[test]
+fn reject_gives_peer_rejected() {
+    let dev = open();
+    let p = port(2);
+    let crs = Q::new();
+    let _l = dev.listen(p, Arc::new(ListenQ(crs.clone()))).unwrap();
+    let child = spawn("client_reject", p, &[]);
+    let req = crs.wait(T).unwrap();
+    req.reject().unwrap();
+    wait_child(child);
+}
+
+#[test]
+fn connect_timeout() {
+    let dev = open();
+    let p = port(3);
+    let crs = Q::new();
+    let _l = dev.listen(p, Arc::new(ListenQ(crs.clone()))).unwrap();
+    let child = spawn("client_timeout", p, &[]);
+    let _held = crs.wait(T).unwrap(); // never answered
+    wait_child(child);
+}
+
+#[test]
+fn no_listener_and_qualifier_in_use() {
+    let dev = open();
+    let ep = Ep::new(&dev);
+    ep.qp.connect(local(), port(4), b"x", None).unwrap();
+    assert_eq!(ep.event().0, ConnEvent::NonPeerRejected);
+    let ep2 = Ep::new(&dev);
+    ep2.qp.connect("10.255.255.1:0".parse().unwrap(), port(4), b"", None).unwrap();
+    assert_eq!(ep2.event().0, ConnEvent::Unreachable);
+
+    let p = port(5);
+    let l = dev.listen(p, Arc::new(ListenQ(Q::new()))).unwrap();
+    let e = dev.listen(p, Arc::new(ListenQ(Q::new()))).err().unwrap();
+    assert_eq!(e.ty(), DAT_CONN_QUAL_IN_USE);
+    drop(l);
+    let _l2 = dev.listen(p, Arc::new(ListenQ(Q::new()))).unwrap();
+}
+
+fn ping_pong(extra: &[(&str, &str)], n: u64) {
+    let dev = open();
+    let ep = Ep::new(&dev);
+    let p = port(10 + n);
+    let (_l, _, child) = accept_one(&dev, p, &ep, b"", "echo", extra);
+    let mut tx = Buf::new(&ep.pd, 3 << 20, ALL);
+    let rx = Buf::new(&ep.pd, 4 << 20, ALL);
+    for (round, len) in [1usize, 64, 100, 4000, 9000, 70_000, 1 << 20, 0, 3].into_iter().enumerate() {
+        tx.fill(|i| (i * 7 + round * 13) as u8);
+        // Receive scattered over three SGEs; send gathered from two.
+        let a = len / 3;
+        ep.qp.post_recv(round as u64, &[rx.sge(0, a), rx.sge(1 << 20, a), rx.sge(2 << 20, len + 16)]).unwrap();
+        let h = len / 2;
+        ep.send(500 + round as u64, &[tx.sge(0, h), tx.sge(h + 4096, len - h)]);
+        let s = ep.scq.expect();
+        assert_eq!((s.wr_id, s.status, s.opcode), (500 + round as u64, WcStatus::Success, WcOpcode::Send));
+        let r = ep.rcq.expect();
+        assert_eq!((r.wr_id, r.status, r.opcode, r.byte_len), (round as u64, WcStatus::Success, WcOpcode::Recv, len as u64));
+        let expect: Vec<u8> = tx.bytes()[..h].iter().chain(&tx.bytes()[h + 4096..h + 4096 + len - h]).copied().collect();
+        let got: Vec<u8> = rx.bytes()[..a].iter().chain(&rx.bytes()[1 << 20..(1 << 20) + a]).chain(&rx.bytes()[2 << 20..(2 << 20) + len - 2 * a]).copied().collect();
+        assert!(got == expect, "data mismatch at len {len}");
+    }
+    ep.qp.disconnect(true).unwrap();
+    assert_eq!(ep.event().0, ConnEvent::Disconnected);
+    wait_child(child);
+}
+
+#[test]
+fn send_recv_ping_pong_multi_sge() {
+    ping_pong(&[], 0);
+}
+
+#[test]
+fn send_recv_ping_pong_inline_fallback() {
+    ping_pong(&[("DAT_SHM_NO_CMA", "1")], 1);
+}
+
+fn rdma(extra: &[(&str, &str)], n: u64) {
+    let dev = open();
+    let ep = Ep::new(&dev);
+    let p = port(20 + n);
+    let (_l, _, child) = accept_one(&dev, p, &ep, b"", "rdma_target", extra);
+    let rb = Buf::new(&ep.pd, 4096, ALL);
+    ep.qp.post_recv(1, &[rb.sge(0, 64)]).unwrap();
+    ep.qp.post_recv(2, &[rb.sge(64, 64)]).unwrap();
+    ep.qp.post_recv(3, &[rb.sge(128, 64)]).unwrap();
+    let wc = ep.rcq.expect();
+    assert_eq!((wc.wr_id, wc.status), (1, WcStatus::Success));
+    let w: Vec<u64> = (0..8).map(|i| u64::from_le_bytes(rb.bytes()[i * 8..i * 8 + 8].try_into().unwrap())).collect();
+    let (big, big_k, ro, ro_k, wo, wo_k, win, win_k) = (w[0], w[1] as u32, w[2], w[3] as u32, w[4], w[5] as u32, w[6], w[7] as u32);
+
+    // Too-long send: receiver sees LocalLength (reported back), we see an error.
+    let mut src = Buf::new(&ep.pd, 2 << 20, ALL);
+    ep.send(10, &[src.sge(0, 64)]);
+    assert_ne!(ep.scq.expect().status, WcStatus::Success);
+    let wc = ep.rcq.expect();
+    assert_eq!((wc.wr_id, rb.bytes()[64]), (2, 0x11));
+
+    // RDMA write 1 MiB + 3 bytes in two SGEs, read it back into another buffer, compare.
+    let len = (1 << 20) + 3;
+    src.fill(|i| (i % 251) as u8);
+    let write = SendOp::RdmaWrite { remote_addr: big + 5, rkey: big_k };
+    ep.op(20, write, &[src.sge(0, 1000), src.sge(1000, len - 1000)], true).unwrap();
+    let wc = ep.scq.expect();
+    assert_eq!((wc.wr_id, wc.status, wc.opcode), (20, WcStatus::Success, WcOpcode::RdmaWrite));
+    let dst = Buf::new(&ep.pd, 2 << 20, ALL);
+    let read = SendOp::RdmaRead { remote_addr: big + 5, rkey: big_k };
+    ep.op(21, read, &[dst.sge(0, 7), dst.sge(100, len - 7)], true).unwrap();
+    let wc = ep.scq.expect();
+    assert_eq!((wc.wr_id, wc.status, wc.opcode, wc.byte_len), (21, WcStatus::Success, WcOpcode::RdmaRead, len as u64));
+    assert!(dst.bytes()[..7] == src.bytes()[..7] && dst.bytes()[100..100 + len - 7] == src.bytes()[7..len], "read-back mismatch");
+
+    // Remote violations: wrong rkey, out of bounds, missing rights.
+    let bad = |wr_id: u64, op: SendOp, sge: Sge| {
+        ep.op(wr_id, op, &[sge], true).unwrap();
+        let wc = ep.scq.expect();
+        assert_eq!((wc.wr_id, wc.status), (wr_id, WcStatus::RemoteAccess), "op {wr_id}");
+    };
+    bad(30, SendOp::RdmaWrite { remote_addr: big, rkey: big_k ^ 0x10000 }, src.sge(0, 8));
+    bad(31, SendOp::RdmaWrite { remote_addr: big + (2 << 20) - 4, rkey: big_k }, src.sge(0, 8));
+    bad(32, SendOp::RdmaRead { remote_addr: big - 1, rkey: big_k }, dst.sge(0, 8));
+    bad(33, SendOp::RdmaWrite { remote_addr: ro, rkey: ro_k }, src.sge(0, 8));
+    bad(34, SendOp::RdmaRead { remote_addr: wo, rkey: wo_k }, dst.sge(0, 8));
+    bad(35, SendOp::RdmaWrite { remote_addr: win + 4090, rkey: win_k }, src.sge(0, 8)); // past the window
+    bad(36, SendOp::RdmaRead { remote_addr: win, rkey: win_k }, dst.sge(0, 8)); // window is write-only
+    bad(37, SendOp::RdmaWrite { remote_addr: big, rkey: win_k }, src.sge(0, 8)); // MR part outside window
+    // Allowed: read-only region can be read, write-only region and the window written.
+    ep.op(40, SendOp::RdmaRead { remote_addr: ro, rkey: ro_k }, &[dst.sge(0, 16)], true).unwrap();
+    assert_eq!(ep.scq.expect().status, WcStatus::Success);
+    ep.op(41, SendOp::RdmaWrite { remote_addr: wo, rkey: wo_k }, &[src.sge(0, 100)], true).unwrap();
+    assert_eq!(ep.scq.expect().status, WcStatus::Success);
+    // Unsignaled: no completion on success; the final signaled write proves ordering.
+    for i in 0..10 {
+        ep.op(50 + i, SendOp::RdmaWrite { remote_addr: win, rkey: win_k }, &[src.sge(100, 100)], false).unwrap();
+    }
+    ep.op(60, SendOp::RdmaWrite { remote_addr: win, rkey: win_k }, &[src.sge(100, 100)], true).unwrap();
+    let wc = ep.scq.expect();
+    assert_eq!((wc.wr_id, wc.status), (60, WcStatus::Success));
+    assert!(ep.scq.wait(Duration::from_millis(50)).is_none());
+
+    // Local violations are refused synchronously.
+    let err = |r: DatResult<()>| r.err().expect("post should fail").ty();
+    let foreign_pd = ep.dev.alloc_pd().unwrap();
+    let foreign = Buf::new(&foreign_pd, 64, ALL);
+    let ro_local = Buf::new(&ep.pd, 64, Access { local_read: true, ..Access::default() });
+    let mut s = src.sge(0, 8);
+    s.lkey ^= 0x20000;
+    assert_eq!(err(ep.op(70, SendOp::Send, &[s], true)), DAT_PROTECTION_VIOLATION);
+    assert_eq!(err(ep.op(71, SendOp::Send, &[src.sge((2 << 20) - 4, 8)], true)), DAT_PROTECTION_VIOLATION);
+    assert_eq!(err(ep.op(72, SendOp::Send, &[foreign.sge(0, 8)], true)), DAT_PROTECTION_VIOLATION);
+    assert_eq!(err(ep.op(73, SendOp::RdmaRead { remote_addr: ro, rkey: ro_k }, &[ro_local.sge(0, 8)], true)), DAT_PROTECTION_VIOLATION);
+    assert_eq!(ep.qp.post_recv(74, &[ro_local.sge(0, 8)]).err().unwrap().ty(), DAT_PROTECTION_VIOLATION);
+
+    // "go": the target sums what we wrote into `wo` and the window.
+    ep.send(80, &[src.sge(0, 4)]);
+    assert_eq!(ep.scq.expect().status, WcStatus::Success);
+    let wc = ep.rcq.expect();
+    assert_eq!((wc.wr_id, wc.status), (3, WcStatus::Success));
+    let expect: u64 = src.bytes()[..100].iter().chain(&src.bytes()[100..200]).map(|&b| b as u64).sum();
+    assert_eq!(u64::from_le_bytes(rb.bytes()[128..136].try_into().unwrap()), expect);
+    ep.qp.disconnect(true).unwrap();
+    assert_eq!(ep.event().0, ConnEvent::Disconnected);
+    wait_child(child);
+}
+
+#[test]
+fn rdma_write_read_and_protection() {
+    rdma(&[], 0);
+}
+
+#[test]
+fn rdma_inline_fallback() {
+    rdma(&[("DAT_SHM_NO_CMA", "1")], 1);
+}
+
+#[test]
+fn disconnect_flushes_both_sides() {
+    let dev = open();
+    let ep = Ep::new(&dev);
+    let p = port(30);
+    let (_l, _, child) = accept_one(&dev, p, &ep, b"", "flush", &[]);
+    let b = Buf::new(&ep.pd, 256, ALL);
+    for i in 0..4 {
+        ep.qp.post_recv(200 + i, &[b.sge(0, 64)]).unwrap();
+    }
+    assert_eq!(ep.qp.posted_recvs(), 4);
+    std::thread::sleep(Duration::from_millis(100)); // let the peer post its receives
+    ep.qp.disconnect(false).unwrap();
+    assert_eq!(ep.event().0, ConnEvent::Disconnected);
+    for i in 0..4 {
+        let wc = ep.rcq.expect();
+        assert_eq!((wc.wr_id, wc.status, wc.opcode), (200 + i, WcStatus::Flushed, WcOpcode::Recv));
+    }
+    // Posting after the disconnect flushes at once.
+    ep.send(300, &[b.sge(0, 8)]);
+    assert_eq!(ep.scq.expect().status, WcStatus::Flushed);
+    wait_child(child);
+}
+
+#[test]
+fn peer_killed_gives_broken_and_flush() {
+    let dev = open();
+    let ep = Ep::new(&dev);
+    let p = port(40);
+    let (_l, _, mut child) = accept_one(&dev, p, &ep, b"", "idle", &[]);
+    let b = Buf::new(&ep.pd, 1 << 20, ALL);
+    ep.qp.post_recv(1, &[b.sge(0, 64)]).unwrap();
+    // The peer posts no receives: these sends stay outstanding.
+    ep.send(2, &[b.sge(0, 64)]);
+    ep.send(3, &[b.sge(0, 1 << 20)]);
+    ep.op(4, SendOp::RdmaWrite { remote_addr: 0, rkey: 0 }, &[b.sge(0, 0)], false).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let t0 = Instant::now();
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert_eq!(ep.event().0, ConnEvent::Broken);
+    assert!(t0.elapsed() < Duration::from_secs(2), "death noticed late: {:?}", t0.elapsed());
+    let mut sends: Vec<u64> = (0..3).map(|_| ep.scq.expect()).inspect(|w| assert_eq!(w.status, WcStatus::Flushed)).map(|w| w.wr_id).collect();
+    sends.sort();
+    assert_eq!(sends, vec![2, 3, 4]);
+    let r = ep.rcq.expect();
+    assert_eq!((r.wr_id, r.status), (1, WcStatus::Flushed));
+}
+
+#[test]
+fn stale_socket_reclaimed() {
+    // A listener in a process that dies leaves its socket file; the next listen takes over.
+    let dev = open();
+    let p = port(50);
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "peer_listen_forever", "--ignored", "--nocapture"])
+        .env("SHM_PEER_PORT", p.to_string())
+        .spawn()
+        .unwrap();
+    let end = Instant::now() + T;
+    loop {
+        match dev.listen(p, Arc::new(ListenQ(Q::new()))) {
+            Err(e) if e.ty() == DAT_CONN_QUAL_IN_USE => break,
+            Ok(l) => {
+                drop(l);
+                assert!(Instant::now() < end, "peer never listened");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+    let _l = dev.listen(p, Arc::new(ListenQ(Q::new()))).unwrap();
+}
+
+#[test]
+#[ignore]
+fn peer_listen_forever() {
+    let Ok(p) = std::env::var("SHM_PEER_PORT") else { return };
+    let dev = open();
+    let _l = loop {
+        match dev.listen(p.parse().unwrap(), Arc::new(ListenQ(Q::new()))) {
+            Ok(l) => break l,
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    };
+    std::thread::sleep(Duration::from_secs(60));
+}
