@@ -198,6 +198,9 @@ pub fn on_socket(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<(), F
                 st.deadline = None;
                 a.event = Some((ConnEvent::Established, pd.to_vec()));
                 tracing::debug!(context = sh.context, peer_pid, we_copy, peer_copies = h.can_cma_you, "shm: connected");
+                // Deliver Established before anything that follows it on the socket.
+                st.sock_ready = true;
+                return Ok(());
             }
             (Phase::Connecting, wire::Msg::Rej) => {
                 sh.teardown(st, a);
@@ -211,6 +214,8 @@ pub fn on_socket(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<(), F
                 st.phase = Phase::Connected;
                 a.event = Some((ConnEvent::Established, Vec::new()));
                 tracing::debug!(context = sh.context, peer_copies = h.can_cma_you, "shm: accepted");
+                st.sock_ready = true;
+                return Ok(());
             }
             (Phase::Connected | Phase::Accepting, wire::Msg::Disc) => st.peer_disc = true,
             _ => return Err(Fault::Malformed("unexpected message")),
