@@ -14,6 +14,9 @@ use datcore::DatError;
 #[no_mangle]
 pub unsafe extern "C" fn dat_psp_create(ia_handle: DAT_IA_HANDLE, conn_qual: DAT_CONN_QUAL, evd_handle: DAT_EVD_HANDLE, psp_flags: DAT_PSP_FLAGS, psp_handle: *mut DAT_PSP_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_psp_create", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ia_handle, psp_create_func, (ia_handle, conn_qual, evd_handle, psp_flags, psp_handle)) {
+            return crate::registry::ret(r);
+        }
         let ia = ia_of(ia_handle)?;
         // SAFETY: writable out-pointer from the consumer.
         let slot = unsafe { out(psp_handle, 5)? };
@@ -27,6 +30,9 @@ pub unsafe extern "C" fn dat_psp_create(ia_handle: DAT_IA_HANDLE, conn_qual: DAT
 #[no_mangle]
 pub unsafe extern "C" fn dat_psp_create_any(ia_handle: DAT_IA_HANDLE, conn_qual: *mut DAT_CONN_QUAL, evd_handle: DAT_EVD_HANDLE, psp_flags: DAT_PSP_FLAGS, psp_handle: *mut DAT_PSP_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_psp_create_any", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ia_handle, psp_create_any_func, (ia_handle, conn_qual, evd_handle, psp_flags, psp_handle)) {
+            return crate::registry::ret(r);
+        }
         let ia = ia_of(ia_handle)?;
         // SAFETY: writable out-pointers from the consumer.
         let (q_slot, slot) = unsafe { (out(conn_qual, 2)?, out(psp_handle, 5)?) };
@@ -41,6 +47,9 @@ pub unsafe extern "C" fn dat_psp_create_any(ia_handle: DAT_IA_HANDLE, conn_qual:
 #[no_mangle]
 pub unsafe extern "C" fn dat_psp_query(psp_handle: DAT_PSP_HANDLE, psp_param_mask: DAT_PSP_PARAM_MASK, psp_param: *mut DAT_PSP_PARAM) -> DAT_RETURN {
     crate::ffi::boundary("dat_psp_query", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(psp_handle, psp_query_func, (psp_handle, psp_param_mask, psp_param)) {
+            return crate::registry::ret(r);
+        }
         let _ = psp_param_mask;
         let p = handle::get_ptr::<PublicServicePoint>(psp_handle, DAT_INVALID_HANDLE_PSP)?;
         // SAFETY: writable out-pointer from the consumer.
@@ -57,6 +66,9 @@ pub unsafe extern "C" fn dat_psp_query(psp_handle: DAT_PSP_HANDLE, psp_param_mas
 #[no_mangle]
 pub unsafe extern "C" fn dat_psp_free(psp_handle: DAT_PSP_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_psp_free", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(psp_handle, psp_free_func, (psp_handle)) {
+            return crate::registry::ret(r);
+        }
         sp::free_psp(h(psp_handle))
     })
 }
@@ -67,6 +79,9 @@ pub unsafe extern "C" fn dat_psp_free(psp_handle: DAT_PSP_HANDLE) -> DAT_RETURN 
 #[no_mangle]
 pub unsafe extern "C" fn dat_rsp_create(ia_handle: DAT_IA_HANDLE, conn_qual: DAT_CONN_QUAL, ep_handle: DAT_EP_HANDLE, evd_handle: DAT_EVD_HANDLE, rsp_handle: *mut DAT_RSP_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_rsp_create", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ia_handle, rsp_create_func, (ia_handle, conn_qual, ep_handle, evd_handle, rsp_handle)) {
+            return crate::registry::ret(r);
+        }
         let ia = ia_of(ia_handle)?;
         // SAFETY: writable out-pointer from the consumer.
         let slot = unsafe { out(rsp_handle, 5)? };
@@ -79,6 +94,9 @@ pub unsafe extern "C" fn dat_rsp_create(ia_handle: DAT_IA_HANDLE, conn_qual: DAT
 #[no_mangle]
 pub unsafe extern "C" fn dat_rsp_query(rsp_handle: DAT_RSP_HANDLE, rsp_param_mask: DAT_RSP_PARAM_MASK, rsp_param: *mut DAT_RSP_PARAM) -> DAT_RETURN {
     crate::ffi::boundary("dat_rsp_query", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(rsp_handle, rsp_query_func, (rsp_handle, rsp_param_mask, rsp_param)) {
+            return crate::registry::ret(r);
+        }
         let _ = rsp_param_mask;
         let r = handle::get_ptr::<ReservedServicePoint>(rsp_handle, DAT_INVALID_HANDLE_RSP)?;
         // SAFETY: writable out-pointer from the consumer.
@@ -95,6 +113,9 @@ pub unsafe extern "C" fn dat_rsp_query(rsp_handle: DAT_RSP_HANDLE, rsp_param_mas
 #[no_mangle]
 pub unsafe extern "C" fn dat_rsp_free(rsp_handle: DAT_RSP_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_rsp_free", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(rsp_handle, rsp_free_func, (rsp_handle)) {
+            return crate::registry::ret(r);
+        }
         sp::free_rsp(h(rsp_handle))
     })
 }
@@ -104,6 +125,9 @@ pub unsafe extern "C" fn dat_rsp_free(rsp_handle: DAT_RSP_HANDLE) -> DAT_RETURN 
 #[no_mangle]
 pub unsafe extern "C" fn dat_cr_query(cr_handle: DAT_CR_HANDLE, cr_param_mask: DAT_CR_PARAM_MASK, cr_param: *mut DAT_CR_PARAM) -> DAT_RETURN {
     crate::ffi::boundary("dat_cr_query", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(cr_handle, cr_query_func, (cr_handle, cr_param_mask, cr_param)) {
+            return crate::registry::ret(r);
+        }
         let _ = cr_param_mask;
         let c = handle::get_ptr::<ConnectionRequest>(cr_handle, DAT_INVALID_HANDLE_CR)?;
         // SAFETY: writable out-pointer from the consumer.
@@ -123,6 +147,9 @@ pub unsafe extern "C" fn dat_cr_query(cr_handle: DAT_CR_HANDLE, cr_param_mask: D
 #[no_mangle]
 pub unsafe extern "C" fn dat_cr_accept(cr_handle: DAT_CR_HANDLE, ep_handle: DAT_EP_HANDLE, private_data_size: DAT_COUNT, private_data: DAT_PVOID) -> DAT_RETURN {
     crate::ffi::boundary("dat_cr_accept", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(cr_handle, cr_accept_func, (cr_handle, ep_handle, private_data_size, private_data)) {
+            return crate::registry::ret(r);
+        }
         handle::get_ptr::<ConnectionRequest>(cr_handle, DAT_INVALID_HANDLE_CR)?;
         // SAFETY: the consumer passes `private_data_size` readable bytes.
         let pd = unsafe { slice(private_data as *const u8, private_data_size as i64, 4)? };
@@ -137,6 +164,9 @@ pub unsafe extern "C" fn dat_cr_accept(cr_handle: DAT_CR_HANDLE, ep_handle: DAT_
 #[no_mangle]
 pub unsafe extern "C" fn dat_cr_reject(cr_handle: DAT_CR_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_cr_reject", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(cr_handle, cr_reject_func, (cr_handle)) {
+            return crate::registry::ret(r);
+        }
         sp::reject(h(cr_handle))
     })
 }
@@ -146,6 +176,9 @@ pub unsafe extern "C" fn dat_cr_reject(cr_handle: DAT_CR_HANDLE) -> DAT_RETURN {
 #[no_mangle]
 pub unsafe extern "C" fn dat_cr_handoff(cr_handle: DAT_CR_HANDLE, handoff: DAT_CONN_QUAL) -> DAT_RETURN {
     crate::ffi::boundary("dat_cr_handoff", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(cr_handle, cr_handoff_func, (cr_handle, handoff)) {
+            return crate::registry::ret(r);
+        }
         sp::handoff(h(cr_handle), handoff)
     })
 }

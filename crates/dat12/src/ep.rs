@@ -35,6 +35,9 @@ pub unsafe extern "C" fn dat_ep_create(
     ep_handle: *mut DAT_EP_HANDLE,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_create", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ia_handle, ep_create_func, (ia_handle, pz_handle, recv_evd_handle, request_evd_handle, connect_evd_handle, ep_attributes, ep_handle)) {
+            return crate::registry::ret(r);
+        }
         let ia = ia_of(ia_handle)?;
         // SAFETY: writable out-pointer from the consumer.
         let slot = unsafe { out(ep_handle, 7)? };
@@ -66,6 +69,9 @@ pub unsafe extern "C" fn dat_ep_create_with_srq(
     ep_handle: *mut DAT_EP_HANDLE,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_create_with_srq", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ia_handle, ep_create_with_srq_func, (ia_handle, pz_handle, recv_evd_handle, request_evd_handle, connect_evd_handle, srq_handle, ep_attributes, ep_handle)) {
+            return crate::registry::ret(r);
+        }
         let ia = ia_of(ia_handle)?;
         if srq_handle.is_null() {
             return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_SRQ));
@@ -91,6 +97,9 @@ pub unsafe extern "C" fn dat_ep_create_with_srq(
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_query(ep_handle: DAT_EP_HANDLE, ep_param_mask: DAT_EP_PARAM_MASK, ep_param: *mut DAT_EP_PARAM) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_query", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ep_handle, ep_query_func, (ep_handle, ep_param_mask, ep_param)) {
+            return crate::registry::ret(r);
+        }
         let _ = ep_param_mask;
         let ep = ep_of(ep_handle)?;
         // SAFETY: writable out-pointer from the consumer.
@@ -139,6 +148,9 @@ fn merge_attr(mask: u64, from: &EpAttr, to: &mut EpAttr) {
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_modify(ep_handle: DAT_EP_HANDLE, ep_param_mask: DAT_EP_PARAM_MASK, ep_param: *const DAT_EP_PARAM) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_modify", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ep_handle, ep_modify_func, (ep_handle, ep_param_mask, ep_param)) {
+            return crate::registry::ret(r);
+        }
         let ep = ep_of(ep_handle)?;
         // SAFETY: readable parameters from the consumer.
         let p = unsafe { input(ep_param, 3)? };
@@ -175,6 +187,9 @@ pub unsafe extern "C" fn dat_ep_connect(
     connect_flags: DAT_CONNECT_FLAGS,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_connect", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ep_handle, ep_connect_func, (ep_handle, remote_ia_address, remote_conn_qual, timeout, private_data_size, private_data, quality_of_service, connect_flags)) {
+            return crate::registry::ret(r);
+        }
         let ep = ep_of(ep_handle)?;
         if remote_ia_address.is_null() {
             return Err(DatError::invalid_arg(2));
@@ -207,6 +222,9 @@ pub unsafe extern "C" fn dat_ep_dup_connect(
     quality_of_service: DAT_QOS,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_dup_connect", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ep_handle, ep_dup_connect_func, (ep_handle, ep_dup_handle, timeout, private_data_size, private_data, quality_of_service)) {
+            return crate::registry::ret(r);
+        }
         let _ = quality_of_service;
         let ep = ep_of(ep_handle)?;
         let dup = ep_of(ep_dup_handle)?;
@@ -226,6 +244,9 @@ pub unsafe extern "C" fn dat_ep_dup_connect(
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_disconnect(ep_handle: DAT_EP_HANDLE, close_flags: DAT_CLOSE_FLAGS) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_disconnect", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ep_handle, ep_disconnect_func, (ep_handle, close_flags)) {
+            return crate::registry::ret(r);
+        }
         let ep = ep_of(ep_handle)?;
         let abrupt = match close_flags as u32 {
             DAT_CLOSE_ABRUPT_FLAG => true,
@@ -270,6 +291,9 @@ fn check_remote_length(iov: *const DAT_LMR_TRIPLET, n: DAT_COUNT, remote_len: u6
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_post_send(ep_handle: DAT_EP_HANDLE, num_segments: DAT_COUNT, local_iov: *mut DAT_LMR_TRIPLET, user_cookie: DAT_DTO_COOKIE, completion_flags: DAT_COMPLETION_FLAGS) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_post_send", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ep_handle, ep_post_send_func, (ep_handle, num_segments, local_iov, user_cookie, completion_flags)) {
+            return crate::registry::ret(r);
+        }
         // SAFETY: arguments straight from the consumer, validated inside.
         unsafe { post_request(ep_handle, num_segments, local_iov, user_cookie, SendOp::Send, completion_flags) }
     })
@@ -281,6 +305,9 @@ pub unsafe extern "C" fn dat_ep_post_send(ep_handle: DAT_EP_HANDLE, num_segments
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_post_recv(ep_handle: DAT_EP_HANDLE, num_segments: DAT_COUNT, local_iov: *mut DAT_LMR_TRIPLET, user_cookie: DAT_DTO_COOKIE, completion_flags: DAT_COMPLETION_FLAGS) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_post_recv", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ep_handle, ep_post_recv_func, (ep_handle, num_segments, local_iov, user_cookie, completion_flags)) {
+            return crate::registry::ret(r);
+        }
         let ep = ep_of(ep_handle)?;
         // SAFETY: the consumer passes `num_segments` readable triplets.
         let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3)? };
@@ -295,6 +322,9 @@ pub unsafe extern "C" fn dat_ep_post_recv(ep_handle: DAT_EP_HANDLE, num_segments
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_post_rdma_read(ep_handle: DAT_EP_HANDLE, num_segments: DAT_COUNT, local_iov: *mut DAT_LMR_TRIPLET, user_cookie: DAT_DTO_COOKIE, remote_iov: *const DAT_RMR_TRIPLET, completion_flags: DAT_COMPLETION_FLAGS) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_post_rdma_read", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ep_handle, ep_post_rdma_read_func, (ep_handle, num_segments, local_iov, user_cookie, remote_iov, completion_flags)) {
+            return crate::registry::ret(r);
+        }
         ep_of(ep_handle)?;
         // SAFETY: remote triplet from the consumer.
         let (remote_addr, rkey, len) = unsafe { remote(remote_iov)? };
@@ -308,6 +338,9 @@ pub unsafe extern "C" fn dat_ep_post_rdma_read(ep_handle: DAT_EP_HANDLE, num_seg
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_post_rdma_write(ep_handle: DAT_EP_HANDLE, num_segments: DAT_COUNT, local_iov: *mut DAT_LMR_TRIPLET, user_cookie: DAT_DTO_COOKIE, remote_iov: *const DAT_RMR_TRIPLET, completion_flags: DAT_COMPLETION_FLAGS) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_post_rdma_write", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ep_handle, ep_post_rdma_write_func, (ep_handle, num_segments, local_iov, user_cookie, remote_iov, completion_flags)) {
+            return crate::registry::ret(r);
+        }
         ep_of(ep_handle)?;
         // SAFETY: remote triplet from the consumer.
         let (remote_addr, rkey, len) = unsafe { remote(remote_iov)? };
@@ -322,6 +355,9 @@ pub unsafe extern "C" fn dat_ep_post_rdma_write(ep_handle: DAT_EP_HANDLE, num_se
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_get_status(ep_handle: DAT_EP_HANDLE, ep_state: *mut DAT_EP_STATE, recv_idle: *mut DAT_BOOLEAN, request_idle: *mut DAT_BOOLEAN) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_get_status", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ep_handle, ep_get_status_func, (ep_handle, ep_state, recv_idle, request_idle)) {
+            return crate::registry::ret(r);
+        }
         let ep = ep_of(ep_handle)?;
         // SAFETY: writable out-pointer from the consumer.
         *unsafe { out(ep_state, 2)? } = ep.state() as _;
@@ -339,6 +375,9 @@ pub unsafe extern "C" fn dat_ep_get_status(ep_handle: DAT_EP_HANDLE, ep_state: *
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_recv_query(ep_handle: DAT_EP_HANDLE, nbufs_allocated: *mut DAT_COUNT, bufs_alloc_span: *mut DAT_COUNT) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_recv_query", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ep_handle, ep_recv_query_func, (ep_handle, nbufs_allocated, bufs_alloc_span)) {
+            return crate::registry::ret(r);
+        }
         let _ = (nbufs_allocated, bufs_alloc_span);
         ep_of(ep_handle)?;
         Err(DatError::NOT_IMPLEMENTED)
@@ -349,6 +388,9 @@ pub unsafe extern "C" fn dat_ep_recv_query(ep_handle: DAT_EP_HANDLE, nbufs_alloc
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_set_watermark(ep_handle: DAT_EP_HANDLE, soft_high_watermark: DAT_COUNT, hard_high_watermark: DAT_COUNT) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_set_watermark", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ep_handle, ep_set_watermark_func, (ep_handle, soft_high_watermark, hard_high_watermark)) {
+            return crate::registry::ret(r);
+        }
         let _ = (soft_high_watermark, hard_high_watermark);
         ep_of(ep_handle)?;
         Err(DatError::NOT_IMPLEMENTED)
@@ -360,6 +402,9 @@ pub unsafe extern "C" fn dat_ep_set_watermark(ep_handle: DAT_EP_HANDLE, soft_hig
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_reset(ep_handle: DAT_EP_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_reset", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ep_handle, ep_reset_func, (ep_handle)) {
+            return crate::registry::ret(r);
+        }
         ep_of(ep_handle)?.reset()
     })
 }
@@ -369,6 +414,9 @@ pub unsafe extern "C" fn dat_ep_reset(ep_handle: DAT_EP_HANDLE) -> DAT_RETURN {
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_free(ep_handle: DAT_EP_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_free", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ep_handle, ep_free_func, (ep_handle)) {
+            return crate::registry::ret(r);
+        }
         endpoint::free(h(ep_handle))
     })
 }

@@ -35,6 +35,9 @@ fn agent(a: &DAT_OS_WAIT_PROXY_AGENT) -> ProxyAgent {
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_create(ia_handle: DAT_IA_HANDLE, evd_min_qlen: DAT_COUNT, cno_handle: DAT_CNO_HANDLE, evd_flags: DAT_EVD_FLAGS, evd_handle: *mut DAT_EVD_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_evd_create", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ia_handle, evd_create_func, (ia_handle, evd_min_qlen, cno_handle, evd_flags, evd_handle)) {
+            return crate::registry::ret(r);
+        }
         let ia = ia_of(ia_handle)?;
         let cno = optional_cno(cno_handle)?;
         // SAFETY: writable out-pointer from the consumer.
@@ -50,6 +53,9 @@ pub unsafe extern "C" fn dat_evd_create(ia_handle: DAT_IA_HANDLE, evd_min_qlen: 
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_query(evd_handle: DAT_EVD_HANDLE, evd_param_mask: DAT_EVD_PARAM_MASK, evd_param: *mut DAT_EVD_PARAM) -> DAT_RETURN {
     crate::ffi::boundary("dat_evd_query", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(evd_handle, evd_query_func, (evd_handle, evd_param_mask, evd_param)) {
+            return crate::registry::ret(r);
+        }
         let e = evd_of(evd_handle)?;
         if (evd_param_mask as u32) & !DAT_EVD_FIELD_ALL != 0 {
             return Err(DatError::invalid_arg(2));
@@ -73,6 +79,9 @@ fn cno_handle_of(c: &Arc<ConsumerNotifier>) -> DAT_CNO_HANDLE {
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_modify_cno(evd_handle: DAT_EVD_HANDLE, cno_handle: DAT_CNO_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_evd_modify_cno", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(evd_handle, evd_modify_cno_func, (evd_handle, cno_handle)) {
+            return crate::registry::ret(r);
+        }
         let e = evd_of(evd_handle)?;
         e.set_cno(optional_cno(cno_handle)?);
         Ok(())
@@ -83,6 +92,9 @@ pub unsafe extern "C" fn dat_evd_modify_cno(evd_handle: DAT_EVD_HANDLE, cno_hand
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_enable(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_evd_enable", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(evd_handle, evd_enable_func, (evd_handle)) {
+            return crate::registry::ret(r);
+        }
         evd_of(evd_handle)?.set_enabled(true);
         Ok(())
     })
@@ -92,6 +104,9 @@ pub unsafe extern "C" fn dat_evd_enable(evd_handle: DAT_EVD_HANDLE) -> DAT_RETUR
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_disable(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_evd_disable", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(evd_handle, evd_disable_func, (evd_handle)) {
+            return crate::registry::ret(r);
+        }
         evd_of(evd_handle)?.set_enabled(false);
         Ok(())
     })
@@ -101,6 +116,9 @@ pub unsafe extern "C" fn dat_evd_disable(evd_handle: DAT_EVD_HANDLE) -> DAT_RETU
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_set_unwaitable(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_evd_set_unwaitable", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(evd_handle, evd_set_unwaitable_func, (evd_handle)) {
+            return crate::registry::ret(r);
+        }
         evd_of(evd_handle)?.set_waitable(false);
         Ok(())
     })
@@ -110,6 +128,9 @@ pub unsafe extern "C" fn dat_evd_set_unwaitable(evd_handle: DAT_EVD_HANDLE) -> D
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_clear_unwaitable(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_evd_clear_unwaitable", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(evd_handle, evd_clear_unwaitable_func, (evd_handle)) {
+            return crate::registry::ret(r);
+        }
         evd_of(evd_handle)?.set_waitable(true);
         Ok(())
     })
@@ -121,6 +142,9 @@ pub unsafe extern "C" fn dat_evd_clear_unwaitable(evd_handle: DAT_EVD_HANDLE) ->
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_wait(evd_handle: DAT_EVD_HANDLE, timeout: DAT_TIMEOUT, threshold: DAT_COUNT, event: *mut DAT_EVENT, n_more_events: *mut DAT_COUNT) -> DAT_RETURN {
     crate::ffi::boundary("dat_evd_wait", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(evd_handle, evd_wait_func, (evd_handle, timeout, threshold, event, n_more_events)) {
+            return crate::registry::ret(r);
+        }
         let e = evd_of(evd_handle)?;
         // SAFETY: writable out-pointers from the consumer.
         let (ev_out, more_out) = unsafe { (out(event, 4)?, out(n_more_events, 5)?) };
@@ -136,6 +160,9 @@ pub unsafe extern "C" fn dat_evd_wait(evd_handle: DAT_EVD_HANDLE, timeout: DAT_T
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_dequeue(evd_handle: DAT_EVD_HANDLE, event: *mut DAT_EVENT) -> DAT_RETURN {
     crate::ffi::boundary("dat_evd_dequeue", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(evd_handle, evd_dequeue_func, (evd_handle, event)) {
+            return crate::registry::ret(r);
+        }
         let e = evd_of(evd_handle)?;
         // SAFETY: writable out-pointer from the consumer.
         let ev_out = unsafe { out(event, 2)? };
@@ -149,6 +176,9 @@ pub unsafe extern "C" fn dat_evd_dequeue(evd_handle: DAT_EVD_HANDLE, event: *mut
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_resize(evd_handle: DAT_EVD_HANDLE, evd_min_qlen: DAT_COUNT) -> DAT_RETURN {
     crate::ffi::boundary("dat_evd_resize", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(evd_handle, evd_resize_func, (evd_handle, evd_min_qlen)) {
+            return crate::registry::ret(r);
+        }
         evd_of(evd_handle)?.resize(evd_min_qlen)
     })
 }
@@ -159,6 +189,9 @@ pub unsafe extern "C" fn dat_evd_resize(evd_handle: DAT_EVD_HANDLE, evd_min_qlen
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_post_se(evd_handle: DAT_EVD_HANDLE, event: *const DAT_EVENT) -> DAT_RETURN {
     crate::ffi::boundary("dat_evd_post_se", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(evd_handle, evd_post_se_func, (evd_handle, event)) {
+            return crate::registry::ret(r);
+        }
         let e = evd_of(evd_handle)?;
         // SAFETY: readable event from the consumer.
         let ev = unsafe { input(event, 2)? };
@@ -176,6 +209,9 @@ pub unsafe extern "C" fn dat_evd_post_se(evd_handle: DAT_EVD_HANDLE, event: *con
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_free(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_evd_free", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(evd_handle, evd_free_func, (evd_handle)) {
+            return crate::registry::ret(r);
+        }
         evd::free_evd(h(evd_handle), false)
     })
 }
@@ -184,6 +220,9 @@ pub unsafe extern "C" fn dat_evd_free(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN 
 #[no_mangle]
 pub unsafe extern "C" fn dat_cno_create(ia_handle: DAT_IA_HANDLE, agent_: DAT_OS_WAIT_PROXY_AGENT, cno_handle: *mut DAT_CNO_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_cno_create", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ia_handle, cno_create_func, (ia_handle, agent_, cno_handle)) {
+            return crate::registry::ret(r);
+        }
         let ia = ia_of(ia_handle)?;
         // SAFETY: writable out-pointer from the consumer.
         let slot = unsafe { out(cno_handle, 3)? };
@@ -197,6 +236,9 @@ pub unsafe extern "C" fn dat_cno_create(ia_handle: DAT_IA_HANDLE, agent_: DAT_OS
 #[no_mangle]
 pub unsafe extern "C" fn dat_cno_modify_agent(cno_handle: DAT_CNO_HANDLE, agent_: DAT_OS_WAIT_PROXY_AGENT) -> DAT_RETURN {
     crate::ffi::boundary("dat_cno_modify_agent", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(cno_handle, cno_modify_agent_func, (cno_handle, agent_)) {
+            return crate::registry::ret(r);
+        }
         cno_of(cno_handle)?.set_agent(agent(&agent_));
         Ok(())
     })
@@ -206,6 +248,9 @@ pub unsafe extern "C" fn dat_cno_modify_agent(cno_handle: DAT_CNO_HANDLE, agent_
 #[no_mangle]
 pub unsafe extern "C" fn dat_cno_query(cno_handle: DAT_CNO_HANDLE, cno_param_mask: DAT_CNO_PARAM_MASK, cno_param: *mut DAT_CNO_PARAM) -> DAT_RETURN {
     crate::ffi::boundary("dat_cno_query", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(cno_handle, cno_query_func, (cno_handle, cno_param_mask, cno_param)) {
+            return crate::registry::ret(r);
+        }
         let c = cno_of(cno_handle)?;
         if (cno_param_mask as u32) & !(DAT_CNO_FIELD_ALL as u32) != 0 {
             return Err(DatError::invalid_arg(2));
@@ -226,6 +271,9 @@ pub unsafe extern "C" fn dat_cno_query(cno_handle: DAT_CNO_HANDLE, cno_param_mas
 #[no_mangle]
 pub unsafe extern "C" fn dat_cno_wait(cno_handle: DAT_CNO_HANDLE, timeout: DAT_TIMEOUT, evd_handle: *mut DAT_EVD_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_cno_wait", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(cno_handle, cno_wait_func, (cno_handle, timeout, evd_handle)) {
+            return crate::registry::ret(r);
+        }
         let c = cno_of(cno_handle)?;
         // SAFETY: writable out-pointer from the consumer.
         let slot = unsafe { out(evd_handle, 3)? };
@@ -238,6 +286,9 @@ pub unsafe extern "C" fn dat_cno_wait(cno_handle: DAT_CNO_HANDLE, timeout: DAT_T
 #[no_mangle]
 pub unsafe extern "C" fn dat_cno_free(cno_handle: DAT_CNO_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_cno_free", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(cno_handle, cno_free_func, (cno_handle)) {
+            return crate::registry::ret(r);
+        }
         evd::free_cno(h(cno_handle))
     })
 }

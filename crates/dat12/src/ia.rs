@@ -153,6 +153,9 @@ pub unsafe extern "C" fn dat_ia_query(
     provider_attr: *mut DAT_PROVIDER_ATTR,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_ia_query", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ia_handle, ia_query_func, (ia_handle, async_evd_handle, ia_attr_mask, ia_attr, provider_attr_mask, provider_attr)) {
+            return crate::registry::ret(r);
+        }
         let ia = ia_of(ia_handle)?;
         if ia_attr_mask != 0 {
             // SAFETY: the consumer passes a writable DAT_IA_ATTR when the mask is non-zero.
@@ -176,6 +179,9 @@ pub unsafe extern "C" fn dat_ia_query(
 #[no_mangle]
 pub unsafe extern "C" fn dat_get_handle_type(dat_handle: DAT_HANDLE, type_: *mut DAT_HANDLE_TYPE) -> DAT_RETURN {
     crate::ffi::boundary("dat_get_handle_type", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(dat_handle, get_handle_type_func, (dat_handle, type_)) {
+            return crate::registry::ret(r);
+        }
         let ty = handle::type_of(h(dat_handle)).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE1))?;
         // SAFETY: writable out-pointer from the consumer.
         *unsafe { out(type_, 2)? } = ty as u32 as DAT_HANDLE_TYPE;
@@ -187,6 +193,9 @@ pub unsafe extern "C" fn dat_get_handle_type(dat_handle: DAT_HANDLE, type_: *mut
 #[no_mangle]
 pub unsafe extern "C" fn dat_set_consumer_context(dat_handle: DAT_HANDLE, context: DAT_CONTEXT) -> DAT_RETURN {
     crate::ffi::boundary("dat_set_consumer_context", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(dat_handle, set_consumer_context_func, (dat_handle, context)) {
+            return crate::registry::ret(r);
+        }
         // SAFETY: every member of the 8-byte union is plain data; as_64 covers all of it.
         let v = unsafe { context.as_64 };
         if handle::set_context(h(dat_handle), v) {
@@ -202,6 +211,9 @@ pub unsafe extern "C" fn dat_set_consumer_context(dat_handle: DAT_HANDLE, contex
 #[no_mangle]
 pub unsafe extern "C" fn dat_get_consumer_context(dat_handle: DAT_HANDLE, context: *mut DAT_CONTEXT) -> DAT_RETURN {
     crate::ffi::boundary("dat_get_consumer_context", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(dat_handle, get_consumer_context_func, (dat_handle, context)) {
+            return crate::registry::ret(r);
+        }
         let v = handle::context(h(dat_handle)).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE1))?;
         // SAFETY: writable out-pointer from the consumer.
         *unsafe { out(context, 2)? } = DAT_CONTEXT { as_64: v };

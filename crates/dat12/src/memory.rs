@@ -24,6 +24,9 @@ pub fn sges(t: &[DAT_LMR_TRIPLET]) -> &[Sge] {
 #[no_mangle]
 pub unsafe extern "C" fn dat_pz_create(ia_handle: DAT_IA_HANDLE, pz_handle: *mut DAT_PZ_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_pz_create", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ia_handle, pz_create_func, (ia_handle, pz_handle)) {
+            return crate::registry::ret(r);
+        }
         let ia = ia_of(ia_handle)?;
         // SAFETY: writable out-pointer from the consumer.
         let slot = unsafe { out(pz_handle, 2)? };
@@ -36,6 +39,9 @@ pub unsafe extern "C" fn dat_pz_create(ia_handle: DAT_IA_HANDLE, pz_handle: *mut
 #[no_mangle]
 pub unsafe extern "C" fn dat_pz_query(pz_handle: DAT_PZ_HANDLE, pz_param_mask: DAT_PZ_PARAM_MASK, pz_param: *mut DAT_PZ_PARAM) -> DAT_RETURN {
     crate::ffi::boundary("dat_pz_query", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(pz_handle, pz_query_func, (pz_handle, pz_param_mask, pz_param)) {
+            return crate::registry::ret(r);
+        }
         let _ = pz_param_mask;
         let pz = handle::get_ptr::<ProtectionZone>(pz_handle, DAT_INVALID_HANDLE_PZ)?;
         // SAFETY: writable out-pointer from the consumer.
@@ -48,6 +54,9 @@ pub unsafe extern "C" fn dat_pz_query(pz_handle: DAT_PZ_HANDLE, pz_param_mask: D
 #[no_mangle]
 pub unsafe extern "C" fn dat_pz_free(pz_handle: DAT_PZ_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_pz_free", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(pz_handle, pz_free_func, (pz_handle)) {
+            return crate::registry::ret(r);
+        }
         pz::free(h(pz_handle))
     })
 }
@@ -71,6 +80,9 @@ pub unsafe extern "C" fn dat_lmr_create(
     registered_address: *mut DAT_VADDR,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_lmr_create", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ia_handle, lmr_create_func, (ia_handle, mem_type, region_description, length, pz_handle, privileges, lmr_handle, lmr_context, rmr_context, registered_length, registered_address)) {
+            return crate::registry::ret(r);
+        }
         let ia = ia_of(ia_handle)?;
         // SAFETY: each union member read matches the memory type the consumer declared.
         let addr = match mem_type as u32 {
@@ -101,6 +113,9 @@ pub unsafe extern "C" fn dat_lmr_create(
 #[no_mangle]
 pub unsafe extern "C" fn dat_lmr_query(lmr_handle: DAT_LMR_HANDLE, lmr_param_mask: DAT_LMR_PARAM_MASK, lmr_param: *mut DAT_LMR_PARAM) -> DAT_RETURN {
     crate::ffi::boundary("dat_lmr_query", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(lmr_handle, lmr_query_func, (lmr_handle, lmr_param_mask, lmr_param)) {
+            return crate::registry::ret(r);
+        }
         let _ = lmr_param_mask;
         let l = handle::get_ptr::<LocalMemoryRegion>(lmr_handle, DAT_INVALID_HANDLE_LMR)?;
         // SAFETY: writable out-pointer from the consumer.
@@ -123,6 +138,9 @@ pub unsafe extern "C" fn dat_lmr_query(lmr_handle: DAT_LMR_HANDLE, lmr_param_mas
 #[no_mangle]
 pub unsafe extern "C" fn dat_lmr_free(lmr_handle: DAT_LMR_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_lmr_free", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(lmr_handle, lmr_free_func, (lmr_handle)) {
+            return crate::registry::ret(r);
+        }
         lmr::free(h(lmr_handle))
     })
 }
@@ -132,6 +150,9 @@ pub unsafe extern "C" fn dat_lmr_free(lmr_handle: DAT_LMR_HANDLE) -> DAT_RETURN 
 #[no_mangle]
 pub unsafe extern "C" fn dat_lmr_sync_rdma_read(ia_handle: DAT_IA_HANDLE, local_segments: *const DAT_LMR_TRIPLET, num_segments: DAT_VLEN) -> DAT_RETURN {
     crate::ffi::boundary("dat_lmr_sync_rdma_read", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ia_handle, lmr_sync_rdma_read_func, (ia_handle, local_segments, num_segments)) {
+            return crate::registry::ret(r);
+        }
         let ia = ia_of(ia_handle)?;
         let n = i64::try_from(num_segments).map_err(|_| DatError::invalid_arg(3))?;
         // SAFETY: the consumer passes `num_segments` readable triplets.
@@ -143,6 +164,9 @@ pub unsafe extern "C" fn dat_lmr_sync_rdma_read(ia_handle: DAT_IA_HANDLE, local_
 #[no_mangle]
 pub unsafe extern "C" fn dat_lmr_sync_rdma_write(ia_handle: DAT_IA_HANDLE, local_segments: *const DAT_LMR_TRIPLET, num_segments: DAT_VLEN) -> DAT_RETURN {
     crate::ffi::boundary("dat_lmr_sync_rdma_write", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ia_handle, lmr_sync_rdma_write_func, (ia_handle, local_segments, num_segments)) {
+            return crate::registry::ret(r);
+        }
         let ia = ia_of(ia_handle)?;
         let n = i64::try_from(num_segments).map_err(|_| DatError::invalid_arg(3))?;
         // SAFETY: the consumer passes `num_segments` readable triplets.
@@ -155,6 +179,9 @@ pub unsafe extern "C" fn dat_lmr_sync_rdma_write(ia_handle: DAT_IA_HANDLE, local
 #[no_mangle]
 pub unsafe extern "C" fn dat_rmr_create(pz_handle: DAT_PZ_HANDLE, rmr_handle: *mut DAT_RMR_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_rmr_create", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(pz_handle, rmr_create_func, (pz_handle, rmr_handle)) {
+            return crate::registry::ret(r);
+        }
         handle::get_ptr::<ProtectionZone>(pz_handle, DAT_INVALID_HANDLE_PZ)?;
         // SAFETY: writable out-pointer from the consumer.
         let slot = unsafe { out(rmr_handle, 2)? };
@@ -167,6 +194,9 @@ pub unsafe extern "C" fn dat_rmr_create(pz_handle: DAT_PZ_HANDLE, rmr_handle: *m
 #[no_mangle]
 pub unsafe extern "C" fn dat_rmr_query(rmr_handle: DAT_RMR_HANDLE, rmr_param_mask: DAT_RMR_PARAM_MASK, rmr_param: *mut DAT_RMR_PARAM) -> DAT_RETURN {
     crate::ffi::boundary("dat_rmr_query", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(rmr_handle, rmr_query_func, (rmr_handle, rmr_param_mask, rmr_param)) {
+            return crate::registry::ret(r);
+        }
         let _ = rmr_param_mask;
         let r = handle::get_ptr::<RemoteMemoryRegion>(rmr_handle, DAT_INVALID_HANDLE_RMR)?;
         // SAFETY: writable out-pointer from the consumer.
@@ -197,6 +227,9 @@ pub unsafe extern "C" fn dat_rmr_bind(
     rmr_context: *mut DAT_RMR_CONTEXT,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_rmr_bind", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(rmr_handle, rmr_bind_func, (rmr_handle, lmr_triplet, mem_privileges, ep_handle, user_cookie, completion_flags, rmr_context)) {
+            return crate::registry::ret(r);
+        }
         handle::get_ptr::<RemoteMemoryRegion>(rmr_handle, DAT_INVALID_HANDLE_RMR)?;
         // SAFETY: readable triplet and writable out-pointer from the consumer.
         let (t, slot) = unsafe { (input(lmr_triplet, 2)?, out(rmr_context, 7)?) };
@@ -211,6 +244,9 @@ pub unsafe extern "C" fn dat_rmr_bind(
 #[no_mangle]
 pub unsafe extern "C" fn dat_rmr_free(rmr_handle: DAT_RMR_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_rmr_free", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(rmr_handle, rmr_free_func, (rmr_handle)) {
+            return crate::registry::ret(r);
+        }
         rmr::free(h(rmr_handle))
     })
 }

@@ -18,6 +18,9 @@ fn srq_of(p: DAT_SRQ_HANDLE) -> DatResult<Arc<SharedReceiveQueue>> {
 #[no_mangle]
 pub unsafe extern "C" fn dat_srq_create(ia_handle: DAT_IA_HANDLE, pz_handle: DAT_PZ_HANDLE, srq_attr: *mut DAT_SRQ_ATTR, srq_handle: *mut DAT_SRQ_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_srq_create", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(ia_handle, srq_create_func, (ia_handle, pz_handle, srq_attr, srq_handle)) {
+            return crate::registry::ret(r);
+        }
         let ia = ia_of(ia_handle)?;
         // SAFETY: readable attributes and writable out-pointer from the consumer.
         let (a, slot) = unsafe { (input(srq_attr as *const DAT_SRQ_ATTR, 3)?, out(srq_handle, 4)?) };
@@ -30,6 +33,9 @@ pub unsafe extern "C" fn dat_srq_create(ia_handle: DAT_IA_HANDLE, pz_handle: DAT
 #[no_mangle]
 pub unsafe extern "C" fn dat_srq_query(srq_handle: DAT_SRQ_HANDLE, srq_param_mask: DAT_SRQ_PARAM_MASK, srq_param: *mut DAT_SRQ_PARAM) -> DAT_RETURN {
     crate::ffi::boundary("dat_srq_query", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(srq_handle, srq_query_func, (srq_handle, srq_param_mask, srq_param)) {
+            return crate::registry::ret(r);
+        }
         let _ = srq_param_mask;
         let s = srq_of(srq_handle)?;
         // SAFETY: writable out-pointer from the consumer.
@@ -54,6 +60,9 @@ pub unsafe extern "C" fn dat_srq_query(srq_handle: DAT_SRQ_HANDLE, srq_param_mas
 #[no_mangle]
 pub unsafe extern "C" fn dat_srq_post_recv(srq_handle: DAT_SRQ_HANDLE, num_segments: DAT_COUNT, local_iov: *mut DAT_LMR_TRIPLET, user_cookie: DAT_DTO_COOKIE) -> DAT_RETURN {
     crate::ffi::boundary("dat_srq_post_recv", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(srq_handle, srq_post_recv_func, (srq_handle, num_segments, local_iov, user_cookie)) {
+            return crate::registry::ret(r);
+        }
         let s = srq_of(srq_handle)?;
         // SAFETY: the consumer passes `num_segments` readable triplets.
         let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3)? };
@@ -67,6 +76,9 @@ pub unsafe extern "C" fn dat_srq_post_recv(srq_handle: DAT_SRQ_HANDLE, num_segme
 #[no_mangle]
 pub unsafe extern "C" fn dat_srq_resize(srq_handle: DAT_SRQ_HANDLE, srq_max_recv_dto: DAT_COUNT) -> DAT_RETURN {
     crate::ffi::boundary("dat_srq_resize", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(srq_handle, srq_resize_func, (srq_handle, srq_max_recv_dto)) {
+            return crate::registry::ret(r);
+        }
         srq_of(srq_handle)?.resize(srq_max_recv_dto)
     })
 }
@@ -75,6 +87,9 @@ pub unsafe extern "C" fn dat_srq_resize(srq_handle: DAT_SRQ_HANDLE, srq_max_recv
 #[no_mangle]
 pub unsafe extern "C" fn dat_srq_set_lw(srq_handle: DAT_SRQ_HANDLE, low_watermark: DAT_COUNT) -> DAT_RETURN {
     crate::ffi::boundary("dat_srq_set_lw", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(srq_handle, srq_set_lw_func, (srq_handle, low_watermark)) {
+            return crate::registry::ret(r);
+        }
         srq_of(srq_handle)?.set_low_watermark(low_watermark)
     })
 }
@@ -83,6 +98,9 @@ pub unsafe extern "C" fn dat_srq_set_lw(srq_handle: DAT_SRQ_HANDLE, low_watermar
 #[no_mangle]
 pub unsafe extern "C" fn dat_srq_free(srq_handle: DAT_SRQ_HANDLE) -> DAT_RETURN {
     crate::ffi::boundary("dat_srq_free", || -> DatResult<()> {
+        if let Some(r) = crate::foreign_call!(srq_handle, srq_free_func, (srq_handle)) {
+            return crate::registry::ret(r);
+        }
         srq::free(h(srq_handle))
     })
 }
