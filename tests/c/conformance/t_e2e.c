@@ -18,7 +18,7 @@
 
 struct side {
     DAT_IA_HANDLE ia;
-    DAT_EVD_HANDLE async_evd, cr_evd, dto, conn;
+    DAT_EVD_HANDLE async_evd, cr_evd, dto, rdto, conn; /* dto: requests, rdto: receives */
     DAT_PZ_HANDLE pz;
     DAT_EP_HANDLE ep;
     DAT_PSP_HANDLE psp;
@@ -52,9 +52,10 @@ static tres side_open(struct side *s, DAT_VLEN buflen, int with_ep)
     OK(dat_pz_create(s->ia, &s->pz));
     OK(make_evd(s->ia, DAT_EVD_CR_FLAG, 8, &s->cr_evd));
     OK(make_evd(s->ia, DAT_EVD_DTO_FLAG, 512, &s->dto));
+    OK(make_evd(s->ia, DAT_EVD_DTO_FLAG, 512, &s->rdto));
     OK(make_evd(s->ia, DAT_EVD_CONNECTION_FLAG, 8, &s->conn));
     if (with_ep)
-        OK(dat_ep_create(s->ia, s->pz, s->dto, s->dto, s->conn, NULL, &s->ep));
+        OK(dat_ep_create(s->ia, s->pz, s->rdto, s->dto, s->conn, NULL, &s->ep));
     s->buflen = buflen;
     s->buf = aligned_alloc(4096, buflen);
     CHECK(s->buf != NULL, "oom");
@@ -354,7 +355,7 @@ static tres pp_server(void *v)
     TRY(srv_accept(&s, ev.event_data.cr_arrival_event_data.cr_handle, NULL, 0));
     char tmp[2500];
     for (int i = 0; i < a->iters; i++) {
-        TRY(expect_dto(s.dto, E2E_WAIT, (DAT_UINT64)i, DAT_DTO_SUCCESS, 2500, NULL));
+        TRY(expect_dto(s.rdto, E2E_WAIT, (DAT_UINT64)i, DAT_DTO_SUCCESS, 2500, NULL));
         memcpy(tmp, rb, 700);
         memcpy(tmp + 700, rb + 8192, 1800);
         CHECK(check_fill(tmp, 2500, (unsigned)i), "server: ping %d data mismatch", i);
@@ -366,7 +367,7 @@ static tres pp_server(void *v)
     }
     TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
     /* the one receive still posted is flushed */
-    TRY(expect_dto(s.dto, E2E_WAIT, (DAT_UINT64)a->iters, DAT_DTO_ERR_FLUSHED, 0, NULL));
+    TRY(expect_dto(s.rdto, E2E_WAIT, (DAT_UINT64)a->iters, DAT_DTO_ERR_FLUSHED, 0, NULL));
     return side_close(&s);
 }
 
@@ -396,7 +397,7 @@ static tres pp_client(void *v, struct peer *peer)
         DAT_LMR_TRIPLET s3[3] = {trip(s.lctx, sb, 1000), trip(s.lctx, sb + 1000, 500), trip(s.lctx, sb + 1500, 1000)};
         OK(dat_ep_post_send(s.ep, 3, s3, ck(1000000 + (DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
         TRY(expect_dto(s.dto, E2E_WAIT, 1000000 + (DAT_UINT64)i, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
-        TRY(expect_dto(s.dto, E2E_WAIT, (DAT_UINT64)i, DAT_DTO_SUCCESS, 2500, NULL));
+        TRY(expect_dto(s.rdto, E2E_WAIT, (DAT_UINT64)i, DAT_DTO_SUCCESS, 2500, NULL));
         memcpy(tmp, rb, 1000);
         memcpy(tmp + 1000, rb + 4096, 1000);
         memcpy(tmp + 2000, rb + 8192, 500);
@@ -406,7 +407,7 @@ static tres pp_client(void *v, struct peer *peer)
     vlog("ping-pong: %d round trips, %.1f us average", a->iters, (mono() - t0) * 1e6 / a->iters);
     OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
     TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
-    TRY(expect_dto(s.dto, E2E_WAIT, (DAT_UINT64)a->iters, DAT_DTO_ERR_FLUSHED, 0, NULL));
+    TRY(expect_dto(s.rdto, E2E_WAIT, (DAT_UINT64)a->iters, DAT_DTO_ERR_FLUSHED, 0, NULL));
     return side_close(&s);
 }
 
@@ -428,7 +429,7 @@ static tres rdma_target_server(void *v)
     OK(dat_psp_create(s.ia, a->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
     peer_ready();
     for (int k = 0; k < a->iters; k++) {
-        OK(dat_ep_create(s.ia, s.pz, s.dto, s.dto, s.conn, NULL, &s.ep));
+        OK(dat_ep_create(s.ia, s.pz, s.rdto, s.dto, s.conn, NULL, &s.ep));
         char *target = s.buf + 16384; /* 32 KiB target window */
         memset(target, 0, 32768);
         DAT_LMR_TRIPLET rr = trip(s.lctx, s.buf + 8192, sizeof(struct rmr_msg));
@@ -443,7 +444,7 @@ static tres rdma_target_server(void *v)
         int done = 0;
         for (;;) {
             DAT_EVENT e;
-            DAT_RETURN r = dat_evd_dequeue(s.dto, &e);
+            DAT_RETURN r = dat_evd_dequeue(s.rdto, &e);
             if (r == DAT_SUCCESS) {
                 const DAT_DTO_COMPLETION_EVENT_DATA *d = &e.event_data.dto_completion_event_data;
                 if (d->user_cookie.as_64 == 1 && d->status == DAT_DTO_SUCCESS) {
@@ -474,7 +475,9 @@ static tres rdma_target_server(void *v)
         /* drain flushes, free EP */
         DAT_EVENT e;
         DAT_COUNT nm;
-        while (dat_evd_wait(s.dto, 200000, 1, &e, &nm) == DAT_SUCCESS)
+        while (dat_evd_wait(s.dto, 100000, 1, &e, &nm) == DAT_SUCCESS)
+            ;
+        while (dat_evd_wait(s.rdto, 100000, 1, &e, &nm) == DAT_SUCCESS)
             ;
         OK(dat_ep_free(s.ep));
         s.ep = DAT_HANDLE_NULL;
@@ -489,7 +492,7 @@ static tres cli_get_triplet(struct side *s, struct pair_arg *a, struct rmr_msg *
     DAT_EVENT ev;
     TRY(cli_connect(s, a->q, NULL, 0, &ev));
     CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: %s", evname(ev.event_number));
-    TRY(expect_dto(s->dto, E2E_WAIT, 9, DAT_DTO_SUCCESS, sizeof *m, NULL));
+    TRY(expect_dto(s->rdto, E2E_WAIT, 9, DAT_DTO_SUCCESS, sizeof *m, NULL));
     memcpy(m, s->buf + 60000, sizeof *m);
     CHECK(m->magic == 0xAB12, "client: bad triplet message");
     return T_PASS;
@@ -530,7 +533,7 @@ static tres rdma_client(void *v, struct peer *peer)
     struct rmr_msg done = {0xD0E, 0, off, len};
     memcpy(s.buf + 50000, &done, sizeof done);
     TRY(send_sync(&s, 50000, sizeof done, 23));
-    TRY(expect_dto(s.dto, E2E_WAIT, 22, DAT_DTO_SUCCESS, sizeof m, NULL));
+    TRY(expect_dto(s.rdto, E2E_WAIT, 22, DAT_DTO_SUCCESS, sizeof m, NULL));
     OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
     TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
     return side_close(&s);
@@ -587,8 +590,10 @@ static tres rdma_bad_client(void *v, struct peer *peer)
     OK(dat_ep_free(s.ep));
     while (dat_evd_dequeue(s.dto, &ev) == DAT_SUCCESS)
         ;
+    while (dat_evd_dequeue(s.rdto, &ev) == DAT_SUCCESS)
+        ;
     /* connection 2: remote address beyond the region */
-    OK(dat_ep_create(s.ia, s.pz, s.dto, s.dto, s.conn, NULL, &s.ep));
+    OK(dat_ep_create(s.ia, s.pz, s.rdto, s.dto, s.conn, NULL, &s.ep));
     TRY(cli_get_triplet(&s, a, &m));
     rt.rmr_context = m.ctx;
     rt.target_address = m.addr + m.len - 64;
@@ -678,10 +683,10 @@ static tres flush_server(void *v)
     TRY(srv_wait_cr(&s, &ev));
     TRY(srv_accept(&s, ev.event_data.cr_arrival_event_data.cr_handle, NULL, 0));
     /* one message arrives, then the client disconnects */
-    TRY(expect_dto(s.dto, E2E_WAIT, 50, DAT_DTO_SUCCESS, 100, NULL));
+    TRY(expect_dto(s.rdto, E2E_WAIT, 50, DAT_DTO_SUCCESS, 100, NULL));
     TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
     for (int i = 1; i < 5; i++)
-        TRY(expect_dto(s.dto, E2E_WAIT, 50 + (DAT_UINT64)i, DAT_DTO_ERR_FLUSHED, 0, NULL));
+        TRY(expect_dto(s.rdto, E2E_WAIT, 50 + (DAT_UINT64)i, DAT_DTO_ERR_FLUSHED, 0, NULL));
     DAT_EP_STATE st;
     DAT_BOOLEAN ri, qi;
     OK(dat_ep_get_status(s.ep, &st, &ri, &qi));
@@ -706,7 +711,7 @@ static tres flush_client(void *v, struct peer *peer)
     OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
     TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
     for (int i = 0; i < 3; i++)
-        TRY(expect_dto(s.dto, E2E_WAIT, 70 + (DAT_UINT64)i, DAT_DTO_ERR_FLUSHED, 0, NULL));
+        TRY(expect_dto(s.rdto, E2E_WAIT, 70 + (DAT_UINT64)i, DAT_DTO_ERR_FLUSHED, 0, NULL));
     TRY(peer_join(peer, 15 * (int)g_tscale));
     return side_close(&s);
 }
@@ -759,7 +764,7 @@ static tres killed_client(void *v, struct peer *peer)
     CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: %s", evname(ev.event_number));
     /* receive and repost 50 messages, then kill the sender */
     for (int n = 0; n < 50; n++) {
-        DAT_RETURN r = wait_ev(s.dto, E2E_WAIT, &ev);
+        DAT_RETURN r = wait_ev(s.rdto, E2E_WAIT, &ev);
         CHECK(r == DAT_SUCCESS, "streaming receive %d: %s", n, rs(r));
         const DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
         CHECK(d->status == DAT_DTO_SUCCESS && d->transfered_length == 1024, "receive %d status %s len %llu", n,
@@ -782,7 +787,7 @@ static tres killed_client(void *v, struct peer *peer)
     /* all outstanding receives complete; the last ones flushed */
     int flushed = 0, ok = 0;
     for (int i = 0; i < NR; i++) {
-        r = wait_ev(s.dto, 5000000, &ev);
+        r = wait_ev(s.rdto, 5000000, &ev);
         CHECK(r == DAT_SUCCESS, "only %d of %d posted receives completed after the break (%d flushed): %s",
               i, NR, flushed, rs(r));
         DAT_DTO_COMPLETION_STATUS stt = ev.event_data.dto_completion_event_data.status;
@@ -894,7 +899,7 @@ static tres rsp_server(void *v)
           "reserved EP state %d with a pending CR", (int)st);
     OK(dat_cr_accept(cr, s.ep, 0, NULL));
     TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_ESTABLISHED, NULL));
-    TRY(expect_dto(s.dto, E2E_WAIT, 1, DAT_DTO_SUCCESS, 10, NULL));
+    TRY(expect_dto(s.rdto, E2E_WAIT, 1, DAT_DTO_SUCCESS, 10, NULL));
     CHECK(memcmp(s.buf, "via-rsp-!", 10) == 0, "RSP message data");
     TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
     OK(dat_rsp_free(rsp));
@@ -938,7 +943,7 @@ static tres srq_server(void *v)
         return t_skip("dat_srq_create: not implemented");
     }
     CHECK(r == DAT_SUCCESS, "dat_srq_create -> %s", rs(r));
-    r = dat_ep_create_with_srq(s.ia, s.pz, s.dto, s.dto, s.conn, srq, NULL, &s.ep);
+    r = dat_ep_create_with_srq(s.ia, s.pz, s.rdto, s.dto, s.conn, srq, NULL, &s.ep);
     if (is_not_impl(r)) {
         peer_ready();
         return t_skip("dat_ep_create_with_srq: not implemented");
@@ -966,7 +971,7 @@ static tres srq_server(void *v)
     TRY(srv_accept(&s, ev.event_data.cr_arrival_event_data.cr_handle, NULL, 0));
     for (int i = 0; i < 4; i++) {
         DAT_EVENT e;
-        TRY(expect_dto(s.dto, E2E_WAIT, 100 + (DAT_UINT64)i, DAT_DTO_SUCCESS, 300, &e));
+        TRY(expect_dto(s.rdto, E2E_WAIT, 100 + (DAT_UINT64)i, DAT_DTO_SUCCESS, 300, &e));
         CHECK(e.event_data.dto_completion_event_data.ep_handle == s.ep, "SRQ recv completion ep_handle");
         char tmp[300];
         memcpy(tmp, s.buf + i * 1024, 100);
@@ -1042,7 +1047,7 @@ static tres iaclose_client(void *v, struct peer *peer)
     CHECK(r == DAT_SUCCESS && (ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED ||
                                ev.event_number == DAT_CONNECTION_EVENT_BROKEN),
           "after peer's abrupt dat_ia_close: %s %s", rs(r), evname(ev.event_number));
-    TRY(expect_dto(s.dto, E2E_WAIT, 1, DAT_DTO_ERR_FLUSHED, 0, NULL));
+    TRY(expect_dto(s.rdto, E2E_WAIT, 1, DAT_DTO_ERR_FLUSHED, 0, NULL));
     return side_close(&s);
 }
 
