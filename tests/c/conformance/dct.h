@@ -207,3 +207,16 @@ extern const struct tcase dto_cases[];
 extern const struct tcase e2e_cases[];
 
 #endif
+
+/* Query with unknown mask bits: the reference implementations ignore them, so both
+ * DAT_SUCCESS and DAT_INVALID_PARAMETER are accepted (a verbose note is printed). */
+#define EXPECT_QUERY_BADMASK(call)                                                      \
+    do {                                                                                \
+        DAT_RETURN qb_r_ = (call);                                                      \
+        if (qb_r_ == DAT_SUCCESS)                                                       \
+            vlog("note: %s accepted unknown mask bits", #call);                         \
+        else if (!((qb_r_ & DAT_CLASS_ERROR) &&                                         \
+                   DAT_GET_TYPE(qb_r_) == DAT_INVALID_PARAMETER))                       \
+            return t_fail("%s:%d: %s: expected DAT_SUCCESS or DAT_INVALID_PARAMETER, "  \
+                          "got %s", __FILE__, __LINE__, #call, rs(qb_r_));              \
+    } while (0)

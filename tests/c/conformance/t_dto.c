@@ -115,7 +115,7 @@ static tres cr_query_accept(void)
     CHECK(p.remote_ia_address_ptr != NULL, "CR remote address NULL");
     CHECK(p.local_ep_handle == DAT_HANDLE_NULL, "PSP CR local_ep_handle %p, expected NULL", p.local_ep_handle);
     EXPECT_ERR(dat_cr_query(cr, DAT_CR_FIELD_ALL, NULL), DAT_INVALID_PARAMETER, ANYSUB);
-    EXPECT_ERR(dat_cr_query(cr, (DAT_CR_PARAM_MASK)0x1000, &p), DAT_INVALID_PARAMETER, ANYSUB);
+    EXPECT_QUERY_BADMASK(dat_cr_query(cr, (DAT_CR_PARAM_MASK)0x1000, &p));
     /* accept errors: bad EP, EP with no connect EVD? bad private data */
     EXPECT_ERR(dat_cr_accept(cr, (DAT_EP_HANDLE)(uintptr_t)0x1234, 0, NULL), DAT_INVALID_HANDLE,
                DAT_INVALID_HANDLE_EP);
@@ -148,8 +148,10 @@ static tres cr_query_accept(void)
     DAT_EP_PARAM ep_p;
     memset(&ep_p, 0, sizeof ep_p);
     ep_p.recv_evd_handle = dto;
-    EXPECT_ERR2(dat_ep_modify(cep, DAT_EP_FIELD_RECV_EVD_HANDLE, &ep_p), DAT_INVALID_STATE,
-                DAT_INVALID_PARAMETER);
+    r = dat_ep_modify(cep, DAT_EP_FIELD_RECV_EVD_HANDLE, &ep_p);
+    CHECK(is_not_impl(r) || ((r & DAT_CLASS_ERROR) && (DAT_GET_TYPE(r) == DAT_INVALID_STATE ||
+                                                       DAT_GET_TYPE(r) == DAT_INVALID_PARAMETER)),
+          "dat_ep_modify(connected EP, RECV_EVD) -> %s", rs(r));
     OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
     return T_PASS;
 }
@@ -181,8 +183,8 @@ static tres send_recv_multiseg(void)
     TRY(expect_dto(c.c_dto, 3000000, 23, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
     TRY(expect_dto(c.s_dto, 3000000, 12, DAT_DTO_SUCCESS, 0, NULL));
     /* and the other direction */
-    OK(dat_ep_post_recv(c.cep, 1, r3, cookie(13), DAT_COMPLETION_DEFAULT_FLAG));
-    OK(dat_ep_post_send(c.sep, 1, s2, cookie(24), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_recv(c.cep, 3, r3, cookie(13), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_send(c.sep, 1, s2, cookie(24), DAT_COMPLETION_DEFAULT_FLAG)); /* 1200 bytes */
     TRY(expect_dto(c.s_dto, 3000000, 24, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
     TRY(expect_dto(c.c_dto, 3000000, 13, DAT_DTO_SUCCESS, 1200, NULL));
     OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
@@ -476,9 +478,14 @@ static tres disconnect_flush(void)
     CHECK(ri == DAT_TRUE, "recv_idle FALSE after flush");
     /* posting on a DISCONNECTED EP: success + immediate flush (man page) */
     DAT_LMR_TRIPLET t = trip(c.lctx, c.buf, 32);
+    char deferred[300] = "";
     r = dat_ep_post_send(c.cep, 1, &t, cookie(300), DAT_COMPLETION_DEFAULT_FLAG);
-    CHECK(r == DAT_SUCCESS, "post_send on DISCONNECTED EP -> %s (man page: valid, flushed)", rs(r));
-    TRY(expect_dto(c.c_dto, 3000000, 300, DAT_DTO_ERR_FLUSHED, 0, NULL));
+    if (r == DAT_SUCCESS)
+        TRY(expect_dto(c.c_dto, 3000000, 300, DAT_DTO_ERR_FLUSHED, 0, NULL));
+    else
+        snprintf(deferred, sizeof deferred,
+                 "post_send on a DISCONNECTED EP -> %s; the man page says it is valid in that state "
+                 "and the DTO is flushed", rs(r));
     /* second disconnect: no-op success or invalid state */
     r = dat_ep_disconnect(c.cep, DAT_CLOSE_ABRUPT_FLAG);
     CHECK(r == DAT_SUCCESS || match_err(r, DAT_INVALID_STATE, (const unsigned[]){ANYSUB, ENDSUB}),
@@ -499,6 +506,8 @@ static tres disconnect_flush(void)
     CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED,
           "reconnect after reset: %s %s", rs(r), evname(ev.event_number));
     OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+    if (deferred[0])
+        return t_fail("%s", deferred);
     return T_PASS;
 }
 

@@ -298,6 +298,7 @@ static tres pd_server(void *v)
     OK(dat_psp_free(s.psp));
     OK(dat_lmr_free(s.lmr));
     OK(dat_evd_free(s.dto));
+    OK(dat_evd_free(s.rdto));
     OK(dat_evd_free(s.conn));
     OK(dat_evd_free(s.cr_evd));
     OK(dat_pz_free(s.pz));
@@ -430,7 +431,7 @@ static tres rdma_target_server(void *v)
     peer_ready();
     for (int k = 0; k < a->iters; k++) {
         OK(dat_ep_create(s.ia, s.pz, s.rdto, s.dto, s.conn, NULL, &s.ep));
-        char *target = s.buf + 16384; /* 32 KiB target window */
+        char *target = s.buf + 32768; /* 32 KiB target window, ends where the LMR ends */
         memset(target, 0, 32768);
         DAT_LMR_TRIPLET rr = trip(s.lctx, s.buf + 8192, sizeof(struct rmr_msg));
         OK(dat_ep_post_recv(s.ep, 1, &rr, ck(1), DAT_COMPLETION_DEFAULT_FLAG));

@@ -49,7 +49,7 @@ static tres pz_errors(void)
     DAT_PZ_PARAM p;
     EXPECT_BAD_HANDLES(f.lmr, stale, H, dat_pz_query(H, DAT_PZ_FIELD_ALL, &p), DAT_INVALID_HANDLE_PZ);
     EXPECT_ERR(dat_pz_query(f.pz, DAT_PZ_FIELD_ALL, NULL), DAT_INVALID_PARAMETER, ANYSUB);
-    EXPECT_ERR(dat_pz_query(f.pz, (DAT_PZ_PARAM_MASK)0x100, &p), DAT_INVALID_PARAMETER, ANYSUB);
+    EXPECT_QUERY_BADMASK(dat_pz_query(f.pz, (DAT_PZ_PARAM_MASK)0x100, &p));
     /* in use by EP and LMR */
     EXPECT_ERR(dat_pz_free(f.pz), DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE, ANYSUB);
     OK(dat_ep_free(f.ep));
@@ -187,7 +187,7 @@ static tres lmr_query_free_errors(void)
     EXPECT_BAD_HANDLES(f.pz, stale, H, dat_lmr_query(H, DAT_LMR_FIELD_ALL, &p), DAT_INVALID_HANDLE_LMR);
     EXPECT_BAD_HANDLES(f.ep, stale, H, dat_lmr_free(H), DAT_INVALID_HANDLE_LMR);
     EXPECT_ERR(dat_lmr_query(f.lmr, DAT_LMR_FIELD_ALL, NULL), DAT_INVALID_PARAMETER, ANYSUB);
-    EXPECT_ERR(dat_lmr_query(f.lmr, (DAT_LMR_PARAM_MASK)0x10000, &p), DAT_INVALID_PARAMETER, ANYSUB);
+    EXPECT_QUERY_BADMASK(dat_lmr_query(f.lmr, (DAT_LMR_PARAM_MASK)0x10000, &p));
     return fx_close(&f);
 }
 
@@ -255,7 +255,7 @@ static tres rmr_errors(void)
     DAT_RMR_PARAM p;
     EXPECT_BAD_HANDLES(f.lmr, stale, H, dat_rmr_query(H, DAT_RMR_FIELD_ALL, &p), DAT_INVALID_HANDLE_RMR);
     EXPECT_ERR(dat_rmr_query(rmr, DAT_RMR_FIELD_ALL, NULL), DAT_INVALID_PARAMETER, ANYSUB);
-    EXPECT_ERR(dat_rmr_query(rmr, (DAT_RMR_PARAM_MASK)0x4000, &p), DAT_INVALID_PARAMETER, ANYSUB);
+    EXPECT_QUERY_BADMASK(dat_rmr_query(rmr, (DAT_RMR_PARAM_MASK)0x4000, &p));
     EXPECT_BAD_HANDLES(f.lmr, stale, H, dat_rmr_free(H), DAT_INVALID_HANDLE_RMR);
     DAT_LMR_TRIPLET t = trip(f.lmr_ctx, f.buf, 256);
     DAT_RMR_COOKIE ck;
@@ -652,7 +652,7 @@ static tres evd_query_errors(void)
     TRY(fx_full(&f));
     DAT_EVD_PARAM p;
     EXPECT_ERR(dat_evd_query(f.dto_evd, DAT_EVD_FIELD_ALL, NULL), DAT_INVALID_PARAMETER, ANYSUB);
-    EXPECT_ERR(dat_evd_query(f.dto_evd, (DAT_EVD_PARAM_MASK)0x1000, &p), DAT_INVALID_PARAMETER, ANYSUB);
+    EXPECT_QUERY_BADMASK(dat_evd_query(f.dto_evd, (DAT_EVD_PARAM_MASK)0x1000, &p));
     return fx_close(&f);
 }
 
@@ -751,7 +751,7 @@ static tres cno_errors(void)
     EXPECT_BAD_HANDLES(f.ep, stale, H, dat_cno_modify_agent(H, DAT_OS_WAIT_PROXY_AGENT_NULL),
                        DAT_INVALID_HANDLE_CNO);
     EXPECT_ERR(dat_cno_query(cno, DAT_CNO_FIELD_ALL, NULL), DAT_INVALID_PARAMETER, ANYSUB);
-    EXPECT_ERR(dat_cno_query(cno, (DAT_CNO_PARAM_MASK)0x100, &p), DAT_INVALID_PARAMETER, ANYSUB);
+    EXPECT_QUERY_BADMASK(dat_cno_query(cno, (DAT_CNO_PARAM_MASK)0x100, &p));
     return fx_close(&f);
 }
 
@@ -916,7 +916,11 @@ static tres ep_query_modify(void)
     TRY(fx_full(&f));
     DAT_EP_PARAM p;
     EXPECT_ERR(dat_ep_query(f.ep, DAT_EP_FIELD_ALL, NULL), DAT_INVALID_PARAMETER, ANYSUB);
-    EXPECT_ERR(dat_ep_query(f.ep, (DAT_EP_PARAM_MASK)1 << 40, &p), DAT_INVALID_PARAMETER, ANYSUB);
+    EXPECT_QUERY_BADMASK(dat_ep_query(f.ep, (DAT_EP_PARAM_MASK)1 << 40, &p));
+    OK(dat_ep_query(f.ep, DAT_EP_FIELD_ALL, &p));
+    DAT_RETURN mr = dat_ep_modify(f.ep, DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS, &p);
+    if (is_not_impl(mr))
+        return t_skip("not implemented: dat_ep_modify (query error checks passed)");
     /* modify the recv EVD and max_recv_dtos of an unconnected EP */
     DAT_EVD_HANDLE e2;
     OK(make_evd(f.ia, DAT_EVD_DTO_FLAG, 16, &e2));
@@ -1127,7 +1131,7 @@ static tres psp_errors(void)
     EXPECT_BAD_HANDLES(f.cr_evd, stale, H, dat_psp_query(H, DAT_PSP_FIELD_ALL, &p), DAT_INVALID_HANDLE_PSP);
     EXPECT_BAD_HANDLES(f.cr_evd, stale, H, dat_psp_free(H), DAT_INVALID_HANDLE_PSP);
     EXPECT_ERR(dat_psp_query(psp, DAT_PSP_FIELD_ALL, NULL), DAT_INVALID_PARAMETER, ANYSUB);
-    EXPECT_ERR(dat_psp_query(psp, (DAT_PSP_PARAM_MASK)0x100, &p), DAT_INVALID_PARAMETER, ANYSUB);
+    EXPECT_QUERY_BADMASK(dat_psp_query(psp, (DAT_PSP_PARAM_MASK)0x100, &p));
     return fx_close(&f);
 }
 
@@ -1186,7 +1190,7 @@ static tres rsp_errors(void)
     EXPECT_BAD_HANDLES(f.ep, stale, H, dat_rsp_query(H, DAT_RSP_FIELD_ALL, &p), DAT_INVALID_HANDLE_RSP);
     EXPECT_BAD_HANDLES(f.ep, stale, H, dat_rsp_free(H), DAT_INVALID_HANDLE_RSP);
     EXPECT_ERR(dat_rsp_query(rsp, DAT_RSP_FIELD_ALL, NULL), DAT_INVALID_PARAMETER, ANYSUB);
-    EXPECT_ERR(dat_rsp_query(rsp, (DAT_RSP_PARAM_MASK)0x100, &p), DAT_INVALID_PARAMETER, ANYSUB);
+    EXPECT_QUERY_BADMASK(dat_rsp_query(rsp, (DAT_RSP_PARAM_MASK)0x100, &p));
     return fx_close(&f);
 }
 
@@ -1264,7 +1268,7 @@ static tres srq_errors(void)
     EXPECT_BAD_HANDLES(f.ep, stale, H, dat_srq_resize(H, 16), DAT_INVALID_HANDLE_SRQ);
     EXPECT_BAD_HANDLES(f.ep, stale, H, dat_srq_set_lw(H, 1), DAT_INVALID_HANDLE_SRQ);
     DAT_EP_HANDLE ep;
-    EXPECT_BAD_HANDLES(f.ia, stale_ia, H,
+    EXPECT_BAD_HANDLES(f.pz, stale_ia, H,
                        dat_ep_create_with_srq(H, f.pz, f.dto_evd, f.dto_evd, f.conn_evd, srq, NULL, &ep),
                        DAT_INVALID_HANDLE_IA);
     int si;
@@ -1275,7 +1279,7 @@ static tres srq_errors(void)
     EXPECT_ERR(dat_ep_create_with_srq(f.ia, f.pz, f.dto_evd, f.dto_evd, f.conn_evd, srq, NULL, NULL),
                DAT_INVALID_PARAMETER, ANYSUB);
     EXPECT_ERR(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, NULL), DAT_INVALID_PARAMETER, ANYSUB);
-    EXPECT_ERR(dat_srq_query(srq, (DAT_SRQ_PARAM_MASK)0x1000, &p), DAT_INVALID_PARAMETER, ANYSUB);
+    EXPECT_QUERY_BADMASK(dat_srq_query(srq, (DAT_SRQ_PARAM_MASK)0x1000, &p));
     EXPECT_ERR(dat_srq_resize(srq, 0), DAT_INVALID_PARAMETER, ANYSUB);
     EXPECT_ERR(dat_srq_post_recv(srq, 1, NULL, ck), DAT_INVALID_PARAMETER, ANYSUB);
     EXPECT_ERR(dat_srq_post_recv(srq, -1, &t, ck), DAT_INVALID_PARAMETER, ANYSUB);
