@@ -336,6 +336,10 @@ impl Endpoint {
     pub fn post_request(&self, op: SendOp, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
         let flags_arg = if op == SendOp::Send { 5 } else { 6 };
         self.check_flags(flags, flags_arg)?;
+        if self.state() == DAT_EP_STATE_DISCONNECTED {
+            // Valid, and flushed at once (dat_ep_post_send(3)).
+            return self.flush_now(self.request_evd.as_ref(), cookie);
+        }
         let qp = self.connected_qp()?;
         let max_iov = {
             let a = self.attr.lock();
@@ -363,17 +367,29 @@ impl Endpoint {
         if flags & !ALL_COMPLETION_FLAGS != 0 {
             return Err(DatError::invalid_arg(5));
         }
-        let s = self.state();
-        if s == DAT_EP_STATE_DISCONNECTED || s == DAT_EP_STATE_DISCONNECT_PENDING {
-            return Err(DatError::invalid_state(state_subtype(s)));
+        if self.state() == DAT_EP_STATE_DISCONNECTED {
+            return self.flush_now(self.recv_evd.as_ref(), cookie);
         }
         if self.srq.is_some() {
-            return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_RECV_WATERMARK));
+            return Err(DatError::invalid_state(0));
         }
         if sges.len() > self.attr.lock().max_recv_iov as usize {
             return Err(DatError::invalid_arg(2));
         }
         self.qp()?.post_recv(cookie, sges)
+    }
+
+    /// Completes a DTO posted on a disconnected EP with `DAT_DTO_ERR_FLUSHED`.
+    fn flush_now(&self, evd: Option<&Arc<EventDispatcher>>, cookie: u64) -> DatResult<()> {
+        let ev = Event {
+            number: DAT_DTO_COMPLETION_EVENT,
+            evd: Handle::NULL,
+            data: EventData::Dto { ep: self.handle(), cookie, status: DAT_DTO_ERR_FLUSHED, length: 0 },
+        };
+        match evd {
+            Some(e) => e.post(ev),
+            None => Ok(()),
+        }
     }
 
     /// `dat_ep_connect`.
