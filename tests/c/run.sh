@@ -29,7 +29,7 @@ export LD_LIBRARY_PATH
 if [ "${VALGRIND:-0}" = 1 ]; then
     DAT_CONFORMANCE_TIMEOUT_SCALE=${DAT_CONFORMANCE_TIMEOUT_SCALE:-10}
     export DAT_CONFORMANCE_TIMEOUT_SCALE
-    exec valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
+    exec valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
         "$bindir/dat_conformance" -P "$ia" "$@"
 fi
 exec "$bindir/dat_conformance" -P "$ia" "$@"

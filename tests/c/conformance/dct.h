@@ -205,6 +205,7 @@ extern const struct tcase api_cases[];
 extern const struct tcase obj_cases[];
 extern const struct tcase dto_cases[];
 extern const struct tcase e2e_cases[];
+extern const struct tcase reg_cases[];
 
 #endif
 

@@ -160,7 +160,7 @@ int make_bad_handles(struct badh *out, DAT_HANDLE wrong_type, DAT_HANDLE stale, 
 
 /* ------------------------------------------------------------------------------------ */
 
-static const struct tcase *const tables[] = {api_cases, obj_cases, dto_cases, e2e_cases};
+static const struct tcase *const tables[] = {api_cases, reg_cases, obj_cases, dto_cases, e2e_cases};
 
 static int name_selected(const char *name, const char **filters, int nfilters)
 {
