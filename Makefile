@@ -23,7 +23,7 @@ RUST_STATIC := $(CARGO_TARGET_DIR)/release/libdat12.a
 EXPORTS     := $(shell cat crates/dat12/exports.txt)
 LIB         := $(BUILD)/lib/libdat.so.1
 
-.PHONY: all rust check check-rust check-abi check-elf check-prototypes check-c example install clean
+.PHONY: all rust check check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install example install clean
 
 all: $(LIB)
 
@@ -47,7 +47,7 @@ $(LIB): $(RUST_STATIC) crates/dat12/libdat.map crates/dat12/exports.txt
 
 comma := ,
 
-check: all check-rust check-abi check-elf check-prototypes check-c
+check: all check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install
 	@echo "make check: all checks passed"
 
 check-rust:
@@ -63,11 +63,20 @@ check-prototypes: $(LIB)
 	sh tests/prototypes/check.sh crates/dat12 include $(BUILD)/prototypes
 
 check-c: $(LIB)
-	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests
+	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
 	sh tests/c/run.sh $(IA)
 
+check-valgrind: $(LIB)
+	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
+	VALGRIND=1 sh tests/c/run.sh $(IA)
+
+check-install: $(LIB)
+	rm -rf $(BUILD)/stage
+	$(MAKE) --no-print-directory install PREFIX=/usr/local DESTDIR=$(abspath $(BUILD)/stage)
+	sh tests/install/check.sh staged $(abspath $(BUILD)/stage) /usr/local
+
 example: $(LIB)
-	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests
+	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
 	sh examples/run-pingpong.sh $(IA)
 
 install: $(LIB)
