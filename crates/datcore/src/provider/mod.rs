@@ -36,6 +36,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub mod shm;
+pub mod verbs;
 
 /// A transport family. A provider is registered once per process.
 pub trait Provider: Send + Sync + 'static {

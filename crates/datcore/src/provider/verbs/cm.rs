@@ -1,0 +1,354 @@
+//! Connection management: the IA's rdma_cm event channel and its CM thread, listeners
+//! (PSP/RSP) and connection requests (CR).
+//!
+//! Every rdma_cm id we create carries a key of ours as its context; the device's `ids` table
+//! maps it to the owner (a queue pair, a listener or a pending request). The CM thread copies
+//! what it needs from an event (private data included), acknowledges the event, and only then
+//! calls the owner, so `rdma_destroy_id` never waits on an unacknowledged event and owners may
+//! be dropped from any thread, the CM thread included. The same thread reads the device's
+//! asynchronous events (QP fatal errors, device fatal) and runs connect/disconnect deadlines.
+
+use super::super::{AsyncError, ConnectionRequest, Listener, ListenerEvents};
+use super::qp::{set_nonblock, VerbsQp};
+use super::{fail, sys, DevInner, Reg};
+use crate::codes::*;
+use crate::error::{DatError, DatResult};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+/// Private data of our rejects, so iWARP peers can tell a consumer reject from no listener.
+pub const REJECT_MARKER: &[u8] = b"DATREJ";
+
+pub(crate) static CRS: Reg<VerbsCr> = Reg::new();
+
+/// Who owns an rdma_cm id.
+pub enum Owner {
+    Qp(Weak<VerbsQp>),
+    Listener(Weak<VerbsListener>),
+    Cr(Weak<VerbsCr>),
+}
+
+/// Queue pairs whose asynchronous errors we report: (context, qp_num) → EP context.
+static WATCHED: Mutex<Option<HashMap<(usize, u32), (u64, Weak<DevInner>)>>> = Mutex::new(None);
+
+pub fn watch_qp(dev: &Arc<DevInner>, qpn: u32, context: u64) {
+    WATCHED.lock().get_or_insert_with(HashMap::new).insert((dev.ctx as usize, qpn), (context, Arc::downgrade(dev)));
+}
+
+pub fn unwatch_qp(dev: &DevInner, qpn: u32) {
+    if let Some(m) = WATCHED.lock().as_mut() {
+        m.remove(&(dev.ctx as usize, qpn));
+    }
+}
+
+pub fn start(dev: &Arc<DevInner>) -> DatResult<JoinHandle<()>> {
+    let d = dev.clone();
+    std::thread::Builder::new().name("dat-verbs-cm".into()).spawn(move || cm_thread(d)).map_err(|e| {
+        tracing::warn!("verbs: cannot start the CM thread: {e}");
+        DatError::insufficient(DAT_RESOURCE_MEMORY)
+    })
+}
+
+fn sockaddr_of(ss: &libc::sockaddr_storage) -> SocketAddr {
+    // SAFETY: a sockaddr_storage is large enough for any family from_sockaddr reads.
+    unsafe { crate::ia::from_sockaddr(ss as *const _ as *const libc::sockaddr) }
+        .unwrap_or(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0))
+}
+
+fn cm_thread(dev: Arc<DevInner>) {
+    let lib = dev.lib;
+    // SAFETY: the channel and context live as long as `dev`.
+    let (cm_fd, async_fd) = unsafe { ((*dev.cm_channel).fd, (*dev.ctx).async_fd) };
+    set_nonblock(cm_fd);
+    set_nonblock(async_fd);
+    while !dev.stop.load(Ordering::Relaxed) {
+        let mut fds = [
+            libc::pollfd { fd: cm_fd, events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: async_fd, events: libc::POLLIN, revents: 0 },
+        ];
+        // SAFETY: two valid pollfds.
+        unsafe { libc::poll(fds.as_mut_ptr(), 2, 100) };
+        if fds[0].revents != 0 {
+            drain_cm(&dev);
+        }
+        if fds[1].revents != 0 {
+            drain_async(&dev);
+        }
+        run_deadlines(&dev);
+    }
+    let _ = lib;
+}
+
+fn drain_cm(dev: &Arc<DevInner>) {
+    let lib = dev.lib;
+    loop {
+        let mut ev = std::ptr::null_mut();
+        // SAFETY: live channel, non-blocking: EAGAIN ends the loop.
+        if unsafe { (lib.rdma_get_cm_event)(dev.cm_channel, &mut ev) } != 0 {
+            break;
+        }
+        // SAFETY: a live event until acknowledged below; we copy everything we use.
+        let (id, event, status, pd, key, peer_params) = unsafe {
+            let e = &*ev;
+            let pd = if e.conn.private_data.is_null() || e.event == sys::RDMA_CM_EVENT_DISCONNECTED {
+                Vec::new()
+            } else {
+                std::slice::from_raw_parts(e.conn.private_data as *const u8, e.conn.private_data_len as usize).to_vec()
+            };
+            let key_id = if e.event == sys::RDMA_CM_EVENT_CONNECT_REQUEST { e.listen_id } else { e.id };
+            let key = if key_id.is_null() { 0 } else { (*key_id).context as usize as u64 };
+            (e.id, e.event, e.status, pd, key, (e.conn.responder_resources, e.conn.initiator_depth))
+        };
+        // SAFETY: acknowledging the event we got; nothing of it is used afterwards.
+        unsafe { (lib.rdma_ack_cm_event)(ev) };
+        let owner = match dev.ids.lock().get(&key) {
+            Some(Owner::Qp(w)) => Some(Target::Qp(w.upgrade())),
+            Some(Owner::Listener(w)) => Some(Target::Listener(w.upgrade())),
+            Some(Owner::Cr(w)) => Some(Target::Cr(w.upgrade())),
+            None => None,
+        };
+        match (event, owner) {
+            (sys::RDMA_CM_EVENT_CONNECT_REQUEST, Some(Target::Listener(Some(l)))) => l.request(id, pd, peer_params),
+            (sys::RDMA_CM_EVENT_CONNECT_REQUEST, _) => {
+                // SAFETY: the new id is ours alone; refuse and free it.
+                unsafe {
+                    (lib.rdma_reject)(id, std::ptr::null(), 0);
+                    (lib.rdma_destroy_id)(id);
+                }
+            }
+            (_, Some(Target::Qp(Some(q)))) => q.on_cm_event(event, status, &pd),
+            (_, Some(Target::Cr(Some(_)))) => {
+                tracing::debug!("verbs: {} on a pending connection request", sys::event_str(lib, event));
+            }
+            (sys::RDMA_CM_EVENT_DEVICE_REMOVAL, _) => dev.async_events.async_error(AsyncError::DeviceFatal),
+            _ => tracing::debug!("verbs: {} for a forgotten id", sys::event_str(lib, event)),
+        }
+    }
+}
+
+enum Target {
+    Qp(Option<Arc<VerbsQp>>),
+    Listener(Option<Arc<VerbsListener>>),
+    Cr(Option<Arc<VerbsCr>>),
+}
+
+fn drain_async(dev: &Arc<DevInner>) {
+    let lib = dev.lib;
+    loop {
+        // SAFETY: plain old data filled by the library.
+        let mut ev: sys::ibv_async_event = unsafe { std::mem::zeroed() };
+        // SAFETY: live context, non-blocking fd.
+        if unsafe { (lib.ibv_get_async_event)(dev.ctx, &mut ev) } != 0 {
+            break;
+        }
+        let t = ev.event_type;
+        let qp_event = matches!(t, sys::IBV_EVENT_QP_FATAL | sys::IBV_EVENT_QP_REQ_ERR | sys::IBV_EVENT_QP_ACCESS_ERR);
+        // SAFETY: for QP events the element is the QP, alive until the event is acknowledged.
+        let qpn = if qp_event { unsafe { (*(ev.element as *mut sys::ibv_qp)).qp_num } } else { 0 };
+        // SAFETY: acknowledging the event we got.
+        unsafe { (lib.ibv_ack_async_event)(&mut ev) };
+        if qp_event {
+            let w = WATCHED.lock().as_ref().and_then(|m| m.get(&(dev.ctx as usize, qpn)).cloned());
+            if let Some((context, d)) = w {
+                tracing::warn!(qpn, "verbs: asynchronous QP error (event {t})");
+                if let Some(d) = d.upgrade() {
+                    d.async_events.async_error(AsyncError::QpError { context });
+                }
+            }
+        } else if t == sys::IBV_EVENT_DEVICE_FATAL {
+            tracing::warn!("verbs: {}: device fatal error", dev.attr.adapter_name);
+            dev.async_events.async_error(AsyncError::DeviceFatal);
+        } else if t == sys::IBV_EVENT_CQ_ERR {
+            tracing::warn!("verbs: CQ error (overrun)");
+            dev.async_events.async_error(AsyncError::CqOverflow);
+        } else {
+            tracing::debug!("verbs: asynchronous event {t}");
+        }
+    }
+}
+
+fn run_deadlines(dev: &Arc<DevInner>) {
+    let now = Instant::now();
+    let due: Vec<Arc<VerbsQp>> = {
+        let mut t = dev.timed.lock();
+        if t.is_empty() {
+            return;
+        }
+        let mut due = Vec::new();
+        t.retain(|w| match w.upgrade() {
+            Some(q) => match q.deadline() {
+                Some(d) if d <= now => {
+                    due.push(q);
+                    false
+                }
+                Some(_) => true,
+                None => false,
+            },
+            None => false,
+        });
+        due
+    };
+    for q in due {
+        q.on_deadline();
+    }
+}
+
+/// A listening rdma_cm id on port = connection qualifier.
+pub struct VerbsListener {
+    dev: Arc<DevInner>,
+    id: *mut sys::rdma_cm_id,
+    key: u64,
+    port: u64,
+    events: Arc<dyn ListenerEvents>,
+}
+
+// SAFETY: the id is only destroyed in Drop; rdma_cm calls are thread-safe.
+unsafe impl Send for VerbsListener {}
+// SAFETY: as above.
+unsafe impl Sync for VerbsListener {}
+
+impl VerbsListener {
+    pub fn listen(dev: &Arc<DevInner>, port: u64, events: Arc<dyn ListenerEvents>) -> DatResult<Arc<VerbsListener>> {
+        let Ok(p16) = u16::try_from(port) else {
+            tracing::warn!("verbs: connection qualifier {port} does not fit an rdma_cm port (16 bits)");
+            return Err(DatError::invalid_arg(2));
+        };
+        let lib = dev.lib;
+        let key = dev.key();
+        let mut id = std::ptr::null_mut();
+        // SAFETY: the device's channel; the id is destroyed in Drop or below.
+        let r = unsafe { (lib.rdma_create_id)(dev.cm_channel, &mut id, key as usize as *mut _, sys::RDMA_PS_TCP) };
+        if r != 0 {
+            return Err(fail("rdma_create_id", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_MEMORY)));
+        }
+        let mut ss = crate::ia::to_sockaddr(SocketAddr::new(dev.ip, p16));
+        // SAFETY: live id; valid sockaddr.
+        let mut r = unsafe { (lib.rdma_bind_addr)(id, &mut ss as *mut _ as *mut libc::sockaddr) };
+        if r == 0 {
+            // SAFETY: bound id.
+            r = unsafe { (lib.rdma_listen)(id, 128) };
+        }
+        if r != 0 {
+            let e = sys::err_of(r);
+            // SAFETY: our id, never shared.
+            unsafe { (lib.rdma_destroy_id)(id) };
+            if e == libc::EADDRINUSE {
+                tracing::debug!("verbs: port {port} on {} is taken", dev.ip);
+                return Err(DatError::new(DAT_CONN_QUAL_IN_USE, 0));
+            }
+            return Err(fail("rdma_listen", e, DatError::insufficient(DAT_RESOURCE_MEMORY)));
+        }
+        let l = Arc::new(VerbsListener { dev: dev.clone(), id, key, port, events });
+        dev.ids.lock().insert(key, Owner::Listener(Arc::downgrade(&l)));
+        Ok(l)
+    }
+
+    /// The CM thread: a CONNECT_REQUEST arrived on this listener with new id `id`.
+    fn request(&self, id: *mut sys::rdma_cm_id, private_data: Vec<u8>, peer: (u8, u8)) {
+        let key = self.dev.key();
+        // SAFETY: the new id is ours; no event of it can be dispatched before we return.
+        let remote = unsafe {
+            (*id).context = key as usize as *mut _;
+            sockaddr_of(&(*id).dst_addr)
+        };
+        let cr = Arc::new(VerbsCr {
+            dev: self.dev.clone(),
+            id: Mutex::new(Some(IdPtr(id))),
+            key,
+            private_data,
+            remote,
+            port: self.port,
+            rdma_params: peer,
+        });
+        self.dev.ids.lock().insert(key, Owner::Cr(Arc::downgrade(&cr)));
+        CRS.insert(&cr);
+        self.events.connect_request(cr);
+    }
+}
+
+impl Listener for VerbsListener {
+    fn port(&self) -> u64 {
+        self.port
+    }
+}
+
+impl Drop for VerbsListener {
+    fn drop(&mut self) {
+        self.dev.ids.lock().remove(&self.key);
+        // SAFETY: our id, destroyed once.
+        unsafe { (self.dev.lib.rdma_destroy_id)(self.id) };
+    }
+}
+
+pub struct IdPtr(*mut sys::rdma_cm_id);
+
+// SAFETY: a plain pointer handed between threads under a mutex.
+unsafe impl Send for IdPtr {}
+
+/// An incoming connection request: the CONNECT_REQUEST id until accepted or rejected.
+pub struct VerbsCr {
+    pub(crate) dev: Arc<DevInner>,
+    id: Mutex<Option<IdPtr>>,
+    pub(crate) key: u64,
+    private_data: Vec<u8>,
+    remote: SocketAddr,
+    port: u64,
+    /// (responder_resources, initiator_depth) the active side offered.
+    pub(crate) rdma_params: (u8, u8),
+}
+
+impl VerbsCr {
+    /// Takes the id for an accept.
+    pub fn take_id(&self) -> Option<*mut sys::rdma_cm_id> {
+        self.id.lock().take().map(|p| p.0)
+    }
+
+    /// Returns the id after a failed accept.
+    pub fn give_back(&self, id: *mut sys::rdma_cm_id) {
+        *self.id.lock() = Some(IdPtr(id));
+    }
+}
+
+impl ConnectionRequest for VerbsCr {
+    fn private_data(&self) -> &[u8] {
+        &self.private_data
+    }
+
+    fn remote_address(&self) -> SocketAddr {
+        self.remote
+    }
+
+    fn port(&self) -> u64 {
+        self.port
+    }
+
+    fn reject(&self) -> DatResult<()> {
+        let Some(IdPtr(id)) = self.id.lock().take() else {
+            return Err(DatError::invalid_state(0));
+        };
+        self.dev.ids.lock().remove(&self.key);
+        // SAFETY: the request id is ours (taken above); destroyed once.
+        let r = unsafe {
+            let r = (self.dev.lib.rdma_reject)(id, REJECT_MARKER.as_ptr() as *const _, REJECT_MARKER.len() as u8);
+            (self.dev.lib.rdma_destroy_id)(id);
+            r
+        };
+        if r != 0 {
+            tracing::warn!("verbs: rdma_reject failed: {}", sys::errno_str(sys::err_of(r)));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for VerbsCr {
+    fn drop(&mut self) {
+        if self.id.get_mut().is_some() {
+            let _ = self.reject();
+        }
+    }
+}

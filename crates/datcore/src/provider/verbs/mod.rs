@@ -1,0 +1,598 @@
+//! The `verbs` provider: DAT over rdma-core (libibverbs + librdmacm) — InfiniBand, RoCE
+//! (rxe, mlx5, ...) and iWARP (siw, ...).
+//!
+//! **Binding: hand-written, loaded with `dlopen`.** libdat must load and run `shm` on a host
+//! without rdma-core, so libibverbs/librdmacm are never linked: `libibverbs.so.1` and
+//! `librdmacm.so.1` are opened at the first use of this provider ([`sys::lib`]); without them
+//! [`Provider::ia_names`] is empty (one debug line). The few structures we touch are declared
+//! by hand in [`sys`] (`ibv_wc`, `ibv_send_wr`, `ibv_context_ops`, `rdma_cm_id`, ...), from
+//! libibverbs' frozen `IBVERBS_1.1` ABI, and the header-inline verbs (`ibv_post_send`,
+//! `ibv_post_recv`, `ibv_poll_cq`, `ibv_req_notify_cq`, `ibv_post_srq_recv`, `ibv_bind_mw`,
+//! `ibv_alloc_mw`) are the same calls through `ibv_context.ops` that the header makes. Why not
+//! the alternatives: `rdma-sys` needs bindgen + libclang at build time and links the libraries;
+//! a C shim needs the `-dev` headers and a C compiler on every build machine, and would either
+//! fail to build or silently lose the provider on a fresh Debian box without them. The
+//! hand-written binding builds anywhere with nothing but rustc; `sys/layout_check.c` prints
+//! the real headers' offsets to compare when rdma-core's ABI is in doubt.
+//!
+//! **Fork safety:** `ibv_fork_init()` is called once right after loading the libraries, before
+//! any device is opened or memory registered (skip it with `RDMAV_FORK_SAFE=0`). On kernels
+//! with copy-on-fork for pinned pages (5.13+) it is a no-op; on older ones registered pages are
+//! MADV_DONTFORK, so a forked child must not touch registered buffers (exec is fine).
+//!
+//! **Objects:** IA = the `ibv_context` of an rdma_cm id bound to the IA's IP address (kept for
+//! the IA's life) plus one rdma_cm event channel with a CM thread ([`cm`]) and one completion
+//! channel with a progress thread ([`cq`]). PZ = `ibv_pd`; LMR = `ibv_mr`; RMR = `ibv_mw`
+//! (type 1 when the device offers it, else type 2; none on siw: `DAT_MODEL_NOT_SUPPORTED`);
+//! EVD's DTO side = `ibv_cq` on the IA's completion channel; PSP/RSP = listening rdma_cm id on
+//! port = conn_qual (must fit 16 bits); CR = the CONNECT_REQUEST id; SRQ = `ibv_srq`.
+//!
+//! **When the QP exists:** a DAT EP exists, and may have receives posted, long before it is
+//! connected, but an rdma_cm QP must be created on the id that carries the connection (the
+//! active id after route resolution, or the passive side's CONNECT_REQUEST id). We create the
+//! `ibv_qp` lazily at that point (`rdma_create_qp`, so librdmacm does every state transition,
+//! on IB/RoCE and iWARP alike) and *buffer receives posted before it* in a preallocated
+//! per-EP list, replayed in order into the new QP before the connect/accept is sent. After
+//! that, post_recv goes straight to the QP (one atomic load decides). Receives still buffered
+//! when a connection attempt fails complete as `Flushed`.
+//!
+//! **Work-request ids:** the ibv wr_id is a slot number in a per-QP send/receive ring (or a
+//! per-SRQ slot table) that holds the consumer's cookie, the operation and its length, so
+//! error and flush completions (whose `ibv_wc.opcode` is undefined) still report the right
+//! operation. Post and poll allocate nothing; post takes only its queue's own lock, poll one
+//! read lock of its CQ's QP table per batch.
+//!
+//! **Private data:** raw consumer bytes, no header of ours. Limits: 56 bytes on IB/RoCE (the
+//! IB CM REQ's 92 less rdma_cm's 36), 256 on iWARP. IB CM messages have fixed-size private
+//! data fields, so on IB/RoCE the receiver sees the sender's bytes followed by zero padding
+//! (REQ: 56 bytes, REP: capped at 56). A reject carries the marker `DATREJ` so the active side
+//! can tell a consumer reject (PeerRejected) from "nobody listens" (NonPeerRejected) on iWARP,
+//! where both arrive as ECONNREFUSED.
+//!
+//! **iWARP differences:** memory registered with local write access also gets remote write on
+//! iWARP devices, since an RDMA read's sink must be remotely writable there. iWARP requires
+//! the active side to send first in MPA v1 without RTR: siw negotiates it, other devices may
+//! not — consumers on iWARP should let the active side issue the first operation.
+//!
+//! **Disconnect:** `rdma_disconnect` + QP to ERR, so everything still posted completes as
+//! `WcStatus::Flushed`; `Disconnected` is delivered on the rdma_cm DISCONNECTED event
+//! (graceful) or at once (abrupt), and at the latest 5 s after a graceful one.
+
+use super::{
+    Access, AsyncEvents, CompletionQueue, Device, DeviceAttr, Listener, ListenerEvents, MemoryRegion, MemoryWindow,
+    Provider, ProtectionDomain, QpInit, QueuePair, SharedReceiveQueue, Transport, Waker,
+};
+use crate::codes::*;
+use crate::error::{DatError, DatResult};
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+
+mod cm;
+mod cq;
+mod names;
+mod qp;
+mod srq;
+mod sys;
+
+use sys::Lib;
+
+/// Largest private data on IB/RoCE (IB CM REQ: 92 bytes, less rdma_cm's 36-byte header).
+const IB_PRIVATE_DATA: usize = 56;
+/// Largest private data we allow on iWARP (MPA allows up to 512 less its own parameters).
+const IWARP_PRIVATE_DATA: usize = 256;
+
+/// Finds our own objects behind the trait objects the core hands back. Keyed by the `Arc`
+/// data address; weak references only. Used at create / accept / bind time, never on the
+/// post or poll path.
+pub(crate) struct Reg<T> {
+    map: RwLock<Option<HashMap<usize, Weak<T>>>>,
+}
+
+impl<T> Reg<T> {
+    pub const fn new() -> Self {
+        Reg { map: RwLock::new(None) }
+    }
+    pub fn insert(&self, a: &Arc<T>) {
+        let mut g = self.map.write();
+        let m = g.get_or_insert_with(HashMap::new);
+        if m.len() >= 64 && m.len().is_power_of_two() {
+            m.retain(|_, w| w.strong_count() > 0);
+        }
+        m.insert(Arc::as_ptr(a) as *const () as usize, Arc::downgrade(a));
+    }
+    pub fn get<U: ?Sized>(&self, a: &Arc<U>) -> Option<Arc<T>> {
+        let key = Arc::as_ptr(a) as *const () as usize;
+        self.map.read().as_ref()?.get(&key)?.upgrade()
+    }
+}
+
+static PDS: Reg<VerbsPd> = Reg::new();
+static MRS: Reg<VerbsMr> = Reg::new();
+static MWS: Reg<VerbsMw> = Reg::new();
+static CQS: Reg<cq::VerbsCq> = Reg::new();
+static SRQS: Reg<srq::VerbsSrq> = Reg::new();
+
+/// Logs a failed verbs call and returns `err`.
+fn fail(what: &str, e: i32, err: DatError) -> DatError {
+    tracing::warn!("verbs: {what} failed: {} (errno {e})", sys::errno_str(e));
+    err
+}
+
+/// The usual DAT code for an errno of a resource-creating verb.
+fn resource_error(e: i32, sub: u32) -> DatError {
+    match e {
+        libc::EINVAL => DatError::invalid_arg(2),
+        libc::EACCES | libc::EPERM => DatError::new(DAT_PRIVILEGES_VIOLATION, 0),
+        libc::EOPNOTSUPP | libc::ENOSYS => DatError::new(DAT_MODEL_NOT_SUPPORTED, 0),
+        _ => DatError::insufficient(sub),
+    }
+}
+
+/// The provider object registered with the core.
+#[derive(Default)]
+pub struct VerbsProvider;
+
+impl VerbsProvider {
+    pub fn new() -> Self {
+        VerbsProvider
+    }
+}
+
+impl Provider for VerbsProvider {
+    fn name(&self) -> &'static str {
+        "verbs"
+    }
+
+    fn ia_names(&self) -> Vec<String> {
+        match sys::lib() {
+            Some(lib) => names::ia_names(&names::ports(lib)),
+            None => Vec::new(),
+        }
+    }
+
+    fn open(&self, ia_name: &str, params: &str, events: Arc<dyn AsyncEvents>) -> DatResult<Arc<dyn Device>> {
+        let Some(lib) = sys::lib() else {
+            tracing::warn!(ia_name, "verbs: rdma-core (libibverbs.so.1, librdmacm.so.1) not installed");
+            return Err(DatError::new(DAT_PROVIDER_NOT_FOUND, 0));
+        };
+        let target = names::resolve(lib, ia_name, params).map_err(|why| {
+            tracing::warn!(ia_name, params, "verbs: cannot open IA: {why}");
+            if why.contains("DOWN") || why.contains("no IP") {
+                DatError::insufficient(DAT_RESOURCE_DEVICE)
+            } else {
+                DatError::new(DAT_PROVIDER_NOT_FOUND, 0)
+            }
+        })?;
+        let dev = DevInner::open(lib, ia_name, target, events)?;
+        let threads = vec![cm::start(&dev)?, cq::start(&dev)?];
+        Ok(Arc::new(VerbsDevice { inner: dev, threads: Mutex::new(threads) }))
+    }
+}
+
+/// Raw pointers of one opened device.
+pub(crate) struct DevInner {
+    pub lib: &'static Lib,
+    pub ctx: *mut sys::ibv_context,
+    /// The rdma_cm id bound to the IA address; owns `ctx`'s use by this IA.
+    bound_id: *mut sys::rdma_cm_id,
+    pub cm_channel: *mut sys::rdma_event_channel,
+    pub comp_channel: *mut sys::ibv_comp_channel,
+    pub ip: IpAddr,
+    pub iwarp: bool,
+    pub attr: DeviceAttr,
+    /// The memory window type we allocate (0: none).
+    pub mw_type: u32,
+    pub async_events: Arc<dyn AsyncEvents>,
+    pub stop: AtomicBool,
+    /// rdma_cm id contexts (our keys) → who owns the id.
+    pub ids: Mutex<HashMap<u64, cm::Owner>>,
+    /// CQ contexts (our keys) → the CQ, for the progress thread.
+    pub cqs: Mutex<HashMap<u64, Weak<cq::VerbsCq>>>,
+    /// Queue pairs with a pending deadline (connect timeout, graceful disconnect).
+    pub timed: Mutex<Vec<Weak<qp::VerbsQp>>>,
+    next_key: AtomicU64,
+}
+
+// SAFETY: the raw pointers name rdma-core objects that are thread-safe per libibverbs'
+// threading rules (every verb may be called from any thread); we free them once, in Drop.
+unsafe impl Send for DevInner {}
+// SAFETY: as above.
+unsafe impl Sync for DevInner {}
+
+impl DevInner {
+    fn open(lib: &'static Lib, ia_name: &str, t: names::Target, events: Arc<dyn AsyncEvents>) -> DatResult<Arc<DevInner>> {
+        let nodev = |what: &str| {
+            let e = sys::errno();
+            tracing::warn!(ia_name, "verbs: {what} failed on {} ({}): {}", t.dev, t.ip, sys::errno_str(e));
+            DatError::insufficient(DAT_RESOURCE_DEVICE)
+        };
+        // SAFETY: creating a channel and an id; both freed below on error or in Drop.
+        let (ch, id) = unsafe {
+            let ch = (lib.rdma_create_event_channel)();
+            if ch.is_null() {
+                return Err(nodev("rdma_create_event_channel"));
+            }
+            let mut id = std::ptr::null_mut();
+            if (lib.rdma_create_id)(ch, &mut id, std::ptr::null_mut(), sys::RDMA_PS_TCP) != 0 {
+                let e = nodev("rdma_create_id");
+                (lib.rdma_destroy_event_channel)(ch);
+                return Err(e);
+            }
+            let mut ss = crate::ia::to_sockaddr(SocketAddr::new(t.ip, 0));
+            if (lib.rdma_bind_addr)(id, &mut ss as *mut _ as *mut libc::sockaddr) != 0 || (*id).verbs.is_null() {
+                let e = nodev("rdma_bind_addr");
+                (lib.rdma_destroy_id)(id);
+                (lib.rdma_destroy_event_channel)(ch);
+                return Err(e);
+            }
+            (ch, id)
+        };
+        // SAFETY: the id is bound, so `verbs` is librdmacm's open context for the device.
+        let ctx = unsafe { (*id).verbs };
+        let mut a: sys::ibv_device_attr = {
+            // SAFETY: plain old data.
+            unsafe { std::mem::zeroed() }
+        };
+        let mut pa: sys::ibv_port_attr = {
+            // SAFETY: plain old data.
+            unsafe { std::mem::zeroed() }
+        };
+        // SAFETY: live context; output structs sized for the library.
+        let (qd, qp_ok, comp) = unsafe {
+            let qd = (lib.ibv_query_device)(ctx, &mut a);
+            let qp = (lib.ibv_query_port)(ctx, t.port.max(1), &mut pa);
+            (qd, qp, (lib.ibv_create_comp_channel)(ctx))
+        };
+        if qd != 0 || comp.is_null() {
+            let e = nodev(if qd != 0 { "ibv_query_device" } else { "ibv_create_comp_channel" });
+            // SAFETY: freeing what we created above.
+            unsafe {
+                if !comp.is_null() {
+                    (lib.ibv_destroy_comp_channel)(comp);
+                }
+                (lib.rdma_destroy_id)(id);
+                (lib.rdma_destroy_event_channel)(ch);
+            }
+            return Err(e);
+        }
+        let transport = if t.iwarp {
+            Transport::IWarp
+        } else if qp_ok == 0 && pa.link_layer == sys::IBV_LINK_LAYER_ETHERNET {
+            Transport::RoCE
+        } else {
+            Transport::InfiniBand
+        };
+        let max_msg = if qp_ok == 0 && pa.max_msg_sz > 0 { pa.max_msg_sz as u64 } else { 1 << 31 };
+        let mw_type = if a.device_cap_flags & sys::IBV_DEVICE_MEM_WINDOW != 0 && a.max_mw > 0 {
+            sys::IBV_MW_TYPE_1
+        } else if a.device_cap_flags & (sys::IBV_DEVICE_MEM_WINDOW_TYPE_2A | sys::IBV_DEVICE_MEM_WINDOW_TYPE_2B) != 0 && a.max_mw > 0 {
+            sys::IBV_MW_TYPE_2
+        } else {
+            0
+        };
+        let fw = sys::cstr(&a.fw_ver);
+        let mut fwp = fw.split('.').map(|s| s.parse::<u32>().unwrap_or(0));
+        let u = |v: i32| v.max(0) as u32;
+        let attr = DeviceAttr {
+            adapter_name: t.dev.clone(),
+            vendor_name: format!("verbs vendor {:#x}", a.vendor_id),
+            hardware_version_major: a.hw_ver,
+            hardware_version_minor: 0,
+            firmware_version_major: fwp.next().unwrap_or(0),
+            firmware_version_minor: fwp.next().unwrap_or(0),
+            transport,
+            max_qp: u(a.max_qp),
+            max_qp_wr: u(a.max_qp_wr),
+            max_sge: u(a.max_sge).min(qp::MAX_SGE as u32),
+            max_cq: u(a.max_cq),
+            max_cqe: u(a.max_cqe),
+            max_mr: u(a.max_mr),
+            max_mr_size: a.max_mr_size,
+            max_pd: u(a.max_pd),
+            max_mw: if mw_type == 0 { 0 } else { u(a.max_mw) },
+            max_srq: u(a.max_srq),
+            max_srq_wr: u(a.max_srq_wr),
+            max_rdma_read_in: u(a.max_qp_rd_atom).min(255),
+            max_rdma_read_out: u(a.max_qp_init_rd_atom).min(255),
+            max_message_size: max_msg,
+            max_rdma_size: max_msg,
+            max_private_data: if t.iwarp { IWARP_PRIVATE_DATA } else { IB_PRIVATE_DATA },
+        };
+        check_memlock();
+        tracing::debug!(ia_name, dev = %t.dev, port = t.port, ip = %t.ip, ?transport, mw_type, "verbs: device opened");
+        Ok(Arc::new(DevInner {
+            lib,
+            ctx,
+            bound_id: id,
+            cm_channel: ch,
+            comp_channel: comp,
+            ip: t.ip,
+            iwarp: t.iwarp,
+            attr,
+            mw_type,
+            async_events: events,
+            stop: AtomicBool::new(false),
+            ids: Mutex::new(HashMap::new()),
+            cqs: Mutex::new(HashMap::new()),
+            timed: Mutex::new(Vec::new()),
+            next_key: AtomicU64::new(1),
+        }))
+    }
+
+    pub fn key(&self) -> u64 {
+        self.next_key.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+impl Drop for DevInner {
+    fn drop(&mut self) {
+        // SAFETY: every CQ, QP, id and listener holds an Arc<DevInner>, so all are gone.
+        unsafe {
+            (self.lib.ibv_destroy_comp_channel)(self.comp_channel);
+            (self.lib.rdma_destroy_id)(self.bound_id);
+            (self.lib.rdma_destroy_event_channel)(self.cm_channel);
+        }
+    }
+}
+
+/// Logs once when RLIMIT_MEMLOCK is low enough to make registrations fail.
+fn check_memlock() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if let Some(l) = memlock_limit() {
+            if l < 64 << 20 {
+                tracing::warn!("verbs: RLIMIT_MEMLOCK is {l} bytes; registering more fails (raise it with ulimit -l)");
+            }
+        }
+    });
+}
+
+/// RLIMIT_MEMLOCK, or None when unlimited.
+fn memlock_limit() -> Option<u64> {
+    // SAFETY: plain old data filled by getrlimit.
+    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: valid out pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut r) } != 0 || r.rlim_cur == libc::RLIM_INFINITY {
+        return None;
+    }
+    Some(r.rlim_cur)
+}
+
+/// An opened IA. Dropping it stops the CM and progress threads; the device's resources go
+/// when the last PD / CQ / QP holding them does.
+pub struct VerbsDevice {
+    inner: Arc<DevInner>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Drop for VerbsDevice {
+    fn drop(&mut self) {
+        self.inner.stop.store(true, Ordering::SeqCst);
+        let me = std::thread::current().id();
+        for t in self.threads.lock().drain(..) {
+            if t.thread().id() != me {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+impl Device for VerbsDevice {
+    fn attr(&self) -> &DeviceAttr {
+        &self.inner.attr
+    }
+
+    fn address(&self) -> SocketAddr {
+        SocketAddr::new(self.inner.ip, 0)
+    }
+
+    fn alloc_pd(&self) -> DatResult<Arc<dyn ProtectionDomain>> {
+        let d = &self.inner;
+        // SAFETY: live context.
+        let pd = unsafe { (d.lib.ibv_alloc_pd)(d.ctx) };
+        if pd.is_null() {
+            let e = sys::errno();
+            return Err(fail("ibv_alloc_pd", e, DatError::insufficient(DAT_RESOURCE_PROTECTION_DOMAIN)));
+        }
+        let pd = Arc::new(VerbsPd { dev: d.clone(), pd });
+        PDS.insert(&pd);
+        Ok(pd)
+    }
+
+    fn create_cq(&self, min_entries: u32, waker: Arc<dyn Waker>) -> DatResult<Arc<dyn CompletionQueue>> {
+        let cq = cq::VerbsCq::new(&self.inner, min_entries, waker)?;
+        CQS.insert(&cq);
+        Ok(cq)
+    }
+
+    fn listen(&self, port: u64, events: Arc<dyn ListenerEvents>) -> DatResult<Arc<dyn Listener>> {
+        Ok(cm::VerbsListener::listen(&self.inner, port, events)?)
+    }
+
+    fn create_qp(&self, init: QpInit) -> DatResult<Arc<dyn QueuePair>> {
+        Ok(qp::VerbsQp::new(&self.inner, init)?)
+    }
+}
+
+pub struct VerbsPd {
+    pub(crate) dev: Arc<DevInner>,
+    pub(crate) pd: *mut sys::ibv_pd,
+}
+
+// SAFETY: ibv_pd is used through thread-safe verbs only.
+unsafe impl Send for VerbsPd {}
+// SAFETY: as above.
+unsafe impl Sync for VerbsPd {}
+
+impl Drop for VerbsPd {
+    fn drop(&mut self) {
+        // SAFETY: MRs, MWs, SRQs and QPs of this PD hold an Arc to it, so none is left.
+        let r = unsafe { (self.dev.lib.ibv_dealloc_pd)(self.pd) };
+        if r != 0 {
+            tracing::warn!("verbs: ibv_dealloc_pd failed: {}", sys::errno_str(sys::err_of(r)));
+        }
+    }
+}
+
+/// IBV_ACCESS_* for DAT privileges (remote write needs local write in verbs; on iWARP local
+/// write also gets remote write, as RDMA read sinks must be remotely writable).
+fn access_flags(dev: &DevInner, a: Access) -> i32 {
+    let mut f = 0;
+    if a.local_write {
+        f |= sys::IBV_ACCESS_LOCAL_WRITE;
+        if dev.iwarp {
+            f |= sys::IBV_ACCESS_REMOTE_WRITE;
+        }
+    }
+    if a.remote_write {
+        f |= sys::IBV_ACCESS_REMOTE_WRITE | sys::IBV_ACCESS_LOCAL_WRITE;
+    }
+    if a.remote_read {
+        f |= sys::IBV_ACCESS_REMOTE_READ;
+    }
+    f
+}
+
+impl ProtectionDomain for VerbsPd {
+    fn reg_mr(&self, addr: u64, len: u64, access: Access) -> DatResult<Arc<dyn MemoryRegion>> {
+        if addr.checked_add(len).is_none() || len > self.dev.attr.max_mr_size {
+            return Err(DatError::new(DAT_LENGTH_ERROR, 0));
+        }
+        let mut flags = access_flags(&self.dev, access);
+        if self.dev.mw_type != 0 {
+            flags |= sys::IBV_ACCESS_MW_BIND;
+        }
+        // SAFETY: registration pins the consumer's range; the kernel validates it (EFAULT).
+        let mr = unsafe { (self.dev.lib.ibv_reg_mr)(self.pd, addr as *mut _, len as usize, flags) };
+        if mr.is_null() {
+            let e = sys::errno();
+            return Err(match (e, memlock_limit()) {
+                (libc::ENOMEM | libc::EAGAIN, Some(l)) => {
+                    tracing::warn!("verbs: ibv_reg_mr of {len} bytes failed: RLIMIT_MEMLOCK too small (limit {l} bytes, asked {len})");
+                    DatError::insufficient(DAT_RESOURCE_MEMORY)
+                }
+                (libc::EFAULT, _) => fail("ibv_reg_mr", e, DatError::new(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3)),
+                (libc::EINVAL, _) => fail("ibv_reg_mr", e, DatError::new(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3)),
+                _ => fail("ibv_reg_mr", e, DatError::insufficient(DAT_RESOURCE_MEMORY_REGION)),
+            });
+        }
+        // SAFETY: ibv_reg_mr returned a live MR.
+        let (lkey, rkey) = unsafe { ((*mr).lkey, (*mr).rkey) };
+        let mr = Arc::new(VerbsMr { pd: self.pd_arc(), mr, lkey, rkey, addr, len });
+        MRS.insert(&mr);
+        Ok(mr)
+    }
+
+    fn alloc_mw(&self) -> DatResult<Arc<dyn MemoryWindow>> {
+        if self.dev.mw_type == 0 {
+            tracing::warn!("verbs: {} has no memory windows; RMRs are not supported", self.dev.attr.adapter_name);
+            return Err(DatError::new(DAT_MODEL_NOT_SUPPORTED, 0));
+        }
+        // SAFETY: live context and PD; the op slot is filled by every provider with MW support.
+        let mw = unsafe {
+            match (*self.dev.ctx).ops.alloc_mw {
+                Some(f) => f(self.pd, self.dev.mw_type),
+                None => std::ptr::null_mut(),
+            }
+        };
+        if mw.is_null() {
+            let e = sys::errno();
+            return Err(fail("ibv_alloc_mw", e, resource_error(e, DAT_RESOURCE_MEMORY_REGION)));
+        }
+        // SAFETY: live MW.
+        let rkey = unsafe { (*mw).rkey };
+        let mw = Arc::new(VerbsMw { pd: self.pd_arc(), mw, rkey: AtomicU32::new(rkey), bound: AtomicBool::new(false) });
+        MWS.insert(&mw);
+        Ok(mw)
+    }
+
+    fn create_srq(&self, max_wr: u32, max_sge: u32) -> DatResult<Arc<dyn SharedReceiveQueue>> {
+        let s = srq::VerbsSrq::new(self.pd_arc(), max_wr, max_sge)?;
+        SRQS.insert(&s);
+        Ok(s)
+    }
+}
+
+impl VerbsPd {
+    /// Our own Arc (the core holds `Arc<dyn ProtectionDomain>` of the same allocation).
+    fn pd_arc(&self) -> Arc<VerbsPd> {
+        let key = self as *const VerbsPd as usize;
+        PDS.map.read().as_ref().and_then(|m| m.get(&key)).and_then(Weak::upgrade).expect("PD registered")
+    }
+}
+
+pub struct VerbsMr {
+    pub(crate) pd: Arc<VerbsPd>,
+    pub(crate) mr: *mut sys::ibv_mr,
+    lkey: u32,
+    rkey: u32,
+    addr: u64,
+    len: u64,
+}
+
+// SAFETY: ibv_mr is immutable after registration; deregistered once in Drop.
+unsafe impl Send for VerbsMr {}
+// SAFETY: as above.
+unsafe impl Sync for VerbsMr {}
+
+impl MemoryRegion for VerbsMr {
+    fn lkey(&self) -> u32 {
+        self.lkey
+    }
+    fn rkey(&self) -> u32 {
+        self.rkey
+    }
+    fn addr(&self) -> u64 {
+        self.addr
+    }
+    fn length(&self) -> u64 {
+        self.len
+    }
+}
+
+impl Drop for VerbsMr {
+    fn drop(&mut self) {
+        // SAFETY: the MR is live and dropped once.
+        let r = unsafe { (self.pd.dev.lib.ibv_dereg_mr)(self.mr) };
+        if r != 0 {
+            tracing::warn!("verbs: ibv_dereg_mr failed: {}", sys::errno_str(sys::err_of(r)));
+        }
+    }
+}
+
+pub struct VerbsMw {
+    pub(crate) pd: Arc<VerbsPd>,
+    pub(crate) mw: *mut sys::ibv_mw,
+    pub(crate) rkey: AtomicU32,
+    pub(crate) bound: AtomicBool,
+}
+
+// SAFETY: the MW is changed only through bind work requests; freed once in Drop.
+unsafe impl Send for VerbsMw {}
+// SAFETY: as above.
+unsafe impl Sync for VerbsMw {}
+
+impl MemoryWindow for VerbsMw {
+    fn rkey(&self) -> u32 {
+        if self.bound.load(Ordering::Acquire) {
+            self.rkey.load(Ordering::Acquire)
+        } else {
+            0
+        }
+    }
+}
+
+impl Drop for VerbsMw {
+    fn drop(&mut self) {
+        // SAFETY: live MW, freed once, through the op slot ibv_dealloc_mw uses.
+        unsafe {
+            if let Some(f) = (*self.pd.dev.ctx).ops.dealloc_mw {
+                f(self.mw);
+            }
+        }
+    }
+}

@@ -1,0 +1,852 @@
+//! Queue pairs: an RC `ibv_qp` created lazily on the rdma_cm id that carries the connection,
+//! receives buffered until then, slot rings for the consumer's cookies, and the connection
+//! state machine driven by the CM thread ([`super::cm`]).
+//!
+//! ```text
+//! Idle --connect--> Resolving --ADDR/ROUTE_RESOLVED: create QP, rdma_connect--> Connecting
+//! Idle --accept: create QP on the request id, rdma_accept--> Accepting
+//! Connecting/Accepting --ESTABLISHED--> Connected --disconnect / DISCONNECTED--> Closed
+//! any --REJECTED/UNREACHABLE/errors/timeout--> Closed
+//! ```
+
+use super::super::{
+    BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendOp, SendWr, Sge, WcOpcode,
+    WorkCompletion,
+};
+use super::cm::{self, Owner};
+use super::cq::{self, VerbsCq};
+use super::srq::VerbsSrq;
+use super::{fail, sys, DevInner, VerbsPd, CQS, MRS, MWS, PDS, SRQS};
+use crate::codes::*;
+use crate::error::{DatError, DatResult};
+use parking_lot::Mutex;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+/// Most scatter/gather entries of one work request (a stack array on the post path).
+pub const MAX_SGE: usize = 16;
+
+pub const KIND_SEND: u64 = 0;
+pub const KIND_RECV: u64 = 1 << 62;
+pub const KIND_SRQ: u64 = 2 << 62;
+const KIND_MASK: u64 = 3 << 62;
+
+const OP_SEND: u64 = 0;
+const OP_WRITE: u64 = 1;
+const OP_READ: u64 = 2;
+const OP_BIND: u64 = 3;
+
+/// How long a graceful disconnect waits for rdma_cm's DISCONNECTED before reporting anyway.
+const DISCONNECT_GRACE: Duration = Duration::from_secs(5);
+/// rdma_resolve_addr / rdma_resolve_route timeout.
+const RESOLVE_MS: i32 = 2000;
+
+pub fn set_nonblock(fd: i32) {
+    // SAFETY: fcntl on a descriptor we own a reference to.
+    unsafe {
+        let fl = libc::fcntl(fd, libc::F_GETFL);
+        if fl >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK);
+        }
+    }
+}
+
+/// Converts DAT segments to verbs SGEs (zero-length segments dropped). Returns the count.
+pub fn ibv_sges(sges: &[Sge], out: &mut [sys::ibv_sge; MAX_SGE]) -> DatResult<usize> {
+    let mut n = 0;
+    for s in sges.iter().filter(|s| s.length > 0) {
+        if n == MAX_SGE {
+            return Err(DatError::invalid_arg(2));
+        }
+        if s.length > u32::MAX as u64 {
+            return Err(DatError::new(DAT_LENGTH_ERROR, 0));
+        }
+        out[n] = sys::ibv_sge { addr: s.addr, length: s.length as u32, lkey: s.lkey };
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// One work request's bookkeeping: the consumer cookie and (op | length << 8).
+pub struct Slot {
+    wr_id: AtomicU64,
+    info: AtomicU64,
+}
+
+fn ring(n: u32) -> Box<[Slot]> {
+    let cap = (n.max(1) as usize * 2).next_power_of_two();
+    (0..cap).map(|_| Slot { wr_id: AtomicU64::new(0), info: AtomicU64::new(0) }).collect()
+}
+
+/// What a CQ needs to translate a QP's completions.
+pub struct Slots {
+    context: u64,
+    send: Box<[Slot]>,
+    recv: Box<[Slot]>,
+    srq: Option<Arc<VerbsSrq>>,
+    recv_outstanding: AtomicU32,
+}
+
+impl Slots {
+    /// The DAT completion of `wc`, or None for a stale one.
+    pub fn complete(&self, wc: &sys::ibv_wc) -> Option<WorkCompletion> {
+        let status = cq::status(wc.status);
+        let idx = wc.wr_id as u32 as usize;
+        let (wr_id, opcode, byte_len) = match wc.wr_id & KIND_MASK {
+            KIND_SEND => {
+                let s = &self.send[idx & (self.send.len() - 1)];
+                let info = s.info.load(Ordering::Acquire);
+                let op = match info & 0xff {
+                    OP_SEND => WcOpcode::Send,
+                    OP_WRITE => WcOpcode::RdmaWrite,
+                    OP_READ => WcOpcode::RdmaRead,
+                    _ => WcOpcode::Bind,
+                };
+                (s.wr_id.load(Ordering::Acquire), op, info >> 8)
+            }
+            KIND_RECV => {
+                let s = &self.recv[idx & (self.recv.len() - 1)];
+                self.recv_outstanding.fetch_sub(1, Ordering::Relaxed);
+                (s.wr_id.load(Ordering::Acquire), WcOpcode::Recv, wc.byte_len as u64)
+            }
+            KIND_SRQ => (self.srq.as_ref()?.complete(idx as u32), WcOpcode::Recv, wc.byte_len as u64),
+            _ => return None,
+        };
+        let byte_len = if status == super::super::WcStatus::Success { byte_len } else { 0 };
+        if status != super::super::WcStatus::Success && status != super::super::WcStatus::Flushed {
+            tracing::warn!(qpn = wc.qp_num, ?opcode, "verbs: work request failed: ibv_wc status {} (vendor {:#x})", wc.status, wc.vendor_err);
+        }
+        Some(WorkCompletion { wr_id, context: self.context, status, opcode, byte_len })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Idle,
+    Resolving,
+    Connecting,
+    Accepting,
+    Connected,
+    Disconnecting,
+    Closed,
+}
+
+struct Pending {
+    count: u64,
+    /// (slot counter, first sge, number of sges) of receives posted before the QP existed.
+    list: Vec<(u64, u32, u32)>,
+    sges: Vec<sys::ibv_sge>,
+}
+
+struct CmState {
+    phase: Phase,
+    id: *mut sys::rdma_cm_id,
+    /// Key of `id` in the device's id table.
+    id_key: u64,
+    private_data: Vec<u8>,
+    deadline: Option<Instant>,
+    /// CQs we made for a missing send or receive EVD.
+    dummy: Vec<*mut sys::ibv_cq>,
+}
+
+pub struct VerbsQp {
+    dev: Arc<DevInner>,
+    pd: Arc<VerbsPd>,
+    send_cq: Option<Arc<VerbsCq>>,
+    recv_cq: Option<Arc<VerbsCq>>,
+    srq: Option<Arc<VerbsSrq>>,
+    caps: QpCaps,
+    slots: Arc<Slots>,
+    qp: AtomicPtr<sys::ibv_qp>,
+    send_count: Mutex<u64>,
+    recv: Mutex<Pending>,
+    cm: Mutex<CmState>,
+    events: Arc<dyn ConnectionEvents>,
+    ended: AtomicBool,
+    me: Weak<VerbsQp>,
+}
+
+// SAFETY: the raw pointers are rdma-core objects used through thread-safe verbs; the CM state
+// is behind a mutex; everything is freed once in Drop.
+unsafe impl Send for VerbsQp {}
+// SAFETY: as above.
+unsafe impl Sync for VerbsQp {}
+
+fn our_cq(c: &Option<Arc<dyn crate::provider::CompletionQueue>>) -> DatResult<Option<Arc<VerbsCq>>> {
+    match c {
+        None => Ok(None),
+        Some(c) => CQS.get(c).map(Some).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_EVD_REQUEST)),
+    }
+}
+
+impl VerbsQp {
+    pub fn new(dev: &Arc<DevInner>, init: QpInit) -> DatResult<Arc<VerbsQp>> {
+        let pd = PDS.get(&init.pd).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_PZ))?;
+        let send_cq = our_cq(&init.send_cq)?;
+        let recv_cq = our_cq(&init.recv_cq)?;
+        let srq = match &init.srq {
+            None => None,
+            Some(s) => Some(SRQS.get(s).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_SRQ))?),
+        };
+        let c = init.caps;
+        let a = &dev.attr;
+        if c.max_send_wr > a.max_qp_wr || c.max_recv_wr > a.max_qp_wr || c.max_send_sge > a.max_sge || c.max_recv_sge > a.max_sge {
+            return Err(DatError::insufficient(DAT_RESOURCE_TEP));
+        }
+        if srq.as_ref().is_some_and(|s| !Arc::ptr_eq(&s.pd, &pd)) {
+            return Err(DatError::new(DAT_PROTECTION_VIOLATION, 0));
+        }
+        let caps = QpCaps {
+            max_send_wr: c.max_send_wr.max(1),
+            max_recv_wr: if srq.is_some() { 0 } else { c.max_recv_wr.max(1) },
+            max_send_sge: c.max_send_sge.clamp(1, MAX_SGE as u32),
+            max_recv_sge: c.max_recv_sge.clamp(1, MAX_SGE as u32),
+            ..c
+        };
+        let slots = Arc::new(Slots {
+            context: init.context,
+            // Binds share the send queue; +1 leaves room for one in flight beyond the sends.
+            send: ring(caps.max_send_wr + 1),
+            recv: ring(caps.max_recv_wr),
+            srq: srq.clone(),
+            recv_outstanding: AtomicU32::new(0),
+        });
+        let pending_n = if srq.is_some() { 0 } else { caps.max_recv_wr as usize };
+        Ok(Arc::new_cyclic(|me| VerbsQp {
+            dev: dev.clone(),
+            pd,
+            send_cq,
+            recv_cq,
+            srq,
+            caps,
+            slots,
+            qp: AtomicPtr::new(std::ptr::null_mut()),
+            send_count: Mutex::new(0),
+            recv: Mutex::new(Pending {
+                count: 0,
+                list: Vec::with_capacity(pending_n),
+                sges: Vec::with_capacity(pending_n * caps.max_recv_sge as usize),
+            }),
+            cm: Mutex::new(CmState {
+                phase: Phase::Idle,
+                id: std::ptr::null_mut(),
+                id_key: 0,
+                private_data: Vec::new(),
+                deadline: None,
+                dummy: Vec::new(),
+            }),
+            events: init.events,
+            ended: AtomicBool::new(false),
+            me: me.clone(),
+        }))
+    }
+
+    fn lib(&self) -> &'static sys::Lib {
+        self.dev.lib
+    }
+
+    /// Creates the ibv QP on `id` and replays buffered receives. Called with the CM lock held.
+    fn create_on(&self, st: &mut CmState, id: *mut sys::rdma_cm_id) -> DatResult<()> {
+        let lib = self.lib();
+        let mut dummy = |want: Option<&Arc<VerbsCq>>, n: u32| -> DatResult<*mut sys::ibv_cq> {
+            if let Some(c) = want {
+                return Ok(c.cq);
+            }
+            // SAFETY: live context; a CQ without channel, destroyed in Drop.
+            let c = unsafe { (lib.ibv_create_cq)(self.dev.ctx, n.max(1) as i32, std::ptr::null_mut(), std::ptr::null_mut(), 0) };
+            if c.is_null() {
+                return Err(fail("ibv_create_cq", sys::errno(), DatError::insufficient(DAT_RESOURCE_TEP)));
+            }
+            st.dummy.push(c);
+            Ok(c)
+        };
+        let scq = dummy(self.send_cq.as_ref(), self.caps.max_send_wr)?;
+        let rcq = dummy(self.recv_cq.as_ref(), self.caps.max_recv_wr)?;
+        let mut attr = sys::ibv_qp_init_attr {
+            qp_context: std::ptr::null_mut(),
+            send_cq: scq,
+            recv_cq: rcq,
+            srq: self.srq.as_ref().map_or(std::ptr::null_mut(), |s| s.srq),
+            cap: sys::ibv_qp_cap {
+                max_send_wr: self.caps.max_send_wr + 1,
+                max_recv_wr: self.caps.max_recv_wr,
+                max_send_sge: self.caps.max_send_sge,
+                max_recv_sge: self.caps.max_recv_sge,
+                max_inline_data: 0,
+            },
+            qp_type: sys::IBV_QPT_RC,
+            sq_sig_all: 0,
+        };
+        // SAFETY: live id bound to our device, live PD and CQs; attr fully initialised.
+        let r = unsafe { (lib.rdma_create_qp)(id, self.pd.pd, &mut attr) };
+        if r != 0 {
+            let e = sys::err_of(r);
+            return Err(fail("rdma_create_qp", e, DatError::insufficient(DAT_RESOURCE_TEP)));
+        }
+        // SAFETY: rdma_create_qp stored the new QP in the id.
+        let qp = unsafe { (*id).qp };
+        // SAFETY: live QP.
+        let qpn = unsafe { (*qp).qp_num };
+        for c in [&self.send_cq, &self.recv_cq].into_iter().flatten() {
+            c.attach(qpn, self.slots.clone());
+        }
+        cm::watch_qp(&self.dev, qpn, self.slots.context);
+        let mut p = self.recv.lock();
+        let Pending { list, sges, .. } = &mut *p;
+        for &(n, first, count) in list.iter() {
+            let sl = &mut sges[first as usize..(first + count) as usize];
+            let mut wr = sys::ibv_recv_wr {
+                wr_id: KIND_RECV | (n as u32 as u64),
+                next: std::ptr::null_mut(),
+                sg_list: sl.as_mut_ptr(),
+                num_sge: count as i32,
+            };
+            let mut bad = std::ptr::null_mut();
+            // SAFETY: live QP (INIT or later); WR and SGEs live across the call.
+            let r = unsafe { ((*(*qp).context).ops.post_recv.expect("post_recv"))(qp, &mut wr, &mut bad) };
+            if r != 0 {
+                tracing::warn!("verbs: replaying a buffered receive failed: {}", sys::errno_str(sys::err_of(r)));
+                self.flush_one(n);
+            }
+        }
+        list.clear();
+        sges.clear();
+        self.qp.store(qp, Ordering::Release);
+        Ok(())
+    }
+
+    /// Completes the buffered receive of slot counter `n` as flushed.
+    fn flush_one(&self, n: u64) {
+        let s = &self.slots.recv[(n as usize) & (self.slots.recv.len() - 1)];
+        self.slots.recv_outstanding.fetch_sub(1, Ordering::Relaxed);
+        if let Some(c) = &self.recv_cq {
+            c.push_soft(cq::flushed_recv(s.wr_id.load(Ordering::Acquire), self.slots.context));
+        }
+    }
+
+    /// Receives still buffered (no QP was ever made) complete as flushed.
+    fn flush_pending(&self) {
+        let mut p = self.recv.lock();
+        let list = std::mem::take(&mut p.list);
+        p.sges.clear();
+        drop(p);
+        for &(n, _, _) in &list {
+            self.flush_one(n);
+        }
+        let mut p = self.recv.lock();
+        if p.list.capacity() == 0 {
+            p.list = list;
+            p.list.clear();
+        }
+    }
+
+    /// Moves the QP to the error state so everything posted is flushed.
+    fn to_error(&self) {
+        let qp = self.qp.load(Ordering::Acquire);
+        if qp.is_null() {
+            self.flush_pending();
+            return;
+        }
+        let mut a = sys::ibv_qp_attr::state(sys::IBV_QPS_ERR);
+        // SAFETY: live QP.
+        let r = unsafe { (self.lib().ibv_modify_qp)(qp, &mut a, sys::IBV_QP_STATE) };
+        if r != 0 {
+            tracing::debug!("verbs: ibv_modify_qp(ERR) failed: {}", sys::errno_str(sys::err_of(r)));
+        }
+    }
+
+    /// Delivers the connection's final event once.
+    fn end(&self, ev: ConnEvent, pd: &[u8]) {
+        if !self.ended.swap(true, Ordering::AcqRel) {
+            self.events.event(ev, pd);
+        }
+    }
+
+    fn set_deadline(&self, st: &mut CmState, d: Option<Instant>) {
+        st.deadline = d;
+        if d.is_some() {
+            self.dev.timed.lock().push(self.me.clone());
+        }
+    }
+
+    /// A connection attempt failed with `ev`.
+    fn fail_connect(&self, st: &mut CmState, ev: ConnEvent, pd: &[u8]) {
+        st.phase = Phase::Closed;
+        st.deadline = None;
+        self.to_error();
+        self.end(ev, pd);
+    }
+
+    /// The CM thread: an rdma_cm event for this QP's id.
+    pub fn on_cm_event(&self, ev: u32, status: i32, pd: &[u8]) {
+        let lib = self.lib();
+        let mut st = self.cm.lock();
+        let id = st.id;
+        tracing::debug!(phase = ?st.phase, "verbs: cm event {} status {status}", sys::event_str(lib, ev));
+        match (ev, st.phase) {
+            (sys::RDMA_CM_EVENT_ADDR_RESOLVED, Phase::Resolving) => {
+                // SAFETY: live id.
+                let r = unsafe { (lib.rdma_resolve_route)(id, RESOLVE_MS) };
+                if r != 0 {
+                    tracing::warn!("verbs: rdma_resolve_route failed: {}", sys::errno_str(sys::err_of(r)));
+                    self.fail_connect(&mut st, ConnEvent::Unreachable, &[]);
+                }
+            }
+            (sys::RDMA_CM_EVENT_ROUTE_RESOLVED, Phase::Resolving) => {
+                if let Err(e) = self.create_on(&mut st, id) {
+                    tracing::warn!("verbs: connect: no QP ({e})");
+                    self.fail_connect(&mut st, ConnEvent::Broken, &[]);
+                    return;
+                }
+                let mut param = self.conn_param(&st.private_data, None);
+                // SAFETY: live id with a QP; the private data outlives the call.
+                let r = unsafe { (lib.rdma_connect)(id, &mut param) };
+                if r != 0 {
+                    tracing::warn!("verbs: rdma_connect failed: {}", sys::errno_str(sys::err_of(r)));
+                    self.fail_connect(&mut st, ConnEvent::Unreachable, &[]);
+                    return;
+                }
+                st.phase = Phase::Connecting;
+            }
+            (sys::RDMA_CM_EVENT_ADDR_ERROR | sys::RDMA_CM_EVENT_ROUTE_ERROR, Phase::Resolving) => {
+                tracing::warn!("verbs: connect: {} ({})", sys::event_str(lib, ev), sys::errno_str(status));
+                let e = if status == -libc::ETIMEDOUT { ConnEvent::TimedOut } else { ConnEvent::Unreachable };
+                self.fail_connect(&mut st, e, &[]);
+            }
+            (sys::RDMA_CM_EVENT_UNREACHABLE | sys::RDMA_CM_EVENT_CONNECT_ERROR, Phase::Resolving | Phase::Connecting | Phase::Accepting) => {
+                tracing::warn!("verbs: connect: {} ({})", sys::event_str(lib, ev), sys::errno_str(status));
+                let e = if status == -libc::ETIMEDOUT || status == libc::ETIMEDOUT { ConnEvent::TimedOut } else { ConnEvent::Unreachable };
+                self.fail_connect(&mut st, e, &[]);
+            }
+            (sys::RDMA_CM_EVENT_REJECTED, Phase::Resolving | Phase::Connecting | Phase::Accepting) => {
+                // IB CM: 28 = consumer reject, 8 = invalid service id (nobody listens).
+                // iWARP: ECONNREFUSED for both; our reject carries the marker.
+                let ours = pd.starts_with(cm::REJECT_MARKER);
+                let peer = ours || status == 28;
+                tracing::debug!("verbs: connect rejected (status {status}, {})", if peer { "by the peer" } else { "no listener" });
+                let ev = if peer { ConnEvent::PeerRejected } else { ConnEvent::NonPeerRejected };
+                let data: &[u8] = if ours { &[] } else { pd };
+                self.fail_connect(&mut st, ev, data);
+            }
+            (sys::RDMA_CM_EVENT_ESTABLISHED, Phase::Connecting | Phase::Accepting) => {
+                st.phase = Phase::Connected;
+                st.deadline = None;
+                let n = pd.len().min(self.dev.attr.max_private_data);
+                drop(st);
+                self.events.event(ConnEvent::Established, &pd[..n]);
+            }
+            (sys::RDMA_CM_EVENT_ESTABLISHED, _) => {
+                // Too late (timed out or disconnected meanwhile): tear it down.
+                // SAFETY: live id.
+                unsafe { (lib.rdma_disconnect)(id) };
+            }
+            (sys::RDMA_CM_EVENT_DISCONNECTED, Phase::Connected | Phase::Disconnecting) => {
+                let local = st.phase == Phase::Disconnecting;
+                st.phase = Phase::Closed;
+                st.deadline = None;
+                self.to_error();
+                if !local {
+                    // SAFETY: live id; answers the peer's DREQ.
+                    unsafe { (lib.rdma_disconnect)(id) };
+                }
+                drop(st);
+                self.end(ConnEvent::Disconnected, &[]);
+            }
+            (sys::RDMA_CM_EVENT_DEVICE_REMOVAL, _) => {
+                st.phase = Phase::Closed;
+                self.to_error();
+                drop(st);
+                self.end(ConnEvent::Broken, &[]);
+            }
+            _ => {}
+        }
+    }
+
+    /// The CM thread: this QP's deadline passed.
+    pub fn on_deadline(&self) {
+        let mut st = self.cm.lock();
+        match st.deadline {
+            Some(d) if d <= Instant::now() => {}
+            _ => return,
+        }
+        st.deadline = None;
+        match st.phase {
+            Phase::Resolving | Phase::Connecting => {
+                tracing::debug!("verbs: connect timed out");
+                if !st.id.is_null() && st.phase == Phase::Connecting {
+                    // SAFETY: live id; cancels the pending connection.
+                    unsafe { (self.lib().rdma_disconnect)(st.id) };
+                }
+                self.fail_connect(&mut st, ConnEvent::TimedOut, &[]);
+            }
+            Phase::Disconnecting => {
+                tracing::debug!("verbs: no DISCONNECTED from rdma_cm in {DISCONNECT_GRACE:?}; reporting the disconnect");
+                st.phase = Phase::Closed;
+                self.to_error();
+                drop(st);
+                self.end(ConnEvent::Disconnected, &[]);
+            }
+            _ => {}
+        }
+    }
+
+    pub fn deadline(&self) -> Option<Instant> {
+        self.cm.lock().deadline
+    }
+
+    fn conn_param(&self, pd: &[u8], peer: Option<(u8, u8)>) -> sys::rdma_conn_param {
+        let a = &self.dev.attr;
+        let mut resp = self.caps.max_rdma_read_in.clamp(1, a.max_rdma_read_in.max(1)).min(255) as u8;
+        let mut init = self.caps.max_rdma_read_out.clamp(1, a.max_rdma_read_out.max(1)).min(255) as u8;
+        if let Some((peer_resp, peer_init)) = peer {
+            resp = resp.min(peer_init.max(1));
+            init = init.min(peer_resp.max(1));
+        }
+        sys::rdma_conn_param {
+            private_data: if pd.is_empty() { std::ptr::null() } else { pd.as_ptr() as *const _ },
+            private_data_len: pd.len() as u8,
+            responder_resources: resp,
+            initiator_depth: init,
+            flow_control: 1,
+            retry_count: 7,
+            rnr_retry_count: 7,
+            srq: self.srq.is_some() as u8,
+            qp_num: 0,
+        }
+    }
+
+    fn post(&self, wr: &mut sys::ibv_send_wr) -> i32 {
+        let qp = self.qp.load(Ordering::Acquire);
+        // SAFETY: a QP, once stored, lives until Drop; post_send is what ibv_post_send calls.
+        unsafe {
+            let mut bad = std::ptr::null_mut();
+            match (*(*qp).context).ops.post_send {
+                Some(f) => f(qp, wr, &mut bad),
+                None => libc::ENOSYS,
+            }
+        }
+    }
+}
+
+fn post_error(what: &str, r: i32) -> DatError {
+    let e = sys::err_of(r);
+    let d = match e {
+        libc::ENOMEM => DatError::insufficient(DAT_RESOURCE_TEP),
+        libc::EINVAL => DatError::invalid_state(DAT_INVALID_STATE_EP_DISCONNECTED),
+        _ => DatError::INTERNAL,
+    };
+    fail(what, e, d)
+}
+
+impl QueuePair for VerbsQp {
+    fn post_send(&self, wr: &SendWr<'_>) -> DatResult<()> {
+        if self.qp.load(Ordering::Acquire).is_null() {
+            return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
+        }
+        let mut list = [sys::ibv_sge::default(); MAX_SGE];
+        let n = ibv_sges(wr.sges, &mut list)?;
+        let total: u64 = list[..n].iter().map(|s| s.length as u64).sum();
+        let (opcode, op, raddr, rkey) = match wr.op {
+            SendOp::Send => (sys::IBV_WR_SEND, OP_SEND, 0, 0),
+            SendOp::RdmaWrite { remote_addr, rkey } => (sys::IBV_WR_RDMA_WRITE, OP_WRITE, remote_addr, rkey),
+            SendOp::RdmaRead { remote_addr, rkey } => (sys::IBV_WR_RDMA_READ, OP_READ, remote_addr, rkey),
+        };
+        let mut flags = 0;
+        if wr.signaled {
+            flags |= sys::IBV_SEND_SIGNALED;
+        }
+        if wr.solicited && op == OP_SEND {
+            flags |= sys::IBV_SEND_SOLICITED;
+        }
+        if wr.fence {
+            flags |= sys::IBV_SEND_FENCE;
+        }
+        let mut count = self.send_count.lock();
+        let c = *count;
+        let slot = &self.slots.send[(c as usize) & (self.slots.send.len() - 1)];
+        slot.wr_id.store(wr.wr_id, Ordering::Release);
+        slot.info.store(op | total << 8, Ordering::Release);
+        // SAFETY: plain old data; every field we use is set below.
+        let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
+        w.wr_id = KIND_SEND | (c as u32 as u64);
+        w.sg_list = list.as_mut_ptr();
+        w.num_sge = n as i32;
+        w.opcode = opcode;
+        w.send_flags = flags;
+        w.remote_addr = raddr;
+        w.rkey = rkey;
+        let r = self.post(&mut w);
+        if r != 0 {
+            return Err(post_error("ibv_post_send", r));
+        }
+        *count = c + 1;
+        Ok(())
+    }
+
+    fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
+        if self.srq.is_some() {
+            return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_RECV_WATERMARK));
+        }
+        let mut list = [sys::ibv_sge::default(); MAX_SGE];
+        let n = ibv_sges(sges, &mut list)?;
+        if n > self.caps.max_recv_sge as usize {
+            return Err(DatError::invalid_arg(2));
+        }
+        let mut p = self.recv.lock();
+        let c = p.count;
+        let slot = &self.slots.recv[(c as usize) & (self.slots.recv.len() - 1)];
+        slot.wr_id.store(wr_id, Ordering::Release);
+        let qp = self.qp.load(Ordering::Acquire);
+        if qp.is_null() {
+            if p.list.len() >= p.list.capacity() || p.sges.len() + n > p.sges.capacity() {
+                return Err(DatError::insufficient(DAT_RESOURCE_TEP));
+            }
+            let first = p.sges.len() as u32;
+            p.sges.extend_from_slice(&list[..n]);
+            p.list.push((c, first, n as u32));
+        } else {
+            let mut wr = sys::ibv_recv_wr {
+                wr_id: KIND_RECV | (c as u32 as u64),
+                next: std::ptr::null_mut(),
+                sg_list: list.as_mut_ptr(),
+                num_sge: n as i32,
+            };
+            let mut bad = std::ptr::null_mut();
+            // SAFETY: live QP; WR and SGE list live across the call.
+            let r = unsafe {
+                match (*(*qp).context).ops.post_recv {
+                    Some(f) => f(qp, &mut wr, &mut bad),
+                    None => libc::ENOSYS,
+                }
+            };
+            if r != 0 {
+                return Err(post_error("ibv_post_recv", r));
+            }
+        }
+        p.count = c + 1;
+        self.slots.recv_outstanding.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn bind_mw(&self, wr: &BindWr<'_>) -> DatResult<u32> {
+        let qp = self.qp.load(Ordering::Acquire);
+        if qp.is_null() {
+            return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
+        }
+        let mw = MWS.get(wr.mw).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_RMR))?;
+        let mr = MRS.get(wr.mr).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_LMR))?;
+        if !Arc::ptr_eq(&mw.pd, &self.pd) {
+            return Err(DatError::new(DAT_PROTECTION_VIOLATION, 0));
+        }
+        let mut access = 0u32;
+        if wr.access.remote_read {
+            access |= sys::IBV_ACCESS_REMOTE_READ as u32;
+        }
+        if wr.access.remote_write {
+            access |= sys::IBV_ACCESS_REMOTE_WRITE as u32;
+        }
+        let info = sys::ibv_mw_bind_info { mr: mr.mr, addr: wr.addr, length: wr.length, mw_access_flags: access };
+        let mut count = self.send_count.lock();
+        let c = *count;
+        let slot = &self.slots.send[(c as usize) & (self.slots.send.len() - 1)];
+        slot.wr_id.store(wr.wr_id, Ordering::Release);
+        slot.info.store(OP_BIND, Ordering::Release);
+        let flags = if wr.signaled { sys::IBV_SEND_SIGNALED } else { 0 };
+        let rkey;
+        if self.dev.mw_type == sys::IBV_MW_TYPE_1 {
+            let mut b = sys::ibv_mw_bind { wr_id: KIND_SEND | (c as u32 as u64), send_flags: flags, bind_info: info };
+            // SAFETY: live QP, MW and MR; the op slot is what ibv_bind_mw calls, which
+            // updates mw->rkey.
+            let r = unsafe {
+                match (*(*qp).context).ops.bind_mw {
+                    Some(f) => f(qp, mw.mw, &mut b),
+                    None => libc::ENOSYS,
+                }
+            };
+            if r != 0 {
+                return Err(post_error("ibv_bind_mw", r));
+            }
+            // SAFETY: live MW.
+            rkey = unsafe { (*mw.mw).rkey };
+        } else {
+            let old = mw.rkey.load(Ordering::Acquire);
+            let new = (old & 0xffff_ff00) | (old.wrapping_add(1) & 0xff);
+            // SAFETY: plain old data; fields set below.
+            let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
+            w.wr_id = KIND_SEND | (c as u32 as u64);
+            w.opcode = sys::IBV_WR_BIND_MW;
+            w.send_flags = flags;
+            w.bind_mw = mw.mw;
+            w.bind_rkey = new;
+            w.bind_info = info;
+            let r = self.post(&mut w);
+            if r != 0 {
+                return Err(post_error("ibv_post_send(BIND_MW)", r));
+            }
+            // SAFETY: live MW; type 2 windows take the rkey the consumer chose.
+            unsafe { (*mw.mw).rkey = new };
+            rkey = new;
+        }
+        *count = c + 1;
+        mw.rkey.store(rkey, Ordering::Release);
+        mw.bound.store(wr.length > 0, Ordering::Release);
+        Ok(rkey)
+    }
+
+    fn connect(&self, remote: SocketAddr, port: u64, private_data: &[u8], timeout: Option<Duration>) -> DatResult<()> {
+        let Ok(port) = u16::try_from(port) else {
+            tracing::warn!("verbs: connection qualifier {port} does not fit an rdma_cm port (16 bits)");
+            return Err(DatError::invalid_arg(3));
+        };
+        if private_data.len() > self.dev.attr.max_private_data {
+            return Err(DatError::invalid_arg(5));
+        }
+        let lib = self.lib();
+        let mut st = self.cm.lock();
+        if st.phase != Phase::Idle {
+            return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_CONNECTED));
+        }
+        let key = self.dev.key();
+        let mut id = std::ptr::null_mut();
+        // SAFETY: the device's event channel; the id is destroyed in Drop.
+        let r = unsafe { (lib.rdma_create_id)(self.dev.cm_channel, &mut id, key as usize as *mut _, sys::RDMA_PS_TCP) };
+        if r != 0 {
+            return Err(fail("rdma_create_id", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
+        }
+        st.id = id;
+        st.id_key = key;
+        self.dev.ids.lock().insert(key, Owner::Qp(self.me.clone()));
+        st.private_data = private_data.to_vec();
+        let mut src = crate::ia::to_sockaddr(SocketAddr::new(self.dev.ip, 0));
+        let mut dst = crate::ia::to_sockaddr(SocketAddr::new(remote.ip(), port));
+        st.phase = Phase::Resolving;
+        let ms = timeout.map_or(RESOLVE_MS, |t| (t.as_millis().min(RESOLVE_MS as u128) as i32).max(1));
+        // SAFETY: live id; both addresses are valid sockaddr_storage.
+        let r = unsafe {
+            (lib.rdma_resolve_addr)(id, &mut src as *mut _ as *mut libc::sockaddr, &mut dst as *mut _ as *mut libc::sockaddr, ms)
+        };
+        if r != 0 {
+            st.phase = Phase::Idle;
+            let e = sys::err_of(r);
+            return Err(fail(
+                "rdma_resolve_addr",
+                e,
+                DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE),
+            ));
+        }
+        let d = timeout.map(|t| Instant::now() + t);
+        self.set_deadline(&mut st, d);
+        Ok(())
+    }
+
+    fn accept(&self, req: &Arc<dyn ConnectionRequest>, private_data: &[u8]) -> DatResult<()> {
+        let cr = cm::CRS.get(req).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_CR))?;
+        if private_data.len() > self.dev.attr.max_private_data {
+            return Err(DatError::invalid_arg(3));
+        }
+        if !Arc::ptr_eq(&cr.dev, &self.dev) {
+            return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_EP));
+        }
+        let lib = self.lib();
+        let mut st = self.cm.lock();
+        if st.phase != Phase::Idle {
+            return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_CONNECTED));
+        }
+        let Some(id) = cr.take_id() else {
+            return Err(DatError::invalid_state(0));
+        };
+        if let Err(e) = self.create_on(&mut st, id) {
+            cr.give_back(id);
+            return Err(e);
+        }
+        st.id = id;
+        st.id_key = cr.key;
+        self.dev.ids.lock().insert(cr.key, Owner::Qp(self.me.clone()));
+        st.phase = Phase::Accepting;
+        let mut param = self.conn_param(private_data, Some(cr.rdma_params));
+        // SAFETY: live id with our QP; private data outlives the call.
+        let r = unsafe { (lib.rdma_accept)(id, &mut param) };
+        if r != 0 {
+            let e = sys::err_of(r);
+            st.phase = Phase::Closed;
+            self.to_error();
+            return Err(fail("rdma_accept", e, DatError::new(DAT_INVALID_STATE, 0)));
+        }
+        Ok(())
+    }
+
+    fn disconnect(&self, graceful: bool) -> DatResult<()> {
+        let lib = self.lib();
+        let mut st = self.cm.lock();
+        match st.phase {
+            Phase::Closed | Phase::Disconnecting => return Ok(()),
+            Phase::Idle => {
+                st.phase = Phase::Closed;
+                self.to_error();
+                drop(st);
+                self.end(ConnEvent::Disconnected, &[]);
+                return Ok(());
+            }
+            _ => {}
+        }
+        let was = st.phase;
+        if !graceful || was != Phase::Connected {
+            self.to_error();
+        }
+        if !st.id.is_null() && was != Phase::Resolving {
+            // SAFETY: live id; librdmacm also moves the QP to ERR (IB) or SQD (iWARP).
+            let r = unsafe { (lib.rdma_disconnect)(st.id) };
+            if r != 0 {
+                tracing::debug!("verbs: rdma_disconnect: {}", sys::errno_str(sys::err_of(r)));
+            }
+        }
+        if graceful && was == Phase::Connected {
+            st.phase = Phase::Disconnecting;
+            self.set_deadline(&mut st, Some(Instant::now() + DISCONNECT_GRACE));
+            return Ok(());
+        }
+        st.phase = if was == Phase::Connected { Phase::Disconnecting } else { Phase::Closed };
+        self.to_error();
+        drop(st);
+        self.end(ConnEvent::Disconnected, &[]);
+        Ok(())
+    }
+
+    fn posted_recvs(&self) -> u32 {
+        self.slots.recv_outstanding.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for VerbsQp {
+    fn drop(&mut self) {
+        let lib = self.dev.lib;
+        let st = self.cm.get_mut();
+        if st.id_key != 0 {
+            self.dev.ids.lock().remove(&st.id_key);
+        }
+        let qp = *self.qp.get_mut();
+        if !qp.is_null() {
+            // SAFETY: live QP.
+            let qpn = unsafe { (*qp).qp_num };
+            for c in [&self.send_cq, &self.recv_cq].into_iter().flatten() {
+                c.detach(qpn);
+            }
+            cm::unwatch_qp(&self.dev, qpn);
+        }
+        // SAFETY: the QP and id are ours and freed once; no event of the id is unacknowledged
+        // (the CM thread acknowledges before dispatching).
+        unsafe {
+            if !st.id.is_null() {
+                if !qp.is_null() {
+                    (lib.rdma_destroy_qp)(st.id);
+                }
+                (lib.rdma_destroy_id)(st.id);
+            }
+            for c in st.dummy.drain(..) {
+                (lib.ibv_destroy_cq)(c);
+            }
+        }
+    }
+}
