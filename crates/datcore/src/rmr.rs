@@ -79,10 +79,14 @@ pub fn bind(
     }
     let signaled = completion_flags & DAT_COMPLETION_SUPPRESS_FLAG == 0;
     if triplet.length == 0 {
+        // Unbind: a zero-length bind through the provider invalidates the old rkey
+        // (as ibv_bind_mw with length 0 does).
+        let Some(old) = rmr.binding() else { return Ok(0) };
+        let qp = ep.connected_qp()?;
+        let wr_id = ep.remember_bind(rmr_handle, cookie);
+        let access = lmr::access(0);
+        qp.bind_mw(&BindWr { wr_id, mw: &rmr.mw, mr: &old.lmr.mr, addr: old.triplet.addr, length: 0, access, signaled })?;
         rmr.unbind();
-        if signaled {
-            ep.post_request_event(bind_event(rmr_handle, cookie, DAT_DTO_SUCCESS))?;
-        }
         return Ok(0);
     }
     let lmr = lmr::by_context(&rmr.ia, triplet.lkey).ok_or(DatError::new(DAT_PROTECTION_VIOLATION, 0))?;

@@ -445,6 +445,21 @@ static tres rmr_bind_rdma(void)
     TRY(post_must_fail("rdma_write past the bound RMR window",
                        dat_ep_post_rdma_write(c.cep, 1, &s, cookie(2), &rt, DAT_COMPLETION_DEFAULT_FLAG),
                        c.c_dto, 2, errs, 4));
+    /* unbind (zero-length triplet): the old rmr_context stops working */
+    DAT_LMR_TRIPLET none = trip(c.lctx, win, 0);
+    DAT_RMR_CONTEXT after = 1;
+    rck.as_64 = 0xB1E;
+    OK(dat_rmr_bind(rmr, &none, DAT_MEM_PRIV_NONE_FLAG, c.sep, rck, DAT_COMPLETION_DEFAULT_FLAG, &after));
+    r = wait_ev(c.s_dto, 3000000, &ev);
+    CHECK(r == DAT_SUCCESS && ev.event_number == DAT_RMR_BIND_COMPLETION_EVENT &&
+              ev.event_data.rmr_completion_event_data.user_cookie.as_64 == 0xB1E,
+          "no unbind completion: %s %s", rs(r), evname(ev.event_number));
+    OK(dat_lmr_sync_rdma_write(c.ia, &lt, 1)); /* the LMR is no longer in use */
+    rt.target_address = (DAT_VADDR)(uintptr_t)win + 1024;
+    TRY(post_must_fail("rdma_write through an unbound RMR",
+                       dat_ep_post_rdma_write(c.cep, 1, &s, cookie(3), &rt, DAT_COMPLETION_DEFAULT_FLAG),
+                       c.c_dto, 3, errs, 4));
+    OK(dat_rmr_free(rmr));
     OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
     return T_PASS;
 }
