@@ -404,8 +404,15 @@ impl VerbsQp {
                 // SAFETY: live id with a QP; the private data outlives the call.
                 let r = unsafe { (lib.rdma_connect)(id, &mut param) };
                 if r != 0 {
-                    tracing::warn!("verbs: rdma_connect failed: {}", sys::errno_str(sys::err_of(r)));
-                    self.fail_connect(&mut st, ConnEvent::Unreachable, &[]);
+                    // iWARP connects the TCP stream here: ECONNREFUSED means nobody listens.
+                    let e = sys::err_of(r);
+                    let ev = match e {
+                        libc::ECONNREFUSED => ConnEvent::NonPeerRejected,
+                        libc::ETIMEDOUT => ConnEvent::TimedOut,
+                        _ => ConnEvent::Unreachable,
+                    };
+                    tracing::debug!("verbs: rdma_connect failed: {} -> {ev:?}", sys::errno_str(e));
+                    self.fail_connect(&mut st, ev, &[]);
                     return;
                 }
                 st.phase = Phase::Connecting;
