@@ -15,8 +15,10 @@ setup_fail() { log "SETUP FAILED: $*"; echo "setup-failed $*" > "$RUN/status"; e
 
 up > "$RUN/booted"
 # shellcheck disable=SC1091
-. "$RUN/config"      # RDMA_TYPE RDMA_IP RDMA_PEER_IP LINK_MAC KMODDIR CWD GUEST_TIMEOUT RW_DIRS apply_env
+. "$RUN/config"      # RDMA_TYPE RDMA_IP RDMA_PEER_IP LINK_MAC KMODDIR CWD GUEST_TIMEOUT VERBOSE RW_DIRS apply_env
 log "stage 2, kernel $(uname -r), $RDMA_TYPE"
+# --verbose: trace every setup step with the guest uptime (on the console).
+[ "$VERBOSE" = 1 ] && { PS4='+ [$(cut -d" " -f1 /proc/uptime)] '; set -x; }
 
 mkdir -p /dev/pts /dev/shm
 mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts && ln -sf pts/ptmx /dev/ptmx
@@ -84,7 +86,8 @@ if [ "$RDMA_TYPE" = rxe ]; then
   want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${RDMA_IP//./ })
   for _ in $(seq 100); do
     for g in "/sys/class/infiniband/$RDMA_DEV/ports/1/gids/"*; do
-      [ "$(cat "$g" 2>/dev/null)" = "$want" ] && RDMA_GID_INDEX=${g##*/}
+      # (break early: the table has 1024 entries and each read is slow under emulation)
+      [ "$(cat "$g" 2>/dev/null)" = "$want" ] && { RDMA_GID_INDEX=${g##*/}; break; }
     done
     [ -n "$RDMA_GID_INDEX" ] && break; sleep 0.05
   done
@@ -101,6 +104,7 @@ export DAT_OVERRIDE=$RDMA_DAT_CONF
 apply_env                                    # host variables (may override DAT_OVERRIDE)
 log "$RDMA_DEV on $RDMA_NETDEV $RDMA_IP${RDMA_PEER_IP:+ (peer $RDMA_PEER_IP)}${RDMA_GID_INDEX:+ gid $RDMA_GID_INDEX}"
 
+set +x
 cd "$CWD" 2>/dev/null || cd /
 T0=$(up)
 echo "$T0" > "$RUN/started"

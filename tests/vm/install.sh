@@ -53,18 +53,21 @@ if command -v qemu-system-x86_64 >/dev/null; then
 elif [ -x "$QEMU_DIR/usr/bin/qemu-system-x86_64" ]; then
   say "qemu: already extracted in $QEMU_DIR"
 else
-  say "qemu: downloading qemu-system-x86 + qemu-system-data, extracting to $QEMU_DIR"
+  say "qemu: downloading qemu-system-x86/-common/-data, extracting to $QEMU_DIR"
   rm -f "$H"/debs/qemu-system-*.deb
-  (cd "$H/debs" && apt_q download qemu-system-x86 qemu-system-data >/dev/null) \
+  (cd "$H/debs" && apt_q download qemu-system-x86 qemu-system-common qemu-system-data >/dev/null) \
     || die "apt-get download qemu-system-x86 failed"
-  # Install only the binary's own library dependencies (not qemu-system-common's: those are
-  # for UI/audio modules and helpers we never load). seabios supplies the BIOS image.
+  # Install only the binary's own library dependencies. Pitfall: TCG itself is a loadable
+  # module (accel-tcg-x86_64.so) in qemu-system-common; we keep that one and drop the UI,
+  # audio and USB modules and helpers whose libraries we do not install. seabios: the BIOS.
   deps=$(dpkg-deb -f "$H"/debs/qemu-system-x86_*.deb Depends | tr ',' '\n' \
          | sed 's/|.*//; s/(.*)//; s/ //g' | grep -v -e '^$' -e '^qemu-' | sort -u)
   # shellcheck disable=SC2086
   apt_q install --no-install-recommends $deps >/dev/null || die "installing qemu's libraries failed"
   rm -rf "$QEMU_DIR.tmp"; mkdir -p "$QEMU_DIR.tmp"
   for d in "$H"/debs/qemu-system-*.deb; do dpkg-deb -x "$d" "$QEMU_DIR.tmp"; done
+  find "$QEMU_DIR.tmp/usr/lib" -name '*.so' ! -name 'accel-tcg-*' -delete
+  rm -rf "$QEMU_DIR.tmp/usr/share/doc" "$QEMU_DIR.tmp/usr/lib/qemu" "$QEMU_DIR.tmp/usr/libexec"
   rm -rf "$QEMU_DIR"; mv "$QEMU_DIR.tmp" "$QEMU_DIR"; rm -f "$H"/debs/qemu-system-*.deb
   "$QEMU_DIR/usr/bin/qemu-system-x86_64" --version >/dev/null \
     || die "extracted qemu does not run: ldd $QEMU_DIR/usr/bin/qemu-system-x86_64"

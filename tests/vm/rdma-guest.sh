@@ -121,8 +121,8 @@ kvm_works() {
   if [ -r "$cache" ] && [ "$(cut -d' ' -f1 "$cache")" = "$boot" ]; then
     [ "$(cut -d' ' -f2 "$cache")" = yes ]; return
   fi
-  timeout -k 2 30 "${QEMU[@]}" "${BASE[@]}" -accel kvm -cpu host -serial "file:$RUN/probe.log" \
-    -append "$APPEND dat.probe=1" </dev/null >/dev/null 2>&1
+  ( timeout -k 2 30 "${QEMU[@]}" "${BASE[@]}" -accel kvm -cpu host -serial "file:$RUN/probe.log" \
+      -append "$APPEND dat.probe=1" ) </dev/null >/dev/null 2>&1   # (subshell: no "Aborted")
   local v=no; grep -q DAT-GUEST-PROBE-OK "$RUN/probe.log" 2>/dev/null && v=yes
   echo "$boot $v" > "$cache"
   [ "$v" = yes ]
@@ -162,7 +162,7 @@ cp "$HERE/guest-init.sh" "$RUN/init" || die "cannot copy guest-init.sh"   # a co
 GUEST_TIMEOUT=$(( TIMEOUT > 120 ? TIMEOUT - 60 : TIMEOUT / 2 ))
 {
   printf 'RDMA_TYPE=%q RDMA_IP=%q RDMA_PEER_IP=%q LINK_MAC=%q\n' "$TYPE" "$IP" "$PEER_IP" "$MAC"
-  printf 'KMODDIR=%q CWD=%q GUEST_TIMEOUT=%q\n' "$KMODDIR" "$PWD" "$GUEST_TIMEOUT"
+  printf 'KMODDIR=%q CWD=%q GUEST_TIMEOUT=%q VERBOSE=%q\n' "$KMODDIR" "$PWD" "$GUEST_TIMEOUT" "$VERBOSE"
   printf 'RW_DIRS=('; for d in "${RW[@]}"; do printf ' %q' "$d"; done; printf ' )\n'
   echo 'apply_env() {'
   for v in PATH HOME USER LOGNAME LANG LC_ALL TERM TZ TMPDIR LD_LIBRARY_PATH \
