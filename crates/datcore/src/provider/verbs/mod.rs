@@ -12,7 +12,7 @@
 //! the alternatives: `rdma-sys` needs bindgen + libclang at build time and links the libraries;
 //! a C shim needs the `-dev` headers and a C compiler on every build machine, and would either
 //! fail to build or silently lose the provider on a fresh Debian box without them. The
-//! hand-written binding builds anywhere with nothing but rustc; `sys/layout_check.c` prints
+//! hand-written binding builds anywhere with nothing but rustc; `verbs/layout_check.c` prints
 //! the real headers' offsets to compare when rdma-core's ABI is in doubt.
 //!
 //! **Fork safety:** `ibv_fork_init()` is called once right after loading the libraries, before
@@ -45,7 +45,8 @@
 //! **Private data:** raw consumer bytes, no header of ours. Limits: 56 bytes on IB/RoCE (the
 //! IB CM REQ's 92 less rdma_cm's 36), 256 on iWARP. IB CM messages have fixed-size private
 //! data fields, so on IB/RoCE the receiver sees the sender's bytes followed by zero padding
-//! (REQ: 56 bytes, REP: capped at 56). A reject carries the marker `DATREJ` so the active side
+//! (REQ: 56 bytes, REP: capped at 56). Connecting to 127.0.0.1 (or 0.0.0.0) reaches the IA's own
+//! address. A reject carries the marker `DATREJ` so the active side
 //! can tell a consumer reject (PeerRejected) from "nobody listens" (NonPeerRejected) on iWARP,
 //! where both arrive as ECONNREFUSED.
 //!

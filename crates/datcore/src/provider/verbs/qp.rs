@@ -727,7 +727,10 @@ impl QueuePair for VerbsQp {
         self.dev.ids.lock().insert(key, Owner::Qp(self.me.clone()));
         st.private_data = private_data.to_vec();
         let mut src = crate::ia::to_sockaddr(SocketAddr::new(self.dev.ip, 0));
-        let mut dst = crate::ia::to_sockaddr(SocketAddr::new(remote.ip(), port));
+        // Loopback / unspecified: this IA's own address (rdma_cm cannot route 127.0.0.1 over a
+        // device bound to another address; DAT consumers use it for same-host connections).
+        let rip = if remote.ip().is_loopback() || remote.ip().is_unspecified() { self.dev.ip } else { remote.ip() };
+        let mut dst = crate::ia::to_sockaddr(SocketAddr::new(rip, port));
         st.phase = Phase::Resolving;
         let ms = timeout.map_or(RESOLVE_MS, |t| (t.as_millis().min(RESOLVE_MS as u128) as i32).max(1));
         // SAFETY: live id; both addresses are valid sockaddr_storage.
