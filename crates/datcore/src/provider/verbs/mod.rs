@@ -187,6 +187,8 @@ pub(crate) struct DevInner {
     pub attr: DeviceAttr,
     /// The memory window type we allocate (0: none).
     pub mw_type: u32,
+    /// Most SGEs of an RDMA read's sink (`max_sge_rd`; siw: 1). Longer reads are split.
+    pub max_sge_rd: usize,
     pub async_events: Arc<dyn AsyncEvents>,
     pub stop: AtomicBool,
     /// rdma_cm id contexts (our keys) → who owns the id.
@@ -315,6 +317,7 @@ impl DevInner {
             iwarp: t.iwarp,
             attr,
             mw_type,
+            max_sge_rd: (a.max_sge_rd.max(1) as usize).min(qp::MAX_SGE),
             async_events: events,
             stop: AtomicBool::new(false),
             ids: Mutex::new(HashMap::new()),

@@ -149,6 +149,8 @@ struct CmState {
     deadline: Option<Instant>,
     /// CQs we made for a missing send or receive EVD.
     dummy: Vec<*mut sys::ibv_cq>,
+    /// A final event decided under the lock, delivered once it is released.
+    final_ev: Option<(ConnEvent, Vec<u8>)>,
 }
 
 pub struct VerbsQp {
@@ -208,7 +210,7 @@ impl VerbsQp {
         let slots = Arc::new(Slots {
             context: init.context,
             // Binds share the send queue; +1 leaves room for one in flight beyond the sends.
-            send: ring(caps.max_send_wr + 1),
+            send: ring(send_depth(dev, &caps)),
             recv: ring(caps.max_recv_wr),
             srq: srq.clone(),
             recv_outstanding: AtomicU32::new(0),
@@ -236,6 +238,7 @@ impl VerbsQp {
                 private_data: Vec::new(),
                 deadline: None,
                 dummy: Vec::new(),
+                final_ev: None,
             }),
             events: init.events,
             ended: AtomicBool::new(false),
@@ -270,7 +273,7 @@ impl VerbsQp {
             recv_cq: rcq,
             srq: self.srq.as_ref().map_or(std::ptr::null_mut(), |s| s.srq),
             cap: sys::ibv_qp_cap {
-                max_send_wr: self.caps.max_send_wr + 1,
+                max_send_wr: send_depth(&self.dev, &self.caps),
                 max_recv_wr: self.caps.max_recv_wr,
                 max_send_sge: self.caps.max_send_sge,
                 max_recv_sge: self.caps.max_recv_sge,
@@ -376,11 +379,28 @@ impl VerbsQp {
         st.phase = Phase::Closed;
         st.deadline = None;
         self.to_error();
-        self.end(ev, pd);
+        st.final_ev = Some((ev, pd.to_vec()));
+    }
+
+    /// Delivers a final event decided under the CM lock, after releasing it.
+    fn deliver_final(&self, mut st: parking_lot::MutexGuard<'_, CmState>) {
+        let f = st.final_ev.take();
+        drop(st);
+        if let Some((ev, pd)) = f {
+            self.end(ev, &pd);
+        }
     }
 
     /// The CM thread: an rdma_cm event for this QP's id.
     pub fn on_cm_event(&self, ev: u32, status: i32, pd: &[u8]) {
+        self.cm_event(ev, status, pd);
+        let st = self.cm.lock();
+        if st.final_ev.is_some() {
+            self.deliver_final(st);
+        }
+    }
+
+    fn cm_event(&self, ev: u32, status: i32, pd: &[u8]) {
         let lib = self.lib();
         let mut st = self.cm.lock();
         let id = st.id;
@@ -487,6 +507,7 @@ impl VerbsQp {
                     unsafe { (self.lib().rdma_disconnect)(st.id) };
                 }
                 self.fail_connect(&mut st, ConnEvent::TimedOut, &[]);
+                self.deliver_final(st);
             }
             Phase::Disconnecting => {
                 tracing::debug!("verbs: no DISCONNECTED from rdma_cm in {DISCONNECT_GRACE:?}; reporting the disconnect");
@@ -537,6 +558,13 @@ impl VerbsQp {
     }
 }
 
+/// Send queue depth: room for every request, a bind, and RDMA reads split into one work
+/// request per sink SGE where the device reads into fewer SGEs than a request may carry.
+fn send_depth(dev: &DevInner, caps: &QpCaps) -> u32 {
+    let split = (caps.max_send_sge as usize).div_ceil(dev.max_sge_rd).max(1) as u32;
+    (caps.max_send_wr.saturating_mul(split) + 1).min(dev.attr.max_qp_wr.max(caps.max_send_wr + 1))
+}
+
 fn post_error(what: &str, r: i32) -> DatError {
     let e = sys::err_of(r);
     let d = match e {
@@ -571,25 +599,40 @@ impl QueuePair for VerbsQp {
             flags |= sys::IBV_SEND_FENCE;
         }
         let mut count = self.send_count.lock();
-        let c = *count;
-        let slot = &self.slots.send[(c as usize) & (self.slots.send.len() - 1)];
-        slot.wr_id.store(wr.wr_id, Ordering::Release);
-        slot.info.store(op | total << 8, Ordering::Release);
-        // SAFETY: plain old data; every field we use is set below.
-        let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
-        w.wr_id = KIND_SEND | (c as u32 as u64);
-        w.sg_list = list.as_mut_ptr();
-        w.num_sge = n as i32;
-        w.opcode = opcode;
-        w.send_flags = flags;
-        w.remote_addr = raddr;
-        w.rkey = rkey;
-        let r = self.post(&mut w);
-        if r != 0 {
-            return Err(post_error("ibv_post_send", r));
+        // An RDMA read into more SGEs than the device scatters (siw: 1) goes as one read per
+        // chunk of SGEs, unsignaled but the last; the send queue completes in order, so the
+        // last completion stands for all of them.
+        let chunk = if op == OP_READ { self.dev.max_sge_rd } else { n.max(1) };
+        let mut first = 0;
+        let mut remote = raddr;
+        loop {
+            let end = (first + chunk).min(n);
+            let last = end >= n;
+            let c = *count;
+            let part: u64 = list[first..end].iter().map(|s| s.length as u64).sum();
+            let slot = &self.slots.send[(c as usize) & (self.slots.send.len() - 1)];
+            slot.wr_id.store(wr.wr_id, Ordering::Release);
+            slot.info.store(op | (if last { total } else { part }) << 8, Ordering::Release);
+            // SAFETY: plain old data; every field we use is set below.
+            let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
+            w.wr_id = KIND_SEND | (c as u32 as u64);
+            w.sg_list = list[first..].as_mut_ptr();
+            w.num_sge = (end - first) as i32;
+            w.opcode = opcode;
+            w.send_flags = if last { flags } else { flags & !sys::IBV_SEND_SIGNALED };
+            w.remote_addr = remote;
+            w.rkey = rkey;
+            let r = self.post(&mut w);
+            if r != 0 {
+                return Err(post_error("ibv_post_send", r));
+            }
+            *count = c + 1;
+            remote += part;
+            first = end;
+            if last {
+                return Ok(());
+            }
         }
-        *count = c + 1;
-        Ok(())
     }
 
     fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
