@@ -38,7 +38,7 @@ mkdir -p "$H/debs" || die "cannot create cache directory $H"
 
 # ---------------------------------------------------------------- 1. host packages
 HOST_PKGS="rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest libibverbs-dev
-  librdmacm-dev libdapl2 dapl2-utils libdapl-dev iproute2 kmod busybox-static cpio gzip
+  librdmacm-dev libdapl2 dapl2-utils iproute2 kmod busybox-static cpio gzip
   xz-utils procps coreutils"
 say "apt-get update"
 apt_q update >/dev/null || die "apt-get update failed"
@@ -120,7 +120,11 @@ else
   apt_q install --no-install-recommends "linux-headers-$KV" gcc make >/dev/null \
     || die "cannot install linux-headers-$KV (needed to build siw.ko)"
   B=$H/siw-build; rm -rf "$B"; mkdir -p "$B"
-  (cd "$B" && apt_q download "$SRCPKG=$KVER" >/dev/null) || die "apt-get download $SRCPKG=$KVER failed"
+  # The source should be the kernel's exact version; if the archive no longer has it, the
+  # current one (same series) builds a siw.ko that loads just as well.
+  (cd "$B" && { apt_q download "$SRCPKG=$KVER" >/dev/null 2>&1 || {
+      say "siw: $SRCPKG=$KVER not available, using the current $SRCPKG"
+      apt_q download "$SRCPKG" >/dev/null; }; }) || die "apt-get download $SRCPKG failed"
   # The .deb holds /usr/src/linux-source-6.1.tar.xz; unpack just the siw directory from it.
   dpkg-deb --fsys-tarfile "$B"/"$SRCPKG"_*.deb | tar -xO "./usr/src/$SRCPKG.tar.xz" | xz -dc \
     | tar -x -C "$B" --wildcards "$SRCPKG/drivers/infiniband/sw/siw/*" \
