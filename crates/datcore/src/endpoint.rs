@@ -476,7 +476,8 @@ impl Endpoint {
     pub fn idle(&self) -> (bool, bool) {
         let qp = self.qp.read().clone();
         let recv_idle = qp.as_ref().is_none_or(|q| q.posted_recvs() == 0);
-        (recv_idle, self.state() != DAT_EP_STATE_CONNECTED)
+        let request_idle = qp.as_ref().is_none_or(|q| q.posted_sends() == 0);
+        (recv_idle, request_idle)
     }
 
     /// Posts an event to the EP's request EVD (software-generated completions).

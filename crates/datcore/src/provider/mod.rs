@@ -342,6 +342,8 @@ pub trait QueuePair: Send + Sync {
     fn disconnect(&self, graceful: bool) -> DatResult<()>;
     /// Number of receive buffers posted and not yet consumed.
     fn posted_recvs(&self) -> u32;
+    /// Number of send-queue work requests (sends, RDMA, binds) posted and not yet completed.
+    fn posted_sends(&self) -> u32;
 }
 
 pub trait SharedReceiveQueue: Send + Sync {

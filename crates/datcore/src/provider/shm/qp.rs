@@ -557,6 +557,11 @@ impl QueuePair for ShmQp {
         Ok(())
     }
 
+    fn posted_sends(&self) -> u32 {
+        let st = self.sh.st.lock();
+        (st.sq.tail - st.sq.head) as u32
+    }
+
     fn posted_recvs(&self) -> u32 {
         let st = self.sh.st.lock();
         let taken = matches!(st.rx, Rx::Inline { dest: Dest::Recv(_, false), .. }) as u32;

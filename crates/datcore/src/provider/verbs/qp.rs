@@ -87,15 +87,32 @@ pub struct Slots {
     recv: Box<[Slot]>,
     srq: Option<Arc<VerbsSrq>>,
     recv_outstanding: AtomicU32,
+    /// Send-queue counter (low 32 bits) just past the newest completed work request. The send
+    /// queue completes in order, so a completion also retires every unsignaled request before it.
+    send_done: AtomicU32,
 }
 
 impl Slots {
+    /// Send-queue work requests up to and including counter `c` have completed.
+    fn retire_sends(&self, c: u32) {
+        let done = c.wrapping_add(1);
+        let mut cur = self.send_done.load(Ordering::Acquire);
+        // Completions of one QP may be translated by several pollers at once: only move forward.
+        while (done.wrapping_sub(cur) as i32) > 0 {
+            match self.send_done.compare_exchange_weak(cur, done, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => break,
+                Err(v) => cur = v,
+            }
+        }
+    }
+
     /// The DAT completion of `wc`, or None for a stale one.
     pub fn complete(&self, wc: &sys::ibv_wc) -> Option<WorkCompletion> {
         let status = cq::status(wc.status);
         let idx = wc.wr_id as u32 as usize;
         let (wr_id, opcode, byte_len) = match wc.wr_id & KIND_MASK {
             KIND_SEND => {
+                self.retire_sends(idx as u32);
                 let s = &self.send[idx & (self.send.len() - 1)];
                 let info = s.info.load(Ordering::Acquire);
                 let op = match info & 0xff {
@@ -214,6 +231,7 @@ impl VerbsQp {
             recv: ring(caps.max_recv_wr),
             srq: srq.clone(),
             recv_outstanding: AtomicU32::new(0),
+            send_done: AtomicU32::new(0),
         });
         let pending_n = if srq.is_some() { 0 } else { caps.max_recv_wr as usize };
         Ok(Arc::new_cyclic(|me| VerbsQp {
@@ -869,6 +887,13 @@ impl QueuePair for VerbsQp {
 
     fn posted_recvs(&self) -> u32 {
         self.slots.recv_outstanding.load(Ordering::Relaxed)
+    }
+
+    /// Send-queue work requests posted and not completed. An unsignaled request is retired by
+    /// the next completion of its QP (in-order send queue), a flushed one by its flush.
+    fn posted_sends(&self) -> u32 {
+        let posted = *self.send_count.lock() as u32;
+        posted.wrapping_sub(self.slots.send_done.load(Ordering::Acquire))
     }
 }
 
