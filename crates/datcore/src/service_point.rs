@@ -160,8 +160,13 @@ pub fn create_psp(ia: &Arc<InterfaceAdapter>, conn_qual: u64, evd: Handle, flags
 /// `dat_psp_create_any`: a PSP on a free qualifier, which it returns.
 pub fn create_psp_any(ia: &Arc<InterfaceAdapter>, evd: Handle, flags: u32) -> DatResult<(u64, Handle)> {
     cr_evd(evd)?;
-    let base = 0x4000_0000u64 + (std::process::id() as u64 % 0x1000) * 0x1000;
-    for q in base..base + 0x1000 {
+    // The dynamic port range (49152-65535), so the qualifier also fits rdma_cm's 16-bit ports.
+    // Start at a per-process offset so concurrent processes rarely collide.
+    const FIRST: u64 = 49152;
+    const COUNT: u64 = 65536 - FIRST;
+    let start = std::process::id() as u64 * 7919 % COUNT;
+    for i in 0..COUNT {
+        let q = FIRST + (start + i) % COUNT;
         match create_psp(ia, q, evd, flags) {
             Ok(h) => return Ok((q, h)),
             Err(e) if e.ty() == DAT_CONN_QUAL_IN_USE => continue,

@@ -109,9 +109,28 @@ const char *subs_str(const unsigned *subs)
     return o;
 }
 
+/* DAT_NOT_IMPLEMENTED, or DAT_MODEL_NOT_SUPPORTED (the provider's device lacks the feature,
+ * e.g. soft-iWARP has no memory windows): the case is skipped, not failed. */
 int is_not_impl(DAT_RETURN r)
 {
-    return (r & DAT_CLASS_ERROR) && DAT_GET_TYPE(r) == DAT_GET_TYPE(DAT_NOT_IMPLEMENTED);
+    return (r & DAT_CLASS_ERROR) && (DAT_GET_TYPE(r) == DAT_GET_TYPE(DAT_NOT_IMPLEMENTED) ||
+                                     DAT_GET_TYPE(r) == DAT_MODEL_NOT_SUPPORTED);
+}
+
+/* DAT_CONFORMANCE_XFAIL="case,case,...": known deviations of a device (each documented where the
+ * list is set); such a case that fails is reported as XFAIL and counted as skipped. */
+static int expected_failure(const char *name)
+{
+    const char *l = getenv("DAT_CONFORMANCE_XFAIL");
+    size_t n = strlen(name);
+    while (l && *l) {
+        const char *e = strchr(l, ',');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        if (len == n && strncmp(l, name, n) == 0)
+            return 1;
+        l = e ? e + 1 : NULL;
+    }
+    return 0;
 }
 
 int match_err(DAT_RETURN r, DAT_UINT32 t, const unsigned *subs)
@@ -318,6 +337,11 @@ int main(int argc, char **argv)
                 printf("SKIP %s: %s\n", tc->name, reason_local);
                 break;
             default:
+                if (expected_failure(tc->name)) {
+                    nskip++;
+                    printf("XFAIL %s: %s\n", tc->name, reason_local);
+                    break;
+                }
                 nfail++;
                 printf("FAIL %s: %s\n", tc->name, reason_local);
                 break;

@@ -319,7 +319,7 @@ static tres ia_query_all(void)
     CHECK(pattr.dapl_version_major == 1 && pattr.dapl_version_minor == 2,
           "provider dapl_version %u.%u, expected 1.2", pattr.dapl_version_major,
           pattr.dapl_version_minor);
-    CHECK(pattr.max_private_data_size >= 64, "max_private_data_size %d", pattr.max_private_data_size);
+    CHECK(pattr.max_private_data_size >= 48, "max_private_data_size %d", pattr.max_private_data_size);
     CHECK(pattr.num_provider_specific_attr == 0 || pattr.provider_specific_attr != NULL,
           "provider_specific_attr");
     vlog("adapter \"%s\" vendor \"%s\" provider \"%s\" max_eps %d srq_supported %d",

@@ -37,6 +37,35 @@ static tres post_must_fail(const char *what, DAT_RETURN r, DAT_EVD_HANDLE evd, D
     return T_PASS;
 }
 
+/* A remote access violation: reported like post_must_fail, or, as iWARP does (an RDMA write
+ * completes at the initiator once sent; the responder's error then terminates the connection),
+ * by a successful completion followed by DISCONNECTED or BROKEN on the initiator's conn EVD. */
+static tres remote_must_fail(const char *what, DAT_RETURN r, DAT_EVD_HANDLE evd, DAT_EVD_HANDLE conn,
+                             DAT_UINT64 ck, const DAT_UINT32 *types, int ntypes)
+{
+    DAT_EVENT ev;
+    if (r == DAT_SUCCESS && wait_ev(evd, 3000000, &ev) == DAT_SUCCESS &&
+        ev.event_number == DAT_DTO_COMPLETION_EVENT &&
+        ev.event_data.dto_completion_event_data.user_cookie.as_64 == ck &&
+        ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS) {
+        DAT_RETURN w = wait_ev(conn, 5000000, &ev);
+        CHECK(w == DAT_SUCCESS && (ev.event_number == DAT_CONNECTION_EVENT_BROKEN ||
+                                   ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED),
+              "%s: completed with DAT_DTO_SUCCESS and the connection stayed up (%s)", what, rs(w));
+        vlog("%s: reported by breaking the connection (%s)", what, evname(ev.event_number));
+        return T_PASS;
+    }
+    if (r == DAT_SUCCESS) {
+        /* the completion was consumed above: judge it here */
+        CHECK(ev.event_number == DAT_DTO_COMPLETION_EVENT &&
+                  ev.event_data.dto_completion_event_data.user_cookie.as_64 == ck,
+              "%s: no matching completion", what);
+        vlog("%s: completion status %s", what, dtostat(ev.event_data.dto_completion_event_data.status));
+        return T_PASS;
+    }
+    return post_must_fail(what, r, evd, ck, types, ntypes);
+}
+
 static const DAT_UINT32 local_errs[] = {DAT_INVALID_PARAMETER, DAT_LENGTH_ERROR, DAT_PROTECTION_VIOLATION,
                                         DAT_PRIVILEGES_VIOLATION};
 
@@ -342,9 +371,9 @@ static tres rdma_remote_errors(void)
     rt.segment_length = 64;
     static const DAT_UINT32 errs[] = {DAT_PROTECTION_VIOLATION, DAT_PRIVILEGES_VIOLATION, DAT_INVALID_PARAMETER,
                                       DAT_LENGTH_ERROR};
-    TRY(post_must_fail("rdma_write with a bad rmr_context",
+    TRY(remote_must_fail("rdma_write with a bad rmr_context",
                        dat_ep_post_rdma_write(c.cep, 1, &s, cookie(1), &rt, DAT_COMPLETION_DEFAULT_FLAG),
-                       c.c_dto, 1, errs, 4));
+                       c.c_dto, c.c_conn, 1, errs, 4));
     OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
     return T_PASS;
 }
@@ -361,9 +390,9 @@ static tres rdma_out_of_bounds(void)
     rt.segment_length = 256;
     static const DAT_UINT32 errs[] = {DAT_PROTECTION_VIOLATION, DAT_LENGTH_ERROR, DAT_INVALID_PARAMETER,
                                       DAT_PRIVILEGES_VIOLATION};
-    TRY(post_must_fail("rdma_read beyond the remote region",
+    TRY(remote_must_fail("rdma_read beyond the remote region",
                        dat_ep_post_rdma_read(c.cep, 1, &s, cookie(3), &rt, DAT_COMPLETION_DEFAULT_FLAG),
-                       c.c_dto, 3, errs, 4));
+                       c.c_dto, c.c_conn, 3, errs, 4));
     OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
     return T_PASS;
 }
@@ -386,9 +415,9 @@ static tres rdma_no_remote_priv(void)
     rt.segment_length = 64;
     static const DAT_UINT32 errs[] = {DAT_PRIVILEGES_VIOLATION, DAT_PROTECTION_VIOLATION, DAT_INVALID_PARAMETER,
                                       DAT_LENGTH_ERROR};
-    TRY(post_must_fail("rdma_write to memory without REMOTE_WRITE",
+    TRY(remote_must_fail("rdma_write to memory without REMOTE_WRITE",
                        dat_ep_post_rdma_write(c.cep, 1, &s, cookie(4), &rt, DAT_COMPLETION_DEFAULT_FLAG),
-                       c.c_dto, 4, errs, 4));
+                       c.c_dto, c.c_conn, 4, errs, 4));
     OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
     free(rbuf);
     return T_PASS;
