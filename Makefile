@@ -2,7 +2,8 @@
 #
 #   make                 build build/lib/libdat.so.1 (+ libdat.so link)
 #   make check           build and run every test: Rust unit/integration tests, ABI checks,
-#                        ELF export check, prototype check, C conformance suite on shm
+#                        ELF export check, prototype check, C conformance suite on shm (also
+#                        under valgrind), install check, and the verbs tests in rxe/siw guests
 #   make install PREFIX=/usr/local DESTDIR=
 #   make example         run the two-process ping-pong example over shm
 
@@ -23,7 +24,7 @@ RUST_STATIC := $(CARGO_TARGET_DIR)/release/libdat12.a
 EXPORTS     := $(shell cat crates/dat12/exports.txt)
 LIB         := $(BUILD)/lib/libdat.so.1
 
-.PHONY: all rust check check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install example install clean
+.PHONY: all rust check check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-vm example install clean
 
 all: $(LIB)
 
@@ -47,7 +48,7 @@ $(LIB): $(RUST_STATIC) crates/dat12/libdat.map crates/dat12/exports.txt
 
 comma := ,
 
-check: all check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install
+check: all check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-vm
 	@echo "make check: all checks passed"
 
 check-rust:
@@ -74,6 +75,10 @@ check-install: $(LIB)
 	rm -rf $(BUILD)/stage
 	$(MAKE) --no-print-directory install PREFIX=/usr/local DESTDIR=$(abspath $(BUILD)/stage)
 	sh tests/install/check.sh staged $(abspath $(BUILD)/stage) /usr/local
+
+# Real verbs (rxe and siw) in QEMU guests; needs `sudo tests/vm/install.sh` once.
+check-vm: $(LIB)
+	bash tests/vm/check.sh
 
 example: $(LIB)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c

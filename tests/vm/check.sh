@@ -1,0 +1,56 @@
+#!/bin/bash
+# tests/vm/check.sh -- the verbs part of `make check`: runs, inside soft-RDMA QEMU guests,
+#   1. rxe (Soft-RoCE), one guest: tests/vm/guest-suite.sh (verbs Rust tests, C conformance
+#      suite on ofa-v2-rdma0, the ping-pong example, perftest for comparison)
+#   2. siw (soft-iWARP), one guest: the same
+#   3. siw, two guests joined by a virtual link: the ping-pong example, server in guest a,
+#      client in guest b (rxe cannot span two hosts' namespaces on Debian's kernels; siw can)
+# Exits non-zero if anything failed inside a guest. Needs tests/vm/install.sh (root) first and
+# `make` (build/lib/libdat.so.1).
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+G=$HERE/rdma-guest.sh
+cd "$ROOT"
+FAILED=0
+T0=$(date +%s)
+
+[ -f build/lib/libdat.so.1 ] || { echo "vm check: run make first"; exit 1; }
+sh tests/c/build.sh include build/lib build/tests/c >/dev/null || exit 1
+
+# The verbs provider's Rust integration tests, built on the host, run in the guest.
+VERBS_TEST=$(cargo test --release -p datcore --test verbs_core --no-run --message-format=json 2>/dev/null |
+             grep -o '"executable":"[^"]*verbs_core[^"]*"' | tail -1 | sed 's/.*:"//; s/"$//')
+[ -x "$VERBS_TEST" ] || { echo "vm check: could not build the verbs_core test binary"; exit 1; }
+
+run() { # NAME rdma-guest options... -- command...
+  local name=$1; shift
+  echo "=== vm check: $name"
+  "$G" --timing "$@"
+  local rc=$?
+  [ $rc = 0 ] && echo "PASS vm.$name" || { echo "FAIL vm.$name (exit $rc)"; FAILED=1; }
+}
+
+run rxe --rxe --timeout 1500 -- "$HERE/guest-suite.sh" "$VERBS_TEST"
+run siw --siw --timeout 1500 -- "$HERE/guest-suite.sh" "$VERBS_TEST"
+
+# Two guests: ping-pong across the virtual link.
+link="datcheck$$"
+qual=$((20000 + $$ % 20000))
+pp=$ROOT/build/tests/c/pingpong
+export LD_LIBRARY_PATH=$ROOT/build/lib
+echo "=== vm check: siw-two-guests"
+"$G" --siw --timing --timeout 900 --link "$link:a" -- \
+  sh -c "exec $pp -s -P ofa-v2-\$RDMA_NETDEV -q $qual" > /tmp/dat-vm-server.$$ 2>&1 &
+spid=$!
+"$G" --siw --timing --timeout 900 --link "$link:b" -- \
+  sh -c "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do $pp -h \$RDMA_PEER_IP -P ofa-v2-\$RDMA_NETDEV -q $qual && exit 0; sleep 4; done; exit 1"
+crc=$?
+wait $spid; src=$?
+sed 's/^/  server: /' /tmp/dat-vm-server.$$; rm -f /tmp/dat-vm-server.$$
+if [ $crc = 0 ] && [ $src = 0 ]; then echo "PASS vm.siw-two-guests"; else echo "FAIL vm.siw-two-guests (client $crc, server $src)"; FAILED=1; fi
+
+n_fail=$FAILED
+echo "vm check: $(( $(date +%s) - T0 )) s"
+if [ $n_fail = 0 ]; then echo "3 passed, 0 failed"; else echo "vm check FAILED"; fi
+exit $FAILED
