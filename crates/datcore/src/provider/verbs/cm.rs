@@ -173,26 +173,30 @@ fn drain_async(dev: &Arc<DevInner>) {
 }
 
 fn run_deadlines(dev: &Arc<DevInner>) {
+    // Take the list out and look at the QPs without holding `timed`: a QP's deadline lives
+    // under its CM lock, and `set_deadline` pushes here while holding that lock (connect,
+    // graceful disconnect), so holding `timed` while locking a QP would deadlock the two —
+    // leaving the CM thread, and with it every later event and deadline, stuck for good.
+    let list = std::mem::take(&mut *dev.timed.lock());
+    if list.is_empty() {
+        return;
+    }
     let now = Instant::now();
-    let due: Vec<Arc<VerbsQp>> = {
-        let mut t = dev.timed.lock();
-        if t.is_empty() {
-            return;
+    let mut keep: Vec<Weak<VerbsQp>> = Vec::with_capacity(list.len());
+    let mut due = Vec::new();
+    for w in list {
+        let Some(q) = w.upgrade() else { continue };
+        match q.deadline() {
+            Some(d) if d <= now => due.push(q),
+            Some(_) if !keep.iter().any(|k| k.ptr_eq(&w)) => keep.push(w),
+            _ => {}
         }
-        let mut due = Vec::new();
-        t.retain(|w| match w.upgrade() {
-            Some(q) => match q.deadline() {
-                Some(d) if d <= now => {
-                    due.push(q);
-                    false
-                }
-                Some(_) => true,
-                None => false,
-            },
-            None => false,
-        });
-        due
-    };
+    }
+    if !keep.is_empty() {
+        let mut t = dev.timed.lock();
+        keep.retain(|w| !t.iter().any(|k| k.ptr_eq(w)));
+        t.extend(keep);
+    }
     for q in due {
         q.on_deadline();
     }
