@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #define E2E_WAIT (10000000u * g_tscale) /* 10 s in microseconds */
+#define KILL_BATCH 8 /* peer_killed: sends per credit (fewer than the 16 receives posted) */
 
 struct side {
     DAT_IA_HANDLE ia;
@@ -744,9 +745,13 @@ static tres stream_server(void *v)
     DAT_EVENT ev;
     TRY(srv_wait_cr(&s, &ev));
     TRY(srv_accept(&s, ev.event_data.cr_arrival_event_data.cr_handle, NULL, 0));
-    /* stream sends forever (until killed), keeping a few in flight */
+    /* stream sends forever (until killed). Credit-based, as iWARP requires (it has no
+     * receiver-not-ready retry): after each batch of KILL_BATCH sends, wait for the client's
+     * one-byte credit saying it has reposted its receives. */
     fill(s.buf, 1024, 5);
     DAT_LMR_TRIPLET t = trip(s.lctx, s.buf, 1024);
+    DAT_LMR_TRIPLET credit = trip(s.lctx, s.buf + 32768, 64);
+    OK(dat_ep_post_recv(s.ep, 1, &credit, ck(1000), DAT_COMPLETION_DEFAULT_FLAG));
     for (DAT_UINT64 i = 0;; i++) {
         DAT_RETURN r = dat_ep_post_send(s.ep, 1, &t, ck(i), DAT_COMPLETION_DEFAULT_FLAG);
         if (r != DAT_SUCCESS)
@@ -754,6 +759,12 @@ static tres stream_server(void *v)
         if (wait_ev(s.dto, E2E_WAIT, &ev) != DAT_SUCCESS ||
             ev.event_data.dto_completion_event_data.status != DAT_DTO_SUCCESS)
             break;
+        if (i % KILL_BATCH == KILL_BATCH - 1) {
+            if (wait_ev(s.rdto, E2E_WAIT, &ev) != DAT_SUCCESS ||
+                ev.event_data.dto_completion_event_data.status != DAT_DTO_SUCCESS)
+                break;
+            OK(dat_ep_post_recv(s.ep, 1, &credit, ck(1000), DAT_COMPLETION_DEFAULT_FLAG));
+        }
     }
     pause();
     return T_PASS;
@@ -783,6 +794,13 @@ static tres killed_client(void *v, struct peer *peer)
         CHECK(check_fill(s.buf + slot * 2048, 1024, 5), "streamed data mismatch");
         DAT_LMR_TRIPLET t = trip(s.lctx, s.buf + slot * 2048, 2048);
         OK(dat_ep_post_recv(s.ep, 1, &t, ck(slot), DAT_COMPLETION_DEFAULT_FLAG));
+        if (n % KILL_BATCH == KILL_BATCH - 1) { /* credit: the batch's receives are reposted */
+            DAT_LMR_TRIPLET c = trip(s.lctx, s.buf + 40000, 1);
+            OK(dat_ep_post_send(s.ep, 1, &c, ck(2000 + (DAT_UINT64)n), DAT_COMPLETION_DEFAULT_FLAG));
+            r = wait_ev(s.dto, E2E_WAIT, &ev);
+            CHECK(r == DAT_SUCCESS && ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS,
+                  "credit send %d: %s", n, rs(r));
+        }
     }
     kill(peer->pid, SIGKILL);
     int st;
