@@ -32,13 +32,15 @@ ts=$(date +%s)
 sh tests/c/run.sh "$ia" || fail=1
 echo "suite time: $(( $(date +%s) - ts )) s"
 
-step "example: examples/run-pingpong.sh $ia"
+step "example: examples/run-pingpong.sh $ia (dat_evd_wait), then -p (polling dat_evd_dequeue)"
 sh examples/run-pingpong.sh "$ia" || fail=1
+sh examples/run-pingpong.sh "$ia" -p | grep -E 'latency|MB/s|run-pingpong' || fail=1
 
 step "perftest on $RDMA_DEV (same guest, for comparison with the example)"
 gid=""
 [ -n "${RDMA_GID_INDEX:-}" ] && gid="-x $RDMA_GID_INDEX"
-for t in "ib_send_lat -n 1000 -s 64" "ib_write_bw -n 200 -s 1048576"; do
+# -R: connect through rdma_cm, as DAT does (and as iWARP requires).
+for t in "ib_send_lat -R -n 1000 -s 64" "ib_write_bw -R -n 200 -s 1048576"; do
     # shellcheck disable=SC2086
     timeout 120 $t -d "$RDMA_DEV" $gid >/tmp/perf-srv.log 2>&1 &
     sleep 1
