@@ -177,15 +177,17 @@ static DAT_DTO_COOKIE cookie(uint64_t v)
     return k;
 }
 
-/* message slots in the first 4 KiB of the buffer */
-#define RECV_SLOT 0
+/* Message slots in the first 4 KiB of the buffer. Receive k lands in slot k % 2, so the next
+ * receive can be posted before the current one is read: a message must never arrive with no
+ * receive posted (iWARP has no receiver-not-ready retry; it breaks the connection). */
+#define RECV_SLOT(k) (((k) & 1) * 512)
 #define SEND_SLOT 1024
-static struct msg *recv_msg(struct ctx *c) { return (struct msg *)(c->buf + RECV_SLOT); }
+static struct msg *recv_msg(struct ctx *c, uint64_t ck) { return (struct msg *)(c->buf + RECV_SLOT(ck)); }
 static struct msg *send_msg(struct ctx *c) { return (struct msg *)(c->buf + SEND_SLOT); }
 
 static void post_recv(struct ctx *c, uint64_t ck)
 {
-    DAT_LMR_TRIPLET t = seg(c, RECV_SLOT, MSG_SIZE);
+    DAT_LMR_TRIPLET t = seg(c, RECV_SLOT(ck), MSG_SIZE);
     check(dat_ep_post_recv(c->ep, 1, &t, cookie(ck), DAT_COMPLETION_DEFAULT_FLAG), "dat_ep_post_recv");
 }
 
@@ -299,7 +301,7 @@ static int run_server(char *ia_name, DAT_CONN_QUAL qual, int iters, DAT_VLEN rdm
     /* ping-pong: answer every PING with a PONG carrying the same sequence number */
     for (int i = 0; i < iters; i++) {
         wait_recv(&c, (uint64_t)i, "receive PING");
-        struct msg *m = recv_msg(&c);
+        struct msg *m = recv_msg(&c, (uint64_t)i);
         if (m->type != MSG_PING || m->seq != (uint32_t)i || !payload_ok(m, (uint32_t)i))
             fail("server: bad PING %d", i);
         post_recv(&c, (uint64_t)i + 1);
@@ -325,7 +327,7 @@ static int run_server(char *ia_name, DAT_CONN_QUAL qual, int iters, DAT_VLEN rdm
 
     /* the client writes, reads back and then tells us it is done */
     wait_recv(&c, (uint64_t)iters, "receive DONE");
-    struct msg *d = recv_msg(&c);
+    struct msg *d = recv_msg(&c, (uint64_t)iters);
     if (d->type != MSG_DONE)
         fail("server: expected DONE");
     DAT_LMR_TRIPLET t = seg(&c, 4096, rdma_bytes);
@@ -391,12 +393,12 @@ static int run_client(char *ia_name, const char *host, DAT_CONN_QUAL qual, int i
         m->type = MSG_PING;
         m->seq = (uint32_t)i;
         fill_payload(m, (uint32_t)i);
+        post_recv(&c, (uint64_t)i + 1); /* for the message after the PONG (the last: RMR) */
         send_and_wait(&c, 1000000 + (uint64_t)i);
         wait_recv(&c, (uint64_t)i, "receive PONG");
-        struct msg *r = recv_msg(&c);
+        struct msg *r = recv_msg(&c, (uint64_t)i);
         if (r->type != MSG_PONG || r->seq != (uint32_t)i || !payload_ok(r, (uint32_t)i + 1))
             fail("client: bad PONG %d", i);
-        post_recv(&c, (uint64_t)i + 1);
     }
     double dt = now() - t0;
     step("client: %d ping-pongs of %d bytes, data checked", iters, MSG_SIZE);
@@ -404,7 +406,7 @@ static int run_client(char *ia_name, const char *host, DAT_CONN_QUAL qual, int i
 
     /* RMR triplet of the server's buffer */
     wait_recv(&c, (uint64_t)iters, "receive RMR triplet");
-    struct msg *rm = recv_msg(&c);
+    struct msg *rm = recv_msg(&c, (uint64_t)iters);
     if (rm->type != MSG_RMR || rm->len < rdma_bytes)
         fail("client: bad RMR message");
     DAT_RMR_TRIPLET remote;
@@ -451,7 +453,7 @@ static int run_client(char *ia_name, const char *host, DAT_CONN_QUAL qual, int i
     d->addr = sum;
     send_and_wait(&c, 2000000);
     wait_recv(&c, (uint64_t)iters + 1, "receive OK");
-    if (recv_msg(&c)->type != MSG_OK)
+    if (recv_msg(&c, (uint64_t)iters + 1)->type != MSG_OK)
         fail("client: expected OK");
     step("client: server verified the RDMA data");
 
