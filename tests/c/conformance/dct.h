@@ -39,6 +39,15 @@ extern unsigned g_tscale;        /* watchdog multiplier (env DAT_CONFORMANCE_TIM
 extern char *t_reason;          /* points into a shared page, 1024 bytes */
 #define T_REASON_MAX 1024
 
+/* Two-host mode (--role server|client, --peer ADDR): each e2e pair case runs only its own
+ * side; qualifiers come from the case's index in e2e_cases (30000 + 10 * index + k). */
+#define ROLE_NONE 0
+#define ROLE_SERVER 1
+#define ROLE_CLIENT 2
+extern int g_role;
+extern struct in_addr g_peer_addr; /* client: the server host */
+extern int g_case_index;           /* index of the running case in e2e_cases (role mode) */
+
 tres t_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 tres t_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void vlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -132,6 +132,9 @@ void set_loopback_addr(struct sockaddr_in *sin)
 /* A connection qualifier unique to this process: 10000 + (pid % 5000) * 10 + k, k < 10. */
 DAT_CONN_QUAL fresh_qual(unsigned k)
 {
+    /* two-host mode: both hosts derive the same qualifier from the case index */
+    if (g_role != ROLE_NONE)
+        return (DAT_CONN_QUAL)(30000u + (unsigned)g_case_index * 10u + (k % 10u));
     return (DAT_CONN_QUAL)(10000u + ((unsigned)getpid() % 5000u) * 10u + (k % 10u));
 }
 

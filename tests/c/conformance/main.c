@@ -10,12 +10,22 @@
  *   -n  no fork: run every case in this process (debugging; a crash stops the suite)
  *   -t  default per-case watchdog in seconds (default 30)
  *
+ * Two-host mode:
+ *   --role server|client   run only the e2e cases, and of each pair case only this side (no
+ *                          fork of a peer), in table order; case i uses the connection
+ *                          qualifiers 30000 + 10 * i + k, so both hosts agree without talking.
+ *                          Before each case the client waits (up to 60 s) until the server's
+ *                          side is listening; cases that need both processes on one host are
+ *                          skipped with a reason.  The other (non-e2e) cases are not run.
+ *   --peer <IPv4>          client: the server host's address (server: accepted, unused)
+ *
  * Output: one line per case ("PASS name", "FAIL name: reason", "SKIP name: reason") and a
  * final line "N passed, M failed[, K skipped]".  Exit status 1 if any case failed.
  */
 #include "dct.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -24,6 +34,9 @@
 char *g_ia_name = "shm";
 int g_verbose = 0;
 unsigned g_tscale = 1;
+int g_role = ROLE_NONE;
+struct in_addr g_peer_addr;
+int g_case_index = -1;
 static char reason_local[T_REASON_MAX];
 char *t_reason = reason_local;
 
@@ -194,7 +207,8 @@ static int name_selected(const char *name, const char **filters, int nfilters)
 static void usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s -P <ia_name> [-v] [-k <filter>]... [-l] [-n] [-t <secs>]\n", argv0);
+            "usage: %s -P <ia_name> [-v] [-k <filter>]... [-l] [-n] [-t <secs>]\n"
+            "       [--role server|client] [--peer <IPv4>]\n", argv0);
     exit(2);
 }
 
@@ -273,8 +287,25 @@ int main(int argc, char **argv)
     unsigned deftimeout = 30;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
-    while ((opt = getopt(argc, argv, "P:vk:lnt:h")) != -1) {
+    static const struct option longopts[] = {
+        {"role", required_argument, NULL, 'R'},
+        {"peer", required_argument, NULL, 'A'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *peer = NULL;
+    while ((opt = getopt_long(argc, argv, "P:vk:lnt:h", longopts, NULL)) != -1) {
         switch (opt) {
+        case 'R':
+            if (strcmp(optarg, "server") == 0)
+                g_role = ROLE_SERVER;
+            else if (strcmp(optarg, "client") == 0)
+                g_role = ROLE_CLIENT;
+            else
+                usage(argv[0]);
+            break;
+        case 'A':
+            peer = optarg;
+            break;
         case 'P':
             g_ia_name = optarg;
             break;
@@ -302,20 +333,37 @@ int main(int argc, char **argv)
     }
     if (optind != argc)
         usage(argv[0]);
+    if (peer && inet_pton(AF_INET, peer, &g_peer_addr) != 1) {
+        fprintf(stderr, "%s: --peer: not an IPv4 address: %s\n", argv[0], peer);
+        exit(2);
+    }
+    if (g_role == ROLE_CLIENT && !peer) {
+        fprintf(stderr, "%s: --role client needs --peer <server address>\n", argv[0]);
+        exit(2);
+    }
     const char *sc = getenv("DAT_CONFORMANCE_TIMEOUT_SCALE");
     if (sc && atoi(sc) > 0)
         g_tscale = (unsigned)atoi(sc);
 
-    int npass = 0, nfail = 0, nskip = 0;
+    int npass = 0, nfail = 0, nskip = 0, nother = 0;
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
         for (const struct tcase *tc = tables[t]; tc->name; tc++) {
             if (!name_selected(tc->name, filters, nfilters))
                 continue;
+            if (g_role != ROLE_NONE) {
+                if (tables[t] != e2e_cases) {
+                    nother++; /* single-host cases: not part of a two-host run */
+                    continue;
+                }
+                g_case_index = (int)(tc - e2e_cases);
+            }
             if (list) {
                 printf("%s\n", tc->name);
                 continue;
             }
             unsigned timeout = (tc->timeout ? tc->timeout : deftimeout) * g_tscale;
+            if (g_role != ROLE_NONE)
+                timeout += 150 * g_tscale; /* the other host may still be booting */
             reason_local[0] = 0;
             vlog("=== %s", tc->name);
             tres r;
@@ -350,6 +398,9 @@ int main(int argc, char **argv)
     }
     if (list)
         return 0;
+    if (nother)
+        printf("(%s role: %d non-e2e cases not run; they run in single-host mode)\n",
+               g_role == ROLE_SERVER ? "server" : "client", nother);
     if (nskip)
         printf("%d passed, %d failed, %d skipped\n", npass, nfail, nskip);
     else

@@ -3,6 +3,13 @@
  * peer process that runs the server side.  The peer signals readiness (PSP/RSP listening)
  * through a pipe, reports its own result through its exit status and a shared page, and has
  * its own alarm() watchdog.  Each case uses connection qualifiers derived from its pid.
+ *
+ * Two-host mode (--role server|client, see main.c): run_pair runs only this host's side, in
+ * the case process itself.  The local readiness pipe is replaced by a barrier over the wire:
+ * the server's peer_ready() listens on the case's qualifier k=8 and rejects the one connect
+ * request that arrives there; the client retries a probe connect to it (NON_PEER_REJECTED,
+ * UNREACHABLE or TIMED_OUT: not listening yet) for up to 60 s until it is rejected by the
+ * peer, and only then connects to the case's real qualifier.  The client connects to --peer.
  */
 #include "dct.h"
 
@@ -90,10 +97,18 @@ static tres wait_conn_event(struct side *s, DAT_EVENT_NUMBER want, DAT_EVENT *ou
     return T_PASS;
 }
 
+/* 127.0.0.1, or the server host in two-host mode */
+static void set_peer_addr(struct sockaddr_in *sin)
+{
+    set_loopback_addr(sin);
+    if (g_role == ROLE_CLIENT)
+        sin->sin_addr = g_peer_addr;
+}
+
 static tres cli_connect(struct side *s, DAT_CONN_QUAL q, const void *pd, DAT_COUNT pdlen, DAT_EVENT *ev)
 {
     struct sockaddr_in sin;
-    set_loopback_addr(&sin);
+    set_peer_addr(&sin);
     OK(dat_ep_connect(s->ep, (DAT_IA_ADDRESS_PTR)&sin, q, E2E_WAIT, pdlen, (DAT_PVOID)pd, DAT_QOS_BEST_EFFORT,
                       DAT_CONNECT_DEFAULT_FLAG));
     DAT_RETURN r = wait_ev(s->conn, E2E_WAIT, ev);
@@ -134,8 +149,94 @@ struct peer {
 
 static int g_ready_wfd = -1;
 
+#define BARRIER_Q 8 /* fresh_qual(BARRIER_Q): the two-host barrier of a case */
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* two-host server: the case's side is listening; wait for the client's probe and reject it */
+static tres server_barrier(void)
+{
+    DAT_IA_HANDLE ia;
+    DAT_EVD_HANDLE async_evd, cr_evd;
+    DAT_PSP_HANDLE psp;
+    OK(open_ia(&ia, &async_evd));
+    OK(make_evd(ia, DAT_EVD_CR_FLAG, 4, &cr_evd));
+    OK(dat_psp_create(ia, fresh_qual(BARRIER_Q), cr_evd, DAT_PSP_CONSUMER_FLAG, &psp));
+    vlog("server: listening; waiting for the client's barrier probe on %llu",
+         (unsigned long long)fresh_qual(BARRIER_Q));
+    DAT_EVENT ev;
+    DAT_RETURN r = wait_ev(cr_evd, 120000000u * g_tscale, &ev);
+    CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_REQUEST_EVENT,
+          "server: no barrier probe from the client within 120 s: %s", rs(r));
+    OK(dat_cr_reject(ev.event_data.cr_arrival_event_data.cr_handle));
+    usleep(50000);
+    OK(dat_psp_free(psp));
+    OK(dat_evd_free(cr_evd));
+    OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+    return T_PASS;
+}
+
+/* two-host client: probe the server's barrier until the server rejects it (= ready) */
+static tres client_barrier(void)
+{
+    DAT_IA_HANDLE ia;
+    DAT_EVD_HANDLE async_evd, conn, dto;
+    DAT_PZ_HANDLE pz;
+    OK(open_ia(&ia, &async_evd));
+    OK(dat_pz_create(ia, &pz));
+    OK(make_evd(ia, DAT_EVD_CONNECTION_FLAG, 4, &conn));
+    OK(make_evd(ia, DAT_EVD_DTO_FLAG, 8, &dto));
+    struct sockaddr_in sin;
+    set_peer_addr(&sin);
+    double t0 = mono();
+    int tries = 0;
+    for (;;) {
+        DAT_EP_HANDLE ep;
+        DAT_EVENT ev;
+        tries++;
+        OK(dat_ep_create(ia, pz, dto, dto, conn, NULL, &ep));
+        OK(dat_ep_connect(ep, (DAT_IA_ADDRESS_PTR)&sin, fresh_qual(BARRIER_Q), 5000000, 0, NULL,
+                          DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
+        DAT_RETURN r = wait_ev(conn, 10000000, &ev);
+        DAT_EVENT_NUMBER n = r == DAT_SUCCESS ? ev.event_number : DAT_CONNECTION_EVENT_TIMED_OUT;
+        if (n != DAT_CONNECTION_EVENT_DISCONNECTED && n != DAT_CONNECTION_EVENT_BROKEN &&
+            n != DAT_CONNECTION_EVENT_PEER_REJECTED && n != DAT_CONNECTION_EVENT_ESTABLISHED)
+            dat_ep_disconnect(ep, DAT_CLOSE_ABRUPT_FLAG);
+        OK(dat_ep_free(ep));
+        while (dat_evd_dequeue(conn, &ev) == DAT_SUCCESS)
+            ;
+        if (n == DAT_CONNECTION_EVENT_PEER_REJECTED)
+            break;
+        CHECK(n == DAT_CONNECTION_EVENT_NON_PEER_REJECTED || n == DAT_CONNECTION_EVENT_UNREACHABLE ||
+                  n == DAT_CONNECTION_EVENT_TIMED_OUT,
+              "client: barrier probe got %s", evname(n));
+        CHECK(mono() - t0 < 60.0 * g_tscale, "client: server not listening after 60 s (%d probes, last %s)", tries,
+              evname(n));
+        usleep(tries < 10 ? 100000 : 500000);
+    }
+    vlog("client: server ready after %d probe(s), %.2f s", tries, mono() - t0);
+    OK(dat_evd_free(dto));
+    OK(dat_evd_free(conn));
+    OK(dat_pz_free(pz));
+    OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+    return T_PASS;
+}
+
 static void peer_ready(void)
 {
+    if (g_role == ROLE_SERVER) {
+        if (server_barrier() != T_PASS) {
+            fflush(stdout);
+            fflush(stderr);
+            _exit(T_FAIL);
+        }
+        return;
+    }
     char c = 'R';
     if (g_ready_wfd >= 0 && write(g_ready_wfd, &c, 1) != 1)
         _exit(T_FAIL);
@@ -221,6 +322,15 @@ static tres peer_join(struct peer *p, int secs)
 static tres run_pair(tres (*server)(void *), tres (*client)(void *, struct peer *), void *arg)
 {
     struct peer p;
+    if (g_role == ROLE_SERVER)
+        return server(arg); /* its peer_ready() is the barrier */
+    if (g_role == ROLE_CLIENT) {
+        memset(&p, 0, sizeof p);
+        p.pid = -1;
+        p.ready_fd = -1;
+        TRY(client_barrier());
+        return client(arg, &p);
+    }
     TRY(spawn_peer(&p, server, arg));
     tres r = peer_wait_ready(&p);
     if (r != T_PASS) {
@@ -372,13 +482,6 @@ static tres pp_server(void *v)
     /* the one receive still posted is flushed */
     TRY(expect_dto(s.rdto, E2E_WAIT, (DAT_UINT64)a->iters, DAT_DTO_ERR_FLUSHED, 0, NULL));
     return side_close(&s);
-}
-
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static tres pp_client(void *v, struct peer *peer)
@@ -665,6 +768,8 @@ static tres e2e_reject(void)
 
 static tres e2e_no_listener(void)
 {
+    if (g_role == ROLE_SERVER)
+        return t_skip("client-only case (the client connects to an unused qualifier on this host)");
     struct side s;
     TRY(side_open(&s, 4096, 1));
     DAT_EVENT ev;
@@ -836,6 +941,9 @@ static tres killed_client(void *v, struct peer *peer)
 
 static tres e2e_peer_killed(void)
 {
+    if (g_role != ROLE_NONE)
+        return t_skip("two-host mode: the client must SIGKILL the server process mid-stream, which "
+                      "lives on the other host");
     struct pair_arg a = {fresh_qual(0), 0, 0};
     return run_pair(stream_server, killed_client, &a);
 }
