@@ -3,8 +3,10 @@
 #   1. rxe (Soft-RoCE), one guest: tests/vm/guest-suite.sh (verbs Rust tests, C conformance
 #      suite on ofa-v2-rdma0, the ping-pong example, perftest for comparison)
 #   2. siw (soft-iWARP), one guest: the same
-#   3. siw, two guests joined by a virtual link: the ping-pong example, server in guest a,
-#      client in guest b (rxe cannot span two hosts' namespaces on Debian's kernels; siw can)
+#   3. siw, two guests joined by a virtual link: the ping-pong example, then the conformance
+#      suite's e2e cases in two-host mode (dat_conformance --role server|client), server sides
+#      in guest a, client sides in guest b (rxe cannot span two hosts' namespaces on Debian's
+#      kernels; siw can)
 # Exits non-zero if anything failed inside a guest. Needs tests/vm/install.sh (root) first and
 # `make` (build/lib/libdat.so.1).
 set -u
@@ -34,17 +36,22 @@ run() { # NAME rdma-guest options... -- command...
 run rxe --rxe --timeout 1500 -- "$HERE/guest-suite.sh" "$VERBS_TEST"
 run siw --siw --timeout 1500 -- "$HERE/guest-suite.sh" "$VERBS_TEST"
 
-# Two guests: ping-pong across the virtual link.
+# Two guests: ping-pong across the virtual link, then the conformance suite's e2e cases with
+# each case's server side in guest a and its client side in guest b (the suite synchronises
+# the two hosts per case itself; its qualifiers are 30000 + 10 * case index + k).
 link="datcheck$$"
 qual=$((20000 + $$ % 20000))
 pp=$ROOT/build/tests/c/pingpong
+dc="$ROOT/build/tests/c/dat_conformance -P ofa-v2-\$RDMA_NETDEV"
 export LD_LIBRARY_PATH=$ROOT/build/lib
 echo "=== vm check: siw-two-guests"
 "$G" --siw --timing --timeout 900 --link "$link:a" -- \
-  sh -c "exec $pp -s -P ofa-v2-\$RDMA_NETDEV -q $qual" > /tmp/dat-vm-server.$$ 2>&1 &
+  sh -c "$pp -s -P ofa-v2-\$RDMA_NETDEV -q $qual; p=\$?; echo \"pingpong server exit \$p\";
+         $dc --role server; c=\$?; [ \$p = 0 ] && [ \$c = 0 ]" > /tmp/dat-vm-server.$$ 2>&1 &
 spid=$!
 "$G" --siw --timing --timeout 900 --link "$link:b" -- \
-  sh -c "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do $pp -h \$RDMA_PEER_IP -P ofa-v2-\$RDMA_NETDEV -q $qual && exit 0; sleep 4; done; exit 1"
+  sh -c "p=1; for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do $pp -h \$RDMA_PEER_IP -P ofa-v2-\$RDMA_NETDEV -q $qual && { p=0; break; }; sleep 4; done
+         echo \"pingpong client exit \$p\"; $dc --role client --peer \$RDMA_PEER_IP; c=\$?; [ \$p = 0 ] && [ \$c = 0 ]"
 crc=$?
 wait $spid; src=$?
 sed 's/^/  server: /' /tmp/dat-vm-server.$$; rm -f /tmp/dat-vm-server.$$
