@@ -9,33 +9,42 @@ set -u -o pipefail
 : "${RDMA_DEV:?not in an rdma-guest}" "${RDMA_IP:?}"
 ITERS=200
 
-# retry TRIES CMD...: run CMD until it succeeds, at most TRIES times, 1 s apart.
-retry() { local n=$1 i; shift; for ((i = 1; i <= n; i++)); do "$@" && return 0; sleep 1; done; return 1; }
+# retry SECONDS CMD...: run CMD until it succeeds, 1 s apart, giving up after SECONDS.
+retry() {
+  local end=$((SECONDS + $1)); shift
+  until "$@"; do [ "$SECONDS" -lt "$end" ] || return 1; echo "(retrying: $1)"; sleep 1; done
+}
 step() { echo "== $*"; }
-# perftest prints its result table to stdout; keep the header and the numbers.
-lat() { ib_send_lat -R -d "$RDMA_DEV" -n "$ITERS" "$@" 2>&1 | grep -E '^ *(#bytes|[0-9])' ; return "${PIPESTATUS[0]}"; }
+# perftest prints its result table to stdout; keep the header and the numbers (errors: stderr).
+# Every attempt is bounded too. Pitfall: rping -c can hang after "connect error" (refused).
+lat() { timeout 90 ib_send_lat -R -d "$RDMA_DEV" -n "$ITERS" "$@" | grep -E '^ *(#bytes|[0-9])'; return "${PIPESTATUS[0]}"; }
+ping_srv() { timeout 90 rping -s -a "$RDMA_IP" -C 5; }
+ping_cli() { timeout 30 rping -c -a "$1" -C 5 -v | tail -1; return "${PIPESTATUS[0]}"; }
 
 case ${1:-} in
   loopback)
     step "ibv_devices";  ibv_devices || exit 1
     step "ibv_devinfo -d $RDMA_DEV"; ibv_devinfo -d "$RDMA_DEV" | grep -E 'hca_id|transport|state|active_mtu|link_layer' || exit 1
     step "rping loopback on $RDMA_IP"
-    rping -s -a "$RDMA_IP" -C 5 & srv=$!
-    retry 20 rping -c -a "$RDMA_IP" -C 5 -v | tail -1 || { kill $srv; exit 1; }
+    ping_srv & srv=$!
+    retry 30 ping_cli "$RDMA_IP" || { kill $srv; exit 1; }
     wait $srv || exit 1
     step "ib_send_lat -R loopback on $RDMA_IP"
     lat > /dev/null & srv=$!
-    retry 20 lat "$RDMA_IP" || { kill $srv; exit 1; }
+    retry 30 lat "$RDMA_IP" || { kill $srv; exit 1; }
     wait $srv || exit 1
     ;;
   server)
-    step "ib_send_lat -R server on $RDMA_IP"; lat || exit 1
-    step "rping server on $RDMA_IP"; rping -s -a "$RDMA_IP" -C 5 || exit 1
+    # (a server whose client gave up mid-handshake exits with an error: serve again)
+    step "ib_send_lat -R server on $RDMA_IP"; retry 120 lat || exit 1
+    step "rping server on $RDMA_IP"; retry 60 ping_srv || exit 1
     ;;
   client)
     : "${RDMA_PEER_IP:?needs --link}"
-    step "ib_send_lat -R client -> $RDMA_PEER_IP"; retry 60 lat "$RDMA_PEER_IP" || exit 1
-    step "rping client -> $RDMA_PEER_IP"; retry 30 rping -c -a "$RDMA_PEER_IP" -C 5 -v | tail -1 || exit 1
+    # First the wire itself: the other guest may still be booting.
+    step "ping $RDMA_PEER_IP"; retry 120 busybox ping -c 1 -W 2 "$RDMA_PEER_IP" | grep -m1 'bytes from' || exit 1
+    step "ib_send_lat -R client -> $RDMA_PEER_IP"; retry 120 lat "$RDMA_PEER_IP" || exit 1
+    step "rping client -> $RDMA_PEER_IP"; retry 60 ping_cli "$RDMA_PEER_IP" || exit 1
     ;;
   *) echo "usage: $0 loopback|server|client" >&2; exit 2;;
 esac
