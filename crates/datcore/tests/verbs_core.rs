@@ -262,6 +262,74 @@ fn verbs_send_recv_rdma() {
     }
 }
 
+/// An RDMA read into several sink segments (split into one read per segment where the device
+/// scatters reads into fewer SGEs, siw: 1): the data lands at the right offsets, the request
+/// completes once with its full length, the send queue is idle afterwards, and a failing split
+/// read reports exactly one completion.
+#[test]
+fn verbs_split_read() {
+    let Some(name) = ia_name() else { return };
+    let ia = open(&name);
+    let (c, s) = (ep(&ia), ep(&ia));
+    let mut src = Buf::new(&ia, 1 << 16, 0);
+    for (i, b) in src.mem.iter_mut().enumerate() {
+        *b = (i * 7 + i / 251) as u8;
+    }
+    let sink = Buf::new(&ia, 1 << 16, 0xee);
+    let other = Buf::new(&ia, 8192, 0xee);
+    connect(&ia, &c, &s, 20004, b"");
+    assert_eq!(c.ep.idle(), (true, true), "fresh EP not idle");
+    // Odd sizes and offsets, gaps between the segments, one segment in another region.
+    let segs = [(Some(0usize), 100usize), (Some(1000), 4000), (None, 333), (Some(9000), 4092), (Some(20000), 1)];
+    let sges: Vec<Sge> = segs.iter().map(|&(off, len)| match off {
+        Some(o) => sink.sge(o, len),
+        None => other.sge(512, len),
+    }).collect();
+    let total: usize = segs.iter().map(|s| s.1).sum();
+    let roff = 777usize;
+    for round in 0..3u64 {
+        c.ep.post_request(SendOp::RdmaRead { remote_addr: src.addr() + roff as u64, rkey: src.rkey }, &sges, 40 + round, 0)
+            .expect("split rdma read");
+        assert_eq!(dto(&c.req, "split read"), (40 + round, DAT_DTO_SUCCESS, total as u64));
+        let mut r = roff;
+        for &(off, len) in &segs {
+            let got = match off {
+                Some(o) => &sink.mem[o..o + len],
+                None => &other.mem[512..512 + len],
+            };
+            assert!(got == &src.mem[r..r + len], "round {round}: segment at {off:?} (+{len}) does not hold remote bytes {r}..");
+            r += len;
+        }
+        assert_eq!(c.ep.idle(), (true, true), "send queue not idle after the read completed");
+    }
+    // The gaps and the rest stay untouched.
+    assert!(sink.mem[100..1000].iter().all(|&b| b == 0xee));
+    assert!(sink.mem[5000..9000].iter().all(|&b| b == 0xee));
+    assert!(sink.mem[13092..20000].iter().all(|&b| b == 0xee));
+    assert!(sink.mem[20001..].iter().all(|&b| b == 0xee));
+    assert!(other.mem[..512].iter().chain(&other.mem[845..]).all(|&b| b == 0xee));
+    // Nothing else was reported for the fragments.
+    assert!(c.req.wait(200_000, 1).is_err(), "extra completion after the split reads");
+    // Unsignaled requests count as posted until a later completion retires them.
+    c.ep.post_request(SendOp::RdmaWrite { remote_addr: src.addr(), rkey: src.rkey }, &[sink.sge(0, 64)], 50, DAT_COMPLETION_SUPPRESS_FLAG)
+        .expect("unsignaled write");
+    c.ep.post_request(SendOp::RdmaWrite { remote_addr: src.addr() + 64, rkey: src.rkey }, &[sink.sge(0, 64)], 51, 0).expect("write");
+    assert_eq!(dto(&c.req, "write after an unsignaled one"), (51, DAT_DTO_SUCCESS, 64));
+    assert_eq!(c.ep.idle().1, true, "the unsignaled write was not retired");
+    // A split read from a bad remote key fails once: one error completion for the request,
+    // not one per fragment (the others are flushed behind the failure).
+    c.ep.post_request(SendOp::RdmaRead { remote_addr: src.addr(), rkey: src.rkey ^ 0x5a5a00 }, &sges, 60, 0)
+        .expect("bad split read posts");
+    let (cookie, st, _) = dto(&c.req, "failed split read");
+    assert_eq!(cookie, 60);
+    assert_ne!(st, DAT_DTO_SUCCESS, "read with a bad rkey succeeded");
+    eprintln!("split read with a bad rkey: status {st:#x}");
+    assert!(c.req.wait(1_000_000, 1).is_err(), "a failed split read completed more than once");
+    assert_eq!(c.ep.idle().1, true, "send queue not idle after the failed read");
+    let _ = c.ep.disconnect(true);
+    let _ = s.ep.disconnect(true);
+}
+
 #[test]
 fn verbs_reject_and_no_listener() {
     let Some(name) = ia_name() else { return };

@@ -69,7 +69,22 @@ pub fn ibv_sges(sges: &[Sge], out: &mut [sys::ibv_sge; MAX_SGE]) -> DatResult<us
     Ok(n)
 }
 
-/// One work request's bookkeeping: the consumer cookie and (op | length << 8).
+/// Slot info: the operation (`OP_*`, low byte).
+const INFO_OP: u64 = 0xff;
+/// Slot info: fragments of a split RDMA read that follow this one (0: the last, or unsplit).
+const INFO_REST_SHIFT: u32 = 8;
+const INFO_REST: u64 = 0xff << INFO_REST_SHIFT;
+/// Slot info, on the last fragment of a split read: the request was already reported (an
+/// earlier fragment failed), so its own completion — a flush — is dropped.
+const INFO_REPORTED: u64 = 1 << 16;
+/// Slot info: the byte count reported on success.
+const INFO_LEN_SHIFT: u32 = 24;
+
+fn slot_info(op: u64, rest: usize, len: u64) -> u64 {
+    op | (rest as u64) << INFO_REST_SHIFT | len << INFO_LEN_SHIFT
+}
+
+/// One work request's bookkeeping: the consumer cookie and [`slot_info`].
 pub struct Slot {
     wr_id: AtomicU64,
     info: AtomicU64,
@@ -113,15 +128,31 @@ impl Slots {
         let (wr_id, opcode, byte_len) = match wc.wr_id & KIND_MASK {
             KIND_SEND => {
                 self.retire_sends(idx as u32);
-                let s = &self.send[idx & (self.send.len() - 1)];
+                let mask = self.send.len() - 1;
+                let s = &self.send[idx & mask];
                 let info = s.info.load(Ordering::Acquire);
-                let op = match info & 0xff {
+                let rest = ((info & INFO_REST) >> INFO_REST_SHIFT) as usize;
+                if rest > 0 {
+                    // A fragment of a split RDMA read (unsignaled, so only errors and flushes
+                    // complete here): the first one to fail reports the request; the rest of
+                    // the group, the last fragment included, is dropped.
+                    if status == super::super::WcStatus::Success {
+                        return None;
+                    }
+                    let last = &self.send[(idx + rest) & mask];
+                    if last.info.fetch_or(INFO_REPORTED, Ordering::AcqRel) & INFO_REPORTED != 0 {
+                        return None;
+                    }
+                } else if info & INFO_REPORTED != 0 {
+                    return None;
+                }
+                let op = match info & INFO_OP {
                     OP_SEND => WcOpcode::Send,
                     OP_WRITE => WcOpcode::RdmaWrite,
                     OP_READ => WcOpcode::RdmaRead,
                     _ => WcOpcode::Bind,
                 };
-                (s.wr_id.load(Ordering::Acquire), op, info >> 8)
+                (s.wr_id.load(Ordering::Acquire), op, info >> INFO_LEN_SHIFT)
             }
             KIND_RECV => {
                 let s = &self.recv[idx & (self.recv.len() - 1)];
@@ -618,9 +649,23 @@ impl QueuePair for VerbsQp {
         }
         let mut count = self.send_count.lock();
         // An RDMA read into more SGEs than the device scatters (siw: 1) goes as one read per
-        // chunk of SGEs, unsignaled but the last; the send queue completes in order, so the
-        // last completion stands for all of them.
+        // chunk of SGEs, at consecutive remote addresses, unsignaled but the last. Reads
+        // complete in order (the responder answers them in order, also on siw, whose reads
+        // otherwise complete after later sends), so the last completion stands for all of them;
+        // if a fragment fails, its error reports the request and the rest of the group is
+        // dropped (see `Slots::complete`).
         let chunk = if op == OP_READ { self.dev.max_sge_rd } else { n.max(1) };
+        let frags = n.div_ceil(chunk).max(1);
+        if frags > 1 {
+            // All fragments or none: a send queue filling up half way would leave a partial
+            // request in flight behind an error return.
+            let outstanding = (*count as u32).wrapping_sub(self.slots.send_done.load(Ordering::Acquire));
+            if outstanding as usize + frags > send_depth(&self.dev, &self.caps) as usize {
+                return Err(DatError::insufficient(DAT_RESOURCE_TEP));
+            }
+        }
+        let mask = self.slots.send.len() - 1;
+        let start = *count;
         let mut first = 0;
         let mut remote = raddr;
         loop {
@@ -628,9 +673,10 @@ impl QueuePair for VerbsQp {
             let last = end >= n;
             let c = *count;
             let part: u64 = list[first..end].iter().map(|s| s.length as u64).sum();
-            let slot = &self.slots.send[(c as usize) & (self.slots.send.len() - 1)];
+            let slot = &self.slots.send[(c as usize) & mask];
             slot.wr_id.store(wr.wr_id, Ordering::Release);
-            slot.info.store(op | (if last { total } else { part }) << 8, Ordering::Release);
+            let rest = frags - 1 - (c - start) as usize;
+            slot.info.store(slot_info(op, rest, if last { total } else { part }), Ordering::Release);
             // SAFETY: plain old data; every field we use is set below.
             let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
             w.wr_id = KIND_SEND | (c as u32 as u64);
@@ -642,6 +688,12 @@ impl QueuePair for VerbsQp {
             w.rkey = rkey;
             let r = self.post(&mut w);
             if r != 0 {
+                // Fragments already posted belong to a request that failed: whatever they
+                // complete with (a flush, if the QP broke) is not reported.
+                for k in start..c {
+                    let s = &self.slots.send[(k as usize) & mask];
+                    s.info.store(slot_info(op, 0, 0) | INFO_REPORTED, Ordering::Release);
+                }
                 return Err(post_error("ibv_post_send", r));
             }
             *count = c + 1;
@@ -720,7 +772,7 @@ impl QueuePair for VerbsQp {
         let c = *count;
         let slot = &self.slots.send[(c as usize) & (self.slots.send.len() - 1)];
         slot.wr_id.store(wr.wr_id, Ordering::Release);
-        slot.info.store(OP_BIND, Ordering::Release);
+        slot.info.store(slot_info(OP_BIND, 0, 0), Ordering::Release);
         let flags = if wr.signaled { sys::IBV_SEND_SIGNALED } else { 0 };
         let rkey;
         if self.dev.mw_type == sys::IBV_MW_TYPE_1 {
@@ -890,7 +942,9 @@ impl QueuePair for VerbsQp {
     }
 
     /// Send-queue work requests posted and not completed. An unsignaled request is retired by
-    /// the next completion of its QP (in-order send queue), a flushed one by its flush.
+    /// the next completion of its QP (in-order send queue), a flushed one by its flush. (siw
+    /// completes an RDMA read after sends posted behind it, so there a read still in flight
+    /// may already count as retired.)
     fn posted_sends(&self) -> u32 {
         let posted = *self.send_count.lock() as u32;
         posted.wrapping_sub(self.slots.send_done.load(Ordering::Acquire))
