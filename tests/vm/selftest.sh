@@ -39,6 +39,6 @@ one rxe-loopback --rxe
 one siw-loopback --siw
 two siw-two-guests siw
 [ "${1:-}" = --rxe-link ] && two rxe-two-guests rxe
-echo "selftest: $(( $(date +%s) - T0 ))s total; logs in $LOG"
-[ "$FAILED" = 0 ] && rm -rf "$LOG"
+echo "selftest: $(( $(date +%s) - T0 ))s total"
+if [ "$FAILED" = 0 ]; then rm -rf "$LOG"; else echo "selftest: FAILED (logs in $LOG)"; fi
 exit $FAILED
