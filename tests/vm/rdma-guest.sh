@@ -90,15 +90,18 @@ trap cleanup EXIT
 trap 'note "interrupted"; exit 130' INT TERM HUP
 
 # ---------------------------------------------------------------- initramfs (~0.1 s, per run)
-# busybox-static + the modules needed to mount 9p and overlay, in dependency order.
+# busybox-static (pitfall: Debian's plain "busybox" is dynamically linked, useless here) +
+# the modules needed to mount 9p and overlay, in dependency order.
 mkdir -p "$RUN/initrd/bin" "$RUN/initrd/mods"
 cp /bin/busybox "$RUN/initrd/bin/busybox" 2>/dev/null || die "no /bin/busybox (busybox-static): run tests/vm/install.sh"
 cp "$HERE/initramfs-init" "$RUN/initrd/init" && chmod +x "$RUN/initrd/init" || die "cannot copy initramfs-init"
+MODPROBE=$(command -v modprobe || echo /sbin/modprobe)     # (not on a plain user's PATH)
 for m in virtio_pci 9pnet_virtio 9p overlay; do
-  modprobe -d "$KDIR" -S "$KV" --show-depends "$m" || die "modprobe --show-depends $m failed"
+  "$MODPROBE" -d "$KDIR" -S "$KV" --show-depends "$m"
 done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' | while read -r ko; do
   cp "$ko" "$RUN/initrd/mods/" && echo "${ko##*/}"
 done > "$RUN/initrd/modules.list"
+grep -q '^overlay.ko' "$RUN/initrd/modules.list" || die "cannot collect initramfs modules from $KDIR"
 (cd "$RUN/initrd" && find . | cpio -o -H newc --quiet | gzip -1) > "$RUN/initrd.gz" || die "cpio failed"
 rm -rf "$RUN/initrd"
 
