@@ -25,39 +25,54 @@ VERBS_TEST=$(cargo test --release -p datcore --test verbs_core --no-run --messag
              grep -o '"executable":"[^"]*verbs_core[^"]*"' | tail -1 | sed 's/.*:"//; s/"$//')
 [ -x "$VERBS_TEST" ] || { echo "vm check: could not build the verbs_core test binary"; exit 1; }
 
-run() { # NAME rdma-guest options... -- command...
-  local name=$1; shift
-  echo "=== vm check: $name"
-  "$G" --timing "$@"
-  local rc=$?
-  [ $rc = 0 ] && echo "PASS vm.$name" || { echo "FAIL vm.$name (exit $rc)"; FAILED=1; }
+# Each section gets a second attempt: soft RDMA under TCG emulation on a loaded 2-CPU host
+# occasionally loses a connection (seen with siw across two guests). A pass on the second
+# attempt is reported as such, so flakiness stays visible in the log.
+PASSES=0
+section() { # NAME FUNCTION
+  local name=$1 fn=$2 try
+  for try in 1 2; do
+    echo "=== vm check: $name (attempt $try)"
+    if "$fn"; then
+      echo "PASS vm.$name$( [ $try = 2 ] && echo ' (on the second attempt; the first failed, see above)')"
+      PASSES=$((PASSES + 1))
+      return 0
+    fi
+    echo "vm check: $name attempt $try failed"
+  done
+  echo "FAIL vm.$name"
+  FAILED=$((FAILED + 1))
 }
 
-run rxe --rxe --timeout 1500 -- "$HERE/guest-suite.sh" "$VERBS_TEST"
-run siw --siw --timeout 1500 -- "$HERE/guest-suite.sh" "$VERBS_TEST"
+one_guest_rxe() { "$G" --timing --rxe --timeout 1500 -- "$HERE/guest-suite.sh" "$VERBS_TEST"; }
+one_guest_siw() { "$G" --timing --siw --timeout 1500 -- "$HERE/guest-suite.sh" "$VERBS_TEST"; }
 
 # Two guests: ping-pong across the virtual link, then the conformance suite's e2e cases with
 # each case's server side in guest a and its client side in guest b (the suite synchronises
 # the two hosts per case itself; its qualifiers are 30000 + 10 * case index + k).
-link="datcheck$$"
-qual=$((20000 + $$ % 20000))
 pp=$ROOT/build/tests/c/pingpong
 dc="$ROOT/build/tests/c/dat_conformance -P ofa-v2-\$RDMA_NETDEV"
 export LD_LIBRARY_PATH=$ROOT/build/lib
-echo "=== vm check: siw-two-guests"
-"$G" --siw --timing --timeout 900 --link "$link:a" -- \
-  sh -c "$pp -s -P ofa-v2-\$RDMA_NETDEV -q $qual; p=\$?; echo \"pingpong server exit \$p\";
-         $dc --role server; c=\$?; [ \$p = 0 ] && [ \$c = 0 ]" > /tmp/dat-vm-server.$$ 2>&1 &
-spid=$!
-"$G" --siw --timing --timeout 900 --link "$link:b" -- \
-  sh -c "p=1; for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do $pp -h \$RDMA_PEER_IP -P ofa-v2-\$RDMA_NETDEV -q $qual && { p=0; break; }; sleep 4; done
-         echo \"pingpong client exit \$p\"; $dc --role client --peer \$RDMA_PEER_IP; c=\$?; [ \$p = 0 ] && [ \$c = 0 ]"
-crc=$?
-wait $spid; src=$?
-sed 's/^/  server: /' /tmp/dat-vm-server.$$; rm -f /tmp/dat-vm-server.$$
-if [ $crc = 0 ] && [ $src = 0 ]; then echo "PASS vm.siw-two-guests"; else echo "FAIL vm.siw-two-guests (client $crc, server $src)"; FAILED=1; fi
+two_guests_siw() {
+  local link="datcheck$$-$RANDOM" qual=$((20000 + RANDOM % 20000)) spid crc src
+  "$G" --siw --timing --timeout 900 --link "$link:a" -- \
+    sh -c "$pp -s -P ofa-v2-\$RDMA_NETDEV -q $qual; p=\$?; echo \"pingpong server exit \$p\";
+           $dc --role server; c=\$?; [ \$p = 0 ] && [ \$c = 0 ]" > /tmp/dat-vm-server.$$ 2>&1 &
+  spid=$!
+  "$G" --siw --timing --timeout 900 --link "$link:b" -- \
+    sh -c "p=1; for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do $pp -h \$RDMA_PEER_IP -P ofa-v2-\$RDMA_NETDEV -q $qual && { p=0; break; }; sleep 4; done
+           echo \"pingpong client exit \$p\"; $dc --role client --peer \$RDMA_PEER_IP; c=\$?; [ \$p = 0 ] && [ \$c = 0 ]"
+  crc=$?
+  wait $spid; src=$?
+  sed 's/^/  server: /' /tmp/dat-vm-server.$$; rm -f /tmp/dat-vm-server.$$
+  echo "two guests: client exit $crc, server exit $src"
+  [ $crc = 0 ] && [ $src = 0 ]
+}
 
-n_fail=$FAILED
+section rxe one_guest_rxe
+section siw one_guest_siw
+section siw-two-guests two_guests_siw
+
 echo "vm check: $(( $(date +%s) - T0 )) s"
-if [ $n_fail = 0 ]; then echo "3 passed, 0 failed"; else echo "vm check FAILED"; fi
-exit $FAILED
+echo "$PASSES passed, $FAILED failed"
+[ $FAILED = 0 ]
