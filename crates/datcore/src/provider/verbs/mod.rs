@@ -51,7 +51,8 @@
 //! where both arrive as ECONNREFUSED.
 //!
 //! **iWARP differences:** memory registered with local write access also gets remote write on
-//! iWARP devices, since an RDMA read's sink must be remotely writable there. iWARP requires
+//! iWARP devices, since an RDMA read's sink must be remotely writable there (not on siw, which
+//! only wants local write on a read sink: there privileges are exact). iWARP requires
 //! the active side to send first in MPA v1 without RTR: siw negotiates it, other devices may
 //! not — consumers on iWARP should let the active side issue the first operation.
 //!
@@ -81,6 +82,8 @@ mod sys;
 
 use sys::Lib;
 
+/// `vendor_id` of soft-iWARP (siw): ASCII "bmt".
+const SIW_VENDOR_ID: u32 = 0x62_6d74;
 /// Largest private data on IB/RoCE (IB CM REQ: 92 bytes, less rdma_cm's 36-byte header).
 const IB_PRIVATE_DATA: usize = 56;
 /// Largest private data we allow on iWARP (MPA allows up to 512 less its own parameters).
@@ -183,7 +186,9 @@ pub(crate) struct DevInner {
     pub cm_channel: *mut sys::rdma_event_channel,
     pub comp_channel: *mut sys::ibv_comp_channel,
     pub ip: IpAddr,
-    pub iwarp: bool,
+    /// RDMA read sinks must be remotely writable (iWARP devices but siw, which places read
+    /// responses into memory with local write access only).
+    pub read_sink_remote_write: bool,
     pub attr: DeviceAttr,
     /// The memory window type we allocate (0: none).
     pub mw_type: u32,
@@ -306,7 +311,8 @@ impl DevInner {
             max_private_data: if t.iwarp { IWARP_PRIVATE_DATA } else { IB_PRIVATE_DATA },
         };
         check_memlock();
-        tracing::debug!(ia_name, dev = %t.dev, port = t.port, ip = %t.ip, ?transport, mw_type, "verbs: device opened");
+        let read_sink_remote_write = t.iwarp && a.vendor_id != SIW_VENDOR_ID;
+        tracing::debug!(ia_name, dev = %t.dev, port = t.port, ip = %t.ip, ?transport, mw_type, vendor = a.vendor_id, read_sink_remote_write, "verbs: device opened");
         Ok(Arc::new(DevInner {
             lib,
             ctx,
@@ -314,7 +320,7 @@ impl DevInner {
             cm_channel: ch,
             comp_channel: comp,
             ip: t.ip,
-            iwarp: t.iwarp,
+            read_sink_remote_write,
             attr,
             mw_type,
             max_sge_rd: (a.max_sge_rd.max(1) as usize).min(qp::MAX_SGE),
@@ -443,12 +449,13 @@ impl Drop for VerbsPd {
 }
 
 /// IBV_ACCESS_* for DAT privileges (remote write needs local write in verbs; on iWARP local
-/// write also gets remote write, as RDMA read sinks must be remotely writable).
+/// write also gets remote write, as RDMA read sinks must be remotely writable there — except
+/// on siw, which checks read sinks for local write only, so DAT's privileges hold exactly).
 fn access_flags(dev: &DevInner, a: Access) -> i32 {
     let mut f = 0;
     if a.local_write {
         f |= sys::IBV_ACCESS_LOCAL_WRITE;
-        if dev.iwarp {
+        if dev.read_sink_remote_write {
             f |= sys::IBV_ACCESS_REMOTE_WRITE;
         }
     }
@@ -470,6 +477,7 @@ impl ProtectionDomain for VerbsPd {
         if self.dev.mw_type != 0 {
             flags |= sys::IBV_ACCESS_MW_BIND;
         }
+        tracing::trace!(len, ?access, flags, "verbs: ibv_reg_mr");
         // SAFETY: registration pins the consumer's range; the kernel validates it (EFAULT).
         let mr = unsafe { (self.dev.lib.ibv_reg_mr)(self.pd, addr as *mut _, len as usize, flags) };
         if mr.is_null() {
