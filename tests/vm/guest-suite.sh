@@ -19,12 +19,8 @@ step "C conformance suite on $ia"
 # Known device deviations, counted as skipped (XFAIL) with their reason printed:
 #  rxe (Linux 6.1): RDMA to a type-1 memory window is bound-checked against the underlying
 #  region, not the window, so a write just past the window succeeds.
-#  siw (iWARP): an RDMA read's sink must be remotely writable, so the verbs provider gives
-#  every LMR with local write also remote write on iWARP devices; an RDMA write into an LMR
-#  registered without DAT_MEM_PRIV_REMOTE_WRITE_FLAG therefore succeeds.
 case $RDMA_TYPE in
 rxe) DAT_CONFORMANCE_XFAIL=dto.rmr_bind_rdma ;;
-siw) DAT_CONFORMANCE_XFAIL=dto.rdma_without_remote_write ;;
 *) DAT_CONFORMANCE_XFAIL= ;;
 esac
 export DAT_CONFORMANCE_XFAIL
