@@ -6,7 +6,6 @@ use crate::ia::ia_of;
 use datcore::DatResult;
 use datcore::handle;
 use datcore::service_point::{self as sp, ConnectionRequest, PublicServicePoint, ReservedServicePoint};
-use datcore::DatError;
 
 /// Listens on a connection qualifier. Errors: `DAT_INVALID_HANDLE|IA`, `|EVD_CR` (not a CR
 /// EVD), `DAT_INVALID_PARAMETER|ARG4` (flags), `|ARG5` (psp_handle NULL),
@@ -152,10 +151,7 @@ pub unsafe extern "C" fn dat_cr_accept(cr_handle: DAT_CR_HANDLE, ep_handle: DAT_
         }
         handle::get_ptr::<ConnectionRequest>(cr_handle, DAT_INVALID_HANDLE_CR)?;
         // SAFETY: the consumer passes `private_data_size` readable bytes.
-        let pd = unsafe { slice(private_data as *const u8, private_data_size as i64, 4)? };
-        if private_data_size < 0 {
-            return Err(DatError::invalid_arg(3));
-        }
+        let pd = unsafe { slice(private_data as *const u8, private_data_size as i64, 4, 3)? };
         sp::accept(h(cr_handle), h(ep_handle), pd)
     })
 }

@@ -198,7 +198,7 @@ pub unsafe extern "C" fn dat_ep_connect(
         let remote = unsafe { datcore::ia::from_sockaddr(remote_ia_address as *const libc::sockaddr) }
             .ok_or(DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNSUPPORTED))?;
         // SAFETY: the consumer passes `private_data_size` readable bytes.
-        let pdata = unsafe { slice(private_data as *const u8, private_data_size as i64, 5)? };
+        let pdata = unsafe { slice(private_data as *const u8, private_data_size as i64, 6, 5)? };
         if quality_of_service as u32 & !(DAT_QOS_BEST_EFFORT | DAT_QOS_HIGH_THROUGHPUT | DAT_QOS_LOW_LATENCY | DAT_QOS_ECONOMY | DAT_QOS_PREMIUM) != 0 {
             return Err(DatError::invalid_arg(7));
         }
@@ -234,7 +234,7 @@ pub unsafe extern "C" fn dat_ep_dup_connect(
             (s, _) => return Err(DatError::invalid_state(endpoint::state_subtype(s))),
         };
         // SAFETY: the consumer passes `private_data_size` readable bytes.
-        let pdata = unsafe { slice(private_data as *const u8, private_data_size as i64, 4)? };
+        let pdata = unsafe { slice(private_data as *const u8, private_data_size as i64, 5, 4)? };
         ep.connect(remote, port, timeout, pdata)
     })
 }
@@ -261,7 +261,7 @@ pub unsafe extern "C" fn dat_ep_disconnect(ep_handle: DAT_EP_HANDLE, close_flags
 unsafe fn post_request(ep_handle: DAT_EP_HANDLE, num_segments: DAT_COUNT, local_iov: *mut DAT_LMR_TRIPLET, cookie: DAT_DTO_COOKIE, op: SendOp, flags: DAT_COMPLETION_FLAGS) -> DatResult<()> {
     let ep = ep_of(ep_handle)?;
     // SAFETY: the consumer passes `num_segments` readable triplets.
-    let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3)? };
+    let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
     // SAFETY: the cookie union is 8 bytes of plain data.
     ep.post_request(op, sges(iov), unsafe { cookie.as_64 }, flags as u32)
 }
@@ -276,7 +276,7 @@ unsafe fn remote(p: *const DAT_RMR_TRIPLET) -> DatResult<(u64, u32, u64)> {
 /// Local bytes must fit in the remote segment.
 fn check_remote_length(iov: *const DAT_LMR_TRIPLET, n: DAT_COUNT, remote_len: u64) -> DatResult<()> {
     // SAFETY: same triplets the post reads; the caller validated the count's sign there.
-    let iov = unsafe { slice(iov, n.max(0) as i64, 3)? };
+    let iov = unsafe { slice(iov, n.max(0) as i64, 3, 2)? };
     let total: u64 = iov.iter().map(|t| t.segment_length).sum();
     if total > remote_len {
         return Err(DatError::new(DAT_LENGTH_ERROR, 0));
@@ -310,7 +310,7 @@ pub unsafe extern "C" fn dat_ep_post_recv(ep_handle: DAT_EP_HANDLE, num_segments
         }
         let ep = ep_of(ep_handle)?;
         // SAFETY: the consumer passes `num_segments` readable triplets.
-        let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3)? };
+        let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
         // SAFETY: the cookie union is 8 bytes of plain data.
         ep.post_recv(sges(iov), unsafe { user_cookie.as_64 }, completion_flags as u32)
     })

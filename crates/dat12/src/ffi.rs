@@ -5,7 +5,6 @@
 //! into C. Pointer arguments go through [`out`], [`input`] and [`slice`], which turn NULL into
 //! the right `DAT_INVALID_PARAMETER | DAT_INVALID_ARGn`.
 
-use datcore::codes::DAT_INVALID_PARAMETER;
 use datcore::handle::Handle;
 use datcore::{DatError, DatResult};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -44,19 +43,20 @@ pub unsafe fn input<'a, T>(p: *const T, arg: u32) -> DatResult<&'a T> {
     unsafe { p.as_ref() }.ok_or(DatError::invalid_arg(arg))
 }
 
-/// A C array of `n` elements; NULL is allowed only when `n == 0`.
+/// A C array of `n` elements; NULL is allowed only when `n == 0`. A negative `n` is
+/// `DAT_INVALID_ARG{count_arg}`, a NULL pointer with `n > 0` is `DAT_INVALID_ARG{ptr_arg}`.
 ///
 /// # Safety
 /// A non-NULL `p` must point to `n` readable elements.
-pub unsafe fn slice<'a, T>(p: *const T, n: i64, arg: u32) -> DatResult<&'a [T]> {
+pub unsafe fn slice<'a, T>(p: *const T, n: i64, ptr_arg: u32, count_arg: u32) -> DatResult<&'a [T]> {
     if n < 0 {
-        return Err(DatError::new(DAT_INVALID_PARAMETER, datcore::codes::DAT_INVALID_ARG1 + arg - 1));
+        return Err(DatError::invalid_arg(count_arg));
     }
     if n == 0 {
         return Ok(&[]);
     }
     if p.is_null() {
-        return Err(DatError::invalid_arg(arg));
+        return Err(DatError::invalid_arg(ptr_arg));
     }
     // SAFETY: non-NULL, and the caller guarantees `n` readable elements.
     Ok(unsafe { std::slice::from_raw_parts(p, n as usize) })

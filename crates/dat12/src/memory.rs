@@ -156,7 +156,7 @@ pub unsafe extern "C" fn dat_lmr_sync_rdma_read(ia_handle: DAT_IA_HANDLE, local_
         let ia = ia_of(ia_handle)?;
         let n = i64::try_from(num_segments).map_err(|_| DatError::invalid_arg(3))?;
         // SAFETY: the consumer passes `num_segments` readable triplets.
-        lmr::sync_rdma(&ia, sges(unsafe { slice(local_segments, n, 2)? }))
+        lmr::sync_rdma(&ia, sges(unsafe { slice(local_segments, n, 2, 3)? }))
     })
 }
 
@@ -170,7 +170,7 @@ pub unsafe extern "C" fn dat_lmr_sync_rdma_write(ia_handle: DAT_IA_HANDLE, local
         let ia = ia_of(ia_handle)?;
         let n = i64::try_from(num_segments).map_err(|_| DatError::invalid_arg(3))?;
         // SAFETY: the consumer passes `num_segments` readable triplets.
-        lmr::sync_rdma(&ia, sges(unsafe { slice(local_segments, n, 2)? }))
+        lmr::sync_rdma(&ia, sges(unsafe { slice(local_segments, n, 2, 3)? }))
     })
 }
 

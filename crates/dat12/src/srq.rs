@@ -65,7 +65,7 @@ pub unsafe extern "C" fn dat_srq_post_recv(srq_handle: DAT_SRQ_HANDLE, num_segme
         }
         let s = srq_of(srq_handle)?;
         // SAFETY: the consumer passes `num_segments` readable triplets.
-        let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3)? };
+        let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
         // SAFETY: the cookie union is 8 bytes of plain data.
         s.post_recv(sges(iov), unsafe { user_cookie.as_64 })
     })

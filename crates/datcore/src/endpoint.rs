@@ -480,14 +480,6 @@ impl Endpoint {
         (recv_idle, request_idle)
     }
 
-    /// Posts an event to the EP's request EVD (software-generated completions).
-    pub fn post_request_event(&self, ev: Event) -> DatResult<()> {
-        match &self.request_evd {
-            Some(e) => e.post(ev),
-            None => Ok(()),
-        }
-    }
-
     pub fn remember_bind(&self, rmr: Handle, cookie: u64) -> u64 {
         let id = self.next_bind.fetch_add(1, Ordering::Relaxed);
         self.binds.lock().insert(id, (rmr, cookie));
