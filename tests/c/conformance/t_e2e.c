@@ -710,7 +710,20 @@ static tres rdma_bad_client(void *v, struct peer *peer)
     if (g_role == ROLE_CLIENT) /* across siw hosts an immediate reconnect after the abrupt */
         usleep(1000000);       /* teardown was seen to fail with CONNECT_ERROR (UNREACHABLE) */
     OK(dat_ep_create(s.ia, s.pz, s.rdto, s.dto, s.conn, NULL, &s.ep));
-    TRY(cli_get_triplet(&s, a, &m));
+    /* two hosts: that reconnect may still fail; retry it a few times with a fresh EP */
+    for (int attempt = 1;; attempt++) {
+        tres got = cli_get_triplet(&s, a, &m);
+        if (got == T_PASS)
+            break;
+        if (g_role != ROLE_CLIENT || attempt == 4)
+            return got;
+        vlog("client: reconnect attempt %d failed (%s); retrying", attempt, t_reason);
+        OK(dat_ep_free(s.ep));
+        while (dat_evd_dequeue(s.conn, &ev) == DAT_SUCCESS)
+            ;
+        usleep(1500000);
+        OK(dat_ep_create(s.ia, s.pz, s.rdto, s.dto, s.conn, NULL, &s.ep));
+    }
     rt.rmr_context = m.ctx;
     rt.target_address = m.addr + m.len - 64;
     rt.segment_length = 256;
