@@ -35,6 +35,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod lookup;
 pub mod shm;
 pub mod verbs;
 

@@ -16,6 +16,7 @@
 //! watermark raises no event; bind completions are reported at once, not ordered after earlier
 //! sends; the solicited flag is carried but the trait has no way to surface it.
 
+use super::lookup;
 use super::{
     Access, AsyncEvents, CompletionQueue, Device, DeviceAttr, ListenerEvents, Listener, MemoryRegion, MemoryWindow, Provider,
     ProtectionDomain, QpInit, QueuePair, SharedReceiveQueue, Transport, Waker,
@@ -29,7 +30,6 @@ use std::sync::Arc;
 mod cma;
 mod conn;
 mod cq;
-mod lookup;
 mod memtable;
 mod progress;
 mod qp;

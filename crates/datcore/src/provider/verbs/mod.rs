@@ -66,7 +66,7 @@ use super::{
 };
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -89,30 +89,7 @@ const IB_PRIVATE_DATA: usize = 56;
 /// Largest private data we allow on iWARP (MPA allows up to 512 less its own parameters).
 const IWARP_PRIVATE_DATA: usize = 256;
 
-/// Finds our own objects behind the trait objects the core hands back. Keyed by the `Arc`
-/// data address; weak references only. Used at create / accept / bind time, never on the
-/// post or poll path.
-pub(crate) struct Reg<T> {
-    map: RwLock<Option<HashMap<usize, Weak<T>>>>,
-}
-
-impl<T> Reg<T> {
-    pub const fn new() -> Self {
-        Reg { map: RwLock::new(None) }
-    }
-    pub fn insert(&self, a: &Arc<T>) {
-        let mut g = self.map.write();
-        let m = g.get_or_insert_with(HashMap::new);
-        if m.len() >= 64 && m.len().is_power_of_two() {
-            m.retain(|_, w| w.strong_count() > 0);
-        }
-        m.insert(Arc::as_ptr(a) as *const () as usize, Arc::downgrade(a));
-    }
-    pub fn get<U: ?Sized>(&self, a: &Arc<U>) -> Option<Arc<T>> {
-        let key = Arc::as_ptr(a) as *const () as usize;
-        self.map.read().as_ref()?.get(&key)?.upgrade()
-    }
-}
+use super::lookup::Reg;
 
 static PDS: Reg<VerbsPd> = Reg::new();
 static MRS: Reg<VerbsMr> = Reg::new();
@@ -532,8 +509,7 @@ impl ProtectionDomain for VerbsPd {
 impl VerbsPd {
     /// Our own Arc (the core holds `Arc<dyn ProtectionDomain>` of the same allocation).
     fn pd_arc(&self) -> Arc<VerbsPd> {
-        let key = self as *const VerbsPd as usize;
-        PDS.map.read().as_ref().and_then(|m| m.get(&key)).and_then(Weak::upgrade).expect("PD registered")
+        PDS.get_at(self as *const VerbsPd as *const ()).expect("PD registered")
     }
 }
 
