@@ -3,17 +3,25 @@
 use crate::abi::*;
 use crate::ffi::{h, out, slice};
 use crate::ia::ia_of;
-use datcore::DatResult;
 use datcore::handle;
 use datcore::service_point::{self as sp, ConnectionRequest, PublicServicePoint, ReservedServicePoint};
+use datcore::DatResult;
 
 /// Listens on a connection qualifier. Errors: `DAT_INVALID_HANDLE|IA`, `|EVD_CR` (not a CR
 /// EVD), `DAT_INVALID_PARAMETER|ARG4` (flags), `|ARG5` (psp_handle NULL),
 /// `DAT_CONN_QUAL_IN_USE`. `DAT_PSP_PROVIDER_FLAG` returns `DAT_NOT_IMPLEMENTED`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_psp_create(ia_handle: DAT_IA_HANDLE, conn_qual: DAT_CONN_QUAL, evd_handle: DAT_EVD_HANDLE, psp_flags: DAT_PSP_FLAGS, psp_handle: *mut DAT_PSP_HANDLE) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_psp_create(
+    ia_handle: DAT_IA_HANDLE,
+    conn_qual: DAT_CONN_QUAL,
+    evd_handle: DAT_EVD_HANDLE,
+    psp_flags: DAT_PSP_FLAGS,
+    psp_handle: *mut DAT_PSP_HANDLE,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_psp_create", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ia_handle, psp_create_func, (ia_handle, conn_qual, evd_handle, psp_flags, psp_handle)) {
+        if let Some(r) =
+            crate::foreign_call!(ia_handle, psp_create_func, (ia_handle, conn_qual, evd_handle, psp_flags, psp_handle))
+        {
             return crate::registry::ret(r);
         }
         let ia = ia_of(ia_handle)?;
@@ -27,9 +35,19 @@ pub unsafe extern "C" fn dat_psp_create(ia_handle: DAT_IA_HANDLE, conn_qual: DAT
 /// Listens on a free qualifier and returns it. Errors as `dat_psp_create` (qualifier
 /// pointer is ARG2), plus `DAT_CONN_QUAL_UNAVAILABLE`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_psp_create_any(ia_handle: DAT_IA_HANDLE, conn_qual: *mut DAT_CONN_QUAL, evd_handle: DAT_EVD_HANDLE, psp_flags: DAT_PSP_FLAGS, psp_handle: *mut DAT_PSP_HANDLE) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_psp_create_any(
+    ia_handle: DAT_IA_HANDLE,
+    conn_qual: *mut DAT_CONN_QUAL,
+    evd_handle: DAT_EVD_HANDLE,
+    psp_flags: DAT_PSP_FLAGS,
+    psp_handle: *mut DAT_PSP_HANDLE,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_psp_create_any", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ia_handle, psp_create_any_func, (ia_handle, conn_qual, evd_handle, psp_flags, psp_handle)) {
+        if let Some(r) = crate::foreign_call!(
+            ia_handle,
+            psp_create_any_func,
+            (ia_handle, conn_qual, evd_handle, psp_flags, psp_handle)
+        ) {
             return crate::registry::ret(r);
         }
         let ia = ia_of(ia_handle)?;
@@ -44,7 +62,11 @@ pub unsafe extern "C" fn dat_psp_create_any(ia_handle: DAT_IA_HANDLE, conn_qual:
 
 /// Queries a PSP. Errors: `DAT_INVALID_HANDLE|PSP`, `DAT_INVALID_PARAMETER|ARG3`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_psp_query(psp_handle: DAT_PSP_HANDLE, psp_param_mask: DAT_PSP_PARAM_MASK, psp_param: *mut DAT_PSP_PARAM) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_psp_query(
+    psp_handle: DAT_PSP_HANDLE,
+    psp_param_mask: DAT_PSP_PARAM_MASK,
+    psp_param: *mut DAT_PSP_PARAM,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_psp_query", || -> DatResult<()> {
         if let Some(r) = crate::foreign_call!(psp_handle, psp_query_func, (psp_handle, psp_param_mask, psp_param)) {
             return crate::registry::ret(r);
@@ -76,9 +98,17 @@ pub unsafe extern "C" fn dat_psp_free(psp_handle: DAT_PSP_HANDLE) -> DAT_RETURN 
 /// `DAT_INVALID_HANDLE|IA`, `|EP`, `|EVD_CR`, `DAT_INVALID_PARAMETER|ARG5`,
 /// `DAT_INVALID_STATE` (EP not unconnected), `DAT_CONN_QUAL_IN_USE`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_rsp_create(ia_handle: DAT_IA_HANDLE, conn_qual: DAT_CONN_QUAL, ep_handle: DAT_EP_HANDLE, evd_handle: DAT_EVD_HANDLE, rsp_handle: *mut DAT_RSP_HANDLE) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_rsp_create(
+    ia_handle: DAT_IA_HANDLE,
+    conn_qual: DAT_CONN_QUAL,
+    ep_handle: DAT_EP_HANDLE,
+    evd_handle: DAT_EVD_HANDLE,
+    rsp_handle: *mut DAT_RSP_HANDLE,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_rsp_create", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ia_handle, rsp_create_func, (ia_handle, conn_qual, ep_handle, evd_handle, rsp_handle)) {
+        if let Some(r) =
+            crate::foreign_call!(ia_handle, rsp_create_func, (ia_handle, conn_qual, ep_handle, evd_handle, rsp_handle))
+        {
             return crate::registry::ret(r);
         }
         let ia = ia_of(ia_handle)?;
@@ -91,7 +121,11 @@ pub unsafe extern "C" fn dat_rsp_create(ia_handle: DAT_IA_HANDLE, conn_qual: DAT
 
 /// Queries an RSP. Errors: `DAT_INVALID_HANDLE|RSP`, `DAT_INVALID_PARAMETER|ARG3`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_rsp_query(rsp_handle: DAT_RSP_HANDLE, rsp_param_mask: DAT_RSP_PARAM_MASK, rsp_param: *mut DAT_RSP_PARAM) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_rsp_query(
+    rsp_handle: DAT_RSP_HANDLE,
+    rsp_param_mask: DAT_RSP_PARAM_MASK,
+    rsp_param: *mut DAT_RSP_PARAM,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_rsp_query", || -> DatResult<()> {
         if let Some(r) = crate::foreign_call!(rsp_handle, rsp_query_func, (rsp_handle, rsp_param_mask, rsp_param)) {
             return crate::registry::ret(r);
@@ -122,7 +156,11 @@ pub unsafe extern "C" fn dat_rsp_free(rsp_handle: DAT_RSP_HANDLE) -> DAT_RETURN 
 /// Queries a connection request (private data stays valid until accept/reject).
 /// Errors: `DAT_INVALID_HANDLE|CR`, `DAT_INVALID_PARAMETER|ARG3`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_cr_query(cr_handle: DAT_CR_HANDLE, cr_param_mask: DAT_CR_PARAM_MASK, cr_param: *mut DAT_CR_PARAM) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_cr_query(
+    cr_handle: DAT_CR_HANDLE,
+    cr_param_mask: DAT_CR_PARAM_MASK,
+    cr_param: *mut DAT_CR_PARAM,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_cr_query", || -> DatResult<()> {
         if let Some(r) = crate::foreign_call!(cr_handle, cr_query_func, (cr_handle, cr_param_mask, cr_param)) {
             return crate::registry::ret(r);
@@ -144,9 +182,16 @@ pub unsafe extern "C" fn dat_cr_query(cr_handle: DAT_CR_HANDLE, cr_param_mask: D
 /// Accepts a request on an EP (NULL: the RSP's reserved EP). Errors: `DAT_INVALID_HANDLE|CR`,
 /// `|EP`, `DAT_INVALID_PARAMETER|ARG3/ARG4` (private data), `DAT_INVALID_STATE` (EP state).
 #[no_mangle]
-pub unsafe extern "C" fn dat_cr_accept(cr_handle: DAT_CR_HANDLE, ep_handle: DAT_EP_HANDLE, private_data_size: DAT_COUNT, private_data: DAT_PVOID) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_cr_accept(
+    cr_handle: DAT_CR_HANDLE,
+    ep_handle: DAT_EP_HANDLE,
+    private_data_size: DAT_COUNT,
+    private_data: DAT_PVOID,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_cr_accept", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(cr_handle, cr_accept_func, (cr_handle, ep_handle, private_data_size, private_data)) {
+        if let Some(r) =
+            crate::foreign_call!(cr_handle, cr_accept_func, (cr_handle, ep_handle, private_data_size, private_data))
+        {
             return crate::registry::ret(r);
         }
         handle::get_ptr::<ConnectionRequest>(cr_handle, DAT_INVALID_HANDLE_CR)?;

@@ -5,7 +5,7 @@ use crate::convert::{ep_attr_in, ep_attr_out};
 use crate::ffi::{h, input, out, slice};
 use crate::ia::ia_of;
 use crate::memory::sges;
-use datcore::endpoint::{self, EpAttr, EpCreate, Endpoint};
+use datcore::endpoint::{self, Endpoint, EpAttr, EpCreate};
 use datcore::handle;
 use datcore::provider::SendOp;
 use datcore::{DatError, DatResult};
@@ -35,7 +35,11 @@ pub unsafe extern "C" fn dat_ep_create(
     ep_handle: *mut DAT_EP_HANDLE,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_create", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ia_handle, ep_create_func, (ia_handle, pz_handle, recv_evd_handle, request_evd_handle, connect_evd_handle, ep_attributes, ep_handle)) {
+        if let Some(r) = crate::foreign_call!(
+            ia_handle,
+            ep_create_func,
+            (ia_handle, pz_handle, recv_evd_handle, request_evd_handle, connect_evd_handle, ep_attributes, ep_handle)
+        ) {
             return crate::registry::ret(r);
         }
         let ia = ia_of(ia_handle)?;
@@ -69,7 +73,20 @@ pub unsafe extern "C" fn dat_ep_create_with_srq(
     ep_handle: *mut DAT_EP_HANDLE,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_create_with_srq", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ia_handle, ep_create_with_srq_func, (ia_handle, pz_handle, recv_evd_handle, request_evd_handle, connect_evd_handle, srq_handle, ep_attributes, ep_handle)) {
+        if let Some(r) = crate::foreign_call!(
+            ia_handle,
+            ep_create_with_srq_func,
+            (
+                ia_handle,
+                pz_handle,
+                recv_evd_handle,
+                request_evd_handle,
+                connect_evd_handle,
+                srq_handle,
+                ep_attributes,
+                ep_handle
+            )
+        ) {
             return crate::registry::ret(r);
         }
         let ia = ia_of(ia_handle)?;
@@ -95,7 +112,11 @@ pub unsafe extern "C" fn dat_ep_create_with_srq(
 /// Queries an EP (all fields are filled). Errors: `DAT_INVALID_HANDLE|EP`,
 /// `DAT_INVALID_PARAMETER|ARG3`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_ep_query(ep_handle: DAT_EP_HANDLE, ep_param_mask: DAT_EP_PARAM_MASK, ep_param: *mut DAT_EP_PARAM) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_ep_query(
+    ep_handle: DAT_EP_HANDLE,
+    ep_param_mask: DAT_EP_PARAM_MASK,
+    ep_param: *mut DAT_EP_PARAM,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_query", || -> DatResult<()> {
         if let Some(r) = crate::foreign_call!(ep_handle, ep_query_func, (ep_handle, ep_param_mask, ep_param)) {
             return crate::registry::ret(r);
@@ -124,21 +145,51 @@ pub unsafe extern "C" fn dat_ep_query(ep_handle: DAT_EP_HANDLE, ep_param_mask: D
 /// Applies the attribute fields selected by `mask` from `from` onto `to`.
 fn merge_attr(mask: u64, from: &EpAttr, to: &mut EpAttr) {
     let m = |bit: u64| mask & bit != 0;
-    if m(DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE) { to.service_type = from.service_type; }
-    if m(DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE) { to.max_message_size = from.max_message_size; }
-    if m(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE) { to.max_rdma_size = from.max_rdma_size; }
-    if m(DAT_EP_FIELD_EP_ATTR_QOS) { to.qos = from.qos; }
-    if m(DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS) { to.recv_completion_flags = from.recv_completion_flags; }
-    if m(DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS) { to.request_completion_flags = from.request_completion_flags; }
-    if m(DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS) { to.max_recv_dtos = from.max_recv_dtos; }
-    if m(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS) { to.max_request_dtos = from.max_request_dtos; }
-    if m(DAT_EP_FIELD_EP_ATTR_MAX_RECV_IOV) { to.max_recv_iov = from.max_recv_iov; }
-    if m(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV) { to.max_request_iov = from.max_request_iov; }
-    if m(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN) { to.max_rdma_read_in = from.max_rdma_read_in; }
-    if m(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT) { to.max_rdma_read_out = from.max_rdma_read_out; }
-    if m(DAT_EP_FIELD_EP_ATTR_SRQ_SOFT_HW) { to.srq_soft_hw = from.srq_soft_hw; }
-    if m(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IOV) { to.max_rdma_read_iov = from.max_rdma_read_iov; }
-    if m(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_WRITE_IOV) { to.max_rdma_write_iov = from.max_rdma_write_iov; }
+    if m(DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE) {
+        to.service_type = from.service_type;
+    }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE) {
+        to.max_message_size = from.max_message_size;
+    }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE) {
+        to.max_rdma_size = from.max_rdma_size;
+    }
+    if m(DAT_EP_FIELD_EP_ATTR_QOS) {
+        to.qos = from.qos;
+    }
+    if m(DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS) {
+        to.recv_completion_flags = from.recv_completion_flags;
+    }
+    if m(DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS) {
+        to.request_completion_flags = from.request_completion_flags;
+    }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS) {
+        to.max_recv_dtos = from.max_recv_dtos;
+    }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS) {
+        to.max_request_dtos = from.max_request_dtos;
+    }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_RECV_IOV) {
+        to.max_recv_iov = from.max_recv_iov;
+    }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV) {
+        to.max_request_iov = from.max_request_iov;
+    }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN) {
+        to.max_rdma_read_in = from.max_rdma_read_in;
+    }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT) {
+        to.max_rdma_read_out = from.max_rdma_read_out;
+    }
+    if m(DAT_EP_FIELD_EP_ATTR_SRQ_SOFT_HW) {
+        to.srq_soft_hw = from.srq_soft_hw;
+    }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IOV) {
+        to.max_rdma_read_iov = from.max_rdma_read_iov;
+    }
+    if m(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_WRITE_IOV) {
+        to.max_rdma_write_iov = from.max_rdma_write_iov;
+    }
 }
 
 /// Modifies EP attributes of an unconnected EP. Errors: `DAT_INVALID_HANDLE|EP`,
@@ -146,7 +197,11 @@ fn merge_attr(mask: u64, from: &EpAttr, to: &mut EpAttr) {
 /// `|ARG3` (NULL or out-of-range values), `DAT_INVALID_STATE` (not unconnected).
 /// Changing the EVDs, PZ or SRQ of an EP returns `DAT_NOT_IMPLEMENTED`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_ep_modify(ep_handle: DAT_EP_HANDLE, ep_param_mask: DAT_EP_PARAM_MASK, ep_param: *const DAT_EP_PARAM) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_ep_modify(
+    ep_handle: DAT_EP_HANDLE,
+    ep_param_mask: DAT_EP_PARAM_MASK,
+    ep_param: *const DAT_EP_PARAM,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_modify", || -> DatResult<()> {
         if let Some(r) = crate::foreign_call!(ep_handle, ep_modify_func, (ep_handle, ep_param_mask, ep_param)) {
             return crate::registry::ret(r);
@@ -155,10 +210,17 @@ pub unsafe extern "C" fn dat_ep_modify(ep_handle: DAT_EP_HANDLE, ep_param_mask: 
         // SAFETY: readable parameters from the consumer.
         let p = unsafe { input(ep_param, 3)? };
         let mask = ep_param_mask as u64;
-        let read_only = (DAT_EP_FIELD_IA_HANDLE | DAT_EP_FIELD_EP_STATE | DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR
-            | DAT_EP_FIELD_LOCAL_PORT_QUAL | DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR | DAT_EP_FIELD_REMOTE_PORT_QUAL) as u64;
-        let handles = (DAT_EP_FIELD_PZ_HANDLE | DAT_EP_FIELD_RECV_EVD_HANDLE | DAT_EP_FIELD_REQUEST_EVD_HANDLE
-            | DAT_EP_FIELD_CONNECT_EVD_HANDLE | DAT_EP_FIELD_SRQ_HANDLE) as u64;
+        let read_only = (DAT_EP_FIELD_IA_HANDLE
+            | DAT_EP_FIELD_EP_STATE
+            | DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR
+            | DAT_EP_FIELD_LOCAL_PORT_QUAL
+            | DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR
+            | DAT_EP_FIELD_REMOTE_PORT_QUAL) as u64;
+        let handles = (DAT_EP_FIELD_PZ_HANDLE
+            | DAT_EP_FIELD_RECV_EVD_HANDLE
+            | DAT_EP_FIELD_REQUEST_EVD_HANDLE
+            | DAT_EP_FIELD_CONNECT_EVD_HANDLE
+            | DAT_EP_FIELD_SRQ_HANDLE) as u64;
         if mask & read_only != 0 || mask & !(DAT_EP_FIELD_ALL as u64) != 0 {
             return Err(DatError::invalid_arg(2));
         }
@@ -187,7 +249,20 @@ pub unsafe extern "C" fn dat_ep_connect(
     connect_flags: DAT_CONNECT_FLAGS,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_connect", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ep_handle, ep_connect_func, (ep_handle, remote_ia_address, remote_conn_qual, timeout, private_data_size, private_data, quality_of_service, connect_flags)) {
+        if let Some(r) = crate::foreign_call!(
+            ep_handle,
+            ep_connect_func,
+            (
+                ep_handle,
+                remote_ia_address,
+                remote_conn_qual,
+                timeout,
+                private_data_size,
+                private_data,
+                quality_of_service,
+                connect_flags
+            )
+        ) {
             return crate::registry::ret(r);
         }
         let ep = ep_of(ep_handle)?;
@@ -199,7 +274,10 @@ pub unsafe extern "C" fn dat_ep_connect(
             .ok_or(DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNSUPPORTED))?;
         // SAFETY: the consumer passes `private_data_size` readable bytes.
         let pdata = unsafe { slice(private_data as *const u8, private_data_size as i64, 6, 5)? };
-        if quality_of_service as u32 & !(DAT_QOS_BEST_EFFORT | DAT_QOS_HIGH_THROUGHPUT | DAT_QOS_LOW_LATENCY | DAT_QOS_ECONOMY | DAT_QOS_PREMIUM) != 0 {
+        if quality_of_service as u32
+            & !(DAT_QOS_BEST_EFFORT | DAT_QOS_HIGH_THROUGHPUT | DAT_QOS_LOW_LATENCY | DAT_QOS_ECONOMY | DAT_QOS_PREMIUM)
+            != 0
+        {
             return Err(DatError::invalid_arg(7));
         }
         if connect_flags as u32 & !DAT_CONNECT_MULTIPATH_FLAG != 0 {
@@ -222,7 +300,11 @@ pub unsafe extern "C" fn dat_ep_dup_connect(
     quality_of_service: DAT_QOS,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_dup_connect", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ep_handle, ep_dup_connect_func, (ep_handle, ep_dup_handle, timeout, private_data_size, private_data, quality_of_service)) {
+        if let Some(r) = crate::foreign_call!(
+            ep_handle,
+            ep_dup_connect_func,
+            (ep_handle, ep_dup_handle, timeout, private_data_size, private_data, quality_of_service)
+        ) {
             return crate::registry::ret(r);
         }
         let _ = quality_of_service;
@@ -258,7 +340,14 @@ pub unsafe extern "C" fn dat_ep_disconnect(ep_handle: DAT_EP_HANDLE, close_flags
 }
 
 /// The shared body of the three send-queue posts.
-unsafe fn post_request(ep_handle: DAT_EP_HANDLE, num_segments: DAT_COUNT, local_iov: *mut DAT_LMR_TRIPLET, cookie: DAT_DTO_COOKIE, op: SendOp, flags: DAT_COMPLETION_FLAGS) -> DatResult<()> {
+unsafe fn post_request(
+    ep_handle: DAT_EP_HANDLE,
+    num_segments: DAT_COUNT,
+    local_iov: *mut DAT_LMR_TRIPLET,
+    cookie: DAT_DTO_COOKIE,
+    op: SendOp,
+    flags: DAT_COMPLETION_FLAGS,
+) -> DatResult<()> {
     let ep = ep_of(ep_handle)?;
     // SAFETY: the consumer passes `num_segments` readable triplets.
     let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
@@ -289,9 +378,19 @@ fn check_remote_length(iov: *const DAT_LMR_TRIPLET, n: DAT_COUNT, remote_len: u6
 /// `DAT_PROTECTION_VIOLATION` / `DAT_LENGTH_ERROR` (IOV outside its LMR),
 /// `DAT_INSUFFICIENT_RESOURCES` (send queue full).
 #[no_mangle]
-pub unsafe extern "C" fn dat_ep_post_send(ep_handle: DAT_EP_HANDLE, num_segments: DAT_COUNT, local_iov: *mut DAT_LMR_TRIPLET, user_cookie: DAT_DTO_COOKIE, completion_flags: DAT_COMPLETION_FLAGS) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_ep_post_send(
+    ep_handle: DAT_EP_HANDLE,
+    num_segments: DAT_COUNT,
+    local_iov: *mut DAT_LMR_TRIPLET,
+    user_cookie: DAT_DTO_COOKIE,
+    completion_flags: DAT_COMPLETION_FLAGS,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_post_send", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ep_handle, ep_post_send_func, (ep_handle, num_segments, local_iov, user_cookie, completion_flags)) {
+        if let Some(r) = crate::foreign_call!(
+            ep_handle,
+            ep_post_send_func,
+            (ep_handle, num_segments, local_iov, user_cookie, completion_flags)
+        ) {
             return crate::registry::ret(r);
         }
         // SAFETY: arguments straight from the consumer, validated inside.
@@ -303,9 +402,19 @@ pub unsafe extern "C" fn dat_ep_post_send(ep_handle: DAT_EP_HANDLE, num_segments
 /// `DAT_INVALID_PARAMETER|ARG2/ARG3/ARG5`, `DAT_INVALID_STATE` (disconnected, or an SRQ EP),
 /// `DAT_PROTECTION_VIOLATION`, `DAT_LENGTH_ERROR`, `DAT_INSUFFICIENT_RESOURCES`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_ep_post_recv(ep_handle: DAT_EP_HANDLE, num_segments: DAT_COUNT, local_iov: *mut DAT_LMR_TRIPLET, user_cookie: DAT_DTO_COOKIE, completion_flags: DAT_COMPLETION_FLAGS) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_ep_post_recv(
+    ep_handle: DAT_EP_HANDLE,
+    num_segments: DAT_COUNT,
+    local_iov: *mut DAT_LMR_TRIPLET,
+    user_cookie: DAT_DTO_COOKIE,
+    completion_flags: DAT_COMPLETION_FLAGS,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_post_recv", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ep_handle, ep_post_recv_func, (ep_handle, num_segments, local_iov, user_cookie, completion_flags)) {
+        if let Some(r) = crate::foreign_call!(
+            ep_handle,
+            ep_post_recv_func,
+            (ep_handle, num_segments, local_iov, user_cookie, completion_flags)
+        ) {
             return crate::registry::ret(r);
         }
         let ep = ep_of(ep_handle)?;
@@ -320,9 +429,20 @@ pub unsafe extern "C" fn dat_ep_post_recv(ep_handle: DAT_EP_HANDLE, num_segments
 /// `DAT_INVALID_PARAMETER|ARG5` (remote triplet NULL), `|ARG6` (flags) and
 /// `DAT_LENGTH_ERROR` (local IOV longer than the remote segment).
 #[no_mangle]
-pub unsafe extern "C" fn dat_ep_post_rdma_read(ep_handle: DAT_EP_HANDLE, num_segments: DAT_COUNT, local_iov: *mut DAT_LMR_TRIPLET, user_cookie: DAT_DTO_COOKIE, remote_iov: *const DAT_RMR_TRIPLET, completion_flags: DAT_COMPLETION_FLAGS) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_ep_post_rdma_read(
+    ep_handle: DAT_EP_HANDLE,
+    num_segments: DAT_COUNT,
+    local_iov: *mut DAT_LMR_TRIPLET,
+    user_cookie: DAT_DTO_COOKIE,
+    remote_iov: *const DAT_RMR_TRIPLET,
+    completion_flags: DAT_COMPLETION_FLAGS,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_post_rdma_read", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ep_handle, ep_post_rdma_read_func, (ep_handle, num_segments, local_iov, user_cookie, remote_iov, completion_flags)) {
+        if let Some(r) = crate::foreign_call!(
+            ep_handle,
+            ep_post_rdma_read_func,
+            (ep_handle, num_segments, local_iov, user_cookie, remote_iov, completion_flags)
+        ) {
             return crate::registry::ret(r);
         }
         ep_of(ep_handle)?;
@@ -330,15 +450,35 @@ pub unsafe extern "C" fn dat_ep_post_rdma_read(ep_handle: DAT_EP_HANDLE, num_seg
         let (remote_addr, rkey, len) = unsafe { remote(remote_iov)? };
         check_remote_length(local_iov, num_segments, len)?;
         // SAFETY: arguments straight from the consumer, validated inside.
-        unsafe { post_request(ep_handle, num_segments, local_iov, user_cookie, SendOp::RdmaRead { remote_addr, rkey }, completion_flags) }
+        unsafe {
+            post_request(
+                ep_handle,
+                num_segments,
+                local_iov,
+                user_cookie,
+                SendOp::RdmaRead { remote_addr, rkey },
+                completion_flags,
+            )
+        }
     })
 }
 
 /// Posts an RDMA write from the local IOV. Errors as `dat_ep_post_rdma_read`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_ep_post_rdma_write(ep_handle: DAT_EP_HANDLE, num_segments: DAT_COUNT, local_iov: *mut DAT_LMR_TRIPLET, user_cookie: DAT_DTO_COOKIE, remote_iov: *const DAT_RMR_TRIPLET, completion_flags: DAT_COMPLETION_FLAGS) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_ep_post_rdma_write(
+    ep_handle: DAT_EP_HANDLE,
+    num_segments: DAT_COUNT,
+    local_iov: *mut DAT_LMR_TRIPLET,
+    user_cookie: DAT_DTO_COOKIE,
+    remote_iov: *const DAT_RMR_TRIPLET,
+    completion_flags: DAT_COMPLETION_FLAGS,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_post_rdma_write", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ep_handle, ep_post_rdma_write_func, (ep_handle, num_segments, local_iov, user_cookie, remote_iov, completion_flags)) {
+        if let Some(r) = crate::foreign_call!(
+            ep_handle,
+            ep_post_rdma_write_func,
+            (ep_handle, num_segments, local_iov, user_cookie, remote_iov, completion_flags)
+        ) {
             return crate::registry::ret(r);
         }
         ep_of(ep_handle)?;
@@ -346,16 +486,32 @@ pub unsafe extern "C" fn dat_ep_post_rdma_write(ep_handle: DAT_EP_HANDLE, num_se
         let (remote_addr, rkey, len) = unsafe { remote(remote_iov)? };
         check_remote_length(local_iov, num_segments, len)?;
         // SAFETY: arguments straight from the consumer, validated inside.
-        unsafe { post_request(ep_handle, num_segments, local_iov, user_cookie, SendOp::RdmaWrite { remote_addr, rkey }, completion_flags) }
+        unsafe {
+            post_request(
+                ep_handle,
+                num_segments,
+                local_iov,
+                user_cookie,
+                SendOp::RdmaWrite { remote_addr, rkey },
+                completion_flags,
+            )
+        }
     })
 }
 
 /// EP state and whether its queues are idle. Errors: `DAT_INVALID_HANDLE|EP`,
 /// `DAT_INVALID_PARAMETER|ARG2` (state NULL); the idle pointers are optional.
 #[no_mangle]
-pub unsafe extern "C" fn dat_ep_get_status(ep_handle: DAT_EP_HANDLE, ep_state: *mut DAT_EP_STATE, recv_idle: *mut DAT_BOOLEAN, request_idle: *mut DAT_BOOLEAN) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_ep_get_status(
+    ep_handle: DAT_EP_HANDLE,
+    ep_state: *mut DAT_EP_STATE,
+    recv_idle: *mut DAT_BOOLEAN,
+    request_idle: *mut DAT_BOOLEAN,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_get_status", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ep_handle, ep_get_status_func, (ep_handle, ep_state, recv_idle, request_idle)) {
+        if let Some(r) =
+            crate::foreign_call!(ep_handle, ep_get_status_func, (ep_handle, ep_state, recv_idle, request_idle))
+        {
             return crate::registry::ret(r);
         }
         let ep = ep_of(ep_handle)?;
@@ -373,9 +529,15 @@ pub unsafe extern "C" fn dat_ep_get_status(ep_handle: DAT_EP_HANDLE, ep_state: *
 
 /// Not implemented: returns `DAT_NOT_IMPLEMENTED` after validating the handle.
 #[no_mangle]
-pub unsafe extern "C" fn dat_ep_recv_query(ep_handle: DAT_EP_HANDLE, nbufs_allocated: *mut DAT_COUNT, bufs_alloc_span: *mut DAT_COUNT) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_ep_recv_query(
+    ep_handle: DAT_EP_HANDLE,
+    nbufs_allocated: *mut DAT_COUNT,
+    bufs_alloc_span: *mut DAT_COUNT,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_recv_query", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ep_handle, ep_recv_query_func, (ep_handle, nbufs_allocated, bufs_alloc_span)) {
+        if let Some(r) =
+            crate::foreign_call!(ep_handle, ep_recv_query_func, (ep_handle, nbufs_allocated, bufs_alloc_span))
+        {
             return crate::registry::ret(r);
         }
         let _ = (nbufs_allocated, bufs_alloc_span);
@@ -386,9 +548,17 @@ pub unsafe extern "C" fn dat_ep_recv_query(ep_handle: DAT_EP_HANDLE, nbufs_alloc
 
 /// Not implemented: returns `DAT_NOT_IMPLEMENTED` after validating the handle.
 #[no_mangle]
-pub unsafe extern "C" fn dat_ep_set_watermark(ep_handle: DAT_EP_HANDLE, soft_high_watermark: DAT_COUNT, hard_high_watermark: DAT_COUNT) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_ep_set_watermark(
+    ep_handle: DAT_EP_HANDLE,
+    soft_high_watermark: DAT_COUNT,
+    hard_high_watermark: DAT_COUNT,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_set_watermark", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ep_handle, ep_set_watermark_func, (ep_handle, soft_high_watermark, hard_high_watermark)) {
+        if let Some(r) = crate::foreign_call!(
+            ep_handle,
+            ep_set_watermark_func,
+            (ep_handle, soft_high_watermark, hard_high_watermark)
+        ) {
             return crate::registry::ret(r);
         }
         let _ = (soft_high_watermark, hard_high_watermark);

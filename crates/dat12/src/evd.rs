@@ -33,9 +33,19 @@ fn agent(a: &DAT_OS_WAIT_PROXY_AGENT) -> ProxyAgent {
 /// `DAT_INVALID_PARAMETER|ARG2` (qlen <= 0 or above the IA's max_evd_qlen),
 /// `DAT_INVALID_PARAMETER|ARG4` (no or unknown flags), `|ARG5` (evd_handle NULL).
 #[no_mangle]
-pub unsafe extern "C" fn dat_evd_create(ia_handle: DAT_IA_HANDLE, evd_min_qlen: DAT_COUNT, cno_handle: DAT_CNO_HANDLE, evd_flags: DAT_EVD_FLAGS, evd_handle: *mut DAT_EVD_HANDLE) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_evd_create(
+    ia_handle: DAT_IA_HANDLE,
+    evd_min_qlen: DAT_COUNT,
+    cno_handle: DAT_CNO_HANDLE,
+    evd_flags: DAT_EVD_FLAGS,
+    evd_handle: *mut DAT_EVD_HANDLE,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_evd_create", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ia_handle, evd_create_func, (ia_handle, evd_min_qlen, cno_handle, evd_flags, evd_handle)) {
+        if let Some(r) = crate::foreign_call!(
+            ia_handle,
+            evd_create_func,
+            (ia_handle, evd_min_qlen, cno_handle, evd_flags, evd_handle)
+        ) {
             return crate::registry::ret(r);
         }
         let ia = ia_of(ia_handle)?;
@@ -51,7 +61,11 @@ pub unsafe extern "C" fn dat_evd_create(ia_handle: DAT_IA_HANDLE, evd_min_qlen: 
 /// Queries an EVD. Errors: `DAT_INVALID_HANDLE|EVD_REQUEST`, `DAT_INVALID_PARAMETER|ARG2`
 /// (unknown mask bits), `|ARG3` (evd_param NULL).
 #[no_mangle]
-pub unsafe extern "C" fn dat_evd_query(evd_handle: DAT_EVD_HANDLE, evd_param_mask: DAT_EVD_PARAM_MASK, evd_param: *mut DAT_EVD_PARAM) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_evd_query(
+    evd_handle: DAT_EVD_HANDLE,
+    evd_param_mask: DAT_EVD_PARAM_MASK,
+    evd_param: *mut DAT_EVD_PARAM,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_evd_query", || -> DatResult<()> {
         if let Some(r) = crate::foreign_call!(evd_handle, evd_query_func, (evd_handle, evd_param_mask, evd_param)) {
             return crate::registry::ret(r);
@@ -140,9 +154,17 @@ pub unsafe extern "C" fn dat_evd_clear_unwaitable(evd_handle: DAT_EVD_HANDLE) ->
 /// `DAT_INVALID_PARAMETER|ARG3` (threshold out of range), `|ARG4`/`|ARG5` (NULL outputs),
 /// `DAT_INVALID_STATE` (unwaitable, or another thread waits), `DAT_TIMEOUT_EXPIRED`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_evd_wait(evd_handle: DAT_EVD_HANDLE, timeout: DAT_TIMEOUT, threshold: DAT_COUNT, event: *mut DAT_EVENT, n_more_events: *mut DAT_COUNT) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_evd_wait(
+    evd_handle: DAT_EVD_HANDLE,
+    timeout: DAT_TIMEOUT,
+    threshold: DAT_COUNT,
+    event: *mut DAT_EVENT,
+    n_more_events: *mut DAT_COUNT,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_evd_wait", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(evd_handle, evd_wait_func, (evd_handle, timeout, threshold, event, n_more_events)) {
+        if let Some(r) =
+            crate::foreign_call!(evd_handle, evd_wait_func, (evd_handle, timeout, threshold, event, n_more_events))
+        {
             return crate::registry::ret(r);
         }
         let e = evd_of(evd_handle)?;
@@ -218,7 +240,11 @@ pub unsafe extern "C" fn dat_evd_free(evd_handle: DAT_EVD_HANDLE) -> DAT_RETURN 
 
 /// Creates a CNO. Errors: `DAT_INVALID_HANDLE|IA`, `DAT_INVALID_PARAMETER|ARG3`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_cno_create(ia_handle: DAT_IA_HANDLE, agent_: DAT_OS_WAIT_PROXY_AGENT, cno_handle: *mut DAT_CNO_HANDLE) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_cno_create(
+    ia_handle: DAT_IA_HANDLE,
+    agent_: DAT_OS_WAIT_PROXY_AGENT,
+    cno_handle: *mut DAT_CNO_HANDLE,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_cno_create", || -> DatResult<()> {
         if let Some(r) = crate::foreign_call!(ia_handle, cno_create_func, (ia_handle, agent_, cno_handle)) {
             return crate::registry::ret(r);
@@ -234,7 +260,10 @@ pub unsafe extern "C" fn dat_cno_create(ia_handle: DAT_IA_HANDLE, agent_: DAT_OS
 
 /// Replaces the proxy agent. Errors: `DAT_INVALID_HANDLE|CNO`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_cno_modify_agent(cno_handle: DAT_CNO_HANDLE, agent_: DAT_OS_WAIT_PROXY_AGENT) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_cno_modify_agent(
+    cno_handle: DAT_CNO_HANDLE,
+    agent_: DAT_OS_WAIT_PROXY_AGENT,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_cno_modify_agent", || -> DatResult<()> {
         if let Some(r) = crate::foreign_call!(cno_handle, cno_modify_agent_func, (cno_handle, agent_)) {
             return crate::registry::ret(r);
@@ -246,7 +275,11 @@ pub unsafe extern "C" fn dat_cno_modify_agent(cno_handle: DAT_CNO_HANDLE, agent_
 
 /// Queries a CNO. Errors: `DAT_INVALID_HANDLE|CNO`, `DAT_INVALID_PARAMETER|ARG2/ARG3`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_cno_query(cno_handle: DAT_CNO_HANDLE, cno_param_mask: DAT_CNO_PARAM_MASK, cno_param: *mut DAT_CNO_PARAM) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_cno_query(
+    cno_handle: DAT_CNO_HANDLE,
+    cno_param_mask: DAT_CNO_PARAM_MASK,
+    cno_param: *mut DAT_CNO_PARAM,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_cno_query", || -> DatResult<()> {
         if let Some(r) = crate::foreign_call!(cno_handle, cno_query_func, (cno_handle, cno_param_mask, cno_param)) {
             return crate::registry::ret(r);
@@ -269,7 +302,11 @@ pub unsafe extern "C" fn dat_cno_query(cno_handle: DAT_CNO_HANDLE, cno_param_mas
 /// Waits until an attached EVD triggers; returns that EVD. Errors: `DAT_INVALID_HANDLE|CNO`,
 /// `DAT_INVALID_PARAMETER|ARG3`, `DAT_TIMEOUT_EXPIRED`, `DAT_INVALID_STATE|CNO_IN_USE`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_cno_wait(cno_handle: DAT_CNO_HANDLE, timeout: DAT_TIMEOUT, evd_handle: *mut DAT_EVD_HANDLE) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_cno_wait(
+    cno_handle: DAT_CNO_HANDLE,
+    timeout: DAT_TIMEOUT,
+    evd_handle: *mut DAT_EVD_HANDLE,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_cno_wait", || -> DatResult<()> {
         if let Some(r) = crate::foreign_call!(cno_handle, cno_wait_func, (cno_handle, timeout, evd_handle)) {
             return crate::registry::ret(r);

@@ -153,7 +153,11 @@ pub unsafe extern "C" fn dat_ia_query(
     provider_attr: *mut DAT_PROVIDER_ATTR,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_ia_query", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ia_handle, ia_query_func, (ia_handle, async_evd_handle, ia_attr_mask, ia_attr, provider_attr_mask, provider_attr)) {
+        if let Some(r) = crate::foreign_call!(
+            ia_handle,
+            ia_query_func,
+            (ia_handle, async_evd_handle, ia_attr_mask, ia_attr, provider_attr_mask, provider_attr)
+        ) {
             return crate::registry::ret(r);
         }
         let ia = ia_of(ia_handle)?;

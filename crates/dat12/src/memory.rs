@@ -3,13 +3,13 @@
 use crate::abi::*;
 use crate::ffi::{h, input, out, slice, write_opt};
 use crate::ia::ia_of;
-use datcore::DatResult;
 use datcore::handle;
 use datcore::lmr::{self, LocalMemoryRegion};
 use datcore::provider::Sge;
 use datcore::pz::{self, ProtectionZone};
 use datcore::rmr::{self, RemoteMemoryRegion};
 use datcore::DatError;
+use datcore::DatResult;
 
 /// DAT 1.2 LMR triplets have the same layout as the core's scatter/gather element.
 pub fn sges(t: &[DAT_LMR_TRIPLET]) -> &[Sge] {
@@ -37,7 +37,11 @@ pub unsafe extern "C" fn dat_pz_create(ia_handle: DAT_IA_HANDLE, pz_handle: *mut
 
 /// Queries a PZ. Errors: `DAT_INVALID_HANDLE|PZ`, `DAT_INVALID_PARAMETER|ARG3`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_pz_query(pz_handle: DAT_PZ_HANDLE, pz_param_mask: DAT_PZ_PARAM_MASK, pz_param: *mut DAT_PZ_PARAM) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_pz_query(
+    pz_handle: DAT_PZ_HANDLE,
+    pz_param_mask: DAT_PZ_PARAM_MASK,
+    pz_param: *mut DAT_PZ_PARAM,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_pz_query", || -> DatResult<()> {
         if let Some(r) = crate::foreign_call!(pz_handle, pz_query_func, (pz_handle, pz_param_mask, pz_param)) {
             return crate::registry::ret(r);
@@ -80,7 +84,23 @@ pub unsafe extern "C" fn dat_lmr_create(
     registered_address: *mut DAT_VADDR,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_lmr_create", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ia_handle, lmr_create_func, (ia_handle, mem_type, region_description, length, pz_handle, privileges, lmr_handle, lmr_context, rmr_context, registered_length, registered_address)) {
+        if let Some(r) = crate::foreign_call!(
+            ia_handle,
+            lmr_create_func,
+            (
+                ia_handle,
+                mem_type,
+                region_description,
+                length,
+                pz_handle,
+                privileges,
+                lmr_handle,
+                lmr_context,
+                rmr_context,
+                registered_length,
+                registered_address
+            )
+        ) {
             return crate::registry::ret(r);
         }
         let ia = ia_of(ia_handle)?;
@@ -89,7 +109,10 @@ pub unsafe extern "C" fn dat_lmr_create(
             DAT_MEM_TYPE_VIRTUAL => (unsafe { region_description.for_va }) as u64,
             DAT_MEM_TYPE_SHARED_VIRTUAL => (unsafe { region_description.for_shared_memory.virtual_address }) as u64,
             DAT_MEM_TYPE_LMR => {
-                let src = handle::get_ptr::<LocalMemoryRegion>(unsafe { region_description.for_lmr_handle }, DAT_INVALID_HANDLE_LMR)?;
+                let src = handle::get_ptr::<LocalMemoryRegion>(
+                    unsafe { region_description.for_lmr_handle },
+                    DAT_INVALID_HANDLE_LMR,
+                )?;
                 src.mr.addr()
             }
             _ => return Err(DatError::invalid_arg(2)),
@@ -111,7 +134,11 @@ pub unsafe extern "C" fn dat_lmr_create(
 
 /// Queries an LMR. Errors: `DAT_INVALID_HANDLE|LMR`, `DAT_INVALID_PARAMETER|ARG3`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_lmr_query(lmr_handle: DAT_LMR_HANDLE, lmr_param_mask: DAT_LMR_PARAM_MASK, lmr_param: *mut DAT_LMR_PARAM) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_lmr_query(
+    lmr_handle: DAT_LMR_HANDLE,
+    lmr_param_mask: DAT_LMR_PARAM_MASK,
+    lmr_param: *mut DAT_LMR_PARAM,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_lmr_query", || -> DatResult<()> {
         if let Some(r) = crate::foreign_call!(lmr_handle, lmr_query_func, (lmr_handle, lmr_param_mask, lmr_param)) {
             return crate::registry::ret(r);
@@ -148,9 +175,15 @@ pub unsafe extern "C" fn dat_lmr_free(lmr_handle: DAT_LMR_HANDLE) -> DAT_RETURN 
 /// Makes RDMA-read sources visible. Errors: `DAT_INVALID_HANDLE|IA`,
 /// `DAT_INVALID_PARAMETER|ARG2` (NULL, or a segment outside every LMR of the IA).
 #[no_mangle]
-pub unsafe extern "C" fn dat_lmr_sync_rdma_read(ia_handle: DAT_IA_HANDLE, local_segments: *const DAT_LMR_TRIPLET, num_segments: DAT_VLEN) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_lmr_sync_rdma_read(
+    ia_handle: DAT_IA_HANDLE,
+    local_segments: *const DAT_LMR_TRIPLET,
+    num_segments: DAT_VLEN,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_lmr_sync_rdma_read", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ia_handle, lmr_sync_rdma_read_func, (ia_handle, local_segments, num_segments)) {
+        if let Some(r) =
+            crate::foreign_call!(ia_handle, lmr_sync_rdma_read_func, (ia_handle, local_segments, num_segments))
+        {
             return crate::registry::ret(r);
         }
         let ia = ia_of(ia_handle)?;
@@ -162,9 +195,15 @@ pub unsafe extern "C" fn dat_lmr_sync_rdma_read(ia_handle: DAT_IA_HANDLE, local_
 
 /// Makes RDMA-write results visible. Errors as `dat_lmr_sync_rdma_read`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_lmr_sync_rdma_write(ia_handle: DAT_IA_HANDLE, local_segments: *const DAT_LMR_TRIPLET, num_segments: DAT_VLEN) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_lmr_sync_rdma_write(
+    ia_handle: DAT_IA_HANDLE,
+    local_segments: *const DAT_LMR_TRIPLET,
+    num_segments: DAT_VLEN,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_lmr_sync_rdma_write", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ia_handle, lmr_sync_rdma_write_func, (ia_handle, local_segments, num_segments)) {
+        if let Some(r) =
+            crate::foreign_call!(ia_handle, lmr_sync_rdma_write_func, (ia_handle, local_segments, num_segments))
+        {
             return crate::registry::ret(r);
         }
         let ia = ia_of(ia_handle)?;
@@ -192,7 +231,11 @@ pub unsafe extern "C" fn dat_rmr_create(pz_handle: DAT_PZ_HANDLE, rmr_handle: *m
 
 /// Queries an RMR. Errors: `DAT_INVALID_HANDLE|RMR`, `DAT_INVALID_PARAMETER|ARG3`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_rmr_query(rmr_handle: DAT_RMR_HANDLE, rmr_param_mask: DAT_RMR_PARAM_MASK, rmr_param: *mut DAT_RMR_PARAM) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_rmr_query(
+    rmr_handle: DAT_RMR_HANDLE,
+    rmr_param_mask: DAT_RMR_PARAM_MASK,
+    rmr_param: *mut DAT_RMR_PARAM,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_rmr_query", || -> DatResult<()> {
         if let Some(r) = crate::foreign_call!(rmr_handle, rmr_query_func, (rmr_handle, rmr_param_mask, rmr_param)) {
             return crate::registry::ret(r);
@@ -205,7 +248,8 @@ pub unsafe extern "C" fn dat_rmr_query(rmr_handle: DAT_RMR_HANDLE, rmr_param_mas
         p.pz_handle = r.pz_handle.as_ptr();
         let b = r.binding();
         let t = b.as_ref().map(|b| b.triplet).unwrap_or_default();
-        p.lmr_triplet = DAT_LMR_TRIPLET { lmr_context: t.lkey, pad: 0, virtual_address: t.addr, segment_length: t.length };
+        p.lmr_triplet =
+            DAT_LMR_TRIPLET { lmr_context: t.lkey, pad: 0, virtual_address: t.addr, segment_length: t.length };
         p.mem_priv = b.as_ref().map_or(0, |b| b.privileges) as _;
         p.rmr_context = b.as_ref().map_or(0, |b| b.rmr_context);
         Ok(())
@@ -227,7 +271,11 @@ pub unsafe extern "C" fn dat_rmr_bind(
     rmr_context: *mut DAT_RMR_CONTEXT,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_rmr_bind", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(rmr_handle, rmr_bind_func, (rmr_handle, lmr_triplet, mem_privileges, ep_handle, user_cookie, completion_flags, rmr_context)) {
+        if let Some(r) = crate::foreign_call!(
+            rmr_handle,
+            rmr_bind_func,
+            (rmr_handle, lmr_triplet, mem_privileges, ep_handle, user_cookie, completion_flags, rmr_context)
+        ) {
             return crate::registry::ret(r);
         }
         handle::get_ptr::<RemoteMemoryRegion>(rmr_handle, DAT_INVALID_HANDLE_RMR)?;
@@ -235,7 +283,14 @@ pub unsafe extern "C" fn dat_rmr_bind(
         let (t, slot) = unsafe { (input(lmr_triplet, 2)?, out(rmr_context, 7)?) };
         // SAFETY: the cookie union is 8 bytes of plain data.
         let cookie = unsafe { user_cookie.as_64 };
-        *slot = rmr::bind(h(rmr_handle), &sges(std::slice::from_ref(t))[0], mem_privileges as u32, h(ep_handle), cookie, completion_flags as u32)?;
+        *slot = rmr::bind(
+            h(rmr_handle),
+            &sges(std::slice::from_ref(t))[0],
+            mem_privileges as u32,
+            h(ep_handle),
+            cookie,
+            completion_flags as u32,
+        )?;
         Ok(())
     })
 }

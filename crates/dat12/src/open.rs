@@ -20,8 +20,11 @@ pub fn open_ia(
     let resolved = registry::resolve(name, major, minor, thread_safe);
     match resolved {
         Ok(Resolution::Builtin { provider, ia_name, params }) => {
-            let (ia, _, evd) = InterfaceAdapter::open(&provider, &ia_name, &params, async_qlen, Handle::from_ptr(*async_evd))
-                .inspect_err(|e| tracing::warn!("dat_ia_open('{name}'): provider {} could not open it ({e})", provider.name()))?;
+            let (ia, _, evd) =
+                InterfaceAdapter::open(&provider, &ia_name, &params, async_qlen, Handle::from_ptr(*async_evd))
+                    .inspect_err(|e| {
+                        tracing::warn!("dat_ia_open('{name}'): provider {} could not open it ({e})", provider.name())
+                    })?;
             *ia_out = ia.as_ptr();
             *async_evd = evd.as_ptr();
             Ok(())
@@ -30,10 +33,10 @@ pub fn open_ia(
         Ok(Resolution::Library(lib)) => unsafe { crate::registry::open_library(&lib, async_qlen, async_evd, ia_out) },
         // Not in dat.conf or built in: a provider the application registered itself.
         // SAFETY: both pointers come from exclusive references.
-        Err(e) => unsafe {
-            crate::registry::open_registered(name, major, minor, thread_safe, async_qlen, async_evd, ia_out)
+        Err(e) => {
+            unsafe { crate::registry::open_registered(name, major, minor, thread_safe, async_qlen, async_evd, ia_out) }
+                .unwrap_or(Err(e))
         }
-        .unwrap_or(Err(e)),
     }
 }
 

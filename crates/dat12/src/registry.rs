@@ -470,9 +470,8 @@ fn acquire(lib: &Library) -> DatResult<()> {
         return Err(not_found());
     }
     // SAFETY: the DAT provider ABI defines these two symbols with these signatures.
-    let (init, fini) = unsafe {
-        (std::mem::transmute::<*mut c_void, InitFn>(init), std::mem::transmute::<*mut c_void, FiniFn>(fini))
-    };
+    let (init, fini) =
+        unsafe { (std::mem::transmute::<*mut c_void, InitFn>(init), std::mem::transmute::<*mut c_void, FiniFn>(fini)) };
     let info = Box::new(info_to_c(&lib.info));
     tracing::debug!("dat_ia_open: loaded {} for {}; calling dat_provider_init", lib.lib_path, lib.info);
     // SAFETY: `info` and `params` outlive the call (info lives until fini); the provider
@@ -575,9 +574,7 @@ pub unsafe fn open_library(
         return Err(not_found());
     };
     // SAFETY: forwarded caller contract.
-    let r = unsafe {
-        open_with(p, &lib.info, qlen, async_evd, ia_out, Some((lib.lib_path.clone(), lib.info.clone())))
-    };
+    let r = unsafe { open_with(p, &lib.info, qlen, async_evd, ia_out, Some((lib.lib_path.clone(), lib.info.clone()))) };
     if r.is_err() {
         release(&lib.lib_path, &lib.info);
     }
@@ -637,7 +634,8 @@ mod tests {
         assert_eq!(read_word_pipe(&v as *const usize as usize), Some(v));
         // SAFETY: plain anonymous mapping, unmapped again right away.
         let page = unsafe {
-            let m = libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
+            let m =
+                libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
             assert_ne!(m, libc::MAP_FAILED);
             m as usize
         };

@@ -16,22 +16,33 @@ fn srq_of(p: DAT_SRQ_HANDLE) -> DatResult<Arc<SharedReceiveQueue>> {
 /// Creates an SRQ. Errors: `DAT_INVALID_HANDLE|IA`, `|PZ`, `DAT_INVALID_PARAMETER|ARG3`
 /// (attributes NULL or beyond the IA's limits), `|ARG4` (srq_handle NULL).
 #[no_mangle]
-pub unsafe extern "C" fn dat_srq_create(ia_handle: DAT_IA_HANDLE, pz_handle: DAT_PZ_HANDLE, srq_attr: *mut DAT_SRQ_ATTR, srq_handle: *mut DAT_SRQ_HANDLE) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_srq_create(
+    ia_handle: DAT_IA_HANDLE,
+    pz_handle: DAT_PZ_HANDLE,
+    srq_attr: *mut DAT_SRQ_ATTR,
+    srq_handle: *mut DAT_SRQ_HANDLE,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_srq_create", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(ia_handle, srq_create_func, (ia_handle, pz_handle, srq_attr, srq_handle)) {
+        if let Some(r) = crate::foreign_call!(ia_handle, srq_create_func, (ia_handle, pz_handle, srq_attr, srq_handle))
+        {
             return crate::registry::ret(r);
         }
         let ia = ia_of(ia_handle)?;
         // SAFETY: readable attributes and writable out-pointer from the consumer.
         let (a, slot) = unsafe { (input(srq_attr as *const DAT_SRQ_ATTR, 3)?, out(srq_handle, 4)?) };
-        *slot = SharedReceiveQueue::create(&ia, h(pz_handle), a.max_recv_dtos, a.max_recv_iov, a.low_watermark)?.as_ptr();
+        *slot =
+            SharedReceiveQueue::create(&ia, h(pz_handle), a.max_recv_dtos, a.max_recv_iov, a.low_watermark)?.as_ptr();
         Ok(())
     })
 }
 
 /// Queries an SRQ. Errors: `DAT_INVALID_HANDLE|SRQ`, `DAT_INVALID_PARAMETER|ARG3`.
 #[no_mangle]
-pub unsafe extern "C" fn dat_srq_query(srq_handle: DAT_SRQ_HANDLE, srq_param_mask: DAT_SRQ_PARAM_MASK, srq_param: *mut DAT_SRQ_PARAM) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_srq_query(
+    srq_handle: DAT_SRQ_HANDLE,
+    srq_param_mask: DAT_SRQ_PARAM_MASK,
+    srq_param: *mut DAT_SRQ_PARAM,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_srq_query", || -> DatResult<()> {
         if let Some(r) = crate::foreign_call!(srq_handle, srq_query_func, (srq_handle, srq_param_mask, srq_param)) {
             return crate::registry::ret(r);
@@ -58,9 +69,16 @@ pub unsafe extern "C" fn dat_srq_query(srq_handle: DAT_SRQ_HANDLE, srq_param_mas
 /// `DAT_INVALID_PARAMETER|ARG2/ARG3`, `DAT_PROTECTION_VIOLATION`, `DAT_LENGTH_ERROR`,
 /// `DAT_INSUFFICIENT_RESOURCES` (SRQ full).
 #[no_mangle]
-pub unsafe extern "C" fn dat_srq_post_recv(srq_handle: DAT_SRQ_HANDLE, num_segments: DAT_COUNT, local_iov: *mut DAT_LMR_TRIPLET, user_cookie: DAT_DTO_COOKIE) -> DAT_RETURN {
+pub unsafe extern "C" fn dat_srq_post_recv(
+    srq_handle: DAT_SRQ_HANDLE,
+    num_segments: DAT_COUNT,
+    local_iov: *mut DAT_LMR_TRIPLET,
+    user_cookie: DAT_DTO_COOKIE,
+) -> DAT_RETURN {
     crate::ffi::boundary("dat_srq_post_recv", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(srq_handle, srq_post_recv_func, (srq_handle, num_segments, local_iov, user_cookie)) {
+        if let Some(r) =
+            crate::foreign_call!(srq_handle, srq_post_recv_func, (srq_handle, num_segments, local_iov, user_cookie))
+        {
             return crate::registry::ret(r);
         }
         let s = srq_of(srq_handle)?;

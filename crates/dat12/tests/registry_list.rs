@@ -1,7 +1,7 @@
 //! dat_registry_list_providers error codes, the dynamic registry and foreign-handle detection.
 
-use dat12::foreign_call;
 use dat12::abi::*;
+use dat12::foreign_call;
 use dat12::registry::*;
 use datcore::registry::ProviderInfo;
 use std::ffi::{c_char, c_void, CStr};
@@ -12,9 +12,7 @@ const ARG2: u32 = 0x8006_0025;
 const ARG3: u32 = 0x8006_0026;
 
 fn infos(n: usize) -> Vec<ProviderInfo> {
-    (0..n)
-        .map(|i| ProviderInfo { ia_name: format!("ia{i}"), major: 1, minor: 2, thread_safe: i % 2 == 1 })
-        .collect()
+    (0..n).map(|i| ProviderInfo { ia_name: format!("ia{i}"), major: 1, minor: 2, thread_safe: i % 2 == 1 }).collect()
 }
 
 fn blank() -> DAT_PROVIDER_INFO {
@@ -100,7 +98,12 @@ fn leak_provider() -> &'static mut DAT_PROVIDER {
     Box::leak(Box::new(unsafe { std::mem::zeroed::<DAT_PROVIDER>() }))
 }
 
-unsafe extern "C" fn fake_open(_: DAT_NAME_PTR, _: DAT_COUNT, _: *mut DAT_EVD_HANDLE, _: *mut DAT_IA_HANDLE) -> DAT_RETURN {
+unsafe extern "C" fn fake_open(
+    _: DAT_NAME_PTR,
+    _: DAT_COUNT,
+    _: *mut DAT_EVD_HANDLE,
+    _: *mut DAT_IA_HANDLE,
+) -> DAT_RETURN {
     0
 }
 
@@ -173,9 +176,7 @@ fn foreign_handles() {
     assert!(read_word(page as usize).is_none());
     assert!(unsafe { foreign_provider(page) }.is_none());
     // PROT_NONE memory
-    let none = unsafe {
-        libc::mmap(null_mut(), 4096, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
-    };
+    let none = unsafe { libc::mmap(null_mut(), 4096, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
     assert!(unsafe { foreign_provider(none) }.is_none());
     unsafe { libc::munmap(none, 4096) };
     // misaligned, NULL, tiny values, our own tag, kernel-half addresses
@@ -195,7 +196,17 @@ fn foreign_handles() {
     assert_eq!(foreign_call!(j, pz_free_func, (j)), None);
     let ours = (0xDA7usize << 52 | 0x10) as *mut c_void;
     let mut evaluated = false;
-    assert_eq!(foreign_call!(ours, pz_create_func, (ours, { evaluated = true; &mut pz })), None);
+    assert_eq!(
+        foreign_call!(
+            ours,
+            pz_create_func,
+            (ours, {
+                evaluated = true;
+                &mut pz
+            })
+        ),
+        None
+    );
     assert!(!evaluated);
 
     assert_eq!(unsafe { dat_registry_remove_provider(p, &info) }, 0);

@@ -3,8 +3,8 @@
 //! dat_provider_init, dat_registry_add_provider, ia_open_func) → foreign dispatch → close
 //! (ia_close_func, dat_provider_fini, dlclose). Skipped when no C compiler is available.
 
-use dat12::foreign_call;
 use dat12::abi::*;
+use dat12::foreign_call;
 use dat12::registry::*;
 use datcore::registry::conf::{self, StaticConf};
 use datcore::registry::{Library, ProviderInfo, Registry, Resolution, NOT_FOUND};

@@ -67,9 +67,24 @@ fn ep(dev: &Arc<dyn Device>) -> Ep {
     let scq = dev.create_cq(1024, waker()).unwrap();
     let rcq = dev.create_cq(1024, waker()).unwrap();
     let ev = Arc::new(Events(Mutex::new(VecDeque::new()), Condvar::new()));
-    let caps = QpCaps { max_send_wr: 64, max_recv_wr: 64, max_send_sge: 4, max_recv_sge: 4, max_rdma_read_in: 8, max_rdma_read_out: 8 };
+    let caps = QpCaps {
+        max_send_wr: 64,
+        max_recv_wr: 64,
+        max_send_sge: 4,
+        max_recv_sge: 4,
+        max_rdma_read_in: 8,
+        max_rdma_read_out: 8,
+    };
     let qp = dev
-        .create_qp(QpInit { pd: pd.clone(), send_cq: Some(scq.clone()), recv_cq: Some(rcq.clone()), srq: None, caps, context: 1, events: ev.clone() })
+        .create_qp(QpInit {
+            pd: pd.clone(),
+            send_cq: Some(scq.clone()),
+            recv_cq: Some(rcq.clone()),
+            srq: None,
+            caps,
+            context: 1,
+            events: ev.clone(),
+        })
         .unwrap();
     Ep { pd, scq, rcq, qp, ev }
 }
@@ -103,7 +118,8 @@ fn spin(cq: &Arc<dyn CompletionQueue>) -> WorkCompletion {
 }
 
 fn send(e: &Ep, sge: Sge, signaled: bool) {
-    e.qp.post_send(&SendWr { wr_id: 0, op: SendOp::Send, sges: &[sge], signaled, solicited: false, fence: false }).unwrap();
+    e.qp.post_send(&SendWr { wr_id: 0, op: SendOp::Send, sges: &[sge], signaled, solicited: false, fence: false })
+        .unwrap();
 }
 
 fn main() {
@@ -111,7 +127,12 @@ fn main() {
     let e = ep(&dev);
     let buf = vec![0u8; 2 * MIB];
     let mr = e.pd.reg_mr(buf.as_ptr() as u64, buf.len() as u64, ALL).unwrap();
-    let sge = |off: usize, len: usize| Sge { lkey: mr.lkey(), pad: 0, addr: buf.as_ptr() as u64 + off as u64, length: len as u64 };
+    let sge = |off: usize, len: usize| Sge {
+        lkey: mr.lkey(),
+        pad: 0,
+        addr: buf.as_ptr() as u64 + off as u64,
+        length: len as u64,
+    };
     let iters = 20_000;
 
     if std::env::args().nth(1).as_deref() == Some("peer") {
@@ -186,7 +207,15 @@ fn main() {
             out -= 1;
         }
         let op = SendOp::RdmaWrite { remote_addr: raddr, rkey };
-        e.qp.post_send(&SendWr { wr_id: i, op, sges: &[sge(MIB, MIB)], signaled: true, solicited: false, fence: false }).unwrap();
+        e.qp.post_send(&SendWr {
+            wr_id: i,
+            op,
+            sges: &[sge(MIB, MIB)],
+            signaled: true,
+            solicited: false,
+            fence: false,
+        })
+        .unwrap();
         out += 1;
     }
     while out > 0 {
@@ -216,7 +245,11 @@ fn main() {
 
     let mode = if std::env::var_os("DAT_SHM_NO_CMA").is_some() { "inline (no CMA)" } else { "cross-memory attach" };
     println!("shm provider, {mode}");
-    println!("send/recv 64 B round trip: {:.2} us (one way {:.2} us)", rtt.as_secs_f64() * 1e6, rtt.as_secs_f64() * 0.5e6);
+    println!(
+        "send/recv 64 B round trip: {:.2} us (one way {:.2} us)",
+        rtt.as_secs_f64() * 1e6,
+        rtt.as_secs_f64() * 0.5e6
+    );
     println!("RDMA write 1 MiB, {depth} in flight: {bw:.2} GB/s");
     println!("memcpy floor: 64 B {:.1} ns, 1 MiB {big:.2} GB/s", small.as_secs_f64() * 1e9);
 }

@@ -13,8 +13,8 @@
 
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
-use crate::event::{Event, EventData};
 use crate::evd::EventDispatcher;
+use crate::event::{Event, EventData};
 use crate::handle::{self, DatObject, Handle, HandleType};
 use crate::ia::InterfaceAdapter;
 use crate::provider::{ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendOp, SendWr, Sge};
@@ -180,9 +180,13 @@ pub fn state_subtype(state: u32) -> u32 {
     match state {
         DAT_EP_STATE_UNCONNECTED | DAT_EP_STATE_UNCONFIGURED_UNCONNECTED => DAT_INVALID_STATE_EP_UNCONNECTED,
         DAT_EP_STATE_RESERVED | DAT_EP_STATE_UNCONFIGURED_RESERVED => DAT_INVALID_STATE_EP_RESERVED,
-        DAT_EP_STATE_PASSIVE_CONNECTION_PENDING | DAT_EP_STATE_UNCONFIGURED_PASSIVE => DAT_INVALID_STATE_EP_PASSCONNPENDING,
+        DAT_EP_STATE_PASSIVE_CONNECTION_PENDING | DAT_EP_STATE_UNCONFIGURED_PASSIVE => {
+            DAT_INVALID_STATE_EP_PASSCONNPENDING
+        }
         DAT_EP_STATE_ACTIVE_CONNECTION_PENDING => DAT_INVALID_STATE_EP_ACTCONNPENDING,
-        DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING | DAT_EP_STATE_UNCONFIGURED_TENTATIVE => DAT_INVALID_STATE_EP_TENTCONNPENDING,
+        DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING | DAT_EP_STATE_UNCONFIGURED_TENTATIVE => {
+            DAT_INVALID_STATE_EP_TENTCONNPENDING
+        }
         DAT_EP_STATE_CONNECTED => DAT_INVALID_STATE_EP_CONNECTED,
         DAT_EP_STATE_DISCONNECT_PENDING => DAT_INVALID_STATE_EP_DISCPENDING,
         DAT_EP_STATE_DISCONNECTED => DAT_INVALID_STATE_EP_DISCONNECTED,
@@ -213,7 +217,9 @@ impl Endpoint {
         };
         let attr = c.attr.unwrap_or_else(|| EpAttr::defaults(ia));
         attr.validate(ia, if srq.is_some() { 7 } else { 6 })?;
-        if attr.request_completion_flags & !ALL_COMPLETION_FLAGS != 0 || attr.recv_completion_flags & !ALL_COMPLETION_FLAGS != 0 {
+        if attr.request_completion_flags & !ALL_COMPLETION_FLAGS != 0
+            || attr.recv_completion_flags & !ALL_COMPLETION_FLAGS != 0
+        {
             return Err(DatError::invalid_arg(if srq.is_some() { 7 } else { 6 }));
         }
         let ep = Arc::new(Endpoint {
@@ -418,10 +424,8 @@ impl Endpoint {
             return Err(DatError::invalid_arg(3));
         }
         let s = self.state();
-        let ok_state = matches!(
-            s,
-            DAT_EP_STATE_UNCONNECTED | DAT_EP_STATE_RESERVED | DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING
-        );
+        let ok_state =
+            matches!(s, DAT_EP_STATE_UNCONNECTED | DAT_EP_STATE_RESERVED | DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING);
         if !ok_state || !self.transition(s, DAT_EP_STATE_PASSIVE_CONNECTION_PENDING) {
             return Err(DatError::invalid_state(state_subtype(s)));
         }
@@ -437,7 +441,9 @@ impl Endpoint {
     pub fn disconnect(&self, abrupt: bool) -> DatResult<()> {
         let s = self.state();
         match s {
-            DAT_EP_STATE_CONNECTED | DAT_EP_STATE_ACTIVE_CONNECTION_PENDING | DAT_EP_STATE_PASSIVE_CONNECTION_PENDING => {
+            DAT_EP_STATE_CONNECTED
+            | DAT_EP_STATE_ACTIVE_CONNECTION_PENDING
+            | DAT_EP_STATE_PASSIVE_CONNECTION_PENDING => {
                 self.set_state(DAT_EP_STATE_DISCONNECT_PENDING);
                 self.qp()?.disconnect(!abrupt)
             }
@@ -526,7 +532,13 @@ pub fn free(h: Handle) -> DatResult<()> {
     let ep = handle::get::<Endpoint>(h, DAT_INVALID_HANDLE_EP)?;
     handle::remove::<Endpoint>(h);
     let s = ep.state();
-    if matches!(s, DAT_EP_STATE_CONNECTED | DAT_EP_STATE_ACTIVE_CONNECTION_PENDING | DAT_EP_STATE_PASSIVE_CONNECTION_PENDING | DAT_EP_STATE_DISCONNECT_PENDING) {
+    if matches!(
+        s,
+        DAT_EP_STATE_CONNECTED
+            | DAT_EP_STATE_ACTIVE_CONNECTION_PENDING
+            | DAT_EP_STATE_PASSIVE_CONNECTION_PENDING
+            | DAT_EP_STATE_DISCONNECT_PENDING
+    ) {
         if let Ok(qp) = ep.qp() {
             let _ = qp.disconnect(false);
         }

@@ -11,7 +11,7 @@ use crate::error::{DatError, DatResult};
 use crate::event::{self, Event, EventData};
 use crate::handle::{self, DatObject, Handle, HandleType};
 use crate::ia::InterfaceAdapter;
-use crate::provider::{CompletionQueue, WcOpcode, WorkCompletion, Waker};
+use crate::provider::{CompletionQueue, Waker, WcOpcode, WorkCompletion};
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -61,9 +61,7 @@ impl Waker for EvdWaker {
         }
     }
     fn wants_wake(&self) -> bool {
-        self.0.upgrade().is_some_and(|e| {
-            e.sleepers.load(Ordering::SeqCst) > 0 || e.has_cno.load(Ordering::SeqCst)
-        })
+        self.0.upgrade().is_some_and(|e| e.sleepers.load(Ordering::SeqCst) > 0 || e.has_cno.load(Ordering::SeqCst))
     }
 }
 
@@ -246,8 +244,8 @@ impl EventDispatcher {
         if st.waiter {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EVD_WAITER));
         }
-        let deadline = (timeout_us != TIMEOUT_INFINITE)
-            .then(|| Instant::now() + Duration::from_micros(timeout_us as u64));
+        let deadline =
+            (timeout_us != TIMEOUT_INFINITE).then(|| Instant::now() + Duration::from_micros(timeout_us as u64));
         st.waiter = true;
         let result = loop {
             self.drain(&mut st);
@@ -407,8 +405,7 @@ impl ConsumerNotifier {
         if agent.func != 0 {
             // SAFETY: the consumer registered this function with the documented proxy-agent
             // signature `void (*)(DAT_PVOID instance_data, DAT_EVD_HANDLE evd)`.
-            let f: extern "C" fn(*mut libc::c_void, *mut libc::c_void) =
-                unsafe { std::mem::transmute(agent.func) };
+            let f: extern "C" fn(*mut libc::c_void, *mut libc::c_void) = unsafe { std::mem::transmute(agent.func) };
             f(agent.instance_data as *mut libc::c_void, evd.as_ptr());
         }
     }
@@ -419,8 +416,8 @@ impl ConsumerNotifier {
         if st.waiter {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_CNO_IN_USE));
         }
-        let deadline = (timeout_us != TIMEOUT_INFINITE)
-            .then(|| Instant::now() + Duration::from_micros(timeout_us as u64));
+        let deadline =
+            (timeout_us != TIMEOUT_INFINITE).then(|| Instant::now() + Duration::from_micros(timeout_us as u64));
         st.waiter = true;
         let r = loop {
             if let Some(h) = st.triggered.take() {

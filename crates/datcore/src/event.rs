@@ -30,8 +30,7 @@ unsafe impl Send for Event {}
 unsafe impl Sync for Event {}
 
 impl Event {
-    pub const EMPTY: Event =
-        Event { number: 0, evd: Handle::NULL, data: EventData::Software { pointer: 0 } };
+    pub const EMPTY: Event = Event { number: 0, evd: Handle::NULL, data: EventData::Software { pointer: 0 } };
 }
 
 /// The DTO completion status a provider completion maps to.

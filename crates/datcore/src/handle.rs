@@ -74,12 +74,7 @@ impl Handle {
     pub const NULL: Handle = Handle(0);
 
     fn encode(ty: HandleType, gen: u32, index: u32) -> Handle {
-        Handle(
-            TAG << TAG_SHIFT
-                | (ty as u64) << TYPE_SHIFT
-                | (gen as u64 & GEN_MASK) << GEN_SHIFT
-                | index as u64,
-        )
+        Handle(TAG << TAG_SHIFT | (ty as u64) << TYPE_SHIFT | (gen as u64 & GEN_MASK) << GEN_SHIFT | index as u64)
     }
 
     /// True if the value carries our tag (it may still be stale).
@@ -156,9 +151,7 @@ impl Table {
 
     fn slot_or_create(&self, index: usize) -> &RwLock<Slot> {
         let chunk = self.chunks[index >> CHUNK_BITS].get_or_init(|| {
-            (0..CHUNK)
-                .map(|_| RwLock::new(Slot { generation: 1, ty: None, object: None, context: 0 }))
-                .collect()
+            (0..CHUNK).map(|_| RwLock::new(Slot { generation: 1, ty: None, object: None, context: 0 })).collect()
         });
         &chunk[index & (CHUNK - 1)]
     }

@@ -2,8 +2,8 @@
 
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
-use crate::event::{Event, EventData};
 use crate::evd::EventDispatcher;
+use crate::event::{Event, EventData};
 use crate::handle::{self, DatObject, Handle, HandleType};
 use crate::provider::{AsyncError, AsyncEvents, Device, Provider};
 use parking_lot::Mutex;
@@ -41,13 +41,9 @@ impl AsyncEvents for AsyncRouter {
     fn async_error(&self, err: AsyncError) {
         let Some(ia) = self.0.get().and_then(Weak::upgrade) else { return };
         let (number, handle, reason) = match err {
-            AsyncError::QpError { context } => {
-                (DAT_ASYNC_ERROR_EP_BROKEN, Handle(context), DAT_EP_TRANSFER_TO_ERROR)
-            }
+            AsyncError::QpError { context } => (DAT_ASYNC_ERROR_EP_BROKEN, Handle(context), DAT_EP_TRANSFER_TO_ERROR),
             AsyncError::CqOverflow => (DAT_ASYNC_ERROR_EVD_OVERFLOW, ia.handle(), DAT_EVD_OVERFLOW_ERROR),
-            AsyncError::DeviceFatal => {
-                (DAT_ASYNC_ERROR_IA_CATASTROPHIC, ia.handle(), DAT_IA_CATASTROPHIC_ERROR)
-            }
+            AsyncError::DeviceFatal => (DAT_ASYNC_ERROR_IA_CATASTROPHIC, ia.handle(), DAT_IA_CATASTROPHIC_ERROR),
         };
         ia.post_async(number, handle, reason);
     }

@@ -8,8 +8,8 @@
 pub mod codes;
 pub mod endpoint;
 pub mod error;
-pub mod event;
 pub mod evd;
+pub mod event;
 pub mod handle;
 pub mod ia;
 pub mod lmr;

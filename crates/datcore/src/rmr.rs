@@ -71,7 +71,13 @@ pub fn bind(
 ) -> DatResult<u32> {
     let rmr = handle::get::<RemoteMemoryRegion>(rmr_handle, DAT_INVALID_HANDLE_RMR)?;
     let ep = handle::get::<Endpoint>(ep_handle, DAT_INVALID_HANDLE_EP)?;
-    if privileges & !(DAT_MEM_PRIV_REMOTE_READ_FLAG | DAT_MEM_PRIV_REMOTE_WRITE_FLAG | DAT_MEM_PRIV_LOCAL_READ_FLAG | DAT_MEM_PRIV_LOCAL_WRITE_FLAG) != 0 {
+    if privileges
+        & !(DAT_MEM_PRIV_REMOTE_READ_FLAG
+            | DAT_MEM_PRIV_REMOTE_WRITE_FLAG
+            | DAT_MEM_PRIV_LOCAL_READ_FLAG
+            | DAT_MEM_PRIV_LOCAL_WRITE_FLAG)
+        != 0
+    {
         return Err(DatError::invalid_arg(3));
     }
     if !Arc::ptr_eq(&ep.pz, &rmr.pz) {
@@ -85,7 +91,15 @@ pub fn bind(
         let qp = ep.connected_qp()?;
         let wr_id = ep.remember_bind(rmr_handle, cookie);
         let access = lmr::access(0);
-        qp.bind_mw(&BindWr { wr_id, mw: &rmr.mw, mr: &old.lmr.mr, addr: old.triplet.addr, length: 0, access, signaled })?;
+        qp.bind_mw(&BindWr {
+            wr_id,
+            mw: &rmr.mw,
+            mr: &old.lmr.mr,
+            addr: old.triplet.addr,
+            length: 0,
+            access,
+            signaled,
+        })?;
         rmr.unbind();
         return Ok(0);
     }

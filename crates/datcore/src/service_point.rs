@@ -4,8 +4,8 @@
 use crate::codes::*;
 use crate::endpoint::Endpoint;
 use crate::error::{DatError, DatResult};
-use crate::event::{Event, EventData};
 use crate::evd::EventDispatcher;
+use crate::event::{Event, EventData};
 use crate::handle::{self, DatObject, Handle, HandleType};
 use crate::ia::InterfaceAdapter;
 use crate::provider::{ConnectionRequest as ProviderRequest, Listener, ListenerEvents};
@@ -237,7 +237,10 @@ pub fn accept(cr_handle: Handle, ep_handle: Handle, private_data: &[u8]) -> DatR
 /// `dat_cr_reject`.
 pub fn reject(cr_handle: Handle) -> DatResult<()> {
     let cr = free_cr(cr_handle)?;
-    if let Some((_, ep)) = handle::get::<ReservedServicePoint>(cr.sp_handle, DAT_INVALID_HANDLE_RSP).ok().and_then(|r| r.0.reserved_ep.clone()) {
+    if let Some((_, ep)) = handle::get::<ReservedServicePoint>(cr.sp_handle, DAT_INVALID_HANDLE_RSP)
+        .ok()
+        .and_then(|r| r.0.reserved_ep.clone())
+    {
         ep.transition(DAT_EP_STATE_RESERVED, DAT_EP_STATE_UNCONNECTED);
     }
     cr.request.reject()

@@ -4,7 +4,7 @@ use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use crate::handle::{self, DatObject, Handle, HandleType};
 use crate::ia::InterfaceAdapter;
-use crate::provider::{SharedReceiveQueue as ProviderSrq, Sge};
+use crate::provider::{Sge, SharedReceiveQueue as ProviderSrq};
 use crate::pz::ProtectionZone;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -33,7 +33,13 @@ impl DatObject for SharedReceiveQueue {
 
 impl SharedReceiveQueue {
     /// `dat_srq_create`.
-    pub fn create(ia: &Arc<InterfaceAdapter>, pz_handle: Handle, max_recv_dtos: i32, max_recv_iov: i32, low_watermark: i32) -> DatResult<Handle> {
+    pub fn create(
+        ia: &Arc<InterfaceAdapter>,
+        pz_handle: Handle,
+        max_recv_dtos: i32,
+        max_recv_iov: i32,
+        low_watermark: i32,
+    ) -> DatResult<Handle> {
         let pz = handle::get::<ProtectionZone>(pz_handle, DAT_INVALID_HANDLE_PZ)?;
         let attr = ia.device.attr();
         if max_recv_dtos <= 0 || max_recv_dtos as u32 > attr.max_srq_wr {
@@ -50,7 +56,10 @@ impl SharedReceiveQueue {
             pz_handle,
             srq,
             max_recv_iov: max_recv_iov as u32,
-            limits: Mutex::new(SrqLimits { max_recv_dtos: max_recv_dtos as u32, low_watermark: low_watermark.max(0) as u32 }),
+            limits: Mutex::new(SrqLimits {
+                max_recv_dtos: max_recv_dtos as u32,
+                low_watermark: low_watermark.max(0) as u32,
+            }),
             eps: AtomicU32::new(0),
         });
         let h = handle::insert(s.clone()).inspect_err(|_| s.pz.release())?;

@@ -83,7 +83,10 @@ fn library_entries() {
         assert_eq!(r.resolve("lib12", ma, mi, ts).unwrap_err(), NOT_FOUND);
     }
     let cause = r.resolve_cause("lib20", 1, 2, false).unwrap_err();
-    assert!(cause.contains("IA 'lib20' is registered for DAT 2.0 nonthreadsafe") && cause.contains("asked 1.2"), "{cause}");
+    assert!(
+        cause.contains("IA 'lib20' is registered for DAT 2.0 nonthreadsafe") && cause.contains("asked 1.2"),
+        "{cause}"
+    );
     assert!(lib(r.resolve("lib20", 2, 0, false)).lib_path == "libthird.so.2");
     // chained duplicates: the first usable wins
     assert_eq!(lib(r.resolve("dup", 1, 2, false)).ia_params, "b");
@@ -117,7 +120,9 @@ fn builtin_via_conf() {
     // a registry with a verbs provider resolves the OFED names to it
     let r = Registry::new(conf_of(CONF), vec![Arc::new(Fake("verbs", &[]))]);
     match r.resolve("OpenIB-cma", 1, 2, false) {
-        Ok(Resolution::Builtin { provider, params, .. }) => assert_eq!((provider.name(), params.as_str()), ("verbs", "ib0 0")),
+        Ok(Resolution::Builtin { provider, params, .. }) => {
+            assert_eq!((provider.name(), params.as_str()), ("verbs", "ib0 0"))
+        }
         other => panic!("{other:?}"),
     }
 }

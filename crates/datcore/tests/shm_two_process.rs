@@ -3,9 +3,9 @@
 //! connects. The parent always listens; the peer always connects.
 
 use datcore::codes::*;
-use datcore::DatResult;
 use datcore::provider::shm::ShmProvider;
 use datcore::provider::*;
+use datcore::DatResult;
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -172,7 +172,14 @@ impl Ep {
                 send_cq: Some(scq.cq.clone()),
                 recv_cq: Some(rcq.cq.clone()),
                 srq,
-                caps: QpCaps { max_send_wr: 256, max_recv_wr: 256, max_send_sge: 8, max_recv_sge: 8, max_rdma_read_in: 8, max_rdma_read_out: 8 },
+                caps: QpCaps {
+                    max_send_wr: 256,
+                    max_recv_wr: 256,
+                    max_send_sge: 8,
+                    max_recv_sge: 8,
+                    max_rdma_read_in: 8,
+                    max_rdma_read_out: 8,
+                },
                 context: 0xc0ffee,
                 events: Arc::new(ConnQ(ev.clone())),
             })
@@ -183,7 +190,9 @@ impl Ep {
         self.ev.wait(T).expect("connection event timed out")
     }
     fn send(&self, wr_id: u64, sges: &[Sge]) {
-        self.qp.post_send(&SendWr { wr_id, op: SendOp::Send, sges, signaled: true, solicited: false, fence: false }).unwrap();
+        self.qp
+            .post_send(&SendWr { wr_id, op: SendOp::Send, sges, signaled: true, solicited: false, fence: false })
+            .unwrap();
     }
     fn op(&self, wr_id: u64, op: SendOp, sges: &[Sge], signaled: bool) -> DatResult<()> {
         self.qp.post_send(&SendWr { wr_id, op, sges, signaled, solicited: false, fence: false })
@@ -227,7 +236,14 @@ fn wait_child(mut c: Child) {
 }
 
 /// Listens on `p`, starts peer `role`, and accepts its connection (with private data `pd`).
-fn accept_one(dev: &Arc<dyn Device>, p: u64, ep: &Ep, pd: &[u8], role: &str, extra: &[(&str, &str)]) -> (Arc<dyn Listener>, Vec<u8>, Child) {
+fn accept_one(
+    dev: &Arc<dyn Device>,
+    p: u64,
+    ep: &Ep,
+    pd: &[u8],
+    role: &str,
+    extra: &[(&str, &str)],
+) -> (Arc<dyn Listener>, Vec<u8>, Child) {
     let crs = Q::new();
     let l = dev.listen(p, Arc::new(ListenQ(crs.clone()))).unwrap();
     let child = spawn(role, p, extra);
@@ -313,8 +329,10 @@ fn peer_echo(ep: &Ep) {
 fn peer_rdma_target(ep: &Ep) {
     assert_eq!(ep.event().0, ConnEvent::Established);
     let big = Buf::new(&ep.pd, 2 << 20, ALL);
-    let ro = Buf::new(&ep.pd, 4096, Access { local_read: true, local_write: true, remote_read: true, remote_write: false });
-    let wo = Buf::new(&ep.pd, 4096, Access { local_read: true, local_write: true, remote_read: false, remote_write: true });
+    let ro =
+        Buf::new(&ep.pd, 4096, Access { local_read: true, local_write: true, remote_read: true, remote_write: false });
+    let wo =
+        Buf::new(&ep.pd, 4096, Access { local_read: true, local_write: true, remote_read: false, remote_write: true });
     let mw = ep.pd.alloc_mw().unwrap();
     let mw_rkey = ep
         .qp
@@ -336,7 +354,16 @@ fn peer_rdma_target(ep: &Ep) {
     ep.qp.post_recv(0, &[rb.sge(0, 16)]).unwrap();
     ep.qp.post_recv(1, &[rb.sge(1024, 1024)]).unwrap();
     let mut desc = Buf::new(&ep.pd, 128, ALL);
-    let words = [big.addr(), big.mr.rkey() as u64, ro.addr(), ro.mr.rkey() as u64, wo.addr(), wo.mr.rkey() as u64, big.addr() + 4096, mw_rkey as u64];
+    let words = [
+        big.addr(),
+        big.mr.rkey() as u64,
+        ro.addr(),
+        ro.mr.rkey() as u64,
+        wo.addr(),
+        wo.mr.rkey() as u64,
+        big.addr() + 4096,
+        mw_rkey as u64,
+    ];
     for (i, w) in words.iter().enumerate() {
         desc.mem[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
     }
@@ -351,7 +378,8 @@ fn peer_rdma_target(ep: &Ep) {
     // "go": check what the parent wrote into `wo` and the window, then report a checksum.
     let wc = ep.rcq.expect();
     assert_eq!((wc.wr_id, wc.status), (1, WcStatus::Success));
-    let sum: u64 = wo.bytes()[..100].iter().map(|&b| b as u64).sum::<u64>() + big.bytes()[4096..4196].iter().map(|&b| b as u64).sum::<u64>();
+    let sum: u64 = wo.bytes()[..100].iter().map(|&b| b as u64).sum::<u64>()
+        + big.bytes()[4096..4196].iter().map(|&b| b as u64).sum::<u64>();
     desc.mem[..8].copy_from_slice(&sum.to_le_bytes());
     ep.send(7, &[desc.sge(0, 8)]);
     assert_eq!(ep.scq.expect().status, WcStatus::Success);
@@ -432,9 +460,18 @@ fn ping_pong(extra: &[(&str, &str)], n: u64) {
         let s = ep.scq.expect();
         assert_eq!((s.wr_id, s.status, s.opcode), (500 + round as u64, WcStatus::Success, WcOpcode::Send));
         let r = ep.rcq.expect();
-        assert_eq!((r.wr_id, r.status, r.opcode, r.byte_len), (round as u64, WcStatus::Success, WcOpcode::Recv, len as u64));
-        let expect: Vec<u8> = tx.bytes()[..h].iter().chain(&tx.bytes()[h + 4096..h + 4096 + len - h]).copied().collect();
-        let got: Vec<u8> = rx.bytes()[..a].iter().chain(&rx.bytes()[1 << 20..(1 << 20) + a]).chain(&rx.bytes()[2 << 20..(2 << 20) + len - 2 * a]).copied().collect();
+        assert_eq!(
+            (r.wr_id, r.status, r.opcode, r.byte_len),
+            (round as u64, WcStatus::Success, WcOpcode::Recv, len as u64)
+        );
+        let expect: Vec<u8> =
+            tx.bytes()[..h].iter().chain(&tx.bytes()[h + 4096..h + 4096 + len - h]).copied().collect();
+        let got: Vec<u8> = rx.bytes()[..a]
+            .iter()
+            .chain(&rx.bytes()[1 << 20..(1 << 20) + a])
+            .chain(&rx.bytes()[2 << 20..(2 << 20) + len - 2 * a])
+            .copied()
+            .collect();
         assert!(got == expect, "data mismatch at len {len}");
     }
     ep.qp.disconnect(true).unwrap();
@@ -464,7 +501,8 @@ fn rdma(extra: &[(&str, &str)], n: u64) {
     let wc = ep.rcq.expect();
     assert_eq!((wc.wr_id, wc.status), (1, WcStatus::Success));
     let w: Vec<u64> = (0..8).map(|i| u64::from_le_bytes(rb.bytes()[i * 8..i * 8 + 8].try_into().unwrap())).collect();
-    let (big, big_k, ro, ro_k, wo, wo_k, win, win_k) = (w[0], w[1] as u32, w[2], w[3] as u32, w[4], w[5] as u32, w[6], w[7] as u32);
+    let (big, big_k, ro, ro_k, wo, wo_k, win, win_k) =
+        (w[0], w[1] as u32, w[2], w[3] as u32, w[4], w[5] as u32, w[6], w[7] as u32);
 
     // Too-long send: receiver sees LocalLength (reported back), we see an error.
     let mut src = Buf::new(&ep.pd, 2 << 20, ALL);
@@ -485,7 +523,10 @@ fn rdma(extra: &[(&str, &str)], n: u64) {
     ep.op(21, read, &[dst.sge(0, 7), dst.sge(100, len - 7)], true).unwrap();
     let wc = ep.scq.expect();
     assert_eq!((wc.wr_id, wc.status, wc.opcode, wc.byte_len), (21, WcStatus::Success, WcOpcode::RdmaRead, len as u64));
-    assert!(dst.bytes()[..7] == src.bytes()[..7] && dst.bytes()[100..100 + len - 7] == src.bytes()[7..len], "read-back mismatch");
+    assert!(
+        dst.bytes()[..7] == src.bytes()[..7] && dst.bytes()[100..100 + len - 7] == src.bytes()[7..len],
+        "read-back mismatch"
+    );
 
     // Remote violations: wrong rkey, out of bounds, missing rights.
     let bad = |wr_id: u64, op: SendOp, sge: Sge| {
@@ -501,7 +542,7 @@ fn rdma(extra: &[(&str, &str)], n: u64) {
     bad(35, SendOp::RdmaWrite { remote_addr: win + 4090, rkey: win_k }, src.sge(0, 8)); // past the window
     bad(36, SendOp::RdmaRead { remote_addr: win, rkey: win_k }, dst.sge(0, 8)); // window is write-only
     bad(37, SendOp::RdmaWrite { remote_addr: big, rkey: win_k }, src.sge(0, 8)); // MR part outside window
-    // Allowed: read-only region can be read, write-only region and the window written.
+                                                                                 // Allowed: read-only region can be read, write-only region and the window written.
     ep.op(40, SendOp::RdmaRead { remote_addr: ro, rkey: ro_k }, &[dst.sge(0, 16)], true).unwrap();
     assert_eq!(ep.scq.expect().status, WcStatus::Success);
     ep.op(41, SendOp::RdmaWrite { remote_addr: wo, rkey: wo_k }, &[src.sge(0, 100)], true).unwrap();
@@ -525,7 +566,10 @@ fn rdma(extra: &[(&str, &str)], n: u64) {
     assert_eq!(err(ep.op(70, SendOp::Send, &[s], true)), DAT_PROTECTION_VIOLATION);
     assert_eq!(err(ep.op(71, SendOp::Send, &[src.sge((2 << 20) - 4, 8)], true)), DAT_PROTECTION_VIOLATION);
     assert_eq!(err(ep.op(72, SendOp::Send, &[foreign.sge(0, 8)], true)), DAT_PROTECTION_VIOLATION);
-    assert_eq!(err(ep.op(73, SendOp::RdmaRead { remote_addr: ro, rkey: ro_k }, &[ro_local.sge(0, 8)], true)), DAT_PROTECTION_VIOLATION);
+    assert_eq!(
+        err(ep.op(73, SendOp::RdmaRead { remote_addr: ro, rkey: ro_k }, &[ro_local.sge(0, 8)], true)),
+        DAT_PROTECTION_VIOLATION
+    );
     assert_eq!(ep.qp.post_recv(74, &[ro_local.sge(0, 8)]).err().unwrap().ty(), DAT_PROTECTION_VIOLATION);
 
     // "go": the target sums what we wrote into `wo` and the window.
@@ -592,7 +636,8 @@ fn peer_killed_gives_broken_and_flush() {
     let _ = child.wait();
     assert_eq!(ep.event().0, ConnEvent::Broken);
     assert!(t0.elapsed() < Duration::from_secs(2), "death noticed late: {:?}", t0.elapsed());
-    let mut sends: Vec<u64> = (0..3).map(|_| ep.scq.expect()).inspect(|w| assert_eq!(w.status, WcStatus::Flushed)).map(|w| w.wr_id).collect();
+    let mut sends: Vec<u64> =
+        (0..3).map(|_| ep.scq.expect()).inspect(|w| assert_eq!(w.status, WcStatus::Flushed)).map(|w| w.wr_id).collect();
     sends.sort();
     assert_eq!(sends, vec![2, 3, 4]);
     let r = ep.rcq.expect();

@@ -9,7 +9,7 @@
 //! `ofa-v2-$RDMA_NETDEV`, else the first name the provider offers).
 
 use datcore::codes::*;
-use datcore::endpoint::{EpCreate, Endpoint};
+use datcore::endpoint::{Endpoint, EpCreate};
 use datcore::evd::EventDispatcher;
 use datcore::event::{Event, EventData};
 use datcore::handle::{self, Handle};
@@ -76,7 +76,8 @@ struct Ep {
 
 fn ep(ia: &Ia) -> Ep {
     let (rh, recv) = EventDispatcher::create(&ia.ia, 256, None, DAT_EVD_DTO_FLAG).expect("recv evd");
-    let (qh, req) = EventDispatcher::create(&ia.ia, 256, None, DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG).expect("req evd");
+    let (qh, req) =
+        EventDispatcher::create(&ia.ia, 256, None, DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG).expect("req evd");
     let (ch, conn) = EventDispatcher::create(&ia.ia, 16, None, DAT_EVD_CONNECTION_FLAG).expect("conn evd");
     let (h, ep) = Endpoint::create(
         &ia.ia,
@@ -110,8 +111,15 @@ struct Buf {
 impl Buf {
     fn new(ia: &Ia, len: usize, fill: u8) -> Buf {
         let mem = vec![fill; len];
-        let r = LocalMemoryRegion::create(&ia.ia, ia.pz, DAT_MEM_TYPE_VIRTUAL, mem.as_ptr() as u64, len as u64, DAT_MEM_PRIV_ALL_FLAG)
-            .expect("lmr");
+        let r = LocalMemoryRegion::create(
+            &ia.ia,
+            ia.pz,
+            DAT_MEM_TYPE_VIRTUAL,
+            mem.as_ptr() as u64,
+            len as u64,
+            DAT_MEM_PRIV_ALL_FLAG,
+        )
+        .expect("lmr");
         Buf { mem, lkey: r.lmr_context, rkey: r.rmr_context }
     }
     fn sge(&self, off: usize, len: usize) -> Sge {
@@ -211,13 +219,23 @@ fn verbs_send_recv_rdma() {
     assert!(sbuf.mem[..1000].iter().all(|&b| b == 0xab));
     // RDMA write into the server buffer, then RDMA read it back into another client region.
     let cwr = Buf::new(&ia, 8192, 0x5a);
-    c.ep.post_request(SendOp::RdmaWrite { remote_addr: sbuf.addr() + 32768, rkey: sbuf.rkey }, &[cwr.sge(0, 8192)], 1, 0)
-        .expect("rdma write");
+    c.ep.post_request(
+        SendOp::RdmaWrite { remote_addr: sbuf.addr() + 32768, rkey: sbuf.rkey },
+        &[cwr.sge(0, 8192)],
+        1,
+        0,
+    )
+    .expect("rdma write");
     assert_eq!(dto(&c.req, "write"), (1, DAT_DTO_SUCCESS, 8192));
     assert!(sbuf.mem[32768..32768 + 8192].iter().all(|&b| b == 0x5a));
     let crd = Buf::new(&ia, 8192, 0);
-    c.ep.post_request(SendOp::RdmaRead { remote_addr: sbuf.addr() + 32768, rkey: sbuf.rkey }, &[crd.sge(0, 8192)], 2, 0)
-        .expect("rdma read");
+    c.ep.post_request(
+        SendOp::RdmaRead { remote_addr: sbuf.addr() + 32768, rkey: sbuf.rkey },
+        &[crd.sge(0, 8192)],
+        2,
+        0,
+    )
+    .expect("rdma read");
     assert_eq!(dto(&c.req, "read"), (2, DAT_DTO_SUCCESS, 8192));
     assert!(crd.mem.iter().all(|&b| b == 0x5a));
     // Multi-segment send into a multi-segment receive.
@@ -229,11 +247,19 @@ fn verbs_send_recv_rdma() {
     match rmr::RemoteMemoryRegion::create(ia.pz) {
         Err(e) => eprintln!("RMR not supported here ({e:?}); bind skipped"),
         Ok(rh) => {
-            let rkey = rmr::bind(rh, &sbuf.sge(4096, 4096), DAT_MEM_PRIV_REMOTE_WRITE_FLAG | DAT_MEM_PRIV_REMOTE_READ_FLAG, s.h, 77, 0)
-                .expect("rmr bind");
+            let rkey = rmr::bind(
+                rh,
+                &sbuf.sge(4096, 4096),
+                DAT_MEM_PRIV_REMOTE_WRITE_FLAG | DAT_MEM_PRIV_REMOTE_READ_FLAG,
+                s.h,
+                77,
+                0,
+            )
+            .expect("rmr bind");
             let e = wait(&s.req, "bind completion");
             assert_eq!(e.number, DAT_RMR_BIND_COMPLETION_EVENT, "{e:?}");
-            c.ep.post_request(SendOp::RdmaWrite { remote_addr: sbuf.addr() + 4096, rkey }, &[cwr.sge(0, 4096)], 3, 0).unwrap();
+            c.ep.post_request(SendOp::RdmaWrite { remote_addr: sbuf.addr() + 4096, rkey }, &[cwr.sge(0, 4096)], 3, 0)
+                .unwrap();
             assert_eq!(dto(&c.req, "write via rmr"), (3, DAT_DTO_SUCCESS, 4096));
             assert!(sbuf.mem[4096..8192].iter().all(|&b| b == 0x5a));
             eprintln!("RMR bind + RDMA write through it: ok (rkey {rkey:#x})");
@@ -281,15 +307,23 @@ fn verbs_split_read() {
     assert_eq!(c.ep.idle(), (true, true), "fresh EP not idle");
     // Odd sizes and offsets, gaps between the segments, one segment in another region.
     let segs = [(Some(0usize), 100usize), (Some(1000), 4000), (None, 333), (Some(9000), 4092), (Some(20000), 1)];
-    let sges: Vec<Sge> = segs.iter().map(|&(off, len)| match off {
-        Some(o) => sink.sge(o, len),
-        None => other.sge(512, len),
-    }).collect();
+    let sges: Vec<Sge> = segs
+        .iter()
+        .map(|&(off, len)| match off {
+            Some(o) => sink.sge(o, len),
+            None => other.sge(512, len),
+        })
+        .collect();
     let total: usize = segs.iter().map(|s| s.1).sum();
     let roff = 777usize;
     for round in 0..3u64 {
-        c.ep.post_request(SendOp::RdmaRead { remote_addr: src.addr() + roff as u64, rkey: src.rkey }, &sges, 40 + round, 0)
-            .expect("split rdma read");
+        c.ep.post_request(
+            SendOp::RdmaRead { remote_addr: src.addr() + roff as u64, rkey: src.rkey },
+            &sges,
+            40 + round,
+            0,
+        )
+        .expect("split rdma read");
         assert_eq!(dto(&c.req, "split read"), (40 + round, DAT_DTO_SUCCESS, total as u64));
         let mut r = roff;
         for &(off, len) in &segs {
@@ -297,7 +331,10 @@ fn verbs_split_read() {
                 Some(o) => &sink.mem[o..o + len],
                 None => &other.mem[512..512 + len],
             };
-            assert!(got == &src.mem[r..r + len], "round {round}: segment at {off:?} (+{len}) does not hold remote bytes {r}..");
+            assert!(
+                got == &src.mem[r..r + len],
+                "round {round}: segment at {off:?} (+{len}) does not hold remote bytes {r}.."
+            );
             r += len;
         }
         assert_eq!(c.ep.idle(), (true, true), "send queue not idle after the read completed");
@@ -311,9 +348,15 @@ fn verbs_split_read() {
     // Nothing else was reported for the fragments.
     assert!(c.req.wait(200_000, 1).is_err(), "extra completion after the split reads");
     // Unsignaled requests count as posted until a later completion retires them.
-    c.ep.post_request(SendOp::RdmaWrite { remote_addr: src.addr(), rkey: src.rkey }, &[sink.sge(0, 64)], 50, DAT_COMPLETION_SUPPRESS_FLAG)
-        .expect("unsignaled write");
-    c.ep.post_request(SendOp::RdmaWrite { remote_addr: src.addr() + 64, rkey: src.rkey }, &[sink.sge(0, 64)], 51, 0).expect("write");
+    c.ep.post_request(
+        SendOp::RdmaWrite { remote_addr: src.addr(), rkey: src.rkey },
+        &[sink.sge(0, 64)],
+        50,
+        DAT_COMPLETION_SUPPRESS_FLAG,
+    )
+    .expect("unsignaled write");
+    c.ep.post_request(SendOp::RdmaWrite { remote_addr: src.addr() + 64, rkey: src.rkey }, &[sink.sge(0, 64)], 51, 0)
+        .expect("write");
     assert_eq!(dto(&c.req, "write after an unsignaled one"), (51, DAT_DTO_SUCCESS, 64));
     assert_eq!(c.ep.idle().1, true, "the unsignaled write was not retired");
     // A split read from a bad remote key fails once: one error completion for the request,
@@ -410,7 +453,8 @@ fn verbs_pingpong() {
     let t0 = Instant::now();
     let mut inflight = 0;
     for i in 0..n {
-        c.ep.post_request(SendOp::RdmaWrite { remote_addr: sb.addr(), rkey: sb.rkey }, &[cb.sge(0, 65536)], i, 0).unwrap();
+        c.ep.post_request(SendOp::RdmaWrite { remote_addr: sb.addr(), rkey: sb.rkey }, &[cb.sge(0, 65536)], i, 0)
+            .unwrap();
         inflight += 1;
         if inflight == 4 {
             assert_eq!(dto(&c.req, "write").1, DAT_DTO_SUCCESS);

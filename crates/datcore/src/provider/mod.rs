@@ -47,12 +47,7 @@ pub trait Provider: Send + Sync + 'static {
     fn ia_names(&self) -> Vec<String>;
     /// Opens the device behind `ia_name`. `params` is the dat.conf `ia_params` field when the IA
     /// came from dat.conf (e.g. `"ib0 0"`), or empty.
-    fn open(
-        &self,
-        ia_name: &str,
-        params: &str,
-        events: Arc<dyn AsyncEvents>,
-    ) -> DatResult<Arc<dyn Device>>;
+    fn open(&self, ia_name: &str, params: &str, events: Arc<dyn AsyncEvents>) -> DatResult<Arc<dyn Device>>;
 }
 
 /// Transport kind, reported in IA attributes and used where DAT semantics differ (iWARP).
@@ -209,13 +204,8 @@ pub struct WorkCompletion {
 }
 
 impl WorkCompletion {
-    pub const EMPTY: WorkCompletion = WorkCompletion {
-        wr_id: 0,
-        context: 0,
-        status: WcStatus::Success,
-        opcode: WcOpcode::Send,
-        byte_len: 0,
-    };
+    pub const EMPTY: WorkCompletion =
+        WorkCompletion { wr_id: 0, context: 0, status: WcStatus::Success, opcode: WcOpcode::Send, byte_len: 0 };
 }
 
 pub trait CompletionQueue: Send + Sync {
@@ -298,7 +288,9 @@ pub trait ListenerEvents: Send + Sync {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AsyncError {
     /// A queue pair (by its context) went to error state.
-    QpError { context: u64 },
+    QpError {
+        context: u64,
+    },
     CqOverflow,
     DeviceFatal,
 }
@@ -328,13 +320,7 @@ pub trait QueuePair: Send + Sync {
     /// Binds a memory window; returns the new rkey.
     fn bind_mw(&self, wr: &BindWr<'_>) -> DatResult<u32>;
     /// Starts an active connect. The outcome arrives as a [`ConnEvent`].
-    fn connect(
-        &self,
-        remote: SocketAddr,
-        port: u64,
-        private_data: &[u8],
-        timeout: Option<Duration>,
-    ) -> DatResult<()>;
+    fn connect(&self, remote: SocketAddr, port: u64, private_data: &[u8], timeout: Option<Duration>) -> DatResult<()>;
     /// Accepts `req` on this queue pair; `Established` follows on both sides.
     fn accept(&self, req: &Arc<dyn ConnectionRequest>, private_data: &[u8]) -> DatResult<()>;
     /// Disconnects. Graceful waits for posted work to finish first; abrupt does not. Either way,

@@ -255,8 +255,7 @@ pub fn parse_line(raw: &[u8], line: usize) -> Result<Option<ConfEntry>, LineErro
     if f[4].is_empty() {
         return Err(LineError::EmptyLibPath);
     }
-    let provider_version =
-        parse_provider_version(&f[5]).ok_or_else(|| LineError::BadProviderVersion(f[5].clone()))?;
+    let provider_version = parse_provider_version(&f[5]).ok_or_else(|| LineError::BadProviderVersion(f[5].clone()))?;
     Ok(Some(ConfEntry {
         ia_name,
         api,
@@ -343,10 +342,7 @@ impl StaticConf {
             return match parse_file(p) {
                 Ok(entries) => StaticConf { path: Some(p.to_path_buf()), entries },
                 Err(e) => {
-                    tracing::error!(
-                        "{OVERRIDE_VAR}={}: cannot read it ({e}); using no dat.conf at all",
-                        p.display()
-                    );
+                    tracing::error!("{OVERRIDE_VAR}={}: cannot read it ({e}); using no dat.conf at all", p.display());
                     StaticConf::empty()
                 }
             };

@@ -201,10 +201,7 @@ impl Registry {
         }
         if let Some(e) = named.first() {
             let why = if e.api == conf::ApiKind::Kernel { "a kDAPL entry" } else { "marked nondefault" };
-            return Err(format!(
-                "IA '{name}' is in dat.conf only as {why} ({}); not loadable",
-                self.where_(e)
-            ));
+            return Err(format!("IA '{name}' is in dat.conf only as {why} ({}); not loadable", self.where_(e)));
         }
         Err(format!(
             "IA '{name}' is not registered (no built-in provider answers it; {})",
@@ -241,7 +238,12 @@ impl Registry {
             }
         }
         for e in self.conf.entries.iter().filter(|e| e.is_loadable()) {
-            push(ProviderInfo { ia_name: e.ia_name.clone(), major: e.major, minor: e.minor, thread_safe: e.thread_safe });
+            push(ProviderInfo {
+                ia_name: e.ia_name.clone(),
+                major: e.major,
+                minor: e.minor,
+                thread_safe: e.thread_safe,
+            });
         }
         out
     }

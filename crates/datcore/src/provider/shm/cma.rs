@@ -15,7 +15,10 @@ static COOKIE: AtomicU64 = AtomicU64::new(0);
 pub fn cookie() -> (u64, u64) {
     let mut v = COOKIE.load(Ordering::Relaxed);
     if v == 0 {
-        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1);
         v = t ^ ((super::sys::getpid() as u64) << 32) | 1;
         COOKIE.store(v, Ordering::Relaxed);
     }

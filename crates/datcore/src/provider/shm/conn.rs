@@ -11,7 +11,7 @@
 //! After that the socket carries only doorbells and DISC; end-of-file without DISC means the
 //! peer died (the kernel closes its sockets on kill -9), which breaks the connection at once.
 
-use super::super::{ConnEvent, ConnectionRequest, ListenerEvents, Listener};
+use super::super::{ConnEvent, ConnectionRequest, Listener, ListenerEvents};
 use super::qp::{After, Fault, Link, Phase, QpShared, QpState};
 use super::ring::{segment_len, Segment};
 use super::sys::{self, Mapping, Recv};
@@ -78,7 +78,13 @@ fn is_local(ip: IpAddr) -> bool {
 }
 
 /// Starts an active connect; the outcome arrives as a connection event.
-pub fn connect(sh: &Arc<QpShared>, remote: SocketAddr, port: u64, pd: &[u8], timeout: Option<Duration>) -> DatResult<()> {
+pub fn connect(
+    sh: &Arc<QpShared>,
+    remote: SocketAddr,
+    port: u64,
+    pd: &[u8],
+    timeout: Option<Duration>,
+) -> DatResult<()> {
     if pd.len() > wire::MAX_PRIVATE_DATA {
         return Err(DatError::invalid_arg(5));
     }

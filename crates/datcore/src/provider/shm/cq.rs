@@ -27,7 +27,11 @@ impl ShmCq {
             return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
         }
         let cap = min_entries.max(1) as usize;
-        Ok(ShmCq { q: Mutex::new(Ring { items: VecDeque::with_capacity(cap), cap, overflowed: false }), waker, async_events })
+        Ok(ShmCq {
+            q: Mutex::new(Ring { items: VecDeque::with_capacity(cap), cap, overflowed: false }),
+            waker,
+            async_events,
+        })
     }
 
     /// Adds one completion. Returns false (and raises CqOverflow once) when the queue is full.

@@ -72,7 +72,8 @@ fn pack(kind: Kind, a: Access) -> u32 {
 
 fn unpack(m: u32) -> (Kind, Access) {
     let kind = if m & 1 != 0 { Kind::Window } else { Kind::Region };
-    let a = Access { local_read: m & 2 != 0, local_write: m & 4 != 0, remote_read: m & 8 != 0, remote_write: m & 16 != 0 };
+    let a =
+        Access { local_read: m & 2 != 0, local_write: m & 4 != 0, remote_read: m & 8 != 0, remote_write: m & 16 != 0 };
     (kind, a)
 }
 

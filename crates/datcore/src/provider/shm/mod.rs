@@ -18,8 +18,8 @@
 
 use super::lookup;
 use super::{
-    Access, AsyncEvents, CompletionQueue, Device, DeviceAttr, ListenerEvents, Listener, MemoryRegion, MemoryWindow, Provider,
-    ProtectionDomain, QpInit, QueuePair, SharedReceiveQueue, Transport, Waker,
+    Access, AsyncEvents, CompletionQueue, Device, DeviceAttr, Listener, ListenerEvents, MemoryRegion, MemoryWindow,
+    ProtectionDomain, Provider, QpInit, QueuePair, SharedReceiveQueue, Transport, Waker,
 };
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
@@ -169,7 +169,8 @@ impl ProtectionDomain for ShmPd {
             return Err(DatError::new(DAT_LENGTH_ERROR, 0));
         }
         let slot = memtable::alloc().ok_or(DatError::insufficient(DAT_RESOURCE_MEMORY_REGION))?;
-        let key = memtable::publish(slot, memtable::Entry { kind: memtable::Kind::Region, pd: self.id, addr, len, access });
+        let key =
+            memtable::publish(slot, memtable::Entry { kind: memtable::Kind::Region, pd: self.id, addr, len, access });
         Ok(Arc::new(ShmMr { slot, key, addr, len }))
     }
 

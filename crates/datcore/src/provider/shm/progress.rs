@@ -122,7 +122,8 @@ fn run(e: &'static Engine) {
                 last_busy = Instant::now();
                 return;
             }
-            let timeout = next_deadline(&s).map(|d| d.saturating_duration_since(Instant::now()).as_millis().min(60_000) as i32 + 1);
+            let timeout = next_deadline(&s)
+                .map(|d| d.saturating_duration_since(Instant::now()).as_millis().min(60_000) as i32 + 1);
             poll_all(e, &mut s, timeout.unwrap_or(-1));
             set_sleeping(&s, 0);
             last_busy = Instant::now();

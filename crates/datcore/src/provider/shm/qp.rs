@@ -5,8 +5,8 @@
 //! ring has exactly one producer at a time.
 
 use super::super::{
-    Access, BindWr, CompletionQueue, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair, SendOp, SendWr, Sge, WcOpcode,
-    WcStatus, WorkCompletion,
+    Access, BindWr, CompletionQueue, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair, SendOp, SendWr,
+    Sge, WcOpcode, WcStatus, WorkCompletion,
 };
 use super::cq::ShmCq;
 use super::memtable::{self, Entry, Kind};
@@ -133,7 +133,14 @@ impl SendQueue {
     fn new(cap: u32, max_sge: u32) -> SendQueue {
         let cap = cap.max(1) as usize;
         let max_sge = (max_sge as usize).clamp(1, super::cma::MAX_IOV);
-        SendQueue { e: vec![NO_ENTRY; cap], sges: vec![Sge::default(); cap * max_sge], max_sge, head: 0, issued: 0, tail: 0 }
+        SendQueue {
+            e: vec![NO_ENTRY; cap],
+            sges: vec![Sge::default(); cap * max_sge],
+            max_sge,
+            head: 0,
+            issued: 0,
+            tail: 0,
+        }
     }
     pub fn slot(&self, n: u64) -> usize {
         (n % self.e.len() as u64) as usize

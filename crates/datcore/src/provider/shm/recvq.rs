@@ -1,6 +1,6 @@
 //! Receive queues: the per-QP one and the shared one (SRQ), with SGE validation.
 
-use super::super::{Access, SharedReceiveQueue, Sge};
+use super::super::{Access, Sge, SharedReceiveQueue};
 use super::cma::MAX_IOV;
 use super::memtable::{self, Kind};
 use crate::codes::*;
@@ -68,7 +68,10 @@ pub fn validate(sges: &[Sge], pd: u32, need_write: bool, max_sge: u32) -> DatRes
 pub fn still_valid(sges: &[Sge], pd: u32, need: Access) -> bool {
     sges.iter().filter(|s| s.length > 0).all(|s| {
         memtable::lookup(s.lkey).is_some_and(|e| {
-            e.kind == Kind::Region && e.pd == pd && e.covers(s.addr, s.length) && (!need.local_write || e.access.local_write)
+            e.kind == Kind::Region
+                && e.pd == pd
+                && e.covers(s.addr, s.length)
+                && (!need.local_write || e.access.local_write)
         })
     })
 }
@@ -165,7 +168,13 @@ pub struct ShmSrq {
 
 impl ShmSrq {
     pub fn new(pd: u32, max_wr: u32, max_sge: u32) -> ShmSrq {
-        ShmSrq { pd, max_sge, q: Mutex::new(RecvQueue::new(max_wr.max(1), max_sge)), limit: AtomicU32::new(0), starved: AtomicBool::new(false) }
+        ShmSrq {
+            pd,
+            max_sge,
+            q: Mutex::new(RecvQueue::new(max_wr.max(1), max_sge)),
+            limit: AtomicU32::new(0),
+            starved: AtomicBool::new(false),
+        }
     }
 }
 

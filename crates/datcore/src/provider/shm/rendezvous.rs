@@ -51,7 +51,10 @@ fn ensure_private(p: PathBuf) -> io::Result<PathBuf> {
     // SAFETY: getuid cannot fail.
     let uid = unsafe { libc::getuid() };
     if !md.file_type().is_dir() || md.uid() != uid {
-        return Err(io::Error::new(io::ErrorKind::PermissionDenied, format!("{} is not a directory of ours", p.display())));
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{} is not a directory of ours", p.display()),
+        ));
     }
     if md.mode() & 0o077 != 0 {
         // Ours but too open (e.g. made by an older version or a umask): tighten it.

@@ -169,7 +169,13 @@ impl Producer {
     /// Writes one record: `fill` gets the payload buffer (exactly `payload` bytes). Returns
     /// false, leaving the ring untouched, when it does not fit; then `waiting` is set so the
     /// consumer signals when it frees space.
-    pub fn push(&mut self, kind: u16, flags: u16, payload: usize, fill: impl FnOnce(&mut [u8])) -> Result<bool, Malformed> {
+    pub fn push(
+        &mut self,
+        kind: u16,
+        flags: u16,
+        payload: usize,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<bool, Malformed> {
         if !self.fits(payload)? {
             self.ctl().waiting.0.store(1, Ordering::SeqCst);
             // Re-check: the consumer may have freed space before seeing the flag.

@@ -68,7 +68,12 @@ pub fn connect(fd: &OwnedFd, path: &Path) -> io::Result<()> {
 pub fn accept(fd: &OwnedFd) -> io::Result<Option<OwnedFd>> {
     // SAFETY: accept4 on our listening socket; null address pointers are allowed.
     let r = unsafe {
-        libc::accept4(fd.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC)
+        libc::accept4(
+            fd.as_raw_fd(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+        )
     };
     if r < 0 {
         let e = io::Error::last_os_error();
@@ -88,7 +93,13 @@ pub fn peer_pid_same_uid(fd: &OwnedFd) -> io::Result<i32> {
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
     // SAFETY: cred/len point to a ucred-sized buffer.
     cvt(unsafe {
-        libc::getsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_PEERCRED, &mut cred as *mut _ as *mut libc::c_void, &mut len)
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            &mut cred as *mut _ as *mut libc::c_void,
+            &mut len,
+        )
     })?;
     // SAFETY: getuid cannot fail.
     if cred.uid != unsafe { libc::getuid() } {
@@ -236,7 +247,14 @@ impl Mapping {
     pub fn map(fd: &OwnedFd, len: usize) -> io::Result<Mapping> {
         // SAFETY: mapping a file we hold; the result is checked.
         let p = unsafe {
-            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
         };
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());

@@ -200,7 +200,8 @@ impl OpHdr {
         b[20..24].copy_from_slice(&self.niov.to_le_bytes());
     }
     pub fn read(b: &[u8; OP_HDR]) -> OpHdr {
-        let u64_at = |i: usize| u64::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7]]);
+        let u64_at =
+            |i: usize| u64::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7]]);
         let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
         OpHdr { total_len: u64_at(0), remote_addr: u64_at(8), rkey: u32_at(16), niov: u32_at(20) }
     }

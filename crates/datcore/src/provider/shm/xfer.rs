@@ -114,7 +114,8 @@ pub fn pump_tx(st: &mut QpState) -> Result<(), Fault> {
             OpKind::Write => R_WRITE,
             OpKind::Read => R_READ,
         };
-        let hdr = |niov: usize| OpHdr { total_len: e.total, remote_addr: e.remote_addr, rkey: e.rkey, niov: niov as u32 };
+        let hdr =
+            |niov: usize| OpHdr { total_len: e.total, remote_addr: e.remote_addr, rkey: e.rkey, niov: niov as u32 };
         let inline = e.kind != OpKind::Read && (!link.peer_copies || e.total <= INLINE_MAX);
         if !inline {
             let mut v = [(0u64, 0u64); MAX_IOV];
@@ -152,7 +153,8 @@ pub fn pump_tx(st: &mut QpState) -> Result<(), Fault> {
                 let c = (e.total - e.sent).min(CHUNK);
                 let off = e.sent;
                 // SAFETY: as above.
-                let ok = link.tx_req.push(R_DATA, 0, c as usize, |b| unsafe { gather(sges, off, b.as_mut_ptr(), c) })?;
+                let ok =
+                    link.tx_req.push(R_DATA, 0, c as usize, |b| unsafe { gather(sges, off, b.as_mut_ptr(), c) })?;
                 if ok {
                     e.sent += c;
                 } else {
@@ -217,7 +219,9 @@ pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool,
                         return Err(Fault::Malformed("unexpected rdma read data"));
                     }
                     let sink = sq.sges(sq.head);
-                    if e.err.is_none() && !recvq::still_valid(sink, sh.pd, Access { local_write: true, ..Access::default() }) {
+                    if e.err.is_none()
+                        && !recvq::still_valid(sink, sh.pd, Access { local_write: true, ..Access::default() })
+                    {
                         e.err = Some(WcStatus::LocalProtection);
                     }
                     if e.err.is_none() {
@@ -270,7 +274,15 @@ fn cma_status(sh: &QpShared, r: std::io::Result<()>) -> Result<WcStatus, Fault> 
 }
 
 /// Finishes an inbound op whose payload is complete.
-fn finish_inbound(sh: &QpShared, st: &mut QpState, a: &mut After, dest: Dest, total: u64, status: WcStatus, ack: WcStatus) {
+fn finish_inbound(
+    sh: &QpShared,
+    st: &mut QpState,
+    a: &mut After,
+    dest: Dest,
+    total: u64,
+    status: WcStatus,
+    ack: WcStatus,
+) {
     if let Dest::Recv(r, _) = dest {
         sh.complete_recv(a, r.wr_id, status, if status == WcStatus::Success { total } else { 0 });
     }
@@ -386,7 +398,11 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                         if total > cap {
                             status = WcStatus::LocalLength;
                             ack = WcStatus::RemoteOperation;
-                        } else if !recvq::still_valid(r.sges.as_slice(), sh.pd, Access { local_write: true, ..Access::default() }) {
+                        } else if !recvq::still_valid(
+                            r.sges.as_slice(),
+                            sh.pd,
+                            Access { local_write: true, ..Access::default() },
+                        ) {
                             status = WcStatus::LocalProtection;
                             ack = WcStatus::RemoteOperation;
                         }
@@ -422,7 +438,11 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                             if ok {
                                 // SAFETY: destination validated against the rkey above.
                                 unsafe {
-                                    std::ptr::copy_nonoverlapping(rec.payload.add(OP_HDR), hdr.remote_addr as *mut u8, chunk as usize)
+                                    std::ptr::copy_nonoverlapping(
+                                        rec.payload.add(OP_HDR),
+                                        hdr.remote_addr as *mut u8,
+                                        chunk as usize,
+                                    )
                                 };
                             }
                             if chunk == total {
@@ -433,7 +453,10 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                         } else {
                             let mut ack = ack;
                             if ok && total > 0 {
-                                ack = cma_status(sh, cma::transfer(peer, &[(hdr.remote_addr, total)], &riov[..nr], false))?;
+                                ack = cma_status(
+                                    sh,
+                                    cma::transfer(peer, &[(hdr.remote_addr, total)], &riov[..nr], false),
+                                )?;
                             }
                             st.pending_ack = Some((ack, total));
                         }
@@ -445,7 +468,8 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                         } else if total == 0 {
                             st.pending_ack = Some((WcStatus::Success, 0));
                         } else if we_copy && nr > 0 {
-                            let s = cma_status(sh, cma::transfer(peer, &[(hdr.remote_addr, total)], &riov[..nr], true))?;
+                            let s =
+                                cma_status(sh, cma::transfer(peer, &[(hdr.remote_addr, total)], &riov[..nr], true))?;
                             st.pending_ack = Some((s, total));
                         } else {
                             st.rx = Rx::ReadResp { src: hdr.remote_addr, total, off: 0 };

@@ -6,7 +6,7 @@
 //! batch and allocates nothing. Completions the provider makes itself (receives flushed before
 //! their QP existed) wait in a small software queue checked through one atomic flag.
 
-use super::super::{CompletionQueue, WcOpcode, WcStatus, WorkCompletion, Waker};
+use super::super::{CompletionQueue, Waker, WcOpcode, WcStatus, WorkCompletion};
 use super::qp::{self, Slots};
 use super::{fail, sys, DevInner};
 use crate::codes::*;
@@ -196,13 +196,10 @@ pub fn flushed_recv(wr_id: u64, context: u64) -> WorkCompletion {
 /// re-arms and wakes.
 pub fn start(dev: &Arc<DevInner>) -> DatResult<JoinHandle<()>> {
     let d = dev.clone();
-    std::thread::Builder::new()
-        .name("dat-verbs-cq".into())
-        .spawn(move || progress(d))
-        .map_err(|e| {
-            tracing::warn!("verbs: cannot start progress thread: {e}");
-            DatError::insufficient(DAT_RESOURCE_MEMORY)
-        })
+    std::thread::Builder::new().name("dat-verbs-cq".into()).spawn(move || progress(d)).map_err(|e| {
+        tracing::warn!("verbs: cannot start progress thread: {e}");
+        DatError::insufficient(DAT_RESOURCE_MEMORY)
+    })
 }
 
 fn progress(dev: Arc<DevInner>) {

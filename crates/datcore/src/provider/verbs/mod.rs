@@ -62,7 +62,7 @@
 
 use super::{
     Access, AsyncEvents, CompletionQueue, Device, DeviceAttr, Listener, ListenerEvents, MemoryRegion, MemoryWindow,
-    Provider, ProtectionDomain, QpInit, QueuePair, SharedReceiveQueue, Transport, Waker,
+    ProtectionDomain, Provider, QpInit, QueuePair, SharedReceiveQueue, Transport, Waker,
 };
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
@@ -189,7 +189,12 @@ unsafe impl Send for DevInner {}
 unsafe impl Sync for DevInner {}
 
 impl DevInner {
-    fn open(lib: &'static Lib, ia_name: &str, t: names::Target, events: Arc<dyn AsyncEvents>) -> DatResult<Arc<DevInner>> {
+    fn open(
+        lib: &'static Lib,
+        ia_name: &str,
+        t: names::Target,
+        events: Arc<dyn AsyncEvents>,
+    ) -> DatResult<Arc<DevInner>> {
         let nodev = |what: &str| {
             let e = sys::errno();
             tracing::warn!(ia_name, "verbs: {what} failed on {} ({}): {}", t.dev, t.ip, sys::errno_str(e));
@@ -254,7 +259,9 @@ impl DevInner {
         let max_msg = if qp_ok == 0 && pa.max_msg_sz > 0 { pa.max_msg_sz as u64 } else { 1 << 31 };
         let mw_type = if a.device_cap_flags & sys::IBV_DEVICE_MEM_WINDOW != 0 && a.max_mw > 0 {
             sys::IBV_MW_TYPE_1
-        } else if a.device_cap_flags & (sys::IBV_DEVICE_MEM_WINDOW_TYPE_2A | sys::IBV_DEVICE_MEM_WINDOW_TYPE_2B) != 0 && a.max_mw > 0 {
+        } else if a.device_cap_flags & (sys::IBV_DEVICE_MEM_WINDOW_TYPE_2A | sys::IBV_DEVICE_MEM_WINDOW_TYPE_2B) != 0
+            && a.max_mw > 0
+        {
             sys::IBV_MW_TYPE_2
         } else {
             0

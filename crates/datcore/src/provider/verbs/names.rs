@@ -223,7 +223,9 @@ pub fn resolve(lib: &Lib, ia_name: &str, params: &str) -> Result<Target, String>
             .ok_or(format!("address {ip} (from '{what}') is not on an RDMA device"))?;
         return check(by_device(&ports, &dev, port)?, Some(ip));
     }
-    let first = || ports.iter().find(|p| p.active && p.ip().is_some()).ok_or("no active RDMA port with an IP address".to_string());
+    let first = || {
+        ports.iter().find(|p| p.active && p.ip().is_some()).ok_or("no active RDMA port with an IP address".to_string())
+    };
     if ia_name == "OpenIB-cma" || ia_name == "verbs" {
         return check(first()?, None);
     }

@@ -164,7 +164,13 @@ impl Slots {
         };
         let byte_len = if status == super::super::WcStatus::Success { byte_len } else { 0 };
         if status != super::super::WcStatus::Success && status != super::super::WcStatus::Flushed {
-            tracing::warn!(qpn = wc.qp_num, ?opcode, "verbs: work request failed: ibv_wc status {} (vendor {:#x})", wc.status, wc.vendor_err);
+            tracing::warn!(
+                qpn = wc.qp_num,
+                ?opcode,
+                "verbs: work request failed: ibv_wc status {} (vendor {:#x})",
+                wc.status,
+                wc.vendor_err
+            );
         }
         Some(WorkCompletion { wr_id, context: self.context, status, opcode, byte_len })
     }
@@ -242,7 +248,11 @@ impl VerbsQp {
         };
         let c = init.caps;
         let a = &dev.attr;
-        if c.max_send_wr > a.max_qp_wr || c.max_recv_wr > a.max_qp_wr || c.max_send_sge > a.max_sge || c.max_recv_sge > a.max_sge {
+        if c.max_send_wr > a.max_qp_wr
+            || c.max_recv_wr > a.max_qp_wr
+            || c.max_send_sge > a.max_sge
+            || c.max_recv_sge > a.max_sge
+        {
             return Err(DatError::insufficient(DAT_RESOURCE_TEP));
         }
         if srq.as_ref().is_some_and(|s| !Arc::ptr_eq(&s.pd, &pd)) {
@@ -307,7 +317,9 @@ impl VerbsQp {
                 return Ok(c.cq);
             }
             // SAFETY: live context; a CQ without channel, destroyed in Drop.
-            let c = unsafe { (lib.ibv_create_cq)(self.dev.ctx, n.max(1) as i32, std::ptr::null_mut(), std::ptr::null_mut(), 0) };
+            let c = unsafe {
+                (lib.ibv_create_cq)(self.dev.ctx, n.max(1) as i32, std::ptr::null_mut(), std::ptr::null_mut(), 0)
+            };
             if c.is_null() {
                 return Err(fail("ibv_create_cq", sys::errno(), DatError::insufficient(DAT_RESOURCE_TEP)));
             }
@@ -491,9 +503,16 @@ impl VerbsQp {
                 let e = if status == -libc::ETIMEDOUT { ConnEvent::TimedOut } else { ConnEvent::Unreachable };
                 self.fail_connect(&mut st, e, &[]);
             }
-            (sys::RDMA_CM_EVENT_UNREACHABLE | sys::RDMA_CM_EVENT_CONNECT_ERROR, Phase::Resolving | Phase::Connecting | Phase::Accepting) => {
+            (
+                sys::RDMA_CM_EVENT_UNREACHABLE | sys::RDMA_CM_EVENT_CONNECT_ERROR,
+                Phase::Resolving | Phase::Connecting | Phase::Accepting,
+            ) => {
                 tracing::warn!("verbs: connect: {} ({})", sys::event_str(lib, ev), sys::errno_str(status));
-                let e = if status == -libc::ETIMEDOUT || status == libc::ETIMEDOUT { ConnEvent::TimedOut } else { ConnEvent::Unreachable };
+                let e = if status == -libc::ETIMEDOUT || status == libc::ETIMEDOUT {
+                    ConnEvent::TimedOut
+                } else {
+                    ConnEvent::Unreachable
+                };
                 self.fail_connect(&mut st, e, &[]);
             }
             (sys::RDMA_CM_EVENT_REJECTED, Phase::Resolving | Phase::Connecting | Phase::Accepting) => {
@@ -501,7 +520,10 @@ impl VerbsQp {
                 // iWARP: ECONNREFUSED for both; our reject carries the marker.
                 let ours = pd.starts_with(cm::REJECT_MARKER);
                 let peer = ours || status == 28;
-                tracing::debug!("verbs: connect rejected (status {status}, {})", if peer { "by the peer" } else { "no listener" });
+                tracing::debug!(
+                    "verbs: connect rejected (status {status}, {})",
+                    if peer { "by the peer" } else { "no listener" }
+                );
                 let ev = if peer { ConnEvent::PeerRejected } else { ConnEvent::NonPeerRejected };
                 let data: &[u8] = if ours { &[] } else { pd };
                 self.fail_connect(&mut st, ev, data);
@@ -559,7 +581,9 @@ impl VerbsQp {
                 self.deliver_final(st);
             }
             Phase::Disconnecting => {
-                tracing::debug!("verbs: no DISCONNECTED from rdma_cm in {DISCONNECT_GRACE:?}; reporting the disconnect");
+                tracing::debug!(
+                    "verbs: no DISCONNECTED from rdma_cm in {DISCONNECT_GRACE:?}; reporting the disconnect"
+                );
                 st.phase = Phase::Closed;
                 self.to_error();
                 drop(st);
@@ -848,7 +872,12 @@ impl QueuePair for VerbsQp {
         let ms = timeout.map_or(RESOLVE_MS, |t| (t.as_millis().min(RESOLVE_MS as u128) as i32).max(1));
         // SAFETY: live id; both addresses are valid sockaddr_storage.
         let r = unsafe {
-            (lib.rdma_resolve_addr)(id, &mut src as *mut _ as *mut libc::sockaddr, &mut dst as *mut _ as *mut libc::sockaddr, ms)
+            (lib.rdma_resolve_addr)(
+                id,
+                &mut src as *mut _ as *mut libc::sockaddr,
+                &mut dst as *mut _ as *mut libc::sockaddr,
+                ms,
+            )
         };
         if r != 0 {
             st.phase = Phase::Idle;
