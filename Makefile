@@ -24,7 +24,7 @@ RUST_STATIC := $(CARGO_TARGET_DIR)/release/libdat12.a
 EXPORTS     := $(shell cat crates/dat12/exports.txt)
 LIB         := $(BUILD)/lib/libdat.so.1
 
-.PHONY: all rust check check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-vm example install clean
+.PHONY: all rust check check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-vm example install clean
 
 all: $(LIB)
 
@@ -48,8 +48,13 @@ $(LIB): $(RUST_STATIC) crates/dat12/libdat.map crates/dat12/exports.txt
 
 comma := ,
 
-check: all check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-vm
+check: all check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-vm
 	@echo "make check: all checks passed"
+
+# Formatting and lints are part of the test: rustfmt.toml's style, clippy with warnings as errors.
+check-lint:
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
 
 check-rust:
 	$(CARGO) test --workspace --release

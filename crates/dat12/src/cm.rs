@@ -27,7 +27,7 @@ pub unsafe extern "C" fn dat_psp_create(
         let ia = ia_of(ia_handle)?;
         // SAFETY: writable out-pointer from the consumer.
         let slot = unsafe { out(psp_handle, 5)? };
-        *slot = sp::create_psp(&ia, conn_qual, h(evd_handle), psp_flags as u32)?.as_ptr();
+        *slot = sp::create_psp(&ia, conn_qual, h(evd_handle), psp_flags)?.as_ptr();
         Ok(())
     })
 }
@@ -53,7 +53,7 @@ pub unsafe extern "C" fn dat_psp_create_any(
         let ia = ia_of(ia_handle)?;
         // SAFETY: writable out-pointers from the consumer.
         let (q_slot, slot) = unsafe { (out(conn_qual, 2)?, out(psp_handle, 5)?) };
-        let (q, ph) = sp::create_psp_any(&ia, h(evd_handle), psp_flags as u32)?;
+        let (q, ph) = sp::create_psp_any(&ia, h(evd_handle), psp_flags)?;
         *q_slot = q;
         *slot = ph.as_ptr();
         Ok(())

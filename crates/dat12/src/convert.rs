@@ -55,12 +55,12 @@ pub fn event(ev: &Event) -> DAT_EVENT {
 /// A C `DAT_EP_ATTR` as core attributes.
 pub fn ep_attr_in(a: &DAT_EP_ATTR) -> EpAttr {
     EpAttr {
-        service_type: a.service_type as u32,
+        service_type: a.service_type,
         max_message_size: a.max_message_size,
         max_rdma_size: a.max_rdma_size,
-        qos: a.qos as u32,
-        recv_completion_flags: a.recv_completion_flags as u32,
-        request_completion_flags: a.request_completion_flags as u32,
+        qos: a.qos,
+        recv_completion_flags: a.recv_completion_flags,
+        request_completion_flags: a.request_completion_flags,
         max_recv_dtos: a.max_recv_dtos,
         max_request_dtos: a.max_request_dtos,
         max_recv_iov: a.max_recv_iov,

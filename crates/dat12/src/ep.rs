@@ -209,19 +209,19 @@ pub unsafe extern "C" fn dat_ep_modify(
         let ep = ep_of(ep_handle)?;
         // SAFETY: readable parameters from the consumer.
         let p = unsafe { input(ep_param, 3)? };
-        let mask = ep_param_mask as u64;
-        let read_only = (DAT_EP_FIELD_IA_HANDLE
+        let mask = ep_param_mask;
+        let read_only = DAT_EP_FIELD_IA_HANDLE
             | DAT_EP_FIELD_EP_STATE
             | DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR
             | DAT_EP_FIELD_LOCAL_PORT_QUAL
             | DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR
-            | DAT_EP_FIELD_REMOTE_PORT_QUAL) as u64;
-        let handles = (DAT_EP_FIELD_PZ_HANDLE
+            | DAT_EP_FIELD_REMOTE_PORT_QUAL;
+        let handles = DAT_EP_FIELD_PZ_HANDLE
             | DAT_EP_FIELD_RECV_EVD_HANDLE
             | DAT_EP_FIELD_REQUEST_EVD_HANDLE
             | DAT_EP_FIELD_CONNECT_EVD_HANDLE
-            | DAT_EP_FIELD_SRQ_HANDLE) as u64;
-        if mask & read_only != 0 || mask & !(DAT_EP_FIELD_ALL as u64) != 0 {
+            | DAT_EP_FIELD_SRQ_HANDLE;
+        if mask & read_only != 0 || mask & !DAT_EP_FIELD_ALL != 0 {
             return Err(DatError::invalid_arg(2));
         }
         if mask & handles != 0 {
@@ -274,13 +274,13 @@ pub unsafe extern "C" fn dat_ep_connect(
             .ok_or(DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNSUPPORTED))?;
         // SAFETY: the consumer passes `private_data_size` readable bytes.
         let pdata = unsafe { slice(private_data as *const u8, private_data_size as i64, 6, 5)? };
-        if quality_of_service as u32
+        if quality_of_service
             & !(DAT_QOS_BEST_EFFORT | DAT_QOS_HIGH_THROUGHPUT | DAT_QOS_LOW_LATENCY | DAT_QOS_ECONOMY | DAT_QOS_PREMIUM)
             != 0
         {
             return Err(DatError::invalid_arg(7));
         }
-        if connect_flags as u32 & !DAT_CONNECT_MULTIPATH_FLAG != 0 {
+        if connect_flags & !DAT_CONNECT_MULTIPATH_FLAG != 0 {
             return Err(DatError::invalid_arg(8));
         }
         ep.connect(remote, remote_conn_qual, timeout, pdata)
@@ -330,7 +330,7 @@ pub unsafe extern "C" fn dat_ep_disconnect(ep_handle: DAT_EP_HANDLE, close_flags
             return crate::registry::ret(r);
         }
         let ep = ep_of(ep_handle)?;
-        let abrupt = match close_flags as u32 {
+        let abrupt = match close_flags {
             DAT_CLOSE_ABRUPT_FLAG => true,
             DAT_CLOSE_GRACEFUL_FLAG => false,
             _ => return Err(DatError::invalid_arg(2)),
@@ -352,7 +352,7 @@ unsafe fn post_request(
     // SAFETY: the consumer passes `num_segments` readable triplets.
     let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
     // SAFETY: the cookie union is 8 bytes of plain data.
-    ep.post_request(op, sges(iov), unsafe { cookie.as_64 }, flags as u32)
+    ep.post_request(op, sges(iov), unsafe { cookie.as_64 }, flags)
 }
 
 /// The remote side of an RDMA operation.
@@ -421,7 +421,7 @@ pub unsafe extern "C" fn dat_ep_post_recv(
         // SAFETY: the consumer passes `num_segments` readable triplets.
         let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
         // SAFETY: the cookie union is 8 bytes of plain data.
-        ep.post_recv(sges(iov), unsafe { user_cookie.as_64 }, completion_flags as u32)
+        ep.post_recv(sges(iov), unsafe { user_cookie.as_64 }, completion_flags)
     })
 }
 

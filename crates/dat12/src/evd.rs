@@ -52,7 +52,7 @@ pub unsafe extern "C" fn dat_evd_create(
         let cno = optional_cno(cno_handle)?;
         // SAFETY: writable out-pointer from the consumer.
         let slot = unsafe { out(evd_handle, 5)? };
-        let (eh, _) = EventDispatcher::create(&ia, evd_min_qlen, cno, evd_flags as u32)?;
+        let (eh, _) = EventDispatcher::create(&ia, evd_min_qlen, cno, evd_flags)?;
         *slot = eh.as_ptr();
         Ok(())
     })
@@ -71,7 +71,7 @@ pub unsafe extern "C" fn dat_evd_query(
             return crate::registry::ret(r);
         }
         let e = evd_of(evd_handle)?;
-        if (evd_param_mask as u32) & !DAT_EVD_FIELD_ALL != 0 {
+        if evd_param_mask & !DAT_EVD_FIELD_ALL != 0 {
             return Err(DatError::invalid_arg(2));
         }
         // SAFETY: writable out-pointer from the consumer.
@@ -285,7 +285,7 @@ pub unsafe extern "C" fn dat_cno_query(
             return crate::registry::ret(r);
         }
         let c = cno_of(cno_handle)?;
-        if (cno_param_mask as u32) & !(DAT_CNO_FIELD_ALL as u32) != 0 {
+        if cno_param_mask & !DAT_CNO_FIELD_ALL != 0 {
             return Err(DatError::invalid_arg(2));
         }
         // SAFETY: writable out-pointer from the consumer.

@@ -34,8 +34,8 @@ pub unsafe extern "C" fn dat_ia_openv(
         }
         // SAFETY: non-NULL; the consumer passes a NUL-terminated string. We read at most
         // DAT_NAME_MAX_LENGTH bytes looking for the terminator.
-        let len = unsafe { libc::strnlen(name, DAT_NAME_MAX_LENGTH as usize) };
-        if len >= DAT_NAME_MAX_LENGTH as usize {
+        let len = unsafe { libc::strnlen(name, DAT_NAME_MAX_LENGTH) };
+        if len >= DAT_NAME_MAX_LENGTH {
             return Err(DatError::invalid_arg(1));
         }
         // SAFETY: a terminator lies within `len + 1` bytes.
@@ -60,7 +60,7 @@ pub unsafe extern "C" fn dat_ia_close(ia_handle: DAT_IA_HANDLE, ia_flags: DAT_CL
         if crate::open::is_library_ia(ia_handle) {
             return crate::open::close_library_ia(ia_handle, ia_flags);
         }
-        let abrupt = match ia_flags as u32 {
+        let abrupt = match ia_flags {
             DAT_CLOSE_ABRUPT_FLAG => true,
             DAT_CLOSE_GRACEFUL_FLAG => false,
             _ => return Err(DatError::invalid_arg(2)),

@@ -105,7 +105,7 @@ pub unsafe extern "C" fn dat_lmr_create(
         }
         let ia = ia_of(ia_handle)?;
         // SAFETY: each union member read matches the memory type the consumer declared.
-        let addr = match mem_type as u32 {
+        let addr = match mem_type {
             DAT_MEM_TYPE_VIRTUAL => (unsafe { region_description.for_va }) as u64,
             DAT_MEM_TYPE_SHARED_VIRTUAL => (unsafe { region_description.for_shared_memory.virtual_address }) as u64,
             DAT_MEM_TYPE_LMR => {
@@ -119,7 +119,7 @@ pub unsafe extern "C" fn dat_lmr_create(
         };
         // SAFETY: writable out-pointer from the consumer.
         let slot = unsafe { out(lmr_handle, 7)? };
-        let c = LocalMemoryRegion::create(&ia, h(pz_handle), mem_type as u32, addr, length, privileges as u32)?;
+        let c = LocalMemoryRegion::create(&ia, h(pz_handle), mem_type, addr, length, privileges)?;
         *slot = c.handle.as_ptr();
         // SAFETY: optional writable out-pointers from the consumer.
         unsafe {
@@ -286,10 +286,10 @@ pub unsafe extern "C" fn dat_rmr_bind(
         *slot = rmr::bind(
             h(rmr_handle),
             &sges(std::slice::from_ref(t))[0],
-            mem_privileges as u32,
+            mem_privileges,
             h(ep_handle),
             cookie,
-            completion_flags as u32,
+            completion_flags,
         )?;
         Ok(())
     })

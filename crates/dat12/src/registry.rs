@@ -386,7 +386,11 @@ macro_rules! foreign_call {
             Some(__p) => Some(match __p.$slot {
                 // SAFETY: the provider registered this table for its own handles; the
                 // consumer's arguments are passed through unchanged, as the reference libdat does.
-                Some(__f) => unsafe { __f($($arg),*) },
+                Some(__f) => {
+                    #[allow(clippy::macro_metavars_in_unsafe)]
+                    // SAFETY: as above.
+                    unsafe { __f($($arg),*) }
+                }
                 None => $crate::registry::NOT_IMPLEMENTED_RETURN,
             }),
             None => None,

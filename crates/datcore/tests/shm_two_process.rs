@@ -557,7 +557,7 @@ fn rdma(extra: &[(&str, &str)], n: u64) {
     assert!(ep.scq.wait(Duration::from_millis(50)).is_none());
 
     // Local violations are refused synchronously.
-    let err = |r: DatResult<()>| r.err().expect("post should fail").ty();
+    let err = |r: DatResult<()>| r.expect_err("post should fail").ty();
     let foreign_pd = ep.dev.alloc_pd().unwrap();
     let foreign = Buf::new(&foreign_pd, 64, ALL);
     let ro_local = Buf::new(&ep.pd, 64, Access { local_read: true, ..Access::default() });

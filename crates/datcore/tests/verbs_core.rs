@@ -358,7 +358,7 @@ fn verbs_split_read() {
     c.ep.post_request(SendOp::RdmaWrite { remote_addr: src.addr() + 64, rkey: src.rkey }, &[sink.sge(0, 64)], 51, 0)
         .expect("write");
     assert_eq!(dto(&c.req, "write after an unsignaled one"), (51, DAT_DTO_SUCCESS, 64));
-    assert_eq!(c.ep.idle().1, true, "the unsignaled write was not retired");
+    assert!(c.ep.idle().1, "the unsignaled write was not retired");
     // A split read from a bad remote key fails once: one error completion for the request,
     // not one per fragment (the others are flushed behind the failure).
     c.ep.post_request(SendOp::RdmaRead { remote_addr: src.addr(), rkey: src.rkey ^ 0x5a5a00 }, &sges, 60, 0)
@@ -380,7 +380,7 @@ fn verbs_split_read() {
             eprintln!("note: send queue still counts fragments of the failed read (lost iWARP flush completions)");
         }
     } else {
-        assert_eq!(c.ep.idle().1, true, "send queue not idle after the failed read");
+        assert!(c.ep.idle().1, "send queue not idle after the failed read");
     }
     let _ = c.ep.disconnect(true);
     let _ = s.ep.disconnect(true);

@@ -108,7 +108,7 @@ fn run(e: &'static Engine) {
                 last_busy = now;
             }
             if busy || now.duration_since(last_busy) < spin {
-                if iter % 128 == 0 {
+                if iter.is_multiple_of(128) {
                     poll_all(e, &mut s, 0);
                 }
                 std::hint::spin_loop();

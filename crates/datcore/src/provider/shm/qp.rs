@@ -170,6 +170,7 @@ impl SendQueue {
 /// Target-side state of an inbound operation whose payload spans several records, or of an
 /// RDMA read being answered inline.
 #[derive(Clone, Copy)]
+#[allow(clippy::large_enum_variant)] // one per QP, never moved on the hot path
 pub enum Rx {
     Idle,
     Inline { dest: Dest, total: u64, off: u64, status: WcStatus, ack: WcStatus },
@@ -177,6 +178,7 @@ pub enum Rx {
 }
 
 #[derive(Clone, Copy)]
+#[allow(clippy::large_enum_variant)] // lives inside Rx
 pub enum Dest {
     Recv(Recv, bool),
     Mem(u64),

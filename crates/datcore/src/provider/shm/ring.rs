@@ -44,7 +44,7 @@ fn ring_index(side: usize, response: bool) -> usize {
 }
 
 fn ring_cap(i: usize) -> u64 {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         REQ_CAP
     } else {
         RESP_CAP
@@ -262,7 +262,7 @@ impl Consumer {
             if avail == 0 {
                 return Ok(None);
             }
-            if avail > self.cap || avail % 8 != 0 {
+            if avail > self.cap || !avail.is_multiple_of(8) {
                 return Err(Malformed("ring tail out of range"));
             }
             let off = self.head % self.cap;
@@ -271,7 +271,7 @@ impl Consumer {
             let len = v as u32 as u64;
             let kind = (v >> 32) as u16;
             let flags = (v >> 48) as u16;
-            if len < HDR as u64 || len % 8 != 0 || len > avail || off + len > self.cap {
+            if len < HDR as u64 || !len.is_multiple_of(8) || len > avail || off + len > self.cap {
                 return Err(Malformed("bad record length"));
             }
             if kind == PAD {

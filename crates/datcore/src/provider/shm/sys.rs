@@ -185,7 +185,7 @@ pub fn recv(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Recv> {
             c = libc::CMSG_NXTHDR(&msg, c);
         }
     }
-    if r == 0 && buf.len() > 0 {
+    if r == 0 && !buf.is_empty() {
         return Ok(Recv::Closed);
     }
     Ok(Recv::Data(r as usize, passed))

@@ -33,8 +33,11 @@ pub enum Owner {
     Cr(Weak<VerbsCr>),
 }
 
-/// Queue pairs whose asynchronous errors we report: (context, qp_num) → EP context.
-static WATCHED: Mutex<Option<HashMap<(usize, u32), (u64, Weak<DevInner>)>>> = Mutex::new(None);
+/// A watched queue pair: (device context, qp_num) → (EP context, its device).
+type WatchTable = HashMap<(usize, u32), (u64, Weak<DevInner>)>;
+
+/// Queue pairs whose asynchronous errors we report.
+static WATCHED: Mutex<Option<WatchTable>> = Mutex::new(None);
 
 pub fn watch_qp(dev: &Arc<DevInner>, qpn: u32, context: u64) {
     WATCHED.lock().get_or_insert_with(HashMap::new).insert((dev.ctx as usize, qpn), (context, Arc::downgrade(dev)));
