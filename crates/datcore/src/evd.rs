@@ -12,11 +12,26 @@ use crate::event::{self, Event, EventData};
 use crate::handle::{self, DatObject, Handle, HandleType};
 use crate::ia::InterfaceAdapter;
 use crate::provider::{CompletionQueue, Waker, WcOpcode, WorkCompletion};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
+
+/// How long `dat_evd_wait` polls before it sleeps: `DAT_EVD_SPIN_US` (microseconds), default
+/// 50 µs on a machine with more than one CPU and 0 on one CPU (where spinning only delays the
+/// peer that would produce the event). Spinning pays when the reply is due within a few
+/// microseconds, as in a ping-pong; a sleep and wake-up costs several microseconds even when
+/// the waker is the sleeper's own peer.
+pub fn spin_budget() -> Duration {
+    static BUDGET: std::sync::LazyLock<Duration> = std::sync::LazyLock::new(|| {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let default = if cpus > 1 { 50 } else { 0 };
+        let us = std::env::var("DAT_EVD_SPIN_US").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(default);
+        Duration::from_micros(us)
+    });
+    *BUDGET
+}
 
 /// `DAT_TIMEOUT_INFINITE`.
 pub const TIMEOUT_INFINITE: u32 = u32::MAX;
@@ -162,8 +177,12 @@ impl EventDispatcher {
         }
         st.queue.push_back(Event { evd: self.handle(), ..ev });
         let cno = self.trigger_target(&st);
+        let waiter = st.waiter;
         self.cond.notify_all();
         drop(st);
+        if waiter {
+            self.interrupt_waiter();
+        }
         if let Some(c) = cno {
             c.trigger(self.handle());
         }
@@ -233,6 +252,11 @@ impl EventDispatcher {
 
     /// `dat_evd_wait`: waits until `threshold` events are queued or `timeout_us` passes, then
     /// returns the oldest event and how many remain.
+    ///
+    /// The waiting thread does the work itself: it polls the provider's queue (which drives the
+    /// provider's progress), spins for up to [`spin_budget`] while nothing is there, and then
+    /// sleeps with the provider's arm / re-poll / block protocol (see
+    /// [`CompletionQueue`]), so no other thread is on the path of a completion.
     pub fn wait(&self, timeout_us: u32, threshold: i32) -> DatResult<(Event, i32)> {
         let mut st = self.state.lock();
         if threshold <= 0 || threshold as usize > st.qlen {
@@ -244,43 +268,74 @@ impl EventDispatcher {
         if st.waiter {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EVD_WAITER));
         }
-        let deadline =
-            (timeout_us != TIMEOUT_INFINITE).then(|| Instant::now() + Duration::from_micros(timeout_us as u64));
+        let threshold = threshold as usize;
+        let start = Instant::now();
+        let deadline = (timeout_us != TIMEOUT_INFINITE).then(|| start + Duration::from_micros(timeout_us as u64));
+        let spin_until = {
+            let s = start + spin_budget();
+            deadline.map_or(s, |d| s.min(d))
+        };
         st.waiter = true;
         let result = loop {
             self.drain(&mut st);
             if !st.waitable {
                 break Err(DatError::invalid_state(DAT_INVALID_STATE_EVD_UNWAITABLE));
             }
-            if st.queue.len() >= threshold as usize {
+            if st.queue.len() >= threshold {
                 let ev = st.queue.pop_front().expect("non-empty");
                 break Ok((ev, st.queue.len() as i32));
             }
-            self.sleepers.fetch_add(1, Ordering::SeqCst);
-            // Re-check after announcing ourselves, so a completion that raced in is seen.
-            self.drain(&mut st);
-            let ready = st.queue.len() >= threshold as usize || !st.waitable;
-            let timed_out = if ready {
-                false
-            } else {
-                match deadline {
-                    Some(d) => self.cond.wait_until(&mut st, d).timed_out(),
-                    None => {
-                        self.cond.wait(&mut st);
-                        false
-                    }
-                }
-            };
-            self.sleepers.fetch_sub(1, Ordering::SeqCst);
-            if timed_out {
-                self.drain(&mut st);
-                if st.queue.len() < threshold as usize {
-                    break Err(DatError::TIMEOUT);
-                }
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                break Err(DatError::TIMEOUT);
             }
+            if self.cq.is_some() && now < spin_until {
+                // Let a thread queueing a software event in, then poll again.
+                MutexGuard::bump(&mut st);
+                std::hint::spin_loop();
+                continue;
+            }
+            self.sleep(&mut st, threshold, deadline);
         };
         st.waiter = false;
         result
+    }
+
+    /// Sleeps once, until something may have arrived or `deadline`; the caller re-checks.
+    fn sleep(&self, st: &mut MutexGuard<'_, EvdState>, threshold: usize, deadline: Option<Instant>) {
+        let ready = |st: &EvdState| st.queue.len() >= threshold || !st.waitable;
+        if let Some(cq) = &self.cq {
+            if cq.arm() {
+                // Anything that arrived before the arm is taken now; anything after it ends
+                // `block` (the provider's invariant), and `post` interrupts it.
+                self.drain(st);
+                if !ready(st) {
+                    MutexGuard::unlocked(st, || cq.block(deadline));
+                }
+                return;
+            }
+        }
+        // The provider wakes us through the Waker (while `sleepers` > 0) or `post` does.
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        // Re-check after announcing ourselves, so a completion that raced in is seen.
+        self.drain(st);
+        if !ready(st) {
+            match deadline {
+                Some(d) => {
+                    self.cond.wait_until(st, d);
+                }
+                None => self.cond.wait(st),
+            }
+        }
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Ends the sleep of a waiter blocked in the provider (no-op for the condition variable
+    /// path, which `cond.notify_all` covers). Called with the EVD lock released.
+    fn interrupt_waiter(&self) {
+        if let Some(cq) = &self.cq {
+            cq.interrupt();
+        }
     }
 
     /// `dat_evd_resize`.
@@ -310,6 +365,8 @@ impl EventDispatcher {
         let mut st = self.state.lock();
         st.waitable = waitable;
         self.cond.notify_all();
+        drop(st);
+        self.interrupt_waiter();
     }
 
     /// `dat_evd_modify_cno`.

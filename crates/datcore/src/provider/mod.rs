@@ -208,11 +208,45 @@ impl WorkCompletion {
         WorkCompletion { wr_id: 0, context: 0, status: WcStatus::Success, opcode: WcOpcode::Send, byte_len: 0 };
 }
 
+/// A completion queue. The consumer's own thread drives it: `poll` is called from
+/// `dat_evd_dequeue` and `dat_evd_wait`, and a provider does whatever work makes completions
+/// appear (ibv_poll_cq, matching inbound messages to posted receives) right there, in the
+/// caller's thread.
+///
+/// # Sleeping without a lost wake-up
+/// A waiter that found nothing, even after spinning, sleeps in its own thread with this
+/// protocol (see `EventDispatcher::wait`):
+///
+/// 1. [`arm`](CompletionQueue::arm): from now on, a completion added to this queue, or a call
+///    to [`interrupt`](CompletionQueue::interrupt), makes the next `block` return promptly.
+/// 2. `poll` once more: what raced in between the last poll and `arm` is taken here.
+/// 3. [`block`](CompletionQueue::block) until such an event or the deadline.
+///
+/// Invariant: an event that happens after step 1 is either seen by step 2 or ends step 3.
+/// A provider keeps it with a level-triggered notification (an armed `ibv_req_notify_cq` with
+/// its channel fd, an eventfd or a futex sequence word read before arming) and never with an
+/// edge that can fire before the sleeper is there. A spurious return from `block` is allowed.
+///
+/// `arm` returns false when the provider has no sleeping mechanism of its own; the core then
+/// sleeps on its condition variable and the provider reports arrivals through the [`Waker`].
 pub trait CompletionQueue: Send + Sync {
     /// Moves up to `out.len()` completions into `out`, oldest first; returns how many.
     fn poll(&self, out: &mut [WorkCompletion]) -> usize;
     /// Grows or shrinks the queue (ibv_resize_cq).
     fn resize(&self, min_entries: u32) -> DatResult<()>;
+    /// Step 1 of the sleeping protocol. At most one thread sleeps on a queue at a time.
+    fn arm(&self) -> bool {
+        false
+    }
+    /// Step 3: sleeps until a completion arrives after `arm`, `interrupt` is called, or
+    /// `deadline` (None: no limit) passes.
+    fn block(&self, deadline: Option<std::time::Instant>) {
+        let _ = deadline;
+    }
+    /// Ends a current `block`, or makes the next one after an `arm` return at once. Called
+    /// when a software event is queued on the EVD or the EVD becomes unwaitable. Cheap (no
+    /// system call) when nobody sleeps.
+    fn interrupt(&self) {}
 }
 
 /// A scatter/gather element. Same layout as a DAT 1.2 `DAT_LMR_TRIPLET`
