@@ -24,7 +24,7 @@ RUST_STATIC := $(CARGO_TARGET_DIR)/release/libdat12.a
 EXPORTS     := $(shell cat crates/dat12/exports.txt)
 LIB         := $(BUILD)/lib/libdat.so.1
 
-.PHONY: all rust check check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-vm example install clean
+.PHONY: all rust check check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-vm check-vm-auto example install clean
 
 all: $(LIB)
 
@@ -48,7 +48,7 @@ $(LIB): $(RUST_STATIC) crates/dat12/libdat.map crates/dat12/exports.txt
 
 comma := ,
 
-check: all check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-vm
+check: all check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-vm-auto
 	@echo "make check: all checks passed"
 
 # Formatting and lints are part of the test: rustfmt.toml's style, clippy with warnings as errors.
@@ -81,9 +81,20 @@ check-install: $(LIB)
 	$(MAKE) --no-print-directory install PREFIX=/usr/local DESTDIR=$(abspath $(BUILD)/stage)
 	sh tests/install/check.sh staged $(abspath $(BUILD)/stage) /usr/local
 
-# Real verbs (rxe and siw) in QEMU guests; needs `sudo tests/vm/install.sh` once.
+# Real verbs (rxe and siw) in QEMU guests. `make check-vm` fails loudly when the guest harness
+# is not installed; `make check` installs it on first use where it can (root with apt) and
+# otherwise reports the guest part as SKIPPED with the command that enables it.
 check-vm: $(LIB)
+	@bash tests/vm/install.sh --check || { echo "FAIL vm: guest harness not installed: run sudo tests/vm/install.sh"; exit 1; }
 	bash tests/vm/check.sh
+
+check-vm-auto: $(LIB)
+	@if bash tests/vm/install.sh --check >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "vm: installing the soft-RDMA guest harness (tests/vm/install.sh, once)"; bash tests/vm/install.sh; \
+	fi
+	@if bash tests/vm/install.sh --check; then bash tests/vm/check.sh; \
+	else echo "SKIPPED vm: the verbs tests need the guest harness; enable with: sudo tests/vm/install.sh"; fi
 
 example: $(LIB)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
