@@ -61,6 +61,8 @@ check-rust:
 
 check-abi:
 	sh tests/abi/run.sh include
+	@if [ -d ../shared/reference/dat ]; then $(MAKE) --no-print-directory -C tests/abi regen-check REF=$(abspath ../shared/reference/dat); \
+	else echo "SKIPPED abi regen-check: no ../shared/reference/dat beside the checkout"; fi
 
 check-elf: $(LIB)
 	sh tests/elf/check-exports.sh $(LIB) crates/dat12/exports.txt DAT_1.2 libdat.so.1
