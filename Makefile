@@ -4,13 +4,14 @@
 #   make check           build and run every test: Rust unit/integration tests, ABI checks,
 #                        ELF export check, prototype check, C conformance suite on shm (also
 #                        under valgrind), install check, and the verbs tests in rxe/siw guests
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   (also man pages under $(PREFIX)/share/man)
 #   make example         run the two-process ping-pong example over shm
 
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+MANDIR     ?= $(PREFIX)/share/man
 DESTDIR    ?=
 CC         ?= cc
 CARGO      ?= cargo
@@ -48,7 +49,7 @@ $(LIB): $(RUST_STATIC) crates/dat12/libdat.map crates/dat12/exports.txt
 
 comma := ,
 
-check: all check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-vm-auto
+check: all check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-man check-install check-vm-auto
 	@echo "make check: all checks passed"
 
 # Formatting and lints are part of the test: rustfmt.toml's style, clippy with warnings as errors.
@@ -109,6 +110,21 @@ install: $(LIB)
 	install -m 0644 include/dat/*.h $(DESTDIR)$(INCLUDEDIR)/dat/
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' \
 	  pkgconfig/dat.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/dat.pc
+
+# Man pages (man/): a section-3 page per DAT 1.2 function (grouped pages are `.so` links),
+# dat.conf(5) and libdat(7). check-man: every export has a page, every page renders without
+# warnings, every SYNOPSIS equals the header prototype.
+.PHONY: install-man check-man
+install: install-man
+
+install-man:
+	install -d $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
+	install -m 0644 man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 0644 man/man5/*.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 man/man7/*.7 $(DESTDIR)$(MANDIR)/man7/
+
+check-man:
+	sh tests/man/check.sh man crates/dat12/exports.txt include
 
 clean:
 	rm -rf $(BUILD)
