@@ -5,7 +5,7 @@ use crate::convert::{ep_attr_in, ep_attr_out};
 use crate::ffi::{h, input, out, slice};
 use crate::ia::ia_of;
 use crate::memory::sges;
-use datcore::endpoint::{self, Endpoint, EpAttr, EpCreate};
+use datcore::endpoint::{self, Endpoint, EpAttr, EpCreate, EpModify, CONNECT_EVD, RECV_EVD, REQUEST_EVD};
 use datcore::handle;
 use datcore::provider::SendOp;
 use datcore::{DatError, DatResult};
@@ -132,10 +132,11 @@ pub unsafe extern "C" fn dat_ep_query(
         p.local_port_qual = 0;
         p.remote_ia_address_ptr = remote_ptr as DAT_IA_ADDRESS_PTR;
         p.remote_port_qual = remote_port;
-        p.pz_handle = ep.pz_handle.as_ptr();
-        p.recv_evd_handle = ep.evd_handles[0].as_ptr();
-        p.request_evd_handle = ep.evd_handles[1].as_ptr();
-        p.connect_evd_handle = ep.evd_handles[2].as_ptr();
+        let b = ep.binding();
+        p.pz_handle = b.pz_handle.as_ptr();
+        p.recv_evd_handle = b.evd_handles[RECV_EVD].as_ptr();
+        p.request_evd_handle = b.evd_handles[REQUEST_EVD].as_ptr();
+        p.connect_evd_handle = b.evd_handles[CONNECT_EVD].as_ptr();
         p.srq_handle = ep.srq_handle.as_ptr();
         p.ep_attr = ep_attr_out(&ep.attr());
         Ok(())
@@ -192,10 +193,12 @@ fn merge_attr(mask: u64, from: &EpAttr, to: &mut EpAttr) {
     }
 }
 
-/// Modifies EP attributes of an unconnected EP. Errors: `DAT_INVALID_HANDLE|EP`,
-/// `DAT_INVALID_PARAMETER|ARG2` (read-only fields: IA, state, addresses, ports),
-/// `|ARG3` (NULL or out-of-range values), `DAT_INVALID_STATE` (not unconnected).
-/// Changing the EVDs, PZ or SRQ of an EP returns `DAT_NOT_IMPLEMENTED`.
+/// Modifies an EP before it connects: attributes, PZ and EVDs (see `Endpoint::modify` for the
+/// states each may change in). Errors: `DAT_INVALID_HANDLE|EP`, `DAT_INVALID_PARAMETER|ARG2`
+/// (read-only fields: IA, state, addresses, ports), `|ARG3` (NULL or out-of-range values),
+/// `DAT_INVALID_HANDLE|PZ`, `|EVD_RECV`, `|EVD_REQUEST`, `|EVD_CONN` (a handle that is not
+/// one, or an EVD without the needed event flag), `DAT_INVALID_STATE`.
+/// Changing the SRQ of an EP returns `DAT_NOT_IMPLEMENTED`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_modify(
     ep_handle: DAT_EP_HANDLE,
@@ -216,20 +219,27 @@ pub unsafe extern "C" fn dat_ep_modify(
             | DAT_EP_FIELD_LOCAL_PORT_QUAL
             | DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR
             | DAT_EP_FIELD_REMOTE_PORT_QUAL;
-        let handles = DAT_EP_FIELD_PZ_HANDLE
-            | DAT_EP_FIELD_RECV_EVD_HANDLE
-            | DAT_EP_FIELD_REQUEST_EVD_HANDLE
-            | DAT_EP_FIELD_CONNECT_EVD_HANDLE
-            | DAT_EP_FIELD_SRQ_HANDLE;
         if mask & read_only != 0 || mask & !DAT_EP_FIELD_ALL != 0 {
             return Err(DatError::invalid_arg(2));
         }
-        if mask & handles != 0 {
+        if mask & DAT_EP_FIELD_SRQ_HANDLE != 0 {
             return Err(DatError::NOT_IMPLEMENTED);
         }
-        let mut attr = ep.attr();
-        merge_attr(mask, &ep_attr_in(&p.ep_attr), &mut attr);
-        ep.modify_attr(attr)
+        let field = |bit: u64, value: DAT_HANDLE| (mask & bit != 0).then(|| h(value));
+        let attr = (mask & DAT_EP_FIELD_EP_ATTR_ALL != 0).then(|| {
+            let mut attr = ep.attr();
+            merge_attr(mask, &ep_attr_in(&p.ep_attr), &mut attr);
+            attr
+        });
+        ep.modify(&EpModify {
+            attr,
+            pz: field(DAT_EP_FIELD_PZ_HANDLE, p.pz_handle),
+            evds: [
+                field(DAT_EP_FIELD_RECV_EVD_HANDLE, p.recv_evd_handle),
+                field(DAT_EP_FIELD_REQUEST_EVD_HANDLE, p.request_evd_handle),
+                field(DAT_EP_FIELD_CONNECT_EVD_HANDLE, p.connect_evd_handle),
+            ],
+        })
     })
 }
 
