@@ -32,7 +32,10 @@ all: $(LIB)
 rust:
 	$(CARGO) build --release -p dat12
 
+# An (empty) recipe makes make re-read the archive's time after cargo ran, so the link below
+# follows every Rust change.
 $(RUST_STATIC): rust
+	@:
 
 # Link the Rust static library into a shared object ourselves, so our version script alone
 # decides what is exported and under which version node (rustc's cdylib script would not).
