@@ -36,6 +36,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod lookup;
+pub mod serve;
 pub mod shm;
 pub mod verbs;
 
@@ -293,6 +294,8 @@ pub enum AsyncError {
     },
     CqOverflow,
     DeviceFatal,
+    /// A provider thread hit an internal error (a caught panic) and carries on.
+    ProviderInternal,
 }
 
 pub trait AsyncEvents: Send + Sync {
