@@ -476,8 +476,8 @@ static tres rdma_beyond_triplet_length(void)
 /* An RDMA operation that runs past the end of the target's registered region (its triplet's
  * segment_length covers it, so nothing can be caught at post): the post succeeds and the
  * target refuses the access, completing it with DAT_DTO_ERR_REMOTE_ACCESS.  iWARP reports a
- * refused write by breaking the connection after a successful completion (RDMA writes
- * complete once sent there). */
+ * refused access by terminating the connection instead: a write completes successfully once
+ * sent, a read is flushed (siw), and the connection breaks. */
 static tres rdma_outside_region(int write)
 {
     struct conn c;
@@ -499,12 +499,15 @@ static tres rdma_outside_region(int write)
     CHECK(r == DAT_SUCCESS && ev.event_number == DAT_DTO_COMPLETION_EVENT, "no completion: %s", rs(r));
     const DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
     CHECK(d->user_cookie.as_64 == 9, "completion cookie %llu", (unsigned long long)d->user_cookie.as_64);
-    if (write && d->status == DAT_DTO_SUCCESS) {
+    if ((write && d->status == DAT_DTO_SUCCESS) || (!write && d->status == DAT_DTO_ERR_FLUSHED)) {
+        DAT_DTO_COMPLETION_STATUS st = d->status;
         r = wait_ev(c.c_conn, 5000000, &ev);
         CHECK(r == DAT_SUCCESS && (ev.event_number == DAT_CONNECTION_EVENT_BROKEN ||
                                    ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED),
-              "RDMA write past the remote region completed with DAT_DTO_SUCCESS and the connection stayed up");
-        vlog("refused write reported by breaking the connection (%s)", evname(ev.event_number));
+              "RDMA %s past the remote region completed with %s and the connection stayed up",
+              write ? "write" : "read", dtostat(st));
+        vlog("refused %s reported by breaking the connection (%s)", write ? "write" : "read",
+             evname(ev.event_number));
     } else {
         CHECK(d->status == DAT_DTO_ERR_REMOTE_ACCESS, "RDMA %s past the remote region completed with %s, expected "
               "DAT_DTO_ERR_REMOTE_ACCESS", write ? "write" : "read", dtostat(d->status));

@@ -30,7 +30,6 @@ use std::sync::Arc;
 mod cma;
 mod conn;
 mod cq;
-mod mapped;
 mod memtable;
 mod progress;
 mod qp;
@@ -171,7 +170,7 @@ impl ProtectionDomain for ShmPd {
         }
         // As the verbs provider (ibv_reg_mr fails with EFAULT): the range must be mapped with
         // the access the LMR grants, else DAT_INVALID_PARAMETER | DAT_INVALID_ARG3.
-        if !mapped::is_mapped(addr, len, access.local_write || access.remote_write) {
+        if !super::mapped::is_mapped(addr, len, access.needs_write()) {
             tracing::debug!(addr, len, ?access, "shm: registration of a range not mapped with that access");
             return Err(DatError::new(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
         }

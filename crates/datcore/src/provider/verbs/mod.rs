@@ -476,6 +476,17 @@ impl ProtectionDomain for VerbsPd {
         }
         if mr.is_null() {
             let e = sys::errno();
+            if !super::mapped::is_mapped(addr, len, access.needs_write()) {
+                // Drivers differ in the errno (EFAULT, ENOMEM, …); the cause is the range.
+                tracing::debug!(
+                    addr,
+                    len,
+                    ?access,
+                    errno = e,
+                    "verbs: ibv_reg_mr of a range not mapped with that access"
+                );
+                return Err(DatError::new(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+            }
             return Err(match (e, memlock_limit()) {
                 (libc::ENOMEM | libc::EAGAIN, Some(l)) => {
                     tracing::warn!("verbs: ibv_reg_mr of {len} bytes failed: RLIMIT_MEMLOCK too small (limit {l} bytes, asked {len})");

@@ -2,8 +2,9 @@
 //!
 //! `dat_lmr_create` on shm registers nothing with a kernel, so without this check an unmapped
 //! or read-only range would be accepted and the fault would come later, inside a transfer.
-//! The verbs provider gets the same answer from `ibv_reg_mr` (`EFAULT`: the kernel cannot pin
-//! the pages with the asked access).
+//! On verbs `ibv_reg_mr` itself refuses such a range, with an errno that depends on the driver
+//! (`EFAULT` on hardware; soft devices differ); after a failed registration the verbs provider
+//! asks this module whether the range was the cause, so both providers give the same error.
 //!
 //! How: `/proc/self/maps` lists every mapping with its protection, in address order; the range
 //! must be covered by mappings without a gap, each readable, and writable when the LMR may be
