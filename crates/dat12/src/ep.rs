@@ -365,22 +365,16 @@ unsafe fn post_request(
     ep.post_request(op, sges(iov), unsafe { cookie.as_64 }, flags)
 }
 
-/// The remote side of an RDMA operation.
-unsafe fn remote(p: *const DAT_RMR_TRIPLET) -> DatResult<(u64, u32, u64)> {
+/// The remote side of an RDMA operation: target address and rmr_context.
+///
+/// The triplet's `segment_length` is not checked against the local IOV, as OFED's library
+/// does not check it: shipped consumers advertise a short triplet and then move a longer
+/// buffer within the same registered region. The target enforces the region itself (rkey,
+/// bounds, rights) and an access outside it completes with `DAT_DTO_ERR_REMOTE_ACCESS`.
+unsafe fn remote(p: *const DAT_RMR_TRIPLET) -> DatResult<(u64, u32)> {
     // SAFETY: readable triplet from the consumer.
     let r = unsafe { input(p, 5)? };
-    Ok((r.target_address, r.rmr_context, r.segment_length))
-}
-
-/// Local bytes must fit in the remote segment.
-fn check_remote_length(iov: *const DAT_LMR_TRIPLET, n: DAT_COUNT, remote_len: u64) -> DatResult<()> {
-    // SAFETY: same triplets the post reads; the caller validated the count's sign there.
-    let iov = unsafe { slice(iov, n.max(0) as i64, 3, 2)? };
-    let total: u64 = iov.iter().map(|t| t.segment_length).sum();
-    if total > remote_len {
-        return Err(DatError::new(DAT_LENGTH_ERROR, 0));
-    }
-    Ok(())
+    Ok((r.target_address, r.rmr_context))
 }
 
 /// Posts a send. Errors: `DAT_INVALID_HANDLE|EP`, `DAT_INVALID_PARAMETER|ARG2` (too many
@@ -436,8 +430,8 @@ pub unsafe extern "C" fn dat_ep_post_recv(
 }
 
 /// Posts an RDMA read into the local IOV. Errors as `dat_ep_post_send`, plus
-/// `DAT_INVALID_PARAMETER|ARG5` (remote triplet NULL), `|ARG6` (flags) and
-/// `DAT_LENGTH_ERROR` (local IOV longer than the remote segment).
+/// `DAT_INVALID_PARAMETER|ARG5` (remote triplet NULL) and `|ARG6` (flags). The remote
+/// triplet's `segment_length` is not compared with the local IOV (see [`remote`]).
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_post_rdma_read(
     ep_handle: DAT_EP_HANDLE,
@@ -457,8 +451,7 @@ pub unsafe extern "C" fn dat_ep_post_rdma_read(
         }
         ep_of(ep_handle)?;
         // SAFETY: remote triplet from the consumer.
-        let (remote_addr, rkey, len) = unsafe { remote(remote_iov)? };
-        check_remote_length(local_iov, num_segments, len)?;
+        let (remote_addr, rkey) = unsafe { remote(remote_iov)? };
         // SAFETY: arguments straight from the consumer, validated inside.
         unsafe {
             post_request(
@@ -493,8 +486,7 @@ pub unsafe extern "C" fn dat_ep_post_rdma_write(
         }
         ep_of(ep_handle)?;
         // SAFETY: remote triplet from the consumer.
-        let (remote_addr, rkey, len) = unsafe { remote(remote_iov)? };
-        check_remote_length(local_iov, num_segments, len)?;
+        let (remote_addr, rkey) = unsafe { remote(remote_iov)? };
         // SAFETY: arguments straight from the consumer, validated inside.
         unsafe {
             post_request(

@@ -463,9 +463,30 @@ impl ProtectionDomain for VerbsPd {
         }
         tracing::trace!(len, ?access, flags, "verbs: ibv_reg_mr");
         // SAFETY: registration pins the consumer's range; the kernel validates it (EFAULT).
-        let mr = unsafe { (self.dev.lib.ibv_reg_mr)(self.pd, addr as *mut _, len as usize, flags) };
+        let mut mr = unsafe { (self.dev.lib.ibv_reg_mr)(self.pd, addr as *mut _, len as usize, flags) };
+        let writes = sys::IBV_ACCESS_LOCAL_WRITE | sys::IBV_ACCESS_REMOTE_WRITE;
+        if mr.is_null() && sys::errno() == libc::EFAULT && flags & sys::IBV_ACCESS_MW_BIND != 0 && flags & writes == 0 {
+            // The kernel pins MW_BIND regions for writing, so read-only memory (a const table,
+            // a PROT_READ mapping) fails with it; register it without windows, as shm accepts it.
+            tracing::debug!(len, "verbs: read-only range: registering without IBV_ACCESS_MW_BIND");
+            // SAFETY: as above.
+            mr = unsafe {
+                (self.dev.lib.ibv_reg_mr)(self.pd, addr as *mut _, len as usize, flags & !sys::IBV_ACCESS_MW_BIND)
+            };
+        }
         if mr.is_null() {
             let e = sys::errno();
+            if !super::mapped::is_mapped(addr, len, access.needs_write()) {
+                // Drivers differ in the errno (EFAULT, ENOMEM, …); the cause is the range.
+                tracing::debug!(
+                    addr,
+                    len,
+                    ?access,
+                    errno = e,
+                    "verbs: ibv_reg_mr of a range not mapped with that access"
+                );
+                return Err(DatError::new(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+            }
             return Err(match (e, memlock_limit()) {
                 (libc::ENOMEM | libc::EAGAIN, Some(l)) => {
                     tracing::warn!("verbs: ibv_reg_mr of {len} bytes failed: RLIMIT_MEMLOCK too small (limit {l} bytes, asked {len})");
