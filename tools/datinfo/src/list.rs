@@ -113,18 +113,23 @@ pub fn gather(reg: &Registry) -> (Vec<Row>, Vec<String>) {
         Err(why) => notes.push(format!("verbs: {why}: no verbs IA names")),
         Ok(ports) if ports.is_empty() => notes.push("verbs: no RDMA devices".into()),
         Ok(ports) => {
-            // Ports that answer no name (not active): show why under their <dev>-<port> name.
+            // Ports that answer no name (not active): show why under the names they would have
+            // (ofa-v2-<netdev>, <dev>-<port>), the ones consumers' configurations use.
             for p in ports.iter().filter(|p| !p.active) {
-                let name = format!("{}-{}", p.dev, p.port);
-                if rows.iter().any(|r| r.name == name) {
-                    continue;
+                let mut names: Vec<String> = p.addrs.iter().map(|(netdev, _)| format!("ofa-v2-{netdev}")).collect();
+                names.push(format!("{}-{}", p.dev, p.port));
+                names.dedup();
+                for name in names {
+                    if rows.iter().any(|r| r.name == name) {
+                        continue;
+                    }
+                    let cause = verbs::open_target(&name, "").err().unwrap_or_else(|| "port not active".into());
+                    let mut probe = Probe::unusable(cause);
+                    probe.provider = Some("verbs".into());
+                    probe.device = Some(format!("{}:{}", p.dev, p.port));
+                    probe.netdev = p.netdev().map(str::to_string);
+                    rows.push(Row { name, api: api.clone(), source: "built-in".into(), probe });
                 }
-                let mut probe =
-                    Probe::unusable(verbs::open_target(&name, "").err().unwrap_or_else(|| "port not active".into()));
-                probe.provider = Some("verbs".into());
-                probe.device = Some(format!("{}:{}", p.dev, p.port));
-                probe.netdev = p.netdev().map(str::to_string);
-                rows.push(Row { name, api: api.clone(), source: "built-in".into(), probe });
             }
         }
     }
