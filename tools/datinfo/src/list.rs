@@ -113,21 +113,8 @@ pub fn gather(reg: &Registry) -> (Vec<Row>, Vec<String>) {
         Err(why) => notes.push(format!("verbs: {why}: no verbs IA names")),
         Ok(ports) if ports.is_empty() => notes.push("verbs: no RDMA devices".into()),
         Ok(ports) => {
-            // Ports that answer no name (not active): show why under the names they would have
-            // (ofa-v2-<netdev>, <dev>-<port>), the ones consumers' configurations use.
-            for p in ports.iter().filter(|p| !p.active) {
-                let mut names: Vec<String> = p.addrs.iter().map(|(netdev, _)| format!("ofa-v2-{netdev}")).collect();
-                names.push(format!("{}-{}", p.dev, p.port));
-                names.dedup();
-                for name in names {
-                    if rows.iter().any(|r| r.name == name) {
-                        continue;
-                    }
-                    let cause = verbs::open_target(&name, "").err().unwrap_or_else(|| "port not active".into());
-                    let mut probe = Probe::unusable(cause);
-                    probe.provider = Some("verbs".into());
-                    probe.device = Some(format!("{}:{}", p.dev, p.port));
-                    probe.netdev = p.netdev().map(str::to_string);
+            for (name, probe) in inactive_port_names(&ports) {
+                if !rows.iter().any(|r| r.name == name) {
                     rows.push(Row { name, api: api.clone(), source: "built-in".into(), probe });
                 }
             }
@@ -142,6 +129,27 @@ pub fn gather(reg: &Registry) -> (Vec<Row>, Vec<String>) {
         });
     }
     (rows, notes)
+}
+
+/// Ports that are not active answer no IA name; these are the names they would have
+/// (`ofa-v2-<netdev>`, `<dev>-<port>`, the ones consumers' configurations use), each with the
+/// cause it does not open.
+pub fn inactive_port_names(ports: &[verbs::Port]) -> Vec<(String, Probe)> {
+    let mut out = Vec::new();
+    for p in ports.iter().filter(|p| !p.active) {
+        let mut names: Vec<String> = p.addrs.iter().map(|(netdev, _)| format!("ofa-v2-{netdev}")).collect();
+        names.push(format!("{}-{}", p.dev, p.port));
+        names.dedup();
+        for name in names {
+            let cause = verbs::open_target(&name, "").err().unwrap_or_else(|| "port not active".into());
+            let mut probe = Probe::unusable(cause);
+            probe.provider = Some("verbs".into());
+            probe.device = Some(format!("{}:{}", p.dev, p.port));
+            probe.netdev = p.netdev().map(str::to_string);
+            out.push((name, probe));
+        }
+    }
+    out
 }
 
 pub fn usable_count(rows: &[Row]) -> usize {

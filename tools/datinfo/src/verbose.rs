@@ -1,11 +1,11 @@
 //! `datinfo -v IA`: opens one IA and prints its provider, address and device attributes, like
 //! `ibv_devinfo -v`.
 
-use crate::list::{entry_api, used_line};
+use crate::list::{entry_api, inactive_port_names, used_line};
 use crate::output::{fields, Json};
 use crate::probe::{self, Probe, State, FACE_API};
 use datcore::provider::DeviceAttr;
-use datcore::registry::{Registry, Resolution};
+use datcore::registry::{builtin_by_name, Registry, Resolution};
 
 /// The IA's description: where its name came from, and the probe.
 pub struct Report {
@@ -27,12 +27,15 @@ pub fn probe(reg: &Registry, name: &str) -> Report {
             }
         }
     }
-    Report {
-        name: name.to_string(),
-        api: format!("{}.{}", FACE_API.0, FACE_API.1),
-        source: "-".into(),
-        probe: Probe::unusable(first_cause.unwrap_or_default()),
-    }
+    // Not registered, but perhaps the name of a port that is not active: say that instead.
+    let port = datcore::provider::verbs::ports()
+        .ok()
+        .and_then(|ports| inactive_port_names(&ports).into_iter().find(|(n, _)| n == name));
+    let (source, probe) = match port {
+        Some((_, probe)) => ("built-in".to_string(), probe),
+        None => ("-".to_string(), Probe::unusable(first_cause.unwrap_or_default())),
+    };
+    Report { name: name.to_string(), api: format!("{}.{}", FACE_API.0, FACE_API.1), source, probe }
 }
 
 fn report(reg: &Registry, name: &str, thread_safe: bool, r: Resolution) -> Report {
@@ -43,6 +46,7 @@ fn report(reg: &Registry, name: &str, thread_safe: bool, r: Resolution) -> Repor
     Report { name: name.to_string(), api, source, probe: probe::resolution(r) }
 }
 
+/// A built-in provider's version: this libdat's (as `dat_ia_query` reports it).
 fn provider_version() -> String {
     format!("{}.{}", env!("CARGO_PKG_VERSION_MAJOR"), env!("CARGO_PKG_VERSION_MINOR"))
 }
@@ -81,7 +85,7 @@ fn summary_pairs(r: &Report) -> Vec<(&'static str, String)> {
         ("api", r.api.clone()),
         ("source", r.source.clone()),
         ("provider", or_dash(p.provider.clone())),
-        ("provider_version", provider_version()),
+        ("provider_version", or_dash(p.provider.as_deref().and_then(builtin_by_name).map(|_| provider_version()))),
         ("transport", or_dash(p.transport.map(|t| probe::transport_name(t).to_string()))),
         ("device", or_dash(p.device.clone())),
         ("netdev", or_dash(p.netdev.clone())),
