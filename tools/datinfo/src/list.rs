@@ -174,11 +174,13 @@ pub fn text(reg: &Registry, rows: &[Row], notes: &[String]) -> String {
         ]);
     }
     let mut out = format!("dat.conf: {}\n\n{t}", conf_description(reg));
-    let mut all_notes: Vec<String> = notes.to_vec();
-    for r in rows {
-        all_notes.extend(r.probe.notes.iter().map(|n| format!("{}: {n}", r.name)));
+    // Host notes, then each distinct IA note once (RLIMIT_MEMLOCK applies to every verbs IA).
+    let mut all_notes: Vec<&String> = notes.iter().collect();
+    for n in rows.iter().flat_map(|r| &r.probe.notes) {
+        if !all_notes.contains(&n) {
+            all_notes.push(n);
+        }
     }
-    all_notes.dedup();
     if !all_notes.is_empty() {
         out.push('\n');
         for n in all_notes {
