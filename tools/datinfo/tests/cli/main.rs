@@ -15,8 +15,7 @@ fn scratch() -> PathBuf {
     let d =
         std::env::temp_dir().join(format!("datinfo-test-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
     std::fs::create_dir_all(&d).unwrap();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut std::fs::metadata(&d).unwrap().permissions(), 0o700);
-    Command::new("chmod").arg("700").arg(&d).status().unwrap();
+    std::fs::set_permissions(&d, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
     d
 }
 
