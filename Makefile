@@ -1,13 +1,14 @@
 # libdat: DAT 1.2 (libdat.so.1) on a Rust core.
 #
-#   make                 build build/lib/libdat.so.1 (+ libdat.so link)
+#   make                 build build/lib/libdat.so.1 (+ libdat.so link) and build/bin/datinfo
 #   make check           build and run every test: Rust unit/integration tests, ABI checks,
 #                        ELF export check, prototype check, C conformance suite on shm (also
 #                        under valgrind), install check, and the verbs tests in rxe/siw guests
-#   make install PREFIX=/usr/local DESTDIR=   (also man pages under $(PREFIX)/share/man)
+#   make install PREFIX=/usr/local DESTDIR=   (lib, headers, pkg-config file, bin/datinfo, man pages)
 #   make example         run the two-process ping-pong example over shm
 
 PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
@@ -24,13 +25,14 @@ IA         ?= shm
 RUST_STATIC := $(CARGO_TARGET_DIR)/release/libdat12.a
 EXPORTS     := $(shell cat crates/dat12/exports.txt)
 LIB         := $(BUILD)/lib/libdat.so.1
+DATINFO     := $(BUILD)/bin/datinfo
 
 .PHONY: all rust check check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-vm check-vm-auto example install clean
 
-all: $(LIB)
+all: $(LIB) $(DATINFO)
 
 rust:
-	$(CARGO) build --release -p dat12
+	$(CARGO) build --release -p dat12 -p datinfo
 
 # An (empty) recipe makes make re-read the archive's time after cargo ran, so the link below
 # follows every Rust change.
@@ -51,6 +53,11 @@ $(LIB): $(RUST_STATIC) crates/dat12/libdat.map crates/dat12/exports.txt
 	  pkgconfig/dat.pc.in > $(BUILD)/lib/dat-uninstalled.pc
 
 comma := ,
+
+# datinfo: which IA names open on this host, and why the others do not (tools/datinfo).
+$(DATINFO): rust
+	@mkdir -p $(BUILD)/bin
+	cp $(CARGO_TARGET_DIR)/release/datinfo $@
 
 check: all check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-man check-install check-vm-auto
 	@echo "make check: all checks passed"
@@ -106,9 +113,10 @@ example: $(LIB)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
 	sh examples/run-pingpong.sh $(IA)
 
-install: $(LIB)
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/dat $(DESTDIR)$(PKGCONFIGDIR)
+install: $(LIB) $(DATINFO)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/dat $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 0755 $(LIB) $(DESTDIR)$(LIBDIR)/libdat.so.1
+	install -m 0755 $(DATINFO) $(DESTDIR)$(BINDIR)/datinfo
 	ln -sf libdat.so.1 $(DESTDIR)$(LIBDIR)/libdat.so
 	install -m 0644 include/dat/*.h $(DESTDIR)$(INCLUDEDIR)/dat/
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' \

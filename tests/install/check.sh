@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds examples/pingpong.c the way a user would against an installed libdat, then runs its
-# two-process send/recv + RDMA write/read exchange over shm (data verified by the example).
+# two-process send/recv + RDMA write/read exchange over shm (data verified by the example),
+# and checks that the installed bin/datinfo opens the shm IA.
 # Also checks the installed man pages: one per exported function (or a `.so` link whose target
 # is installed too), dat.conf(5) and libdat(7), and that man(1) renders one.
 #   check.sh staged STAGE_DIR PREFIX   # after make install DESTDIR=STAGE_DIR: pkg-config build
@@ -57,4 +58,14 @@ system) check_man "${PREFIX:-/usr/local}/share/man" ;;
 esac
 readelf -d "$out/pingpong" | grep -q 'NEEDED.*libdat.so.1' && echo "ok   the program needs libdat.so.1"
 PINGPONG="$out/pingpong" DAT_LIB_DIR="$libdir" sh "$root/examples/run-pingpong.sh" shm
-echo "1 passed, 0 failed"
+# The installed datinfo opens the shm IA (exit status 0 only when it opens).
+case "$1" in
+staged) datinfo="$stage$prefix/bin/datinfo" ;;
+*) datinfo=datinfo ;;
+esac
+if "$datinfo" -v shm | grep -q '^status: *usable$'; then
+    echo "ok   $datinfo -v shm: usable"
+else
+    echo "FAIL $datinfo -v shm: not usable (or not installed)"; exit 1
+fi
+echo "2 passed, 0 failed"

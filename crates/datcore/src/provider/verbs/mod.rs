@@ -76,6 +76,7 @@ use std::thread::JoinHandle;
 mod cm;
 mod cq;
 mod names;
+pub use names::{Port, Target};
 mod qp;
 mod srq;
 mod sys;
@@ -354,6 +355,32 @@ fn memlock_limit() -> Option<u64> {
         return None;
     }
     Some(r.rlim_cur)
+}
+
+/// For tools (`datinfo`): every port of every RDMA device, with its state and the netdevs and
+/// addresses rdma_cm maps to it. `Err` when rdma-core cannot be loaded.
+pub fn ports() -> Result<Vec<Port>, String> {
+    sys::lib().map(names::ports).ok_or_else(no_rdma_core)
+}
+
+/// For tools (`datinfo`): the port and address [`Provider::open`] would bind `ia_name` (with
+/// dat.conf `params`) to, or the one-line cause it fails with (port DOWN, no IP address, device
+/// absent, rdma-core missing): the same cause `open` logs.
+pub fn open_target(ia_name: &str, params: &str) -> Result<Target, String> {
+    let lib = sys::lib().ok_or_else(no_rdma_core)?;
+    names::resolve(lib, ia_name, params)
+}
+
+/// For tools (`datinfo`): why registrations will fail early (RLIMIT_MEMLOCK below 64 MiB), if
+/// they will.
+pub fn memlock_warning() -> Option<String> {
+    memlock_limit()
+        .filter(|&l| l < 64 << 20)
+        .map(|l| format!("RLIMIT_MEMLOCK is {l} bytes; registering more fails (raise it with ulimit -l)"))
+}
+
+fn no_rdma_core() -> String {
+    "rdma-core (libibverbs.so.1, librdmacm.so.1) not installed".to_string()
 }
 
 /// An opened IA. Dropping it stops the CM and progress threads; the device's resources go
