@@ -129,7 +129,8 @@ install: $(LIB) $(DATINFO)
 install: install-man
 
 install-man:
-	install -d $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
+	install -m 0644 man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 0644 man/man5/*.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 man/man7/*.7 $(DESTDIR)$(MANDIR)/man7/

@@ -65,6 +65,10 @@ for f in $(cat "$exports"); do
     src=$(source_page "$f")
     [ -f "$src" ] || bad "$f: man3/$f.3 links to missing $src"
 done
+# Every installed command has a section-1 page.
+for t in ${MAN_COMMANDS:-datinfo}; do
+    [ -f "$man/man1/$t.1" ] || bad "$t: no page man1/$t.1"
+done
 for p in "$man"/man*/*.[0-9]; do
     if head -n 1 "$p" | grep -q '^\.so '; then
         t="$man/$(head -n 1 "$p" | sed 's/^\.so //')"
