@@ -483,6 +483,17 @@ static __inline__ DAT_RETURN dat_strerror_ext_status(
 /* ------------------------------------------------------------------ */
 
 /*
+ * A DAT_CONTEXT argument.  As in OFED's macros it is cast to DAT_CONTEXT,
+ * so GNU C consumers may pass a pointer or a 64-bit value (GCC's cast to a
+ * union); __extension__ keeps that quiet in -pedantic builds.
+ */
+#if defined(__GNUC__) && !defined(__cplusplus)
+#define DAT_IB_CONTEXT_ARG(x)   (__extension__ (DAT_CONTEXT) (x))
+#else
+#define DAT_IB_CONTEXT_ARG(x)   ((DAT_CONTEXT) (x))
+#endif
+
+/*
  * Atomically add add_val to the 64-bit word at rbuf; the old value lands in
  * lbuf.  cookie is the DAT_DTO_COOKIE of the completion.
  */
@@ -514,7 +525,7 @@ static __inline__ DAT_RETURN dat_strerror_ext_status(
 
 /* Release the connection state / address handle of a UD peer. */
 #define dat_ib_ud_cm_free(ep, cm) \
-    dat_extension_op((DAT_EP_HANDLE) (ep), (DAT_IB_OP) DAT_IB_UD_CM_FREE_OP, (DAT_CONTEXT) (cm))
+    dat_extension_op((DAT_EP_HANDLE) (ep), (DAT_IB_OP) DAT_IB_UD_CM_FREE_OP, DAT_IB_CONTEXT_ARG(cm))
 
 #define dat_ib_ud_ah_free(ep, ah) \
     dat_extension_op((DAT_EP_HANDLE) (ep), (DAT_IB_OP) DAT_IB_UD_AH_FREE_OP, (DAT_IB_ADDR_HANDLE *) (ah))
@@ -539,7 +550,7 @@ static __inline__ DAT_RETURN dat_strerror_ext_status(
 /* Open an IA by name for queries only, and close it. */
 #define dat_ib_open_query(name, ia_handle, ia_mask, ia_attr, prov_mask, prov_attr) \
     dat_extension_op((DAT_HANDLE) NULL, (DAT_IB_OP) DAT_IB_OPEN_QUERY_OP, \
-                     (const DAT_NAME_PTR) (name), (DAT_HANDLE *) (ia_handle), \
+                     (DAT_NAME_PTR) (name), (DAT_HANDLE *) (ia_handle), \
                      (DAT_IA_ATTR_MASK) (ia_mask), (DAT_IA_ATTR *) (ia_attr), \
                      (DAT_PROVIDER_ATTR_MASK) (prov_mask), (DAT_PROVIDER_ATTR *) (prov_attr))
 
@@ -561,7 +572,7 @@ static __inline__ DAT_RETURN dat_strerror_ext_status(
                      (DAT_IB_COLLECTIVE_MEMBER *) (members), (DAT_COUNT) (group_size), \
                      (DAT_IB_COLLECTIVE_RANK) (self), (DAT_IB_COLLECTIVE_ID) (group_id), \
                      (DAT_IB_COLLECTIVE_GROUP *) (group_info), (DAT_PZ_HANDLE) (pd), \
-                     (DAT_CONTEXT) (user_context))
+                     DAT_IB_CONTEXT_ARG(user_context))
 
 #define dat_ib_collective_free_group(coll_handle) \
     dat_extension_op((DAT_IB_COLLECTIVE_HANDLE) (coll_handle), (DAT_IB_OP) DAT_IB_COLLECTIVE_FREE_GROUP_OP)
@@ -569,7 +580,7 @@ static __inline__ DAT_RETURN dat_strerror_ext_status(
 /* Global clock of a group. */
 #define dat_ib_collective_set_clock(coll_handle, clock_value, user_context) \
     dat_extension_op((DAT_IB_COLLECTIVE_HANDLE) (coll_handle), (DAT_IB_OP) DAT_IB_COLLECTIVE_SET_CLOCK_OP, \
-                     (DAT_UINT64) (clock_value), (DAT_CONTEXT) (user_context))
+                     (DAT_UINT64) (clock_value), DAT_IB_CONTEXT_ARG(user_context))
 
 #define dat_ib_collective_read_clock(coll_handle, clock_value) \
     dat_extension_op((DAT_IB_COLLECTIVE_HANDLE) (coll_handle), (DAT_IB_OP) DAT_IB_COLLECTIVE_READ_CLOCK_OP, \
@@ -580,84 +591,84 @@ static __inline__ DAT_RETURN dat_strerror_ext_status(
     dat_extension_op((DAT_IB_COLLECTIVE_HANDLE) (coll_handle), (DAT_IB_OP) DAT_IB_COLLECTIVE_SCATTER_OP, \
                      (DAT_PVOID) (sendbuf), (DAT_COUNT) (sendsize), (DAT_PVOID) (recvbuf), \
                      (DAT_COUNT) (recvsize), (DAT_IB_COLLECTIVE_RANK) (root), \
-                     (DAT_CONTEXT) (user_context), (DAT_COMPLETION_FLAGS) (flags))
+                     DAT_IB_CONTEXT_ARG(user_context), (DAT_COMPLETION_FLAGS) (flags))
 
 #define dat_ib_collective_scatterv(coll_handle, sendbuf, sendsizes, displs, recvbuf, recvsize, root, user_context, flags) \
     dat_extension_op((DAT_IB_COLLECTIVE_HANDLE) (coll_handle), (DAT_IB_OP) DAT_IB_COLLECTIVE_SCATTERV_OP, \
                      (DAT_PVOID) (sendbuf), (DAT_COUNT *) (sendsizes), (DAT_COUNT *) (displs), \
                      (DAT_PVOID) (recvbuf), (DAT_COUNT) (recvsize), (DAT_IB_COLLECTIVE_RANK) (root), \
-                     (DAT_CONTEXT) (user_context), (DAT_COMPLETION_FLAGS) (flags))
+                     DAT_IB_CONTEXT_ARG(user_context), (DAT_COMPLETION_FLAGS) (flags))
 
 #define dat_ib_collective_gather(coll_handle, sendbuf, sendsize, recvbuf, recvsize, root, user_context, flags) \
     dat_extension_op((DAT_IB_COLLECTIVE_HANDLE) (coll_handle), (DAT_IB_OP) DAT_IB_COLLECTIVE_GATHER_OP, \
                      (DAT_PVOID) (sendbuf), (DAT_COUNT) (sendsize), (DAT_PVOID) (recvbuf), \
                      (DAT_COUNT) (recvsize), (DAT_IB_COLLECTIVE_RANK) (root), \
-                     (DAT_CONTEXT) (user_context), (DAT_COMPLETION_FLAGS) (flags))
+                     DAT_IB_CONTEXT_ARG(user_context), (DAT_COMPLETION_FLAGS) (flags))
 
 #define dat_ib_collective_gatherv(coll_handle, sendbuf, sendsize, recvbufs, recvsizes, displs, root, user_context, flags) \
     dat_extension_op((DAT_IB_COLLECTIVE_HANDLE) (coll_handle), (DAT_IB_OP) DAT_IB_COLLECTIVE_GATHERV_OP, \
                      (DAT_PVOID) (sendbuf), (DAT_COUNT) (sendsize), (DAT_PVOID) (recvbufs), \
                      (DAT_COUNT *) (recvsizes), (DAT_COUNT *) (displs), (DAT_IB_COLLECTIVE_RANK) (root), \
-                     (DAT_CONTEXT) (user_context), (DAT_COMPLETION_FLAGS) (flags))
+                     DAT_IB_CONTEXT_ARG(user_context), (DAT_COMPLETION_FLAGS) (flags))
 
 #define dat_ib_collective_allgather(coll_handle, sendbuf, sendsize, recvbuf, recvsize, user_context, flags) \
     dat_extension_op((DAT_IB_COLLECTIVE_HANDLE) (coll_handle), (DAT_IB_OP) DAT_IB_COLLECTIVE_ALLGATHER_OP, \
                      (DAT_PVOID) (sendbuf), (DAT_COUNT) (sendsize), (DAT_PVOID) (recvbuf), \
-                     (DAT_COUNT) (recvsize), (DAT_CONTEXT) (user_context), (DAT_COMPLETION_FLAGS) (flags))
+                     (DAT_COUNT) (recvsize), DAT_IB_CONTEXT_ARG(user_context), (DAT_COMPLETION_FLAGS) (flags))
 
 #define dat_ib_collective_allgatherv(coll_handle, sendbuf, sendsize, recvbuf, recvsizes, displs, user_context, flags) \
     dat_extension_op((DAT_IB_COLLECTIVE_HANDLE) (coll_handle), (DAT_IB_OP) DAT_IB_COLLECTIVE_ALLGATHERV_OP, \
                      (DAT_PVOID) (sendbuf), (DAT_COUNT) (sendsize), (DAT_PVOID) (recvbuf), \
-                     (DAT_COUNT *) (recvsizes), (DAT_COUNT *) (displs), (DAT_CONTEXT) (user_context), \
+                     (DAT_COUNT *) (recvsizes), (DAT_COUNT *) (displs), DAT_IB_CONTEXT_ARG(user_context), \
                      (DAT_COMPLETION_FLAGS) (flags))
 
 #define dat_ib_collective_alltoall(coll_handle, sendbuf, sendsize, recvbuf, recvsize, user_context, flags) \
     dat_extension_op((DAT_IB_COLLECTIVE_HANDLE) (coll_handle), (DAT_IB_OP) DAT_IB_COLLECTIVE_ALLTOALL_OP, \
                      (DAT_PVOID) (sendbuf), (DAT_COUNT) (sendsize), (DAT_PVOID) (recvbuf), \
-                     (DAT_COUNT) (recvsize), (DAT_CONTEXT) (user_context), (DAT_COMPLETION_FLAGS) (flags))
+                     (DAT_COUNT) (recvsize), DAT_IB_CONTEXT_ARG(user_context), (DAT_COMPLETION_FLAGS) (flags))
 
 #define dat_ib_collective_alltoallv(coll_handle, sendbuf, sendsizes, senddispls, recvbuf, recvsizes, recvdispls, user_context, flags) \
     dat_extension_op((DAT_IB_COLLECTIVE_HANDLE) (coll_handle), (DAT_IB_OP) DAT_IB_COLLECTIVE_ALLTOALLV_OP, \
                      (DAT_PVOID) (sendbuf), (DAT_COUNT *) (sendsizes), (DAT_COUNT *) (senddispls), \
                      (DAT_PVOID) (recvbuf), (DAT_COUNT *) (recvsizes), (DAT_COUNT *) (recvdispls), \
-                     (DAT_CONTEXT) (user_context), (DAT_COMPLETION_FLAGS) (flags))
+                     DAT_IB_CONTEXT_ARG(user_context), (DAT_COMPLETION_FLAGS) (flags))
 
 #define dat_ib_collective_reduce(coll_handle, sendbuf, sendsize, recvbuf, recvsize, op, type, root, user_context, flags) \
     dat_extension_op((DAT_IB_COLLECTIVE_HANDLE) (coll_handle), (DAT_IB_OP) DAT_IB_COLLECTIVE_REDUCE_OP, \
                      (DAT_PVOID) (sendbuf), (DAT_COUNT) (sendsize), (DAT_PVOID) (recvbuf), \
                      (DAT_COUNT) (recvsize), (DAT_IB_COLLECTIVE_REDUCE_DATA_OP) (op), \
                      (DAT_IB_COLLECTIVE_DATA_TYPE) (type), (DAT_IB_COLLECTIVE_RANK) (root), \
-                     (DAT_CONTEXT) (user_context), (DAT_COMPLETION_FLAGS) (flags))
+                     DAT_IB_CONTEXT_ARG(user_context), (DAT_COMPLETION_FLAGS) (flags))
 
 #define dat_ib_collective_allreduce(coll_handle, sendbuf, sendsize, recvbuf, recvsize, op, type, user_context, flags) \
     dat_extension_op((DAT_IB_COLLECTIVE_HANDLE) (coll_handle), (DAT_IB_OP) DAT_IB_COLLECTIVE_ALLREDUCE_OP, \
                      (DAT_PVOID) (sendbuf), (DAT_COUNT) (sendsize), (DAT_PVOID) (recvbuf), \
                      (DAT_COUNT) (recvsize), (DAT_IB_COLLECTIVE_REDUCE_DATA_OP) (op), \
-                     (DAT_IB_COLLECTIVE_DATA_TYPE) (type), (DAT_CONTEXT) (user_context), \
+                     (DAT_IB_COLLECTIVE_DATA_TYPE) (type), DAT_IB_CONTEXT_ARG(user_context), \
                      (DAT_COMPLETION_FLAGS) (flags))
 
 #define dat_ib_collective_reduce_scatter(coll_handle, sendbuf, sendsize, recvbuf, recvsizes, op, type, user_context, flags) \
     dat_extension_op((DAT_IB_COLLECTIVE_HANDLE) (coll_handle), (DAT_IB_OP) DAT_IB_COLLECTIVE_REDUCE_SCATTER_OP, \
                      (DAT_PVOID) (sendbuf), (DAT_COUNT) (sendsize), (DAT_PVOID) (recvbuf), \
                      (DAT_COUNT *) (recvsizes), (DAT_IB_COLLECTIVE_REDUCE_DATA_OP) (op), \
-                     (DAT_IB_COLLECTIVE_DATA_TYPE) (type), (DAT_CONTEXT) (user_context), \
+                     (DAT_IB_COLLECTIVE_DATA_TYPE) (type), DAT_IB_CONTEXT_ARG(user_context), \
                      (DAT_COMPLETION_FLAGS) (flags))
 
 #define dat_ib_collective_scan(coll_handle, sendbuf, sendsize, recvbuf, recvsize, op, type, user_context, flags) \
     dat_extension_op((DAT_IB_COLLECTIVE_HANDLE) (coll_handle), (DAT_IB_OP) DAT_IB_COLLECTIVE_SCAN_OP, \
                      (DAT_PVOID) (sendbuf), (DAT_COUNT) (sendsize), (DAT_PVOID) (recvbuf), \
                      (DAT_COUNT) (recvsize), (DAT_IB_COLLECTIVE_REDUCE_DATA_OP) (op), \
-                     (DAT_IB_COLLECTIVE_DATA_TYPE) (type), (DAT_CONTEXT) (user_context), \
+                     (DAT_IB_COLLECTIVE_DATA_TYPE) (type), DAT_IB_CONTEXT_ARG(user_context), \
                      (DAT_COMPLETION_FLAGS) (flags))
 
 #define dat_ib_collective_broadcast(coll_handle, buf, size, root, user_context, flags) \
     dat_extension_op((DAT_IB_COLLECTIVE_HANDLE) (coll_handle), (DAT_IB_OP) DAT_IB_COLLECTIVE_BROADCAST_OP, \
                      (DAT_PVOID) (buf), (DAT_COUNT) (size), (DAT_IB_COLLECTIVE_RANK) (root), \
-                     (DAT_CONTEXT) (user_context), (DAT_COMPLETION_FLAGS) (flags))
+                     DAT_IB_CONTEXT_ARG(user_context), (DAT_COMPLETION_FLAGS) (flags))
 
 #define dat_ib_collective_barrier(coll_handle, user_context, flags) \
     dat_extension_op((DAT_IB_COLLECTIVE_HANDLE) (coll_handle), (DAT_IB_OP) DAT_IB_COLLECTIVE_BARRIER_OP, \
-                     (DAT_CONTEXT) (user_context), (DAT_COMPLETION_FLAGS) (flags))
+                     DAT_IB_CONTEXT_ARG(user_context), (DAT_COMPLETION_FLAGS) (flags))
 
 /* Transport-neutral names of the counter calls. */
 #define DAT_ATTR_COUNTERS       DAT_IB_ATTR_COUNTERS
