@@ -20,9 +20,10 @@
 #      types, the 2.0 structures and the dat_ib_* macros in use) compiles as
 #      C99, C11 and C++11; when OFED's headers are installed
 #      (OFED_INCLUDE/dat2, default /usr/include; package libdapl-dev) it also
-#      compiles against them, our headers define every macro theirs define,
-#      and the IB extension structures (not in the reference layout dump)
-#      have their sizes and offsets.
+#      compiles against them, our headers define every macro and declare
+#      every struct/union/enum tag and typedef name theirs do, and the IB
+#      extension structures (not in the reference layout dump) have their
+#      sizes and offsets.
 # Uses ${CC:-cc} and ${CXX:-c++}.  Prints one line per check and a summary;
 # exits non-zero if any check failed.
 
@@ -186,6 +187,19 @@ if [ "$FACE" = dat2 ]; then
         if [ -s "$TMP/ofed.macros" ] && [ ! -s "$TMP/log" ]; then
             ok "every macro of OFED's dat2 headers is defined ($(wc -l <"$TMP/ofed.macros") names)"
         else bad "every macro of OFED's dat2 headers is defined (missing ones listed)"; fi
+        # every struct/union/enum tag and typedef name of theirs is ours too
+        names() {
+            $CC -E -P -I"$1" "$TMP/macros.c" | tr -s ' \t\n' ' ' >"$TMP/pp.c"
+            { grep -oE '(struct|union|enum) [A-Za-z_][A-Za-z0-9_]*' "$TMP/pp.c"
+              grep -oE 'typedef [^;]*;' "$TMP/pp.c" | grep -oE '[A-Za-z_0-9]+ ?;$|\(\*? ?[A-Za-z_0-9]+\)' | tr -d ' ;()*'
+            } | LC_ALL=C sort -u
+        }
+        names "$OFED" >"$TMP/ofed.names"
+        names "$INC" >"$TMP/our.names"
+        LC_ALL=C comm -23 "$TMP/ofed.names" "$TMP/our.names" >"$TMP/log"
+        if [ -s "$TMP/ofed.names" ] && [ ! -s "$TMP/log" ]; then
+            ok "every tag and typedef name of OFED's dat2 headers is declared ($(wc -l <"$TMP/ofed.names") names)"
+        else bad "every tag and typedef name of OFED's dat2 headers is declared (missing ones listed)"; fi
         # layout of the IB extension structures (absent from the reference dump)
         cat >"$TMP/iblayout.c" <<'EOT'
 #include <netinet/in.h>
