@@ -71,7 +71,8 @@ check-rust:
 	$(CARGO) test --workspace --release
 
 check-abi:
-	sh tests/abi/run.sh include
+	sh tests/abi/run.sh include dat
+	sh tests/abi/run.sh include dat2
 	@if [ -d ../shared/reference/dat ]; then $(MAKE) --no-print-directory -C tests/abi regen-check REF=$(abspath ../shared/reference/dat); \
 	else echo "SKIPPED abi regen-check: no ../shared/reference/dat beside the checkout"; fi
 

@@ -620,43 +620,44 @@ typedef enum dat_dto_completion_status
 #define DAT_RMR_BIND_SUCCESS    DAT_DTO_SUCCESS
 #define DAT_RMR_BIND_FAILURE    DAT_DTO_ERR_FLUSHED
 
-typedef enum dat_ia_async_error_reason
+/* The async error reason tags have no dat_ prefix, as in OFED's headers. */
+typedef enum ia_async_error_reason
 {
     DAT_IA_CATASTROPHIC_ERROR = 0x00,
     DAT_IA_OTHER_ERROR        = 0x01
 } DAT_IA_ASYNC_ERROR_REASON;
 
-typedef enum dat_ep_async_error_reason
+typedef enum ep_async_error_reason
 {
     DAT_EP_TRANSFER_TO_ERROR          = 0x00,
     DAT_EP_OTHER_ERROR                = 0x01,
     DAT_SRQ_SOFT_HIGH_WATERMARK_EVENT = 0x02
 } DAT_EP_ASYNC_ERROR_REASON;
 
-typedef enum dat_evd_async_error_reason
+typedef enum evd_async_error_reason
 {
     DAT_EVD_OVERFLOW_ERROR = 0x00,
     DAT_EVD_OTHER_ERROR    = 0x01
 } DAT_EVD_ASYNC_ERROR_REASON;
 
-typedef enum dat_srq_async_error_reason
+typedef enum srq_async_error_reason
 {
     DAT_SRQ_TRANSFER_TO_ERROR   = 0x00,
     DAT_SRQ_OTHER_ERROR         = 0x01,
     DAT_SRQ_LOW_WATERMARK_EVENT = 0x02
 } DAT_SRQ_ASYNC_ERROR_REASON;
 
-typedef enum dat_lmr_async_error_reason
+typedef enum lmr_async_error_reason
 {
     DAT_LMR_OTHER_ERROR = 0x00
 } DAT_LMR_ASYNC_ERROR_REASON;
 
-typedef enum dat_rmr_async_error_reason
+typedef enum rmr_async_error_reason
 {
     DAT_RMR_OTHER_ERROR = 0x00
 } DAT_RMR_ASYNC_ERROR_REASON;
 
-typedef enum dat_pz_async_error_reason
+typedef enum pz_async_error_reason
 {
     DAT_PZ_OTHER_ERROR = 0x00
 } DAT_PZ_ASYNC_ERROR_REASON;

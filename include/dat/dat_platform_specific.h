@@ -29,6 +29,9 @@ typedef unsigned long long  DAT_UVERYLONG;  /* at least 64 bit */
 typedef void *              DAT_PVOID;
 typedef int                 DAT_COUNT;
 
+/* A physical address. */
+typedef DAT_UINT64          DAT_PADDR;
+
 /* Socket addresses as the OS defines them. */
 typedef struct sockaddr     DAT_SOCK_ADDR;
 typedef struct sockaddr_in6 DAT_SOCK_ADDR6;

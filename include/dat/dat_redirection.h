@@ -233,6 +233,16 @@ typedef DAT_RETURN (*DAT_IA_OPEN_FUNC)(
     DAT_EVD_HANDLE *,
     DAT_IA_HANDLE *);
 
+/* The same with the version arguments of dat_ia_openv(). */
+typedef DAT_RETURN (*DAT_IA_OPENV_FUNC)(
+    const DAT_NAME_PTR,
+    DAT_COUNT,
+    DAT_EVD_HANDLE *,
+    DAT_IA_HANDLE *,
+    DAT_UINT32,
+    DAT_UINT32,
+    DAT_BOOLEAN);
+
 typedef DAT_RETURN (*DAT_IA_QUERY_FUNC)(
     DAT_IA_HANDLE,
     DAT_EVD_HANDLE *,
