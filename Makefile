@@ -6,10 +6,14 @@
 #                        under valgrind), install check, and the verbs tests in rxe/siw guests
 #   make install PREFIX=/usr/local DESTDIR=
 #   make example         run the two-process ping-pong example over shm
+#   make bench           datperf against raw baselines (shm here, verbs in rxe/siw guests),
+#                        interleaved rounds, medians; writes build/bench/table.md (BENCHMARKS.md)
+#   make bench-callgrind instructions per steady-state operation (valgrind callgrind)
 
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR    ?=
 CC         ?= cc
@@ -23,10 +27,14 @@ IA         ?= shm
 RUST_STATIC := $(CARGO_TARGET_DIR)/release/libdat12.a
 EXPORTS     := $(shell cat crates/dat12/exports.txt)
 LIB         := $(BUILD)/lib/libdat.so.1
+# datperf finds libdat.so.1 in ../lib beside its own directory: build/lib here, $(PREFIX)/lib
+# once installed.
+TOOLS       := $(BUILD)/bin/datperf $(BUILD)/bin/rawperf
+TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror
 
-.PHONY: all rust check check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-vm example install clean
+.PHONY: all rust check check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-tools check-vm example bench bench-callgrind install clean
 
-all: $(LIB)
+all: $(LIB) $(TOOLS)
 
 rust:
 	$(CARGO) build --release -p dat12
@@ -48,7 +56,16 @@ $(LIB): $(RUST_STATIC) crates/dat12/libdat.map crates/dat12/exports.txt
 
 comma := ,
 
-check: all check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-vm
+$(BUILD)/bin/datperf: tools/datperf/datperf.c tools/datperf/dat_compat.h $(LIB)
+	@mkdir -p $(BUILD)/bin
+	$(CC) -std=c99 $(TOOL_CFLAGS) -Iinclude -o $@ tools/datperf/datperf.c \
+	  -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/../lib' -ldat
+
+$(BUILD)/bin/rawperf: tools/baselines/rawperf.c
+	@mkdir -p $(BUILD)/bin
+	$(CC) -std=c11 $(TOOL_CFLAGS) -o $@ tools/baselines/rawperf.c
+
+check: all check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-tools check-vm
 	@echo "make check: all checks passed"
 
 # Formatting and lints are part of the test: rustfmt.toml's style, clippy with warnings as errors.
@@ -81,6 +98,18 @@ check-install: $(LIB)
 	$(MAKE) --no-print-directory install PREFIX=/usr/local DESTDIR=$(abspath $(BUILD)/stage)
 	sh tests/install/check.sh staged $(abspath $(BUILD)/stage) /usr/local
 
+# datperf over shm in every test and mode, a few iterations each: exit status and output
+# fields only (no timing thresholds).
+check-tools: $(TOOLS)
+	sh tests/tools/datperf-smoke.sh $(BUILD)/bin
+
+# Not part of check: timings, minutes long, and guests.
+bench: $(TOOLS)
+	bash tools/bench/bench.sh
+
+bench-callgrind: $(TOOLS)
+	bash tools/bench/callgrind.sh
+
 # Real verbs (rxe and siw) in QEMU guests; needs `sudo tests/vm/install.sh` once.
 check-vm: $(LIB)
 	bash tests/vm/check.sh
@@ -89,8 +118,9 @@ example: $(LIB)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
 	sh examples/run-pingpong.sh $(IA)
 
-install: $(LIB)
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/dat $(DESTDIR)$(PKGCONFIGDIR)
+install: $(LIB) $(TOOLS)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/dat $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
+	install -m 0755 $(BUILD)/bin/datperf $(DESTDIR)$(BINDIR)/datperf
 	install -m 0755 $(LIB) $(DESTDIR)$(LIBDIR)/libdat.so.1
 	ln -sf libdat.so.1 $(DESTDIR)$(LIBDIR)/libdat.so
 	install -m 0644 include/dat/*.h $(DESTDIR)$(INCLUDEDIR)/dat/
