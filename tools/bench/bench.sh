@@ -94,7 +94,7 @@ fi
 if [ "${BENCH_VM:-1}" = 1 ]; then
     for t in rxe siw; do
         echo "bench: verbs in one $t guest ($VM_ROUNDS rounds; waiting for /tmp/dat-vm.lock)" >&2
-        flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --"$t" --timeout 1500 --env BENCH_ROUNDS="$VM_ROUNDS" \
+        flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --"$t" --timeout 1500 --env BENCH_ROUNDS="$VM_ROUNDS" --env BENCH_RAWLOG=/dev/stderr \
             -- bash tools/bench/guest-bench.sh >"$OUT/guest-$t.log" 2>&1
         echo "bench: $t guest exit $?" >&2
         cat "$OUT/guest-$t.log" >>"$RAWLOG"
