@@ -49,12 +49,12 @@ if [ "${BENCH_NATIVE:-1}" = 1 ]; then
 fi
 
 # ------------------------------------------------------------------ shm on this host
-LAT_N=${BENCH_LAT_ITERS:-20000} BW_N=${BENCH_BW_ITERS:-2000}
+LAT_N=${BENCH_LAT_ITERS:-5000} BW_N=${BENCH_BW_ITERS:-1000}
 native_round() {
     record raw.spin.8 "$("$RAWPERF" spin -n 100000 | kv lat_median_us)"
-    datperf_run shm.datperf.send_lat.8.poll lat_median_us shm 127.0.0.1 -t send_lat -s 8 -n "$LAT_N" -W 1000 -p
-    datperf_run shm.datperf.send_lat.8.block lat_median_us shm 127.0.0.1 -t send_lat -s 8 -n "$LAT_N" -W 1000 -b
-    datperf_run shm.datperf.write_lat.8.poll lat_median_us shm 127.0.0.1 -t write_lat -s 8 -n "$LAT_N" -W 1000 -p
+    datperf_run shm.datperf.send_lat.8.poll lat_median_us shm 127.0.0.1 -t send_lat -s 8 -n "$LAT_N" -W 500 -p
+    datperf_run shm.datperf.send_lat.8.block lat_median_us shm 127.0.0.1 -t send_lat -s 8 -n "$LAT_N" -W 500 -b
+    datperf_run shm.datperf.write_lat.8.poll lat_median_us shm 127.0.0.1 -t write_lat -s 8 -n "$LAT_N" -W 500 -p
     record raw.cma_write.1M "$("$RAWPERF" cma_write -s 1048576 -n "$BW_N" | kv bw_MBps)"
     datperf_run shm.datperf.write_bw.1M.poll bw_MBps shm 127.0.0.1 -t write_bw -s 1M -n "$BW_N" -w 16 -p
     datperf_run shm.datperf.write_bw.1M.block bw_MBps shm 127.0.0.1 -t write_bw -s 1M -n "$BW_N" -w 16 -b
