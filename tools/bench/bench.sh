@@ -92,6 +92,14 @@ fi
 
 # ------------------------------------------------------------------ verbs in guests
 if [ "${BENCH_VM:-1}" = 1 ]; then
+    # datperf built against OFED's DAT 2.0 headers and libdat2 (libdapl-dev), when there: the
+    # same tool over OFED's uDAPL in the guests
+    if [ -r /usr/include/dat2/udat.h ]; then
+        ${CC:-cc} -std=c99 -O2 -Wall -Wextra -Werror -DDATPERF_DAT2 -o "$OUT/datperf-dat2" tools/datperf/datperf.c \
+            -ldat2 >>"$RAWLOG" 2>&1 || echo "bench: datperf against DAT 2.0 headers did not build (see $RAWLOG)" >&2
+    else
+        echo "bench: no DAT 2.0 headers (libdapl-dev): no datperf over OFED uDAPL" >&2
+    fi
     for t in rxe siw; do
         echo "bench: verbs in one $t guest ($VM_ROUNDS rounds; waiting for /tmp/dat-vm.lock)" >&2
         flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --"$t" --timeout 1500 --env BENCH_ROUNDS="$VM_ROUNDS" --env BENCH_RAWLOG=/dev/stderr \
@@ -126,6 +134,8 @@ for t in rxe siw; do
         "$t RDMA write 1 MiB, polling [MB/s] vs ib_write_bw|$t.datperf.write_bw.1M.poll|$t.perftest.write_bw.1M|bw|0.98"
         "$t RDMA read 1 MiB, polling [MB/s] vs ib_read_bw|$t.datperf.read_bw.1M.poll|$t.perftest.read_bw.1M|bw|"
         "$t RDMA write 1 MiB, polling [MB/s] vs OFED dapltest -T P RW|$t.datperf.write_bw.1M.poll|$t.dapltest.write_bw.1M|bw|"
+        "$t send 8 B latency, polling [us] vs datperf on OFED uDAPL|$t.datperf.send_lat.8.poll|$t.ofed-datperf.send_lat.8.poll|lat|"
+        "$t RDMA write 1 MiB, polling [MB/s] vs datperf on OFED uDAPL|$t.datperf.write_bw.1M.poll|$t.ofed-datperf.write_bw.1M.poll|bw|"
     )
 done
 {

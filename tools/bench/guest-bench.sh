@@ -4,11 +4,13 @@
 # DAT_OVERRIDE with the OFED uDAPL entry ofa-v2-<type>). Server and client share the guest.
 # BENCH_ROUNDS interleaved rounds of: datperf on our verbs IA ofa-v2-<netdev>, and on the same
 # device perftest (-R: rdma_cm, as DAT connects) and OFED dapltest -T P (OFED's libdat2 and
-# libdaplofa). Prints every result line at the end ("result name=<type>.<tool>.<figure> value=").
+# libdaplofa), and build/bench/datperf-dat2 (datperf built against DAT 2.0, see bench.sh) on
+# OFED's uDAPL. Prints every result line at the end ("result name=<type>.<tool>.<figure> value=").
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 RESULTS=$(mktemp) RAWLOG=${BENCH_RAWLOG:-/dev/null} DATPERF=$ROOT/build/bin/datperf
+DATPERF_DAT2=$ROOT/build/bench/datperf-dat2
 export RESULTS RAWLOG DATPERF
 . "$ROOT/tools/bench/lib.sh"
 BENCH_SERVER_START=2 # servers start slowly under emulation
@@ -50,6 +52,12 @@ for r in $(seq 1 "$ROUNDS"); do
     perftest "$t.perftest.write_bw.1M" 4 1.048576 ib_write_bw -R -s 1048576 -n "$BWN" -t 16
     datperf_run "$t.datperf.read_bw.1M.poll" bw_MBps "$ia" "$ip" -t read_bw -s 1M -n "$BWN" -w 16 -p
     perftest "$t.perftest.read_bw.1M" 4 1.048576 ib_read_bw -R -s 1048576 -n "$BWN" -t 16
+    if [ -x "$DATPERF_DAT2" ]; then # the same datperf on OFED's libdat2 + libdaplofa
+        DATPERF=$DATPERF_DAT2 datperf_run "$t.ofed-datperf.send_lat.8.poll" lat_median_us "$dapl_ia" "$ip" \
+            -t send_lat -s 8 -n "$N" -p
+        DATPERF=$DATPERF_DAT2 datperf_run "$t.ofed-datperf.write_bw.1M.poll" bw_MBps "$dapl_ia" "$ip" \
+            -t write_bw -s 1M -n "$BWN" -w 16 -p
+    fi
     if [ $DAPL_OK = 1 ]; then
         out=$(timeout 300 dapltest -T P -s "$ip" -D "$dapl_ia" -m p -i "$BWN" -p 16 RW 1048576 1 2>&1)
         echo "$out" >>"$RAWLOG"

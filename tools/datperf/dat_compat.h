@@ -10,6 +10,7 @@
  *     fields by name (DP_LMR_TRIPLET below), never by position.
  *   - DAT_RMR_TRIPLET: the remote address is target_address in 1.2, virtual_address in 2.0.
  *   - dat_lmr_create: 2.0 adds a DAT_VA_TYPE argument after the privileges.
+ *   - dat_cr_reject: 2.0 adds private data (none here).
  */
 #ifndef DATPERF_DAT_COMPAT_H
 #define DATPERF_DAT_COMPAT_H
@@ -22,11 +23,13 @@
 
 #if DAT_VERSION_MAJOR >= 2
 #define DP_RMR_TARGET_ADDRESS virtual_address
+#define DP_CR_REJECT(cr) dat_cr_reject((cr), 0, NULL)
 #define DP_LMR_CREATE(ia, region, len, pz, privileges, lmr, lmr_ctx, rmr_ctx, reg_len, reg_addr)                  \
     dat_lmr_create((ia), DAT_MEM_TYPE_VIRTUAL, (region), (len), (pz), (privileges), DAT_VA_TYPE_VA, (lmr), (lmr_ctx), \
                    (rmr_ctx), (reg_len), (reg_addr))
 #else
 #define DP_RMR_TARGET_ADDRESS target_address
+#define DP_CR_REJECT(cr) dat_cr_reject(cr)
 #define DP_LMR_CREATE(ia, region, len, pz, privileges, lmr, lmr_ctx, rmr_ctx, reg_len, reg_addr)                  \
     dat_lmr_create((ia), DAT_MEM_TYPE_VIRTUAL, (region), (len), (pz), (privileges), (lmr), (lmr_ctx), (rmr_ctx),   \
                    (reg_len), (reg_addr))

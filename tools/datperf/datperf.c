@@ -206,27 +206,28 @@ static struct remote get_remote(const unsigned char *p)
     return r;
 }
 
-/* connection request private data: magic, config, the client's remote areas (52 bytes: fits
- * the 56 bytes an InfiniBand connection request carries) */
-#define REQ_PD_LEN (4 + 7 * 4 + REMOTE_LEN)
+/* connection request private data: magic, config (test and flags share a word), the client's
+ * remote areas: 48 bytes, within what an InfiniBand connection request carries for the
+ * consumer through rdma_cm (56) and through OFED's uDAPL (48) */
+#define REQ_PD_LEN (4 + 6 * 4 + REMOTE_LEN)
 static void put_request(unsigned char *p, const struct config *c, const struct remote *r)
 {
-    const uint32_t v[7] = {c->test, c->flags, c->min_size, c->max_size, c->iters, c->warmup, c->window};
+    const uint32_t v[6] = {c->test | c->flags << 8, c->min_size, c->max_size, c->iters, c->warmup, c->window};
     put32(p, PD_MAGIC);
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 6; i++)
         put32(p + 4 + 4 * i, v[i]);
-    put_remote(p + 32, r);
+    put_remote(p + 28, r);
 }
 static int get_request(const unsigned char *p, struct config *c, struct remote *r)
 {
     if (get32(p) != PD_MAGIC)
         return 0;
-    uint32_t v[7];
-    for (int i = 0; i < 7; i++)
+    uint32_t v[6];
+    for (int i = 0; i < 6; i++)
         v[i] = get32(p + 4 + 4 * i);
-    c->test = v[0], c->flags = v[1], c->min_size = v[2], c->max_size = v[3];
-    c->iters = v[4], c->warmup = v[5], c->window = v[6];
-    *r = get_remote(p + 32);
+    c->test = v[0] & 0xff, c->flags = v[0] >> 8, c->min_size = v[1], c->max_size = v[2];
+    c->iters = v[3], c->warmup = v[4], c->window = v[5];
+    *r = get_remote(p + 28);
     return 1;
 }
 
@@ -910,12 +911,12 @@ static int run_server(char *ia, DAT_CONN_QUAL qual)
     DAT_CR_PARAM crp;
     check(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp), "dat_cr_query");
     if (crp.private_data_size < REQ_PD_LEN || !get_request(crp.private_data, &s.cfg, &s.peer)) {
-        check(dat_cr_reject(cr), "dat_cr_reject");
+        check(DP_CR_REJECT(cr), "dat_cr_reject");
         fail("connection request is not from a datperf client");
     }
     if (s.cfg.test >= T_COUNT || s.cfg.window == 0 || s.cfg.window > MAX_WINDOW || s.cfg.min_size == 0 ||
         s.cfg.max_size > MAX_SIZE || s.cfg.min_size > s.cfg.max_size || s.cfg.iters == 0) {
-        check(dat_cr_reject(cr), "dat_cr_reject");
+        check(DP_CR_REJECT(cr), "dat_cr_reject");
         fail("connection request carries an invalid configuration");
     }
     s.poll = !(s.cfg.flags & F_BLOCK);
