@@ -1,9 +1,11 @@
 # libdat: DAT 1.2 (libdat.so.1) on a Rust core.
 #
-#   make                 build build/lib/libdat.so.1 (+ libdat.so link)
+#   make                 build build/lib/libdat.so.1 (+ libdat.so link), build/bin/datperf and
+#                        build/bin/rawperf
 #   make check           build and run every test: Rust unit/integration tests, ABI checks,
 #                        ELF export check, prototype check, C conformance suite on shm (also
-#                        under valgrind), install check, and the verbs tests in rxe/siw guests
+#                        under valgrind), datperf smoke test, install check, and the verbs
+#                        tests in rxe/siw guests
 #   make install PREFIX=/usr/local DESTDIR=
 #   make example         run the two-process ping-pong example over shm
 #   make bench           datperf against raw baselines (shm here, verbs in rxe/siw guests),
