@@ -7,7 +7,8 @@
 # A latency iteration is one message each way (post send, its completion, the peer's message's
 # receive completion, the receive re-posted); a bandwidth op is one post and its completion.
 # Polling runs count the empty dat_evd_dequeue spins too, so they vary from run to run.
-# CALLGRIND_ITERS sets N (default 2000). Report: build/bench/callgrind.md.
+# CALLGRIND_ITERS sets N (default 2000); CALLGRIND_REUSE=1 re-reads the profiles of an earlier
+# run instead of running again. Report: build/bench/callgrind.md.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -36,6 +37,10 @@ profile() {
     local tag=$1 iters=$2 file
     shift 2
     file=$OUT/callgrind.$tag.$iters.out
+    if [ "${CALLGRIND_REUSE:-0}" = 1 ] && [ -s "$file" ]; then # re-annotate the profiles there
+        echo "$file"
+        return
+    fi
     QUAL=$((QUAL + 1))
     timeout 600 "$DATPERF" -q "$QUAL" >>"$RAWLOG" 2>&1 &
     local spid=$!
@@ -46,15 +51,16 @@ profile() {
     echo "$file"
 }
 
-# per-function exclusive instruction counts: "count<TAB>function"
+# per-function exclusive instruction counts: "count<TAB>function", one line per function name
 functions() {
-    callgrind_annotate --inclusive=no --tree=none --threshold=100 "$1" 2>/dev/null |
-        awk '/^ *[0-9,]+ +\( *[0-9.]+%\) +[^ ]/ && !/PROGRAM TOTALS/ {
+    callgrind_annotate --inclusive=no --tree=none --auto=no --threshold=100 "$1" 2>/dev/null |
+        awk '/^ *[0-9,]+ +\( *[0-9.]+%\) +[^ =]/ && !/PROGRAM TOTALS/ {
             n = $1; gsub(",", "", n); sub(/^ *[0-9,]+ +\([^)]*\) +/, "")
             sub(/^[^:]*:/, "")                 # drop the source file
             sub(/\[[^]]*\/([^]\/]*)\]$/, "")  # drop the object path (kept: the function)
             sub(/ +$/, "")
-            print n "\t" $0 }'
+            print n "\t" $0 }' |
+        awk -F '\t' '{ sum[$2] += $1 } END { for (f in sum) print sum[f] "\t" f }' # inlined copies: one row
 }
 total() { sed -n 's/^summary: *//p; s/^totals: *//p' "$1" | head -1 | awk '{ print $1 }'; }
 
