@@ -9,7 +9,9 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
-RESULTS=$(mktemp) RAWLOG=${BENCH_RAWLOG:-/dev/null} DATPERF=$ROOT/build/bin/datperf
+# raw output collects in a file, printed to stderr at the end (a guest's stderr is a virtio
+# port that cannot be opened a second time, so not /dev/stderr)
+RESULTS=$(mktemp) RAWLOG=$(mktemp) DATPERF=$ROOT/build/bin/datperf
 DATPERF_DAT2=$ROOT/build/bench/datperf-dat2
 export RESULTS RAWLOG DATPERF
 . "$ROOT/tools/bench/lib.sh"
@@ -66,4 +68,5 @@ for r in $(seq 1 "$ROUNDS"); do
     fi
 done
 [ $DAPL_OK = 1 ] && { timeout 60 dapltest -T Q -s "$ip" -D "$dapl_ia" >>"$RAWLOG" 2>&1; wait $DAPL_PID; }
+sed 's/^/raw: /' "$RAWLOG" >&2
 cat "$RESULTS"
