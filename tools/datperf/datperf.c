@@ -445,9 +445,21 @@ static void open_ia(struct side *s, char *ia_name)
           "dat_evd_create(connection)");
 }
 
+/* The endpoint, with queues deep enough for the window: the provider's default attributes
+ * (read from a probe endpoint), but max_recv_dtos and max_request_dtos ours (providers' defaults
+ * differ: OFED's uDAPL takes fewer receives than datperf keeps posted). */
 static void create_ep(struct side *s)
 {
-    check(dat_ep_create(s->ia, s->pz, s->rcv_evd, s->req_evd, s->conn_evd, NULL, &s->ep), "dat_ep_create");
+    DAT_EP_HANDLE probe;
+    DAT_EP_PARAM param;
+    check(dat_ep_create(s->ia, s->pz, s->rcv_evd, s->req_evd, s->conn_evd, NULL, &probe), "dat_ep_create");
+    check(dat_ep_query(probe, DAT_EP_FIELD_ALL, &param), "dat_ep_query");
+    check(dat_ep_free(probe), "dat_ep_free");
+    DAT_EP_ATTR attr = param.ep_attr;
+    attr.max_recv_dtos = (DAT_COUNT)s->rq_depth;
+    /* the window, plus credits (at most 8 outstanding) or control messages */
+    attr.max_request_dtos = (DAT_COUNT)(s->cfg.window > 8 ? s->cfg.window : 8) + 4;
+    check(dat_ep_create(s->ia, s->pz, s->rcv_evd, s->req_evd, s->conn_evd, &attr, &s->ep), "dat_ep_create");
 }
 
 /* The registered buffer, sized by the configuration (both sides know it by then). */
