@@ -207,8 +207,8 @@ static struct remote get_remote(const unsigned char *p)
 }
 
 /* connection request private data: magic, config (test and flags share a word), the client's
- * remote areas: 48 bytes, within what an InfiniBand connection request carries for the
- * consumer through rdma_cm (56) and through OFED's uDAPL (48) */
+ * remote areas: 48 bytes, within the 56 an InfiniBand connection request carries for the
+ * consumer (through rdma_cm, and through OFED's uDAPL) */
 #define REQ_PD_LEN (4 + 6 * 4 + REMOTE_LEN)
 static void put_request(unsigned char *p, const struct config *c, const struct remote *r)
 {
