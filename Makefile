@@ -1,11 +1,17 @@
 # libdat: DAT 1.2 (libdat.so.1) on a Rust core.
 #
-#   make                 build build/lib/libdat.so.1 (+ libdat.so link) and build/bin/datinfo
-#   make check           build and run every test: Rust unit/integration tests, ABI checks,
+#   make                 build build/lib/libdat.so.1 (+ libdat.so link), build/bin/datinfo,
+#                        build/bin/datperf and build/bin/rawperf
+#   make check           build and run every test: lint, Rust unit/integration tests, ABI checks,
 #                        ELF export check, prototype check, C conformance suite on shm (also
-#                        under valgrind), install check, and the verbs tests in rxe/siw guests
-#   make install PREFIX=/usr/local DESTDIR=   (lib, headers, pkg-config file, bin/datinfo, man pages)
+#                        under valgrind), man pages, datperf smoke test, install check, and the
+#                        verbs tests in rxe/siw guests
+#   make install PREFIX=/usr/local DESTDIR=   (lib, headers, pkg-config file, bin/datinfo,
+#                        bin/datperf, man pages)
 #   make example         run the two-process ping-pong example over shm
+#   make bench           datperf against raw baselines (shm here, verbs in rxe/siw guests),
+#                        interleaved rounds, medians; writes build/bench/table.md (BENCHMARKS.md)
+#   make bench-callgrind instructions per steady-state operation (valgrind callgrind)
 
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
@@ -26,10 +32,14 @@ RUST_STATIC := $(CARGO_TARGET_DIR)/release/libdat12.a
 EXPORTS     := $(shell cat crates/dat12/exports.txt)
 LIB         := $(BUILD)/lib/libdat.so.1
 DATINFO     := $(BUILD)/bin/datinfo
+# datperf finds libdat.so.1 in ../lib beside its own directory: build/lib here, $(PREFIX)/lib
+# once installed.
+TOOLS       := $(BUILD)/bin/datperf $(BUILD)/bin/rawperf
+TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror
 
-.PHONY: all rust check check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-vm check-vm-auto example install clean
+.PHONY: all rust check check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-tools check-vm check-vm-auto example bench bench-callgrind install clean
 
-all: $(LIB) $(DATINFO)
+all: $(LIB) $(DATINFO) $(TOOLS)
 
 rust:
 	$(CARGO) build --release -p dat12 -p datinfo
@@ -59,7 +69,16 @@ $(DATINFO): rust
 	@mkdir -p $(BUILD)/bin
 	cp $(CARGO_TARGET_DIR)/release/datinfo $@
 
-check: all check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-man check-install check-vm-auto
+$(BUILD)/bin/datperf: tools/datperf/datperf.c tools/datperf/dat_compat.h $(LIB)
+	@mkdir -p $(BUILD)/bin
+	$(CC) -std=c99 $(TOOL_CFLAGS) -Iinclude -o $@ tools/datperf/datperf.c \
+	  -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/../lib' -ldat
+
+$(BUILD)/bin/rawperf: tools/baselines/rawperf.c
+	@mkdir -p $(BUILD)/bin
+	$(CC) -std=c11 $(TOOL_CFLAGS) -o $@ tools/baselines/rawperf.c
+
+check: all check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-man check-tools check-install check-vm-auto
 	@echo "make check: all checks passed"
 
 # Formatting and lints are part of the test: rustfmt.toml's style, clippy with warnings as errors.
@@ -95,6 +114,18 @@ check-install: $(LIB)
 	$(MAKE) --no-print-directory install PREFIX=/usr/local DESTDIR=$(abspath $(BUILD)/stage)
 	sh tests/install/check.sh staged $(abspath $(BUILD)/stage) /usr/local
 
+# datperf over shm in every test and mode, a few iterations each: exit status and output
+# fields only (no timing thresholds).
+check-tools: $(TOOLS)
+	sh tests/tools/datperf-smoke.sh $(BUILD)/bin
+
+# Not part of check: timings, minutes long, and guests.
+bench: $(TOOLS)
+	bash tools/bench/bench.sh
+
+bench-callgrind: $(TOOLS)
+	bash tools/bench/callgrind.sh
+
 # Real verbs (rxe and siw) in QEMU guests. `make check-vm` fails loudly when the guest harness
 # is not installed; `make check` installs it on first use where it can (root with apt) and
 # otherwise reports the guest part as SKIPPED with the command that enables it.
@@ -114,8 +145,9 @@ example: $(LIB)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
 	sh examples/run-pingpong.sh $(IA)
 
-install: $(LIB) $(DATINFO)
+install: $(LIB) $(DATINFO) $(TOOLS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/dat $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 0755 $(BUILD)/bin/datperf $(DESTDIR)$(BINDIR)/datperf
 	install -m 0755 $(LIB) $(DESTDIR)$(LIBDIR)/libdat.so.1
 	install -m 0755 $(DATINFO) $(DESTDIR)$(BINDIR)/datinfo
 	ln -sf libdat.so.1 $(DESTDIR)$(LIBDIR)/libdat.so

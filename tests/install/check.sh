@@ -4,6 +4,7 @@
 # and checks that the installed bin/datinfo opens the shm IA.
 # Also checks the installed man pages: one per exported function (or a `.so` link whose target
 # is installed too), dat.conf(5) and libdat(7), and that man(1) renders one.
+# Runs the installed datperf briefly over shm.
 #   check.sh staged STAGE_DIR PREFIX   # after make install DESTDIR=STAGE_DIR: pkg-config build
 #   check.sh system                    # after make install into /usr/local: plain `cc app.c -ldat`
 set -eu
@@ -19,11 +20,13 @@ staged)
     # shellcheck disable=SC2086
     $CC -std=c99 -Wall -Wextra -Werror "$root/examples/pingpong.c" $flags -o "$out/pingpong"
     libdir="$stage$prefix/lib"
+    bindir="$stage$prefix/bin"
     ;;
 system)
     ldconfig 2>/dev/null || true
     $CC -std=c99 -Wall -Wextra -Werror "$root/examples/pingpong.c" -ldat -o "$out/pingpong"
     libdir=""
+    bindir=/usr/local/bin
     ;;
 *) echo "usage: $0 staged STAGE PREFIX | system" >&2; exit 2 ;;
 esac
@@ -59,13 +62,13 @@ esac
 readelf -d "$out/pingpong" | grep -q 'NEEDED.*libdat.so.1' && echo "ok   the program needs libdat.so.1"
 PINGPONG="$out/pingpong" DAT_LIB_DIR="$libdir" sh "$root/examples/run-pingpong.sh" shm
 # The installed datinfo opens the shm IA (exit status 0 only when it opens).
-case "$1" in
-staged) datinfo="$stage$prefix/bin/datinfo" ;;
-*) datinfo=datinfo ;;
-esac
+datinfo="$bindir/datinfo"
 if "$datinfo" -v shm | grep -q '^status: *usable$'; then
     echo "ok   $datinfo -v shm: usable"
 else
     echo "FAIL $datinfo -v shm: not usable (or not installed)"; exit 1
 fi
-echo "2 passed, 0 failed"
+# the installed datperf finds the installed libdat.so.1 by itself ($ORIGIN/../lib)
+readelf -d "$bindir/datperf" | grep -q 'NEEDED.*libdat.so.1' && echo "ok   datperf needs libdat.so.1"
+DATPERF_SMOKE_TESTS=send_lat sh "$root/tests/tools/datperf-smoke.sh" "$bindir"
+echo "3 passed, 0 failed"

@@ -1,0 +1,93 @@
+#!/bin/sh
+# tests/tools/datperf-smoke.sh BIN_DIR [IA_NAME]
+#
+# Runs BIN_DIR/datperf server and client pairs on this host (IA default "shm") for a few
+# iterations of every test in polling and blocking mode with payload checks (-c), and -a over
+# small sizes; each pair must exit 0 and the client must print every expected key=value
+# field. BIN_DIR/rawperf, if there, runs each baseline briefly the same way.
+# Not a timed test: no threshold on any number. DATPERF_SMOKE_TESTS limits the tests run.
+set -u
+bin=$1
+ia=${2:-shm}
+tests=${DATPERF_SMOKE_TESTS:-send_lat write_lat write_bw read_bw send_bw}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+qual=$((30000 + $$ % 20000))
+pass=0 failed=0
+
+ok() { pass=$((pass + 1)); echo "ok   $*"; }
+bad() { failed=$((failed + 1)); echo "FAIL $*"; }
+
+# has_fields FILE FIELD...: every FIELD= appears on every datperf line of FILE, with a number
+has_fields() {
+    f=$1
+    shift
+    grep -q '^datperf ' "$f" || return 1
+    for k in "$@"; do
+        if grep '^datperf ' "$f" | grep -Ev " $k=-?[0-9.]+( |\$)" | grep -q .; then
+            echo "     missing or not a number: $k" >&2
+            return 1
+        fi
+    done
+}
+
+# pair NAME CLIENT-ARGS...: server and client, both must exit 0; client output in $out/NAME
+pair() {
+    name=$1
+    shift
+    qual=$((qual + 1))
+    timeout 120 "$bin/datperf" -P "$ia" -q "$qual" >"$out/$name.srv" 2>&1 &
+    spid=$!
+    timeout 120 "$bin/datperf" -P "$ia" -q "$qual" -h 127.0.0.1 -m "$@" >"$out/$name" 2>&1
+    crc=$?
+    wait $spid
+    src=$?
+    if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
+        bad "$name: client exit $crc, server exit $src"
+        sed 's/^/     client: /' "$out/$name"
+        sed 's/^/     server: /' "$out/$name.srv"
+        return 1
+    fi
+}
+
+common="cpu_us_per_op vcsw_per_op ivcsw_per_op threads srv_cpu_us_per_op srv_vcsw_per_op srv_ivcsw_per_op srv_threads"
+lat="lat_min_us lat_median_us lat_p99_us lat_max_us lat_avg_us"
+bw="bw_MBps msg_rate_Mps window"
+
+for t in $tests; do
+    case $t in *_lat) keys="$lat" ;; *) keys="$bw" ;; esac
+    for mode in -p -b; do
+        name="$t$mode"
+        if pair "$name" -t "$t" "$mode" -c -n 20 -W 2 -s 4096 -w 4; then
+            # shellcheck disable=SC2086
+            if has_fields "$out/$name" $keys $common size iters; then ok "$name"; else bad "$name: fields"; cat "$out/$name"; fi
+        fi
+    done
+done
+
+# -a: one line per size, 2 B up to the -s bound (2, 4, ..., 1024: 10 lines)
+first=${tests%% *}
+if pair all -t "$first" -a -s 1024 -c -n 5 -W 1 -w 2; then
+    n=$(grep -c '^datperf ' "$out/all")
+    sizes=$(sed -n 's/.* size=\([0-9]*\) .*/\1/p' "$out/all" | tr '\n' ' ')
+    if [ "$n" = 10 ] && [ "$sizes" = "2 4 8 16 32 64 128 256 512 1024 " ]; then ok "-a $first: sizes $sizes"; else
+        bad "-a $first: $n lines, sizes $sizes"
+    fi
+fi
+
+# bad usage: exit status 2, no connection attempted
+if "$bin/datperf" -t no_such_test >/dev/null 2>&1; then bad "unknown test accepted"; else
+    [ $? = 2 ] && ok "unknown test: usage, exit 2" || bad "unknown test: wrong exit status"
+fi
+
+if [ -x "$bin/rawperf" ]; then
+    for t in spin memcpy cma_write cma_read; do
+        case $t in spin) keys="$lat" args="-n 1000" ;; *) keys="bw_MBps msg_rate_Mps" args="-n 10" ;; esac
+        # shellcheck disable=SC2086
+        if "$bin/rawperf" $t $args >"$out/raw" 2>&1 && sed -i 's/^rawperf /datperf /' "$out/raw" &&
+            has_fields "$out/raw" $keys; then ok "rawperf $t"; else bad "rawperf $t"; cat "$out/raw"; fi
+    done
+fi
+
+echo "$pass passed, $failed failed"
+[ $failed = 0 ]

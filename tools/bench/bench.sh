@@ -1,0 +1,176 @@
+#!/bin/bash
+# tools/bench/bench.sh -- `make bench`: datperf against raw baselines, side by side.
+#
+#   1. shm on this host: datperf (send/recv latency 8 B polling and blocking, RDMA write latency,
+#      RDMA write and read 1 MiB bandwidth) against rawperf's floors (two-process spin
+#      ping-pong, process_vm_writev/readv, memcpy) and, when installable, UCX's ucx_perftest
+#      and libfabric's fi_pingpong over shared memory;
+#   2. verbs in ONE rxe guest and ONE siw guest (tests/vm/rdma-guest.sh, under
+#      flock /tmp/dat-vm.lock): tools/bench/guest-bench.sh, datperf against perftest and OFED
+#      dapltest -T P.
+# Runs are INTERLEAVED (ours, baseline, ours, ... in every round) over BENCH_ROUNDS rounds
+# (default 5; guests BENCH_VM_ROUNDS, default 3) and the MEDIAN of the rounds is reported:
+# one table (figure, ours, baseline, ratio, target) on stdout and in build/bench/table.md;
+# every run's output in build/bench/raw.log, every value in build/bench/results.txt.
+# BENCH_VM=0 skips the guests; BENCH_NATIVE=0 skips the host part (then the table is made
+# from the guests alone); BENCH_TABLE_ONLY=1 only makes the table from build/bench/results.txt.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+OUT=$ROOT/build/bench
+mkdir -p "$OUT"
+RESULTS=$OUT/results.txt RAWLOG=$OUT/raw.log
+if [ "${BENCH_TABLE_ONLY:-0}" = 1 ]; then # the table again, from the results already there
+    BENCH_NATIVE=0 BENCH_VM=0
+else
+    : >"$RESULTS"
+    : >"$RAWLOG"
+fi
+DATPERF=$ROOT/build/bin/datperf RAWPERF=$ROOT/build/bin/rawperf
+export RESULTS RAWLOG DATPERF
+. "$ROOT/tools/bench/lib.sh"
+ROUNDS=${BENCH_ROUNDS:-5} VM_ROUNDS=${BENCH_VM_ROUNDS:-3}
+[ -x "$DATPERF" ] && [ -x "$RAWPERF" ] || { echo "bench: run make first" >&2; exit 1; }
+# shm rendezvous sockets in a directory of our own (see README, the shm provider)
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp/dat-bench-$(id -u)}
+mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+
+# ------------------------------------------------------------------ optional baselines
+# UCX and libfabric come from Debian (ucx-utils, libfabric-bin): installed here if we are root
+# with apt, else those rows are skipped.
+want_pkg() { # COMMAND PACKAGE
+    command -v "$1" >/dev/null && return 0
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "bench: installing $2 for $1" >&2
+        { apt-get install -y -qq "$2" || { apt-get update -qq && apt-get install -y -qq "$2"; }; } >>"$RAWLOG" 2>&1
+    fi
+    command -v "$1" >/dev/null || { echo "bench: $1 not available ($2 not installed, not root+apt): skipped" >&2; return 1; }
+}
+HAVE_UCX=0 HAVE_OFI=0
+if [ "${BENCH_NATIVE:-1}" = 1 ]; then
+    want_pkg ucx_perftest ucx-utils && HAVE_UCX=1
+    want_pkg fi_pingpong libfabric-bin && HAVE_OFI=1
+fi
+
+# ------------------------------------------------------------------ shm on this host
+LAT_N=${BENCH_LAT_ITERS:-5000} BW_N=${BENCH_BW_ITERS:-1000}
+native_round() {
+    record raw.spin.8 "$("$RAWPERF" spin -n 100000 | kv lat_median_us)"
+    datperf_run shm.datperf.send_lat.8.poll lat_median_us shm 127.0.0.1 -t send_lat -s 8 -n "$LAT_N" -W 500 -p
+    datperf_run shm.datperf.send_lat.8.block lat_median_us shm 127.0.0.1 -t send_lat -s 8 -n "$LAT_N" -W 500 -b
+    datperf_run shm.datperf.write_lat.8.poll lat_median_us shm 127.0.0.1 -t write_lat -s 8 -n "$LAT_N" -W 500 -p
+    record raw.cma_write.1M "$("$RAWPERF" cma_write -s 1048576 -n "$BW_N" | kv bw_MBps)"
+    datperf_run shm.datperf.write_bw.1M.poll bw_MBps shm 127.0.0.1 -t write_bw -s 1M -n "$BW_N" -w 16 -p
+    datperf_run shm.datperf.write_bw.1M.block bw_MBps shm 127.0.0.1 -t write_bw -s 1M -n "$BW_N" -w 16 -b
+    record raw.cma_read.1M "$("$RAWPERF" cma_read -s 1048576 -n "$BW_N" | kv bw_MBps)"
+    datperf_run shm.datperf.read_bw.1M.poll bw_MBps shm 127.0.0.1 -t read_bw -s 1M -n "$BW_N" -w 16 -p
+    datperf_run shm.datperf.read_bw.1M.block bw_MBps shm 127.0.0.1 -t read_bw -s 1M -n "$BW_N" -w 16 -b
+    record raw.memcpy.1M "$("$RAWPERF" memcpy -s 1048576 -n "$BW_N" | kv bw_MBps)"
+    if [ $HAVE_UCX = 1 ]; then
+        local port=$((BENCH_QUAL % 20000 + 20000)) out
+        BENCH_QUAL=$((BENCH_QUAL + 1))
+        # "Final:" row: iterations, latency 50%ile/average/overall (one-way, us), bandwidth
+        # average/overall (MiB/s), message rate average/overall
+        out=$(server_client ucx.tag_lat "ucx_perftest -p $port" "ucx_perftest -p $port 127.0.0.1 -t tag_lat -s 8 -n $LAT_N")
+        record ucx.tag_lat.8 "$(echo "$out" | awk '/^Final:/ { print $3 }')"
+        out=$(server_client ucx.put_bw "ucx_perftest -p $((port + 1))" \
+              "ucx_perftest -p $((port + 1)) 127.0.0.1 -t ucp_put_bw -s 1048576 -n $BW_N")
+        record ucx.put_bw.1M "$(echo "$out" | awk '/^Final:/ { printf "%.1f", $6 * 1.048576 }')"
+    fi
+    if [ $HAVE_OFI = 1 ]; then
+        local port=$((BENCH_QUAL % 20000 + 20000))
+        BENCH_QUAL=$((BENCH_QUAL + 1))
+        # columns: bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec (usec/xfer is one way)
+        out=$(server_client ofi.pingpong "fi_pingpong -p shm -e rdm -B $port -S 8 -I $LAT_N" \
+              "fi_pingpong -p shm -e rdm -P $port -S 8 -I $LAT_N 127.0.0.1")
+        record ofi.pingpong.8 "$(echo "$out" | awk '$1 == 8 && NF >= 8 { print $7 }' | tail -1)"
+    fi
+}
+
+if [ "${BENCH_NATIVE:-1}" = 1 ]; then
+    for r in $(seq 1 "$ROUNDS"); do
+        echo "bench: shm round $r of $ROUNDS" >&2
+        native_round
+    done
+fi
+
+# ------------------------------------------------------------------ verbs in guests
+if [ "${BENCH_VM:-1}" = 1 ]; then
+    # datperf built against OFED's DAT 2.0 headers and libdat2 (libdapl-dev), when there: the
+    # same tool over OFED's uDAPL in the guests
+    if [ -r /usr/include/dat2/udat.h ]; then
+        ${CC:-cc} -std=c99 -O2 -Wall -Wextra -Werror -DDATPERF_DAT2 -o "$OUT/datperf-dat2" tools/datperf/datperf.c \
+            -ldat2 >>"$RAWLOG" 2>&1 || echo "bench: datperf against DAT 2.0 headers did not build (see $RAWLOG)" >&2
+    else
+        echo "bench: no DAT 2.0 headers (libdapl-dev): no datperf over OFED uDAPL" >&2
+    fi
+    for t in rxe siw; do
+        echo "bench: verbs in one $t guest ($VM_ROUNDS rounds; waiting for /tmp/dat-vm.lock)" >&2
+        flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --"$t" --timeout 1500 --env BENCH_ROUNDS="$VM_ROUNDS" --env BENCH_RAWLOG=/dev/stderr \
+            -- bash tools/bench/guest-bench.sh >"$OUT/guest-$t.log" 2>&1
+        echo "bench: $t guest exit $?" >&2
+        cat "$OUT/guest-$t.log" >>"$RAWLOG"
+        grep -E '^(result|datperf) name=' "$OUT/guest-$t.log" >>"$RESULTS"
+    done
+fi
+
+# ------------------------------------------------------------------ the table
+med() { sed -n "s/^result name=$1 value=//p" "$RESULTS" | median; }
+rows=(
+    # label | ours | baseline | lat (ours/base <= target) or bw (ours/base >= target) | target
+    "shm send/recv 8 B one-way latency, polling [us] vs spin floor|shm.datperf.send_lat.8.poll|raw.spin.8|lat|1.5"
+    "shm send/recv 8 B one-way latency, blocking [us] vs spin floor|shm.datperf.send_lat.8.block|raw.spin.8|lat|3"
+    "shm RDMA write 8 B one-way latency, polling [us] vs spin floor|shm.datperf.write_lat.8.poll|raw.spin.8|lat|"
+    "shm RDMA write 1 MiB, polling [MB/s] vs process_vm_writev|shm.datperf.write_bw.1M.poll|raw.cma_write.1M|bw|0.95"
+    "shm RDMA write 1 MiB, blocking [MB/s] vs process_vm_writev|shm.datperf.write_bw.1M.block|raw.cma_write.1M|bw|0.95"
+    "shm RDMA read 1 MiB, polling [MB/s] vs process_vm_readv|shm.datperf.read_bw.1M.poll|raw.cma_read.1M|bw|0.95"
+    "shm RDMA read 1 MiB, blocking [MB/s] vs process_vm_readv|shm.datperf.read_bw.1M.block|raw.cma_read.1M|bw|0.95"
+    "shm RDMA write 1 MiB, blocking [MB/s] vs memcpy|shm.datperf.write_bw.1M.block|raw.memcpy.1M|bw|"
+    "shm send/recv 8 B latency, polling [us] vs UCX tag_lat|shm.datperf.send_lat.8.poll|ucx.tag_lat.8|lat|"
+    "shm RDMA write 1 MiB, polling [MB/s] vs UCX ucp_put_bw|shm.datperf.write_bw.1M.poll|ucx.put_bw.1M|bw|"
+    "shm send/recv 8 B latency, polling [us] vs libfabric fi_pingpong shm|shm.datperf.send_lat.8.poll|ofi.pingpong.8|lat|"
+)
+for t in rxe siw; do
+    rows+=(
+        "$t send 8 B latency, polling [us] vs ib_send_lat|$t.datperf.send_lat.8.poll|$t.perftest.send_lat.8.poll|lat|1.05"
+        "$t send 8 B latency, blocking [us] vs ib_send_lat -e|$t.datperf.send_lat.8.block|$t.perftest.send_lat.8.block|lat|1.2"
+        "$t RDMA write 8 B latency, polling [us] vs ib_write_lat|$t.datperf.write_lat.8.poll|$t.perftest.write_lat.8|lat|"
+        "$t RDMA write 1 MiB, polling [MB/s] vs ib_write_bw|$t.datperf.write_bw.1M.poll|$t.perftest.write_bw.1M|bw|0.98"
+        "$t RDMA read 1 MiB, polling [MB/s] vs ib_read_bw|$t.datperf.read_bw.1M.poll|$t.perftest.read_bw.1M|bw|"
+        "$t RDMA write 1 MiB, polling [MB/s] vs OFED dapltest -T P RW|$t.datperf.write_bw.1M.poll|$t.dapltest.write_bw.1M|bw|"
+        "$t send 8 B latency, polling [us] vs datperf on OFED uDAPL|$t.datperf.send_lat.8.poll|$t.ofed-datperf.send_lat.8.poll|lat|"
+        "$t RDMA write 1 MiB, polling [MB/s] vs datperf on OFED uDAPL|$t.datperf.write_bw.1M.poll|$t.ofed-datperf.write_bw.1M.poll|bw|"
+    )
+done
+{
+    echo "| figure (median of rounds) | ours | baseline | ratio | target |"
+    echo "|---|---:|---:|---:|---|"
+    for row in "${rows[@]}"; do
+        IFS='|' read -r label ours base kind target <<<"$row"
+        o=$(med "$ours") b=$(med "$base")
+        [ -n "$o" ] || [ -n "$b" ] || continue
+        ratio="" verdict="-"
+        if [ -n "$o" ] && [ -n "$b" ]; then
+            ratio=$(awk -v o="$o" -v b="$b" 'BEGIN { printf "%.2f", o / b }')
+            if [ -n "$target" ]; then
+                verdict=$(awk -v r="$ratio" -v t="$target" -v k="$kind" 'BEGIN {
+                    if (k == "lat") { if (r <= t) print "<= " t "x: met"; else printf "<= %sx: missed, %.1fx the target\n", t, r / t }
+                    else { if (r >= t) print ">= " t "x: met"; else printf ">= %sx: missed, %.0f%% short\n", t, (1 - r / t) * 100 } }')
+            fi
+        fi
+        echo "| $label | ${o:-n/a} | ${b:-n/a} | ${ratio:-n/a} | $verdict |"
+    done
+    echo
+    echo "datperf cost per operation (median of rounds): user+sys CPU us, voluntary/involuntary context switches, threads"
+    echo
+    echo "| datperf run | client cpu | client cs v/i | client threads | server cpu | server cs v/i | server threads |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
+    for name in $(sed -n 's/^datperf name=\([^ ]*\) .*/\1/p' "$RESULTS" | awk '!seen[$0]++'); do
+        f() { grep "^datperf name=$name " "$RESULTS" | kv "$1" | median; }
+        echo "| $name | $(f cpu_us_per_op) | $(f vcsw_per_op)/$(f ivcsw_per_op) | $(f threads) | $(f srv_cpu_us_per_op) |" \
+             "$(f srv_vcsw_per_op)/$(f srv_ivcsw_per_op) | $(f srv_threads) |"
+    done
+} >"$OUT/table.md"
+echo
+echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), Linux $(uname -r); rounds: shm $ROUNDS, guests $VM_ROUNDS"
+cat "$OUT/table.md"

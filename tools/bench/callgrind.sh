@@ -1,0 +1,93 @@
+#!/bin/bash
+# tools/bench/callgrind.sh -- `make bench-callgrind`: instructions per steady-state operation.
+# For each datperf configuration below, the client runs under valgrind --tool=callgrind (all
+# its threads, the library's included) for N and for 2N measured iterations, the server
+# natively; (Ir(2N) - Ir(N)) / N is the cost of one operation with set-up and tear-down
+# cancelled out, and the same difference per function shows where the instructions go.
+# A latency iteration is one message each way (post send, its completion, the peer's message's
+# receive completion, the receive re-posted); a bandwidth op is one post and its completion.
+# Polling runs count the empty dat_evd_dequeue spins too, so they vary from run to run.
+# CALLGRIND_ITERS sets N (default 2000); CALLGRIND_REUSE=1 re-reads the profiles of an earlier
+# run instead of running again. Report: build/bench/callgrind.md.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+OUT=$ROOT/build/bench
+mkdir -p "$OUT"
+DATPERF=$ROOT/build/bin/datperf
+RAWLOG=$OUT/callgrind.log
+: >"$RAWLOG"
+N=${CALLGRIND_ITERS:-2000}
+TOP=${CALLGRIND_TOP:-12}
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp/dat-bench-$(id -u)}
+mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null ||
+    { echo "bench-callgrind: valgrind (callgrind_annotate) not installed" >&2; exit 1; }
+QUAL=$((50000 + $$ % 10000))
+
+configs=(
+    "send_lat -b -s 8"
+    "send_lat -p -s 8"
+    "write_bw -b -s 64 -w 16"
+    "send_bw -b -s 64 -w 16"
+)
+
+# profile TAG ITERS ARGS...: one client run under callgrind; prints the profile's path
+profile() {
+    local tag=$1 iters=$2 file
+    shift 2
+    file=$OUT/callgrind.$tag.$iters.out
+    if [ "${CALLGRIND_REUSE:-0}" = 1 ] && [ -s "$file" ]; then # re-annotate the profiles there
+        echo "$file"
+        return
+    fi
+    QUAL=$((QUAL + 1))
+    timeout 600 "$DATPERF" -q "$QUAL" >>"$RAWLOG" 2>&1 &
+    local spid=$!
+    timeout 600 valgrind -q --tool=callgrind --callgrind-out-file="$file" \
+        "$DATPERF" -q "$QUAL" -h 127.0.0.1 -m -n "$iters" -W 20 "$@" >>"$RAWLOG" 2>&1 ||
+        echo "bench-callgrind: client run failed ($tag, $iters)" >&2
+    wait $spid
+    echo "$file"
+}
+
+# per-function exclusive instruction counts: "count<TAB>function", one line per function name
+functions() {
+    callgrind_annotate --inclusive=no --tree=none --auto=no --threshold=100 "$1" 2>/dev/null |
+        awk '/^ *[0-9,]+ +\( *[0-9.]+%\) +[^ =]/ && !/PROGRAM TOTALS/ {
+            n = $1; gsub(",", "", n); sub(/^ *[0-9,]+ +\([^)]*\) +/, "")
+            sub(/^[^:]*:/, "")                 # drop the source file
+            sub(/\[[^]]*\/([^]\/]*)\]$/, "")  # drop the object path (kept: the function)
+            sub(/ +$/, "")
+            print n "\t" $0 }' |
+        awk -F '\t' '{ sum[$2] += $1 } END { for (f in sum) print sum[f] "\t" f }' # inlined copies: one row
+}
+total() { sed -n 's/^summary: *//p; s/^totals: *//p' "$1" | head -1 | awk '{ print $1 }'; }
+
+{
+    echo "Instructions per steady-state operation (valgrind callgrind, client process, all threads;"
+    echo "(Ir(2N) - Ir(N)) / N with N = $N; shm IA on this host)"
+    echo
+    for c in "${configs[@]}"; do
+        tag=$(echo "$c" | tr -d ' -')
+        # shellcheck disable=SC2086
+        one=$(profile "$tag" "$N" -t $c)
+        # shellcheck disable=SC2086
+        two=$(profile "$tag" $((2 * N)) -t $c)
+        t1=$(total "$one") t2=$(total "$two")
+        if [ -z "$t1" ] || [ -z "$t2" ]; then
+            echo "### datperf -t $c: no profile (see $RAWLOG)"
+            continue
+        fi
+        echo "### datperf -t $c: $(( (t2 - t1) / N )) instructions per operation"
+        echo
+        echo "| instructions per op | function |"
+        echo "|---:|---|"
+        join -t "$(printf '\t')" -1 2 -2 2 -a 2 -e 0 -o 0,1.1,2.1 \
+            <(functions "$one" | sort -t "$(printf '\t')" -k2,2) <(functions "$two" | sort -t "$(printf '\t')" -k2,2) |
+            awk -F '\t' -v n="$N" '{ d = ($3 - $2) / n; if (d > 0) printf "%.1f\t%s\n", d, $1 }' |
+            sort -t "$(printf '\t')" -k1,1gr | head -"$TOP" |
+            awk -F '\t' '{ printf "| %s | `%s` |\n", $1, $2 }'
+        echo
+    done
+} | tee "$OUT/callgrind.md"

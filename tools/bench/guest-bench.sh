@@ -1,0 +1,72 @@
+#!/bin/bash
+# tools/bench/guest-bench.sh -- the verbs half of `make bench`, run inside one soft-RDMA guest
+# (tests/vm/rdma-guest.sh, which sets RDMA_TYPE RDMA_DEV RDMA_NETDEV RDMA_IP RDMA_GID_INDEX and
+# DAT_OVERRIDE with the OFED uDAPL entry ofa-v2-<type>). Server and client share the guest.
+# BENCH_ROUNDS interleaved rounds of: datperf on our verbs IA ofa-v2-<netdev>, and on the same
+# device perftest (-R: rdma_cm, as DAT connects) and OFED dapltest -T P (OFED's libdat2 and
+# libdaplofa), and build/bench/datperf-dat2 (datperf built against DAT 2.0, see bench.sh) on
+# OFED's uDAPL. Prints every result line at the end ("result name=<type>.<tool>.<figure> value=").
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+# raw output collects in a file, printed to stderr at the end (a guest's stderr is a virtio
+# port that cannot be opened a second time, so not /dev/stderr)
+RESULTS=$(mktemp) RAWLOG=$(mktemp) DATPERF=$ROOT/build/bin/datperf
+DATPERF_DAT2=$ROOT/build/bench/datperf-dat2
+export RESULTS RAWLOG DATPERF
+. "$ROOT/tools/bench/lib.sh"
+BENCH_SERVER_START=2 # servers start slowly under emulation
+ROUNDS=${BENCH_ROUNDS:-3} N=${BENCH_GUEST_LAT_ITERS:-2000} BWN=${BENCH_GUEST_BW_ITERS:-200}
+t=$RDMA_TYPE ia=ofa-v2-$RDMA_NETDEV ip=$RDMA_IP dapl_ia=ofa-v2-$RDMA_TYPE
+gid=""
+[ -n "${RDMA_GID_INDEX:-}" ] && gid="-x $RDMA_GID_INDEX"
+
+# perftest NAME COLUMN FACTOR CMD...: one perftest server/client pair on RDMA_DEV; records the
+# client's data row's COLUMN times FACTOR. Latency rows: bytes iterations t_min t_max t_typical
+# t_avg t_stdev p99 p99.9 (one-way us); bandwidth rows: bytes iterations BW_peak BW_average
+# MsgRate (MB = 2^20 bytes: FACTOR 1.048576 gives 10^6 bytes).
+perftest() {
+    local name=$1 col=$2 factor=$3 out
+    shift 3
+    out=$(server_client "$name" "$* -d $RDMA_DEV $gid" "$* -d $RDMA_DEV $gid $ip")
+    record "$name" "$(echo "$out" | awk -v c="$col" -v f="$factor" \
+        '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= c { v = sprintf("%.3f", $c * f) } END { if (v != "") print v }')"
+}
+
+# OFED's dapltest server stays up for all rounds (dapltest -T Q stops it)
+DAPL_OK=0
+if command -v dapltest >/dev/null; then
+    dapltest -T S -D "$dapl_ia" >>"$RAWLOG" 2>&1 &
+    DAPL_PID=$!
+    sleep 3
+    kill -0 $DAPL_PID 2>/dev/null && DAPL_OK=1
+fi
+
+for r in $(seq 1 "$ROUNDS"); do
+    echo "guest-bench: $t round $r of $ROUNDS" >&2
+    datperf_run "$t.datperf.send_lat.8.poll" lat_median_us "$ia" "$ip" -t send_lat -s 8 -n "$N" -p
+    perftest "$t.perftest.send_lat.8.poll" 5 1 ib_send_lat -R -s 8 -n "$N"
+    datperf_run "$t.datperf.send_lat.8.block" lat_median_us "$ia" "$ip" -t send_lat -s 8 -n "$N" -b
+    perftest "$t.perftest.send_lat.8.block" 5 1 ib_send_lat -R -e -s 8 -n "$N"
+    datperf_run "$t.datperf.write_lat.8.poll" lat_median_us "$ia" "$ip" -t write_lat -s 8 -n "$N" -p
+    perftest "$t.perftest.write_lat.8" 5 1 ib_write_lat -R -s 8 -n "$N"
+    datperf_run "$t.datperf.write_bw.1M.poll" bw_MBps "$ia" "$ip" -t write_bw -s 1M -n "$BWN" -w 16 -p
+    perftest "$t.perftest.write_bw.1M" 4 1.048576 ib_write_bw -R -s 1048576 -n "$BWN" -t 16
+    datperf_run "$t.datperf.read_bw.1M.poll" bw_MBps "$ia" "$ip" -t read_bw -s 1M -n "$BWN" -w 16 -p
+    perftest "$t.perftest.read_bw.1M" 4 1.048576 ib_read_bw -R -s 1048576 -n "$BWN" -t 16
+    if [ -x "$DATPERF_DAT2" ]; then # the same datperf on OFED's libdat2 + libdaplofa
+        DATPERF=$DATPERF_DAT2 datperf_run "$t.ofed-datperf.send_lat.8.poll" lat_median_us "$dapl_ia" "$ip" \
+            -t send_lat -s 8 -n "$N" -p
+        DATPERF=$DATPERF_DAT2 datperf_run "$t.ofed-datperf.write_bw.1M.poll" bw_MBps "$dapl_ia" "$ip" \
+            -t write_bw -s 1M -n "$BWN" -w 16 -p
+    fi
+    if [ $DAPL_OK = 1 ]; then
+        out=$(timeout 300 dapltest -T P -s "$ip" -D "$dapl_ia" -m p -i "$BWN" -p 16 RW 1048576 1 2>&1)
+        echo "$out" >>"$RAWLOG"
+        # "raw: RW, ops, segment size, segments, pipeline, cpu %, ops/s, MB/s (2^20), ..."
+        record "$t.dapltest.write_bw.1M" "$(echo "$out" | awk -F', *' '/raw: RW/ { printf "%.1f", $8 * 1.048576 }')"
+    fi
+done
+[ $DAPL_OK = 1 ] && { timeout 60 dapltest -T Q -s "$ip" -D "$dapl_ia" >>"$RAWLOG" 2>&1; wait $DAPL_PID; }
+sed 's/^/raw: /' "$RAWLOG" >&2
+cat "$RESULTS"

@@ -1,0 +1,1117 @@
+/*
+ * datperf - latency and bandwidth of a DAT IA, perftest style, through the public DAT API only.
+ *
+ *   server:  datperf -P <ia> [-q qual]
+ *   client:  datperf -P <ia> -h <server> [-q qual] [-t test] [-s size | -a] [-n iters] [-w window]
+ *                    [-W warmup] [-p | -b] [-c] [-m]
+ *
+ * The client chooses everything and sends its choice to the server in the connection request's
+ * private data; the server answers with its buffer's RMR context and addresses in the accept's
+ * private data. One connection runs every size of one test, then the client disconnects.
+ *
+ * Tests (-t):
+ *   send_lat   send/recv ping-pong; one-way latency = round trip / 2 (like ib_send_lat)
+ *   write_lat  RDMA-write ping-pong: each side spins on the last byte of its buffer for the
+ *              peer's write (like ib_write_lat); -b only changes how the own write's
+ *              completion is reaped, the arrival is always seen by spinning on memory
+ *   write_bw   RDMA writes, -w outstanding (like ib_write_bw)
+ *   read_bw    RDMA reads, -w outstanding (like ib_read_bw)
+ *   send_bw    sends, -w outstanding; the receiver hands out credits so a send never finds no
+ *              receive posted (iWARP has no receiver-not-ready retry)
+ * Bandwidth tests also report the message rate.
+ *
+ * Completions: -p (default) spins on dat_evd_dequeue; -b sleeps in dat_evd_wait.
+ * Each result carries the CPU time (getrusage user+system) and the voluntary and involuntary
+ * context switches per operation of both sides, and both processes' thread counts (from
+ * /proc/self/status), so one sees whether a message crossed threads.
+ * -c checks every payload (costs time: do not combine with timing runs). -m prints one
+ * "key=value ..." line per result (for scripts) instead of the table.
+ * Any DAT error prints dat_strerror's names and exits 1.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dat_compat.h"
+
+#define EVENT_TIMEOUT_S 30        /* give up waiting for any single event after this */
+#define CTRL_LEN 64               /* control messages (start, ready, credit, done, stats) */
+#define CTRL_AREA 4096            /* [0,64) control message, [64,128) credit message */
+#define RING_BYTES_CAP (32u << 20) /* receive ring memory above which slots alias (without -c) */
+#define MAX_WINDOW 120            /* receive queue 2*window+4 must fit the default 256 */
+#define MAX_SIZE (4u << 20)
+#define PD_MAGIC 0x44505246u      /* "DPRF" */
+
+enum test { T_SEND_LAT, T_WRITE_LAT, T_WRITE_BW, T_READ_BW, T_SEND_BW, T_COUNT };
+static const char *const test_names[T_COUNT] = {"send_lat", "write_lat", "write_bw", "read_bw", "send_bw"};
+static int is_latency_test(int t) { return t == T_SEND_LAT || t == T_WRITE_LAT; }
+
+enum ctrl_type { C_START = 1, C_READY, C_CREDIT, C_DONE, C_STATS };
+
+/* What the client asks for (connection request private data, with its RMR part). */
+struct config {
+    uint32_t test, flags, min_size, max_size, iters, warmup, window;
+};
+#define F_VERIFY 1u
+#define F_BLOCK 2u
+
+/* Where a side's RDMA areas are, for the peer. */
+struct remote {
+    uint32_t rmr_context;
+    uint64_t src, dst;
+};
+
+/* getrusage and thread figures of one side over one round */
+struct usage {
+    double cpu_s;
+    long vcsw, ivcsw;
+    long threads;
+};
+
+struct side {
+    struct config cfg;
+    int server, poll;
+    DAT_IA_HANDLE ia;
+    DAT_EVD_HANDLE async_evd, req_evd, rcv_evd, conn_evd, cr_evd;
+    DAT_PZ_HANDLE pz;
+    DAT_EP_HANDLE ep;
+    DAT_PSP_HANDLE psp;
+    DAT_LMR_HANDLE lmr;
+    DAT_LMR_CONTEXT lmr_ctx;
+    DAT_RMR_CONTEXT rmr_ctx;
+    /* one registered buffer: control area, receive ring, RDMA source, RDMA destination */
+    char *buf, *ring, *src, *dst;
+    size_t buflen, slot_len;
+    unsigned ring_slots, rq_depth;
+    uint64_t req_posted, req_done, rcv_posted, rcv_done; /* cookies are these counters */
+    struct remote peer;
+    struct usage mark; /* usage at the start of the measured part */
+};
+
+/* ------------------------------------------------------------------ errors and clocks */
+
+static void check(DAT_RETURN r, const char *what)
+{
+    if (r == DAT_SUCCESS)
+        return;
+    const char *maj = "?", *min = "";
+    dat_strerror(r, &maj, &min);
+    fprintf(stderr, "datperf: %s failed: 0x%08x %s %s\n", what, (unsigned)r, maj, min ? min : "");
+    exit(1);
+}
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "datperf: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static long thread_count(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long n = -1;
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %ld", &n) == 1)
+            break;
+    fclose(f);
+    return n;
+}
+
+static struct usage usage_now(void)
+{
+    struct rusage ru;
+    struct usage u;
+    getrusage(RUSAGE_SELF, &ru);
+    u.cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+              (double)ru.ru_stime.tv_usec / 1e6;
+    u.vcsw = ru.ru_nvcsw;
+    u.ivcsw = ru.ru_nivcsw;
+    u.threads = thread_count();
+    return u;
+}
+
+static struct usage usage_since(const struct usage *start)
+{
+    struct usage u = usage_now();
+    u.cpu_s -= start->cpu_s;
+    u.vcsw -= start->vcsw;
+    u.ivcsw -= start->ivcsw;
+    return u;
+}
+
+/* ------------------------------------------------------------------ wire encoding */
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint32_t get32(const unsigned char *p)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++)
+        v |= (uint32_t)p[i] << (8 * i);
+    return v;
+}
+static uint64_t get64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+#define REMOTE_LEN 20
+static void put_remote(unsigned char *p, const struct remote *r)
+{
+    put32(p, r->rmr_context);
+    put64(p + 4, r->src);
+    put64(p + 12, r->dst);
+}
+static struct remote get_remote(const unsigned char *p)
+{
+    struct remote r = {get32(p), get64(p + 4), get64(p + 12)};
+    return r;
+}
+
+/* connection request private data: magic, config (test and flags share a word), the client's
+ * remote areas: 48 bytes, within the 56 an InfiniBand connection request carries for the
+ * consumer (through rdma_cm, and through OFED's uDAPL) */
+#define REQ_PD_LEN (4 + 6 * 4 + REMOTE_LEN)
+static void put_request(unsigned char *p, const struct config *c, const struct remote *r)
+{
+    const uint32_t v[6] = {c->test | c->flags << 8, c->min_size, c->max_size, c->iters, c->warmup, c->window};
+    put32(p, PD_MAGIC);
+    for (int i = 0; i < 6; i++)
+        put32(p + 4 + 4 * i, v[i]);
+    put_remote(p + 28, r);
+}
+static int get_request(const unsigned char *p, struct config *c, struct remote *r)
+{
+    if (get32(p) != PD_MAGIC)
+        return 0;
+    uint32_t v[6];
+    for (int i = 0; i < 6; i++)
+        v[i] = get32(p + 4 + 4 * i);
+    c->test = v[0] & 0xff, c->flags = v[0] >> 8, c->min_size = v[1], c->max_size = v[2];
+    c->iters = v[3], c->warmup = v[4], c->window = v[5];
+    *r = get_remote(p + 28);
+    return 1;
+}
+
+/* Control message: type, round, then up to 6 64-bit values. */
+struct ctrl {
+    uint32_t type, round;
+    uint64_t v[6];
+};
+static void put_ctrl(unsigned char *p, const struct ctrl *m)
+{
+    memset(p, 0, CTRL_LEN);
+    put32(p, m->type);
+    put32(p + 4, m->round);
+    for (int i = 0; i < 6; i++)
+        put64(p + 8 + 8 * i, m->v[i]);
+}
+static struct ctrl get_ctrl(const unsigned char *p)
+{
+    struct ctrl m;
+    m.type = get32(p);
+    m.round = get32(p + 4);
+    for (int i = 0; i < 6; i++)
+        m.v[i] = get64(p + 8 + 8 * i);
+    return m;
+}
+
+/* ------------------------------------------------------------------ payload patterns */
+
+static unsigned char pattern_byte(uint64_t seed, size_t i) { return (unsigned char)(seed * 131u + i * 7u + 1u); }
+
+static void fill_pattern(char *p, size_t len, uint64_t seed)
+{
+    for (size_t i = 0; i < len; i++)
+        p[i] = (char)pattern_byte(seed, i);
+}
+
+static int pattern_ok(const volatile char *p, size_t len, uint64_t seed)
+{
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)p[i] != pattern_byte(seed, i))
+            return 0;
+    return 1;
+}
+
+/* write_lat: the last byte of iteration i's message, never 0 and never equal to i-1's */
+static char write_tag(uint64_t i) { return (char)(1 + i % 255); }
+
+/* ------------------------------------------------------------------ events */
+
+/* One event from evd without blocking: 1 if there was one. */
+static int try_event(DAT_EVD_HANDLE evd, DAT_EVENT *ev, const char *what)
+{
+    DAT_RETURN r = dat_evd_dequeue(evd, ev);
+    if (r == DAT_SUCCESS)
+        return 1;
+    if (DAT_GET_TYPE(r) != DAT_QUEUE_EMPTY)
+        check(r, what);
+    return 0;
+}
+
+/* Next event on evd: spinning on dat_evd_dequeue (poll mode) or in dat_evd_wait. */
+static DAT_EVENT next_event(const struct side *s, DAT_EVD_HANDLE evd, const char *what)
+{
+    DAT_EVENT ev;
+    if (s->poll) {
+        double deadline = 0;
+        for (unsigned spins = 0; !try_event(evd, &ev, what); spins++) {
+            if ((spins & 1023) != 1023)
+                continue;
+            if (deadline == 0)
+                deadline = now() + EVENT_TIMEOUT_S;
+            else if (now() > deadline)
+                fail("%s: no event within %d s", what, EVENT_TIMEOUT_S);
+        }
+    } else {
+        DAT_COUNT nmore;
+        check(dat_evd_wait(evd, EVENT_TIMEOUT_S * 1000000u, 1, &ev, &nmore), what);
+    }
+    return ev;
+}
+
+static DAT_EVENT expect_event(const struct side *s, DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER want, const char *what)
+{
+    DAT_EVENT ev = next_event(s, evd, what);
+    if (ev.event_number != want)
+        fail("%s: expected event 0x%x, got 0x%x", what, (unsigned)want, (unsigned)ev.event_number);
+    return ev;
+}
+
+/* A DTO completion must be successful and carry the next cookie of its queue. */
+static void check_dto(const DAT_EVENT *ev, uint64_t *done, const char *what)
+{
+    if (ev->event_number != DAT_DTO_COMPLETION_EVENT)
+        fail("%s: expected a DTO completion, got event 0x%x", what, (unsigned)ev->event_number);
+    const DAT_DTO_COMPLETION_EVENT_DATA *d = &ev->event_data.dto_completion_event_data;
+    if (d->status != DAT_DTO_SUCCESS)
+        fail("%s: completion status %d", what, (int)d->status);
+    if (d->user_cookie.as_64 != *done)
+        fail("%s: completion cookie %llu, expected %llu", what, (unsigned long long)d->user_cookie.as_64,
+             (unsigned long long)*done);
+    (*done)++;
+}
+
+/* Reap one request (send/RDMA) completion, blocking or spinning. */
+static void reap_request(struct side *s)
+{
+    DAT_EVENT ev = next_event(s, s->req_evd, "request completion");
+    check_dto(&ev, &s->req_done, "request completion");
+}
+
+/* Reap a request completion if one is there. */
+static int try_reap_request(struct side *s)
+{
+    DAT_EVENT ev;
+    if (!try_event(s->req_evd, &ev, "request completion"))
+        return 0;
+    check_dto(&ev, &s->req_done, "request completion");
+    return 1;
+}
+
+/* ------------------------------------------------------------------ posting */
+
+static DAT_DTO_COOKIE cookie(uint64_t v)
+{
+    DAT_DTO_COOKIE k;
+    k.as_64 = v;
+    return k;
+}
+
+static char *ring_slot(const struct side *s, uint64_t seq) { return s->ring + (seq % s->ring_slots) * s->slot_len; }
+
+static void post_recv(struct side *s)
+{
+    DAT_LMR_TRIPLET t = dp_lmr_triplet(s->lmr_ctx, ring_slot(s, s->rcv_posted), s->slot_len);
+    check(dat_ep_post_recv(s->ep, 1, &t, cookie(s->rcv_posted), DAT_COMPLETION_DEFAULT_FLAG), "dat_ep_post_recv");
+    s->rcv_posted++;
+}
+
+/* Take the next receive completion if there is one (or wait for it when block): its slot, and
+ * post a replacement receive at once (the queue stays rq_depth deep). NULL if none yet. */
+static char *take_recv(struct side *s, int block, const char *what)
+{
+    DAT_EVENT ev;
+    if (block)
+        ev = next_event(s, s->rcv_evd, what);
+    else if (!try_event(s->rcv_evd, &ev, what))
+        return NULL;
+    uint64_t seq = s->rcv_done;
+    check_dto(&ev, &s->rcv_done, what);
+    return ring_slot(s, seq);
+}
+
+static void post_send(struct side *s, const void *addr, DAT_VLEN len)
+{
+    DAT_LMR_TRIPLET t = dp_lmr_triplet(s->lmr_ctx, addr, len);
+    check(dat_ep_post_send(s->ep, 1, &t, cookie(s->req_posted), DAT_COMPLETION_DEFAULT_FLAG), "dat_ep_post_send");
+    s->req_posted++;
+}
+
+static void post_rdma(struct side *s, int write, void *local, uint64_t remote, DAT_VLEN len)
+{
+    DAT_LMR_TRIPLET l = dp_lmr_triplet(s->lmr_ctx, local, len);
+    DAT_RMR_TRIPLET r = dp_rmr_triplet(s->peer.rmr_context, remote, len);
+    if (write)
+        check(dat_ep_post_rdma_write(s->ep, 1, &l, cookie(s->req_posted), &r, DAT_COMPLETION_DEFAULT_FLAG),
+              "dat_ep_post_rdma_write");
+    else
+        check(dat_ep_post_rdma_read(s->ep, 1, &l, cookie(s->req_posted), &r, DAT_COMPLETION_DEFAULT_FLAG),
+              "dat_ep_post_rdma_read");
+    s->req_posted++;
+}
+
+/* Send a control message and wait for its completion (nothing else is outstanding then). */
+static void send_ctrl(struct side *s, uint32_t type, uint32_t round, const uint64_t *v, int nv)
+{
+    struct ctrl m;
+    memset(&m, 0, sizeof m);
+    m.type = type;
+    m.round = round;
+    for (int i = 0; i < nv; i++)
+        m.v[i] = v[i];
+    put_ctrl((unsigned char *)s->buf, &m);
+    post_send(s, s->buf, CTRL_LEN);
+    while (s->req_done < s->req_posted)
+        reap_request(s);
+}
+
+/* Wait for a control message of this type; credits still in flight from a send_bw round are
+ * consumed on the way. */
+static struct ctrl wait_ctrl(struct side *s, uint32_t type, const char *what)
+{
+    for (;;) {
+        char *slot = take_recv(s, 1, what);
+        struct ctrl m = get_ctrl((unsigned char *)slot);
+        post_recv(s);
+        if (m.type == C_CREDIT && type != C_CREDIT)
+            continue;
+        if (m.type != type)
+            fail("%s: expected control message %u, got %u", what, type, m.type);
+        return m;
+    }
+}
+
+/* ------------------------------------------------------------------ set-up */
+
+static void open_ia(struct side *s, char *ia_name)
+{
+    s->async_evd = DAT_HANDLE_NULL;
+    check(dat_ia_open(ia_name, 8, &s->async_evd, &s->ia), "dat_ia_open");
+    check(dat_pz_create(s->ia, &s->pz), "dat_pz_create");
+    DAT_COUNT qlen = 2 * MAX_WINDOW + 16;
+    check(dat_evd_create(s->ia, qlen, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &s->req_evd), "dat_evd_create(requests)");
+    check(dat_evd_create(s->ia, qlen, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &s->rcv_evd), "dat_evd_create(receives)");
+    check(dat_evd_create(s->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &s->conn_evd),
+          "dat_evd_create(connection)");
+}
+
+/* The endpoint, with queues deep enough for the window: the provider's default attributes
+ * (read from a probe endpoint), but max_recv_dtos and max_request_dtos ours (providers' defaults
+ * differ: OFED's uDAPL takes fewer receives than datperf keeps posted). */
+static void create_ep(struct side *s)
+{
+    DAT_EP_HANDLE probe;
+    DAT_EP_PARAM param;
+    check(dat_ep_create(s->ia, s->pz, s->rcv_evd, s->req_evd, s->conn_evd, NULL, &probe), "dat_ep_create");
+    check(dat_ep_query(probe, DAT_EP_FIELD_ALL, &param), "dat_ep_query");
+    check(dat_ep_free(probe), "dat_ep_free");
+    DAT_EP_ATTR attr = param.ep_attr;
+    attr.max_recv_dtos = (DAT_COUNT)s->rq_depth;
+    /* the window, plus credits (at most 8 outstanding) or control messages */
+    attr.max_request_dtos = (DAT_COUNT)(s->cfg.window > 8 ? s->cfg.window : 8) + 4;
+    check(dat_ep_create(s->ia, s->pz, s->rcv_evd, s->req_evd, s->conn_evd, &attr, &s->ep), "dat_ep_create");
+}
+
+/* The registered buffer, sized by the configuration (both sides know it by then). */
+static void register_buffer(struct side *s)
+{
+    const struct config *c = &s->cfg;
+    s->rq_depth = 2 * c->window + 4;
+    s->slot_len = c->max_size > CTRL_LEN ? c->max_size : CTRL_LEN;
+    s->ring_slots = s->rq_depth;
+    if (!(c->flags & F_VERIFY) && (size_t)s->ring_slots * s->slot_len > RING_BYTES_CAP) {
+        s->ring_slots = (unsigned)(RING_BYTES_CAP / s->slot_len);
+        if (s->ring_slots < 2)
+            s->ring_slots = 2;
+    }
+    size_t ring_bytes = (size_t)s->ring_slots * s->slot_len;
+    size_t area = ((size_t)c->max_size + 4095) & ~(size_t)4095;
+    s->buflen = CTRL_AREA + ring_bytes + 2 * area;
+    void *mem = NULL;
+    if (posix_memalign(&mem, 4096, s->buflen) != 0)
+        fail("out of memory (%zu bytes)", s->buflen);
+    memset(mem, 0, s->buflen);
+    s->buf = mem;
+    s->ring = s->buf + CTRL_AREA;
+    s->src = s->ring + ring_bytes;
+    s->dst = s->src + area;
+    struct ctrl credit = {C_CREDIT, 0, {0}};
+    put_ctrl((unsigned char *)s->buf + CTRL_LEN, &credit);
+
+    DAT_REGION_DESCRIPTION region;
+    memset(&region, 0, sizeof region);
+    region.for_va = s->buf;
+    DAT_VLEN reg_len;
+    DAT_VADDR reg_addr;
+    check(DP_LMR_CREATE(s->ia, region, s->buflen, s->pz, DAT_MEM_PRIV_ALL_FLAG, &s->lmr, &s->lmr_ctx, &s->rmr_ctx,
+                        &reg_len, &reg_addr),
+          "dat_lmr_create");
+}
+
+static struct remote my_remote(const struct side *s)
+{
+    struct remote r = {s->rmr_ctx, (uint64_t)(uintptr_t)s->src, (uint64_t)(uintptr_t)s->dst};
+    return r;
+}
+
+static void teardown(struct side *s)
+{
+    check(dat_ep_free(s->ep), "dat_ep_free");
+    if (s->psp)
+        check(dat_psp_free(s->psp), "dat_psp_free");
+    check(dat_lmr_free(s->lmr), "dat_lmr_free");
+    check(dat_evd_free(s->req_evd), "dat_evd_free(requests)");
+    check(dat_evd_free(s->rcv_evd), "dat_evd_free(receives)");
+    check(dat_evd_free(s->conn_evd), "dat_evd_free(connection)");
+    if (s->cr_evd)
+        check(dat_evd_free(s->cr_evd), "dat_evd_free(CR)");
+    check(dat_pz_free(s->pz), "dat_pz_free");
+    check(dat_ia_close(s->ia, DAT_CLOSE_GRACEFUL_FLAG), "dat_ia_close");
+    free(s->buf);
+}
+
+/* Wait for DISCONNECTED, skipping nothing else. */
+static void wait_disconnected(struct side *s)
+{
+    expect_event(s, s->conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, "waiting for DISCONNECTED");
+}
+
+/* ------------------------------------------------------------------ the tests */
+
+/* What one round measured on the client. */
+struct result {
+    double *rtt;  /* latency tests: round trip of each measured iteration, seconds */
+    double secs;  /* bandwidth tests: first post to last completion */
+    uint64_t ops; /* measured operations */
+    struct usage mine, peer;
+};
+
+/* Poll mode spins on two EVDs at once; blocking mode waits for them in turn. */
+static void send_lat_client(struct side *s, uint32_t size, struct result *res)
+{
+    const struct config *c = &s->cfg;
+    int verify = c->flags & F_VERIFY;
+    uint64_t total = (uint64_t)c->iters + c->warmup;
+    for (uint64_t i = 0; i < total; i++) {
+        if (i == c->warmup)
+            s->mark = usage_now();
+        if (verify)
+            fill_pattern(s->src, size, i);
+        double t0 = now();
+        post_send(s, s->src, size);
+        char *pong = NULL;
+        if (s->poll) {
+            while (s->req_done < s->req_posted || !pong) {
+                if (s->req_done < s->req_posted)
+                    try_reap_request(s);
+                if (!pong)
+                    pong = take_recv(s, 0, "receive pong");
+            }
+        } else {
+            reap_request(s);
+            pong = take_recv(s, 1, "receive pong");
+        }
+        double t1 = now();
+        if (verify) {
+            if (!pattern_ok(pong, size, ~i))
+                fail("send_lat: pong %llu has wrong data", (unsigned long long)i);
+            memset(pong, 0, size);
+        }
+        post_recv(s);
+        if (i >= c->warmup)
+            res->rtt[i - c->warmup] = t1 - t0;
+    }
+    res->mine = usage_since(&s->mark);
+}
+
+static void send_lat_server(struct side *s, uint32_t size)
+{
+    const struct config *c = &s->cfg;
+    int verify = c->flags & F_VERIFY;
+    uint64_t total = (uint64_t)c->iters + c->warmup;
+    for (uint64_t i = 0; i < total; i++) {
+        if (i == c->warmup)
+            s->mark = usage_now();
+        char *ping = take_recv(s, 1, "receive ping");
+        if (verify) {
+            if (!pattern_ok(ping, size, i))
+                fail("send_lat: ping %llu has wrong data", (unsigned long long)i);
+            memset(ping, 0, size);
+            fill_pattern(s->src, size, ~i);
+        }
+        post_recv(s);
+        post_send(s, s->src, size);
+        reap_request(s);
+    }
+}
+
+/* Spin until the peer's write of iteration i has landed in dst (and, with -c, all of it). */
+static void wait_written(struct side *s, uint32_t size, uint64_t i, int reap_own)
+{
+    volatile char *last = s->dst + size - 1;
+    double deadline = now() + EVENT_TIMEOUT_S;
+    for (unsigned spins = 0; *last != write_tag(i); spins++) {
+        if (reap_own && s->req_done < s->req_posted && s->poll)
+            try_reap_request(s);
+        if ((spins & 1023) == 1023 && now() > deadline)
+            fail("write_lat: peer's write %llu did not arrive within %d s", (unsigned long long)i, EVENT_TIMEOUT_S);
+    }
+    DAT_LMR_TRIPLET t = dp_lmr_triplet(s->lmr_ctx, s->dst, size);
+    check(dat_lmr_sync_rdma_write(s->ia, &t, 1), "dat_lmr_sync_rdma_write");
+    if (s->cfg.flags & F_VERIFY) {
+        /* bytes of one write may land in any order: wait for the rest, bounded */
+        while (!pattern_ok(s->dst, size - 1, i))
+            if (now() > deadline)
+                fail("write_lat: write %llu has wrong data", (unsigned long long)i);
+    }
+}
+
+static void write_one(struct side *s, uint32_t size, uint64_t i)
+{
+    if (s->cfg.flags & F_VERIFY)
+        fill_pattern(s->src, size - 1, i);
+    s->src[size - 1] = write_tag(i);
+    post_rdma(s, 1, s->src, s->peer.dst, size);
+}
+
+static void write_lat_side(struct side *s, uint32_t size, struct result *res)
+{
+    const struct config *c = &s->cfg;
+    uint64_t total = (uint64_t)c->iters + c->warmup;
+    for (uint64_t i = 0; i < total; i++) {
+        if (i == c->warmup)
+            s->mark = usage_now();
+        if (s->server) {
+            wait_written(s, size, i, 0);
+            write_one(s, size, i);
+            while (s->req_done < s->req_posted)
+                reap_request(s);
+            continue;
+        }
+        double t0 = now();
+        write_one(s, size, i);
+        wait_written(s, size, i, 1);
+        while (s->req_done < s->req_posted)
+            reap_request(s);
+        double t1 = now();
+        if (i >= c->warmup)
+            res->rtt[i - c->warmup] = t1 - t0;
+    }
+    if (res)
+        res->mine = usage_since(&s->mark);
+}
+
+/* Reap request completions: all that are there, and at least one when must_wait. */
+static void reap_some(struct side *s, int must_wait)
+{
+    if (must_wait)
+        reap_request(s);
+    while (s->req_done < s->req_posted && try_reap_request(s))
+        ;
+}
+
+/* write_bw / read_bw on the client: window outstanding RDMA operations. */
+static void rdma_bw_client(struct side *s, uint32_t size, int write, struct result *res)
+{
+    const struct config *c = &s->cfg;
+    uint64_t n = c->iters, base = s->req_posted;
+    s->mark = usage_now();
+    double t0 = now();
+    while (s->req_done - base < n) {
+        while (s->req_posted - base < n && s->req_posted - s->req_done < c->window)
+            post_rdma(s, write, write ? s->src : s->dst, write ? s->peer.dst : s->peer.src, size);
+        reap_some(s, 1);
+    }
+    res->secs = now() - t0;
+    res->mine = usage_since(&s->mark);
+}
+
+/* A credit message, if one has come (or wait for it when block): 1 if taken. */
+static int take_credit(struct side *s, int block)
+{
+    char *m = take_recv(s, block, "receive credit");
+    if (!m)
+        return 0;
+    if (get_ctrl((unsigned char *)m).type != C_CREDIT)
+        fail("send_bw: expected a credit message");
+    post_recv(s);
+    return 1;
+}
+
+/* send_bw on the client: window outstanding sends, and no more than the receiver's credits
+ * (2 windows at the start, one more window per credit message). In blocking mode it sleeps
+ * for a send completion while sends are outstanding, else (out of credit) for a credit. */
+static void send_bw_client(struct side *s, uint32_t size, struct result *res)
+{
+    const struct config *c = &s->cfg;
+    uint64_t n = c->iters, base = s->req_posted, credit = 2 * (uint64_t)c->window;
+    s->mark = usage_now();
+    double t0 = now();
+    while (s->req_done - base < n) {
+        while (s->req_posted - base < n && s->req_posted - s->req_done < c->window && s->req_posted - base < credit)
+            post_send(s, s->src, size);
+        int progressed = 0;
+        while (s->req_done < s->req_posted && try_reap_request(s))
+            progressed = 1;
+        while (take_credit(s, 0)) {
+            credit += c->window;
+            progressed = 1;
+        }
+        if (s->poll || progressed)
+            continue;
+        if (s->req_done < s->req_posted) {
+            reap_request(s);
+        } else { /* nothing outstanding and not done: out of credit */
+            take_credit(s, 1);
+            credit += c->window;
+        }
+    }
+    res->secs = now() - t0;
+    res->mine = usage_since(&s->mark);
+}
+
+static void send_bw_server(struct side *s, uint32_t size, uint32_t round)
+{
+    const struct config *c = &s->cfg;
+    for (uint64_t k = 0; k < c->iters; k++) {
+        char *m = take_recv(s, 1, "receive data");
+        if (c->flags & F_VERIFY) {
+            if (!pattern_ok(m, size, round))
+                fail("send_bw: message %llu has wrong data", (unsigned long long)k);
+            memset(m, 0, size);
+        }
+        post_recv(s);
+        if ((k + 1) % c->window == 0) {
+            while (s->req_posted - s->req_done >= 8)
+                reap_request(s);
+            post_send(s, s->buf + CTRL_LEN, CTRL_LEN);
+            while (s->req_done < s->req_posted && try_reap_request(s))
+                ;
+        }
+    }
+    while (s->req_done < s->req_posted)
+        reap_request(s);
+}
+
+/* Prepare the data areas for one round (before the START/READY handshake). */
+static void prepare_round(struct side *s, uint32_t size, uint32_t round)
+{
+    int test = (int)s->cfg.test;
+    memset(s->dst, 0, size);
+    if (test == T_WRITE_BW || test == T_READ_BW || test == T_SEND_BW)
+        fill_pattern(s->src, size, round);
+    else
+        memset(s->src, 0, size);
+}
+
+static void server_round(struct side *s, uint32_t size, uint32_t round)
+{
+    int test = (int)s->cfg.test;
+    prepare_round(s, size, round);
+    struct ctrl start = wait_ctrl(s, C_START, "receive START");
+    if (start.round != round || start.v[0] != size)
+        fail("round %u: client is at round %u size %llu", round, start.round, (unsigned long long)start.v[0]);
+    s->mark = usage_now();
+    send_ctrl(s, C_READY, round, NULL, 0);
+    uint64_t verified = 1;
+    switch (test) {
+    case T_SEND_LAT: send_lat_server(s, size); break;
+    case T_WRITE_LAT: write_lat_side(s, size, NULL); break;
+    case T_SEND_BW: send_bw_server(s, size, round); break;
+    default: break; /* RDMA bandwidth: the server only waits for DONE */
+    }
+    if (!is_latency_test(test)) {
+        /* in the RDMA tests the server only waits (like perftest's passive side): it sleeps,
+         * leaving the CPUs to the transfer */
+        int poll = s->poll;
+        s->poll = test == T_SEND_BW ? poll : 0;
+        wait_ctrl(s, C_DONE, "receive DONE");
+        s->poll = poll;
+    }
+    struct usage u = usage_since(&s->mark);
+    if (test == T_WRITE_BW && (s->cfg.flags & F_VERIFY)) {
+        DAT_LMR_TRIPLET t = dp_lmr_triplet(s->lmr_ctx, s->dst, size);
+        check(dat_lmr_sync_rdma_write(s->ia, &t, 1), "dat_lmr_sync_rdma_write");
+        verified = (uint64_t)pattern_ok(s->dst, size, round);
+    }
+    uint64_t v[5] = {(uint64_t)(u.cpu_s * 1e9), (uint64_t)u.vcsw, (uint64_t)u.ivcsw, (uint64_t)u.threads, verified};
+    send_ctrl(s, C_STATS, round, v, 5);
+}
+
+static void client_round(struct side *s, uint32_t size, uint32_t round, struct result *res)
+{
+    int test = (int)s->cfg.test;
+    prepare_round(s, size, round);
+    uint64_t v[1] = {size};
+    send_ctrl(s, C_START, round, v, 1);
+    wait_ctrl(s, C_READY, "receive READY");
+    switch (test) {
+    case T_SEND_LAT: send_lat_client(s, size, res); break;
+    case T_WRITE_LAT: write_lat_side(s, size, res); break;
+    case T_WRITE_BW: rdma_bw_client(s, size, 1, res); break;
+    case T_READ_BW: rdma_bw_client(s, size, 0, res); break;
+    case T_SEND_BW: send_bw_client(s, size, res); break;
+    default: break;
+    }
+    res->ops = s->cfg.iters;
+    if (!is_latency_test(test))
+        send_ctrl(s, C_DONE, round, NULL, 0);
+    struct ctrl st = wait_ctrl(s, C_STATS, "receive STATS");
+    res->peer.cpu_s = (double)st.v[0] / 1e9;
+    res->peer.vcsw = (long)st.v[1];
+    res->peer.ivcsw = (long)st.v[2];
+    res->peer.threads = (long)st.v[3];
+    if (!st.v[4])
+        fail("%s size %u: the server found wrong data in its buffer", test_names[test], size);
+    if (test == T_READ_BW && (s->cfg.flags & F_VERIFY)) {
+        DAT_LMR_TRIPLET t = dp_lmr_triplet(s->lmr_ctx, s->dst, size);
+        check(dat_lmr_sync_rdma_read(s->ia, &t, 1), "dat_lmr_sync_rdma_read");
+        if (!pattern_ok(s->dst, size, round))
+            fail("read_bw size %u: data read differs from the server's buffer", size);
+    }
+}
+
+/* ------------------------------------------------------------------ reporting */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double percentile(const double *sorted, uint64_t n, double p)
+{
+    uint64_t k = (uint64_t)(p * (double)(n - 1) + 0.5);
+    return sorted[k < n ? k : n - 1];
+}
+
+static void report(const struct side *s, const char *ia, uint32_t size, struct result *r, int machine, int first)
+{
+    int test = (int)s->cfg.test;
+    double ops = (double)r->ops;
+    double cpu = r->mine.cpu_s * 1e6 / ops, srv_cpu = r->peer.cpu_s * 1e6 / ops;
+    double vcsw = (double)r->mine.vcsw / ops, ivcsw = (double)r->mine.ivcsw / ops;
+    double srv_vcsw = (double)r->peer.vcsw / ops, srv_ivcsw = (double)r->peer.ivcsw / ops;
+    const char *mode = s->poll ? "poll" : "block";
+    double lat[5] = {0}; /* one-way: min, median, p99, max, average, microseconds */
+    double bw = 0, rate = 0;
+    if (is_latency_test(test)) {
+        double sum = 0;
+        for (uint64_t i = 0; i < r->ops; i++)
+            sum += r->rtt[i];
+        qsort(r->rtt, r->ops, sizeof *r->rtt, cmp_double);
+        lat[0] = r->rtt[0];
+        lat[1] = percentile(r->rtt, r->ops, 0.5);
+        lat[2] = percentile(r->rtt, r->ops, 0.99);
+        lat[3] = r->rtt[r->ops - 1];
+        lat[4] = sum / ops;
+        for (int i = 0; i < 5; i++)
+            lat[i] *= 1e6 / 2;
+    } else {
+        bw = ops * size / r->secs / 1e6;
+        rate = ops / r->secs / 1e6;
+    }
+    if (machine) {
+        printf("datperf test=%s ia=%s mode=%s size=%u iters=%llu", test_names[test], ia, mode, size,
+               (unsigned long long)r->ops);
+        if (is_latency_test(test))
+            printf(" lat_min_us=%.3f lat_median_us=%.3f lat_p99_us=%.3f lat_max_us=%.3f lat_avg_us=%.3f", lat[0],
+                   lat[1], lat[2], lat[3], lat[4]);
+        else
+            printf(" window=%u bw_MBps=%.1f msg_rate_Mps=%.4f", s->cfg.window, bw, rate);
+        printf(" cpu_us_per_op=%.3f vcsw_per_op=%.3f ivcsw_per_op=%.3f threads=%ld"
+               " srv_cpu_us_per_op=%.3f srv_vcsw_per_op=%.3f srv_ivcsw_per_op=%.3f srv_threads=%ld\n",
+               cpu, vcsw, ivcsw, r->mine.threads, srv_cpu, srv_vcsw, srv_ivcsw, r->peer.threads);
+        fflush(stdout);
+        return;
+    }
+    if (first) {
+        printf("# datperf %s on IA %s, %s completions (%s), %u iterations%s\n", test_names[test], ia, mode,
+               s->poll ? "dat_evd_dequeue spin" : "dat_evd_wait", s->cfg.iters,
+               (s->cfg.flags & F_VERIFY) ? ", payloads checked" : "");
+        printf("# one-way latency = round trip / 2; cpu = user+sys us per op; cs = voluntary/involuntary "
+               "context switches per op; thr = threads; c = client, s = server\n");
+        if (is_latency_test(test))
+            printf("%9s %8s %9s %9s %9s %9s %9s", "#bytes", "#iters", "t_min[us]", "t_med[us]", "t_p99[us]",
+                   "t_max[us]", "t_avg[us]");
+        else
+            printf("%9s %8s %6s %12s %10s", "#bytes", "#iters", "window", "BW[MB/s]", "Mmsg/s");
+        printf(" %8s %11s %4s %8s %11s %4s\n", "c_cpu", "c_cs(v/i)", "c_thr", "s_cpu", "s_cs(v/i)", "s_thr");
+    }
+    if (is_latency_test(test))
+        printf("%9u %8llu %9.2f %9.2f %9.2f %9.2f %9.2f", size, (unsigned long long)r->ops, lat[0], lat[1], lat[2],
+               lat[3], lat[4]);
+    else
+        printf("%9u %8llu %6u %12.1f %10.4f", size, (unsigned long long)r->ops, s->cfg.window, bw, rate);
+    printf(" %8.2f %5.2f/%5.2f %4ld %8.2f %5.2f/%5.2f %4ld\n", cpu, vcsw, ivcsw, r->mine.threads, srv_cpu, srv_vcsw,
+           srv_ivcsw, r->peer.threads);
+    fflush(stdout);
+}
+
+/* ------------------------------------------------------------------ the two roles */
+
+static uint32_t next_size(uint32_t size) { return size * 2; }
+
+static int run_server(char *ia, DAT_CONN_QUAL qual)
+{
+    struct side s;
+    memset(&s, 0, sizeof s);
+    s.server = 1;
+    open_ia(&s, ia);
+    check(dat_evd_create(s.ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &s.cr_evd), "dat_evd_create(CR)");
+    check(dat_psp_create(s.ia, qual, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp), "dat_psp_create");
+    printf("datperf: server listening on IA %s qualifier %llu\n", ia, (unsigned long long)qual);
+    fflush(stdout);
+
+    /* the connection request can take its time: always block here */
+    DAT_EVENT ev;
+    DAT_COUNT nmore;
+    check(dat_evd_wait(s.cr_evd, DAT_TIMEOUT_INFINITE, 1, &ev, &nmore), "waiting for a connection request");
+    if (ev.event_number != DAT_CONNECTION_REQUEST_EVENT)
+        fail("expected a connection request, got event 0x%x", (unsigned)ev.event_number);
+    DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+    DAT_CR_PARAM crp;
+    check(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp), "dat_cr_query");
+    if (crp.private_data_size < REQ_PD_LEN || !get_request(crp.private_data, &s.cfg, &s.peer)) {
+        check(DP_CR_REJECT(cr), "dat_cr_reject");
+        fail("connection request is not from a datperf client");
+    }
+    if (s.cfg.test >= T_COUNT || s.cfg.window == 0 || s.cfg.window > MAX_WINDOW || s.cfg.min_size == 0 ||
+        s.cfg.max_size > MAX_SIZE || s.cfg.min_size > s.cfg.max_size || s.cfg.iters == 0) {
+        check(DP_CR_REJECT(cr), "dat_cr_reject");
+        fail("connection request carries an invalid configuration");
+    }
+    s.poll = !(s.cfg.flags & F_BLOCK);
+    register_buffer(&s);
+    create_ep(&s);
+    for (unsigned i = 0; i < s.rq_depth; i++)
+        post_recv(&s);
+    unsigned char pd[REMOTE_LEN];
+    struct remote me = my_remote(&s);
+    put_remote(pd, &me);
+    check(dat_cr_accept(cr, s.ep, sizeof pd, pd), "dat_cr_accept");
+    expect_event(&s, s.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, "waiting for ESTABLISHED");
+
+    uint32_t round = 1;
+    for (uint32_t size = s.cfg.min_size; size <= s.cfg.max_size; size = next_size(size), round++)
+        server_round(&s, size, round);
+
+    wait_disconnected(&s);
+    teardown(&s);
+    return 0;
+}
+
+static void resolve(const char *host, struct sockaddr_in *sin)
+{
+    memset(sin, 0, sizeof *sin);
+    sin->sin_family = AF_INET;
+    if (inet_pton(AF_INET, host, &sin->sin_addr) == 1)
+        return;
+    struct addrinfo hints, *res;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_INET;
+    if (getaddrinfo(host, NULL, &hints, &res) != 0)
+        fail("cannot resolve %s", host);
+    sin->sin_addr = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
+    freeaddrinfo(res);
+}
+
+/* Connect, retrying with a fresh endpoint for a while if the server is not listening yet. */
+static void connect_to_server(struct side *s, const char *host, DAT_CONN_QUAL qual)
+{
+    struct sockaddr_in sin;
+    resolve(host, &sin);
+    unsigned char pd[REQ_PD_LEN];
+    struct remote me = my_remote(s);
+    put_request(pd, &s->cfg, &me);
+    double deadline = now() + EVENT_TIMEOUT_S;
+    for (;;) {
+        create_ep(s);
+        check(dat_ep_connect(s->ep, (DAT_IA_ADDRESS_PTR)&sin, qual, EVENT_TIMEOUT_S * 1000000u, sizeof pd, pd,
+                             DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
+              "dat_ep_connect");
+        DAT_EVENT ev;
+        DAT_COUNT nmore;
+        check(dat_evd_wait(s->conn_evd, EVENT_TIMEOUT_S * 1000000u, 1, &ev, &nmore), "waiting for ESTABLISHED");
+        if (ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED) {
+            const DAT_CONNECTION_EVENT_DATA *cd = &ev.event_data.connect_event_data;
+            if (cd->private_data_size < REMOTE_LEN)
+                fail("the server's accept carries no buffer description");
+            s->peer = get_remote(cd->private_data);
+            return;
+        }
+        if (now() > deadline)
+            fail("no connection to %s qualifier %llu (last event 0x%x)", host, (unsigned long long)qual,
+                 (unsigned)ev.event_number);
+        check(dat_ep_free(s->ep), "dat_ep_free");
+        usleep(100000);
+    }
+}
+
+static int run_client(char *ia, const char *host, DAT_CONN_QUAL qual, const struct config *cfg, int machine)
+{
+    struct side s;
+    memset(&s, 0, sizeof s);
+    s.cfg = *cfg;
+    s.poll = !(cfg->flags & F_BLOCK);
+    open_ia(&s, ia);
+    register_buffer(&s);
+    connect_to_server(&s, host, qual);
+    /* the server sends nothing before our START: the receives can follow the connection */
+    for (unsigned i = 0; i < s.rq_depth; i++)
+        post_recv(&s);
+
+    struct result res;
+    memset(&res, 0, sizeof res);
+    res.rtt = calloc(cfg->iters, sizeof *res.rtt);
+    if (!res.rtt)
+        fail("out of memory");
+    uint32_t round = 1;
+    for (uint32_t size = cfg->min_size; size <= cfg->max_size; size = next_size(size), round++) {
+        client_round(&s, size, round, &res);
+        report(&s, ia, size, &res, machine, round == 1);
+    }
+    free(res.rtt);
+
+    check(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG), "dat_ep_disconnect");
+    wait_disconnected(&s);
+    teardown(&s);
+    return 0;
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: datperf -P ia [-q qual]                    (server)\n"
+            "       datperf -P ia -h server [-q qual] [options] (client)\n"
+            "  -t test     send_lat (default), write_lat, write_bw, read_bw, send_bw\n"
+            "  -s bytes    message size (default 8; 2 B to 4 MiB)\n"
+            "  -a          all sizes, powers of two from 2 B to 4 MiB (to -s if given)\n"
+            "  -n iters    measured iterations (default 1000 latency, 5000 bandwidth)\n"
+            "  -W iters    warm-up iterations before measuring, latency tests (default min(100, n/10))\n"
+            "  -w ops      outstanding operations, bandwidth tests (default 32, at most %d)\n"
+            "  -p / -b     completions by spinning on dat_evd_dequeue (default) / sleeping in dat_evd_wait\n"
+            "  -c          check every payload\n"
+            "  -m          machine-readable output: one key=value line per result\n"
+            "  -q qual     connection qualifier (default 18517)\n",
+            MAX_WINDOW);
+    exit(2);
+}
+
+static uint32_t parse_size(const char *arg)
+{
+    char *end;
+    unsigned long long v = strtoull(arg, &end, 0);
+    if (*end == 'k' || *end == 'K')
+        v <<= 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        v <<= 20, end++;
+    if (*end || v < 2 || v > MAX_SIZE) {
+        fprintf(stderr, "datperf: size %s is not between 2 and %u\n", arg, MAX_SIZE);
+        exit(2);
+    }
+    return (uint32_t)v;
+}
+
+int main(int argc, char **argv)
+{
+    char *ia = "shm";
+    const char *host = NULL;
+    DAT_CONN_QUAL qual = 18517;
+    struct config cfg = {T_SEND_LAT, 0, 8, 8, 0, UINT32_MAX, 32};
+    int all = 0, machine = 0, opt;
+    while ((opt = getopt(argc, argv, "P:h:q:t:s:an:W:w:pbcm")) != -1) {
+        switch (opt) {
+        case 'P': ia = optarg; break;
+        case 'h': host = optarg; break;
+        case 'q': qual = strtoull(optarg, NULL, 0); break;
+        case 't': {
+            int t;
+            for (t = 0; t < T_COUNT && strcmp(optarg, test_names[t]) != 0; t++)
+                ;
+            if (t == T_COUNT)
+                usage();
+            cfg.test = (uint32_t)t;
+            break;
+        }
+        case 's': cfg.min_size = cfg.max_size = parse_size(optarg); break;
+        case 'a': all = 1; break;
+        case 'n': cfg.iters = (uint32_t)strtoul(optarg, NULL, 0); break;
+        case 'W': cfg.warmup = (uint32_t)strtoul(optarg, NULL, 0); break;
+        case 'w': cfg.window = (uint32_t)strtoul(optarg, NULL, 0); break;
+        case 'p': cfg.flags &= ~F_BLOCK; break;
+        case 'b': cfg.flags |= F_BLOCK; break;
+        case 'c': cfg.flags |= F_VERIFY; break;
+        case 'm': machine = 1; break;
+        default: usage();
+        }
+    }
+    if (optind != argc)
+        usage();
+    if (all) {
+        cfg.min_size = 2;
+        if (cfg.max_size == 8)
+            cfg.max_size = MAX_SIZE;
+    }
+    if (cfg.iters == 0)
+        cfg.iters = is_latency_test((int)cfg.test) ? 1000 : 5000;
+    if (cfg.warmup == UINT32_MAX)
+        cfg.warmup = cfg.iters / 10 < 100 ? cfg.iters / 10 : 100;
+    if (!is_latency_test((int)cfg.test))
+        cfg.warmup = 0;
+    if (cfg.window == 0 || cfg.window > MAX_WINDOW)
+        usage();
+    if (!host)
+        return run_server(ia, qual);
+    return run_client(ia, host, qual, &cfg, machine);
+}
