@@ -66,7 +66,7 @@ for f in $(cat "$exports"); do
     [ -f "$src" ] || bad "$f: man3/$f.3 links to missing $src"
 done
 # Every installed command has a section-1 page.
-for t in ${MAN_COMMANDS:-datinfo}; do
+for t in ${MAN_COMMANDS:-datinfo datperf}; do
     [ -f "$man/man1/$t.1" ] || bad "$t: no page man1/$t.1"
 done
 for p in "$man"/man*/*.[0-9]; do
