@@ -1,4 +1,6 @@
 //! The process-wide table of memory regions and memory windows, looked up by key without locks.
+//! It lives in the published area ([`super::area`]), so connected peers can check keys
+//! themselves before they copy to or from our memory (read-only for them).
 //!
 //! A key is `generation << INDEX_BITS | index`. Each slot is a tiny seqlock: writers (register,
 //! bind, deregister; rare) clear the key, update the fields, then publish the new key; readers
@@ -38,8 +40,9 @@ impl Entry {
     }
 }
 
-#[derive(Default)]
-struct Slot {
+/// One slot; all-zero is a free slot (the area is a fresh memfd).
+#[repr(C)]
+pub struct Slot {
     key: AtomicU32,
     /// Generation of the last key published here (also while the slot is free).
     gen: AtomicU32,
@@ -49,16 +52,27 @@ struct Slot {
     len: AtomicU64,
 }
 
+/// Bytes of the table in the published area.
+pub const TABLE_BYTES: usize = SLOTS * std::mem::size_of::<Slot>();
+
 struct Table {
-    slots: Box<[Slot]>,
+    slots: &'static [Slot],
     free: Mutex<Vec<u32>>,
 }
 
 fn table() -> &'static Table {
     static T: OnceLock<Table> = OnceLock::new();
-    T.get_or_init(|| Table {
-        slots: (0..SLOTS).map(|_| Slot::default()).collect(),
-        free: Mutex::new((0..SLOTS as u32).rev().collect()),
+    T.get_or_init(|| {
+        // Without a published area (no memfd), a private table: peers then cannot check keys
+        // and every RDMA goes through the target.
+        let base = super::area::table_ptr().unwrap_or_else(|| {
+            let private: &'static mut [u64] = Box::leak(vec![0u64; TABLE_BYTES / 8].into_boxed_slice());
+            private.as_mut_ptr() as *mut u8
+        });
+        // SAFETY: base points to TABLE_BYTES zero-filled, 8-aligned bytes that live for the
+        // process; an all-zero Slot (atomics) is valid.
+        let slots = unsafe { std::slice::from_raw_parts(base as *const Slot, SLOTS) };
+        Table { slots, free: Mutex::new((0..SLOTS as u32).rev().collect()) }
     })
 }
 
@@ -114,10 +128,31 @@ pub fn revoke(index: u32) {
 
 /// The entry `key` names, if it is live.
 pub fn lookup(key: u32) -> Option<Entry> {
+    lookup_in(table().slots, key)
+}
+
+/// A peer's table, mapped read-only from its published area.
+///
+/// # Safety
+/// `base` must point to a live mapping of at least [`TABLE_BYTES`] bytes, 8-aligned, for `'a`.
+#[allow(dead_code)] // used by initiator-driven RDMA (next commit)
+pub unsafe fn peer_slots<'a>(base: *const u8) -> &'a [Slot] {
+    // SAFETY: per the contract; any bit pattern is a valid Slot (plain atomics).
+    unsafe { std::slice::from_raw_parts(base as *const Slot, SLOTS) }
+}
+
+/// The slot index a key names.
+#[allow(dead_code)] // used by initiator-driven RDMA (next commit)
+pub fn slot_of(key: u32) -> u32 {
+    key & (SLOTS as u32 - 1)
+}
+
+/// Looks `key` up in `slots` (ours or a peer's): a consistent snapshot or None.
+pub fn lookup_in(slots: &[Slot], key: u32) -> Option<Entry> {
     if key == 0 {
         return None;
     }
-    let s = &table().slots[(key as usize) & (SLOTS - 1)];
+    let s = &slots[(key as usize) & (SLOTS - 1)];
     if s.key.load(Ordering::Acquire) != key {
         return None;
     }

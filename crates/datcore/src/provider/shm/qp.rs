@@ -8,6 +8,7 @@ use super::super::{
     Access, BindWr, CompletionQueue, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair, SendOp, SendWr,
     Sge, WcOpcode, WcStatus, WorkCompletion,
 };
+use super::area::PeerArea;
 use super::cq::ShmCq;
 use super::memtable::{self, Entry, Kind};
 use super::recvq::{self, Recv, RecvQueue, ShmSrq};
@@ -45,6 +46,40 @@ impl From<Malformed> for Fault {
     }
 }
 
+/// What the peer told us about its end at connect time.
+pub struct PeerEnd {
+    /// Its published area (None until the handshake delivered it).
+    pub area: Option<PeerArea>,
+    /// Wake-word indices of its QP's send and receive completion queues.
+    pub send_cq: u32,
+    pub recv_cq: u32,
+    /// Its QP's protection domain.
+    #[allow(dead_code)] // read by initiator-driven RDMA (next commit)
+    pub pd: u32,
+}
+
+impl PeerEnd {
+    pub fn new(area: Option<PeerArea>, h: &wire::Hello) -> PeerEnd {
+        PeerEnd { area, send_cq: h.send_cq, recv_cq: h.recv_cq, pd: h.pd }
+    }
+
+    fn notify(&self, cq: u32) {
+        if let Some(w) = self.area.as_ref().and_then(|a| a.wake(cq)) {
+            w.notify();
+        }
+    }
+
+    /// We added a request record: the peer's receive queue's poll will execute it.
+    pub fn notify_recv_cq(&self) {
+        self.notify(self.recv_cq)
+    }
+
+    /// We added a response record: the peer's send queue's poll will complete from it.
+    pub fn notify_send_cq(&self) {
+        self.notify(self.send_cq)
+    }
+}
+
 /// An established (or accepting) connection's shared-memory side.
 pub struct Link {
     pub seg: Segment,
@@ -58,11 +93,13 @@ pub struct Link {
     pub peer_copies: bool,
     /// We can read/write the peer's memory.
     pub we_copy: bool,
+    pub peer: PeerEnd,
 }
 
 impl Link {
-    pub fn new(seg: Segment, side: usize, peer_pid: i32, we_copy: bool) -> Link {
+    pub fn new(seg: Segment, side: usize, peer_pid: i32, we_copy: bool, peer: PeerEnd) -> Link {
         Link {
+            peer,
             tx_req: seg.producer(side, false),
             tx_resp: seg.producer(side, true),
             rx_req: seg.consumer(1 - side, false),
@@ -201,6 +238,25 @@ pub struct QpState {
     pub sock_ready: bool,
     /// Dropped by the core: no more events.
     pub dropped: bool,
+    /// A data step run from a poll found the connection broken; the progress thread tears it
+    /// down and reports it.
+    pub fault: Option<Fault>,
+    /// Counts data steps that did something; the progress thread services a connection
+    /// itself only when work waits and this did not move since its last look.
+    pub data_gen: u64,
+    pub looked_gen: u64,
+}
+
+impl QpState {
+    /// Whether data-path work waits: records to consume, work to issue, an answer to send.
+    pub fn data_pending(&self) -> bool {
+        let Some(l) = &self.link else { return false };
+        !l.rx_req.is_empty()
+            || !l.rx_resp.is_empty()
+            || self.sq.issued < self.sq.tail
+            || self.pending_ack.is_some()
+            || !matches!(self.rx, Rx::Idle)
+    }
 }
 
 /// What a locked section asks to have done once the lock is gone.
@@ -277,13 +333,20 @@ impl QpShared {
 
     /// Wakes CQ waiters and delivers the event; call with no lock held.
     pub fn finish(&self, a: After) {
+        self.finish_except(a, None)
+    }
+
+    /// As [`finish`](Self::finish), but leaves `polling` (the queue whose poll runs this, under
+    /// its EVD's lock; its poller takes the completions itself) alone.
+    fn finish_except(&self, a: After, polling: Option<&ShmCq>) {
+        let other = |cq: &Arc<ShmCq>| polling.is_none_or(|p| !std::ptr::eq(p, &**cq));
         if a.wake_send {
-            if let Some(cq) = &self.send_cq {
+            if let Some(cq) = self.send_cq.as_ref().filter(|c| other(c)) {
                 cq.wake();
             }
         }
         if a.wake_recv {
-            if let Some(cq) = &self.recv_cq {
+            if let Some(cq) = self.recv_cq.as_ref().filter(|c| other(c)) {
                 cq.wake();
             }
         }
@@ -342,14 +405,42 @@ impl QpShared {
         }
     }
 
-    /// Rings the peer's doorbell if its progress thread sleeps.
+    /// One data step from `cq`'s poll, in the poller's thread. A broken connection is left to
+    /// the progress thread (events are never delivered from inside a poll).
+    pub fn drive_from_poll(&self, cq: &ShmCq) {
+        let mut a = After::default();
+        {
+            let mut st = self.st.lock();
+            if st.phase != Phase::Connected || st.fault.is_some() || st.peer_gone || st.peer_disc {
+                return;
+            }
+            self.data_step(&mut st, &mut a);
+        }
+        self.finish_except(a, Some(cq));
+    }
+
+    /// Runs the data path once (responses, requests, queued work); a fault is parked in
+    /// `st.fault` for the progress thread.
+    pub fn data_step(&self, st: &mut QpState, a: &mut After) {
+        match super::xfer::step(self, st, a) {
+            Ok(true) => st.data_gen += 1,
+            Ok(false) => {}
+            Err(f) => {
+                st.fault = Some(f);
+                progress::engine().kick();
+            }
+        }
+    }
+
+    /// Rings the peer's progress-thread doorbell if that thread sleeps (only where no
+    /// consumer's poll is expected to notice: ring space freed for a waiting producer).
     pub fn bell(st: &QpState) {
         if let (Some(l), Some(s)) = (&st.link, &st.sock) {
             fence(Ordering::SeqCst);
             if l.seg.sleeping(1 - l.side).load(Ordering::Relaxed) != 0 {
                 let mut b = [0u8; wire::MAX_MSG];
                 let n = wire::encode(&wire::Msg::Bell, &mut b);
-                let _ = sys::send(s, &b[..n], None);
+                let _ = sys::send(s, &b[..n], &[]);
             }
         }
     }
@@ -386,32 +477,48 @@ impl ShmQp {
             peer_gone: false,
             sock_ready: false,
             dropped: false,
+            fault: None,
+            data_gen: 0,
+            looked_gen: 0,
         };
-        ShmQp {
-            sh: Arc::new(QpShared {
-                pd,
-                context,
-                send_cq,
-                recv_cq,
-                srq,
-                caps,
-                events,
-                st: Mutex::new(st),
-                need_recv: AtomicBool::new(false),
-            }),
+        let sh = Arc::new(QpShared {
+            pd,
+            context,
+            send_cq,
+            recv_cq,
+            srq,
+            caps,
+            events,
+            st: Mutex::new(st),
+            need_recv: AtomicBool::new(false),
+        });
+        for cq in sh.cqs() {
+            cq.attach(&sh);
         }
+        ShmQp { sh }
+    }
+}
+
+impl QpShared {
+    /// The distinct completion queues this QP completes on.
+    fn cqs(&self) -> impl Iterator<Item = &Arc<ShmCq>> {
+        let recv = self.recv_cq.as_ref().filter(|r| self.send_cq.as_ref().is_none_or(|s| !Arc::ptr_eq(r, s)));
+        self.send_cq.iter().chain(recv)
     }
 }
 
 impl Drop for ShmQp {
     fn drop(&mut self) {
+        for cq in self.sh.cqs() {
+            cq.detach(&self.sh);
+        }
         let mut st = self.sh.st.lock();
         st.dropped = true;
         if st.phase != Phase::Closed && st.phase != Phase::Idle {
             if let Some(s) = &st.sock {
                 let mut b = [0u8; wire::MAX_MSG];
                 let n = wire::encode(&wire::Msg::Disc, &mut b);
-                let _ = sys::send(s, &b[..n], None);
+                let _ = sys::send(s, &b[..n], &[]);
             }
             let mut a = After::default();
             self.sh.teardown(&mut st, &mut a);
@@ -484,9 +591,14 @@ impl QueuePair for ShmQp {
             return Ok(());
         }
         st.rq.push(wr_id, sges)?;
-        drop(st);
+        // A send waits for this receive: place it now, in the caller's thread.
         if sh.need_recv.load(Ordering::Acquire) && sh.need_recv.swap(false, Ordering::AcqRel) {
-            progress::engine().kick();
+            let mut a = After::default();
+            if st.phase == Phase::Connected && st.fault.is_none() {
+                sh.data_step(&mut st, &mut a);
+            }
+            drop(st);
+            sh.finish(a);
         }
         Ok(())
     }

@@ -33,7 +33,7 @@ struct RingCtl {
 struct SegHeader {
     magic: u64,
     /// `sleeping[side]`: that side's progress thread is about to block in poll(2) and must be
-    /// woken through the socket.
+    /// woken through the socket (only for ring space freed under a waiting producer).
     sleeping: [Line<AtomicU32>; 2],
     rings: [RingCtl; 4],
 }
@@ -252,6 +252,11 @@ impl Consumer {
     fn ctl(&self) -> &RingCtl {
         // SAFETY: the segment outlives this consumer.
         unsafe { &*self.ctl }
+    }
+
+    /// Whether no record (not even a pad) waits.
+    pub fn is_empty(&self) -> bool {
+        self.ctl().tail.0.load(Ordering::Acquire) == self.head
     }
 
     /// The oldest record, skipping pad records.

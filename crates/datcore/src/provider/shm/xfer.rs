@@ -1,8 +1,10 @@
 //! The data path: issuing send-queue work into the request ring (initiator), executing
 //! requests against local memory (target), and completing from responses (initiator).
 //!
-//! Every request is executed by the *target's* progress thread, in ring order, which gives RC
-//! ordering for free: data of op N is placed before op N+1 starts, and ACKs come back in order.
+//! Requests are executed by the *target*, in ring order, from whichever of its threads drives
+//! the connection (normally the consumer's own poll of its receive queue, see
+//! [`super::cq::ShmCq::poll`]), which gives RC ordering: data of op N is placed before op N+1
+//! starts, and ACKs come back in order.
 //! With cross-memory attach the target copies straight between the two processes' buffers (one
 //! copy, one syscall); small payloads, and everything when attach is not permitted, travel
 //! inline through the rings (two copies, no syscall).
@@ -92,12 +94,24 @@ fn iovs(sges: &[Sge], total: u64, out: &mut [(u64, u64); MAX_IOV]) -> usize {
     n
 }
 
-/// Writes as much of the send queue into the request ring as fits.
-pub fn pump_tx(st: &mut QpState) -> Result<(), Fault> {
+/// One data step on a connected QP, in whatever thread drives it: complete from responses,
+/// execute requests (unless the peer is going away), issue queued work. True if it did
+/// something.
+pub fn step(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, Fault> {
+    let mut did = pump_resp(sh, st, a)?;
+    if !st.peer_disc && !st.peer_gone {
+        did |= pump_rx(sh, st, a)?;
+    }
+    did |= pump_tx(st)?;
+    Ok(did)
+}
+
+/// Writes as much of the send queue into the request ring as fits; true if it wrote.
+pub fn pump_tx(st: &mut QpState) -> Result<bool, Fault> {
     let QpState { link, sq, reads_out, sock, .. } = st;
-    let Some(link) = link.as_mut() else { return Ok(()) };
+    let Some(link) = link.as_mut() else { return Ok(false) };
     if sock.is_none() {
-        return Ok(());
+        return Ok(false);
     }
     let mut pushed = false;
     while sq.issued < sq.tail {
@@ -174,9 +188,9 @@ pub fn pump_tx(st: &mut QpState) -> Result<(), Fault> {
         pushed = true;
     }
     if pushed {
-        QpShared::bell(st);
+        link.peer.notify_recv_cq();
     }
-    Ok(())
+    Ok(pushed)
 }
 
 /// Completes send-queue work from ACKs and places inline RDMA read data.
@@ -234,6 +248,10 @@ pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool,
                 _ => return Err(Fault::Malformed("unknown response record")),
             }
             ring |= link.rx_resp.consume(rec);
+        }
+        if ring {
+            // The peer's responder waits for response space.
+            link.peer.notify_recv_cq();
         }
     }
     if ring {
@@ -295,7 +313,13 @@ pub fn pump_rx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, F
     let mut did = false;
     let mut ring = false;
     let r = pump_rx_inner(sh, st, a, &mut did, &mut ring);
-    if ring || did {
+    if let Some(link) = &st.link {
+        if ring || did {
+            // Responses for its send queue, or request space it waits for.
+            link.peer.notify_send_cq();
+        }
+    }
+    if ring {
         QpShared::bell(st);
     }
     r.map(|()| did)
