@@ -143,7 +143,6 @@ impl Drop for OwnWake {
 /// A peer's published area, mapped: wake words read-write, memory table read-only.
 pub struct PeerArea {
     wake: Mapping,
-    #[allow(dead_code)] // read by initiator-driven RDMA (next commit)
     pub table: Mapping,
 }
 

@@ -9,6 +9,7 @@
 //! on at every reuse, so stale keys never match a new registration.
 
 use super::super::Access;
+use super::ring::Segment;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -96,17 +97,62 @@ pub fn alloc() -> Option<u32> {
     table().free.lock().pop()
 }
 
-/// Returns a slot: its key stops matching at once.
+/// Returns a slot: its key stops matching at once, and no peer copies through it once this
+/// returns.
 pub fn free(index: u32) {
     let t = table();
     t.slots[index as usize].key.store(0, Ordering::SeqCst);
+    quiesce(index);
     t.free.lock().push(index);
+}
+
+// ---- peers copying through our table ---------------------------------------------------------
+//
+// Invariant: once `free`, `revoke` or `publish` of a slot returns, no peer copies to or from
+// memory the slot's previous key named. An initiator stores `in_flight = 1 + slot` in the
+// connection segment (SeqCst), then looks the key up in our table, copies, and clears the
+// mark. We clear the key (SeqCst), then wait while any connection's mark names the slot. By
+// the SeqCst total order either the initiator's lookup sees the cleared key (and copies
+// nothing), or its mark precedes our check and we wait for the copy to end. A dead peer's mark
+// goes with its connection; a peer that neither finishes nor dies is given up on after
+// `QUIESCE_LIMIT` (logged).
+
+const QUIESCE_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Segments of our live connections and the side the *peer* initiates from.
+static TARGETS: Mutex<Vec<(std::sync::Weak<Segment>, usize)>> = Mutex::new(Vec::new());
+
+/// Registers a connection whose peer (at `peer_side`) may copy through our table.
+pub fn add_target(seg: &std::sync::Arc<Segment>, peer_side: usize) {
+    let mut t = TARGETS.lock();
+    t.retain(|(w, _)| w.strong_count() > 0);
+    t.push((std::sync::Arc::downgrade(seg), peer_side));
+}
+
+/// Waits until no peer copy started under an old key of slot `index` is still running.
+pub fn quiesce(index: u32) {
+    std::sync::atomic::fence(Ordering::SeqCst);
+    let mark = index + 1;
+    let start = std::time::Instant::now();
+    let t = TARGETS.lock();
+    for (w, side) in t.iter() {
+        let Some(seg) = w.upgrade() else { continue };
+        while seg.in_flight(*side).load(Ordering::SeqCst) == mark {
+            if start.elapsed() > QUIESCE_LIMIT {
+                tracing::warn!(slot = index, "shm: a peer's copy through a freed region did not end");
+                break;
+            }
+            std::thread::yield_now();
+        }
+    }
 }
 
 /// Publishes a new key for slot `index` with these contents and returns the key.
 pub fn publish(index: u32, e: Entry) -> u32 {
     let s = &table().slots[index as usize];
-    s.key.store(0, Ordering::SeqCst);
+    if s.key.swap(0, Ordering::SeqCst) != 0 {
+        quiesce(index);
+    }
     let mut gen = (s.gen.load(Ordering::Relaxed) + 1) & GEN_MASK;
     if gen == 0 {
         gen = 1;
@@ -121,9 +167,11 @@ pub fn publish(index: u32, e: Entry) -> u32 {
     key
 }
 
-/// Invalidates the current key of slot `index` without freeing the slot.
+/// Invalidates the current key of slot `index` without freeing the slot (and waits out peer
+/// copies under it).
 pub fn revoke(index: u32) {
     table().slots[index as usize].key.store(0, Ordering::SeqCst);
+    quiesce(index);
 }
 
 /// The entry `key` names, if it is live.
@@ -135,14 +183,12 @@ pub fn lookup(key: u32) -> Option<Entry> {
 ///
 /// # Safety
 /// `base` must point to a live mapping of at least [`TABLE_BYTES`] bytes, 8-aligned, for `'a`.
-#[allow(dead_code)] // used by initiator-driven RDMA (next commit)
 pub unsafe fn peer_slots<'a>(base: *const u8) -> &'a [Slot] {
     // SAFETY: per the contract; any bit pattern is a valid Slot (plain atomics).
     unsafe { std::slice::from_raw_parts(base as *const Slot, SLOTS) }
 }
 
 /// The slot index a key names.
-#[allow(dead_code)] // used by initiator-driven RDMA (next commit)
 pub fn slot_of(key: u32) -> u32 {
     key & (SLOTS as u32 - 1)
 }

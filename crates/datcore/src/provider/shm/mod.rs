@@ -40,6 +40,7 @@ mod cq;
 mod memtable;
 mod progress;
 mod qp;
+mod rdma;
 mod recvq;
 mod rendezvous;
 mod ring;

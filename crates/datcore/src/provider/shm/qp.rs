@@ -54,7 +54,6 @@ pub struct PeerEnd {
     pub send_cq: u32,
     pub recv_cq: u32,
     /// Its QP's protection domain.
-    #[allow(dead_code)] // read by initiator-driven RDMA (next commit)
     pub pd: u32,
 }
 
@@ -82,7 +81,7 @@ impl PeerEnd {
 
 /// An established (or accepting) connection's shared-memory side.
 pub struct Link {
-    pub seg: Segment,
+    pub seg: Arc<Segment>,
     pub side: usize,
     pub peer_pid: i32,
     pub tx_req: Producer,
@@ -98,6 +97,8 @@ pub struct Link {
 
 impl Link {
     pub fn new(seg: Segment, side: usize, peer_pid: i32, we_copy: bool, peer: PeerEnd) -> Link {
+        let seg = Arc::new(seg);
+        memtable::add_target(&seg, 1 - side);
         Link {
             peer,
             tx_req: seg.producer(side, false),
@@ -137,6 +138,10 @@ pub struct SqEntry {
     /// RDMA read bytes already received inline.
     pub got: u64,
     pub err: Option<WcStatus>,
+    /// Sent through the request ring (the target answers with an ACK); else executed here.
+    pub via_ring: bool,
+    /// Finished with this status and byte count; completes when it reaches the head.
+    pub done: Option<(WcStatus, u64)>,
 }
 
 const NO_ENTRY: SqEntry = SqEntry {
@@ -153,15 +158,19 @@ const NO_ENTRY: SqEntry = SqEntry {
     hdr_sent: false,
     got: 0,
     err: None,
+    via_ring: false,
+    done: None,
 };
 
-/// Fixed-capacity send queue: `[head, issued)` are in flight (awaiting an ACK), `[issued,
-/// tail)` wait to be (fully) written to the request ring.
+/// Fixed-capacity send queue: `[head, issued)` are issued (in the ring awaiting an ACK, or
+/// done and waiting for earlier ones to complete: completions come out in queue order),
+/// `[issued, tail)` wait to be issued. `acked` is the next ring op an ACK answers.
 pub struct SendQueue {
     pub e: Vec<SqEntry>,
     sges: Vec<Sge>,
     max_sge: usize,
     pub head: u64,
+    pub acked: u64,
     pub issued: u64,
     pub tail: u64,
 }
@@ -175,9 +184,22 @@ impl SendQueue {
             sges: vec![Sge::default(); cap * max_sge],
             max_sge,
             head: 0,
+            acked: 0,
             issued: 0,
             tail: 0,
         }
+    }
+
+    /// The ring op the next response belongs to (skipping ops executed here).
+    pub fn next_acked(&mut self) -> Option<usize> {
+        while self.acked < self.issued {
+            let i = self.slot(self.acked);
+            if self.e[i].via_ring && self.e[i].done.is_none() {
+                return Some(i);
+            }
+            self.acked += 1;
+        }
+        None
     }
     pub fn slot(&self, n: u64) -> usize {
         (n % self.e.len() as u64) as usize
@@ -392,16 +414,35 @@ impl QpShared {
         }
         while st.sq.head < st.sq.tail {
             let e = st.sq.e[st.sq.slot(st.sq.head)];
-            self.complete_send(a, e.wr_id, e.kind, WcStatus::Flushed, 0);
+            match e.done {
+                Some((status, len)) if e.signaled || status != WcStatus::Success => {
+                    self.complete_send(a, e.wr_id, e.kind, status, len)
+                }
+                Some(_) => {}
+                None => self.complete_send(a, e.wr_id, e.kind, WcStatus::Flushed, 0),
+            }
             st.sq.head += 1;
         }
         st.sq.issued = st.sq.head;
+        st.sq.acked = st.sq.head;
         if let Rx::Inline { dest: Dest::Recv(r, _), .. } = st.rx {
             self.complete_recv(a, r.wr_id, WcStatus::Flushed, 0);
         }
         st.rx = Rx::Idle;
         while let Some(r) = st.rq.pop() {
             self.complete_recv(a, r.wr_id, WcStatus::Flushed, 0);
+        }
+    }
+
+    /// Completes, in queue order, the send-queue ops at the head that are done.
+    pub fn retire(&self, sq: &mut SendQueue, a: &mut After) {
+        while sq.head < sq.issued {
+            let e = sq.e[sq.slot(sq.head)];
+            let Some((status, len)) = e.done else { break };
+            if e.signaled || status != WcStatus::Success {
+                self.complete_send(a, e.wr_id, e.kind, status, len);
+            }
+            sq.head += 1;
         }
     }
 
@@ -564,7 +605,7 @@ impl QueuePair for ShmQp {
                 _ => return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED)),
             }
             st.sq.push(entry, wr.sges)?;
-            if let Err(f) = super::xfer::pump_tx(&mut st) {
+            if let Err(f) = super::xfer::pump_tx(sh, &mut st, &mut a) {
                 tracing::warn!(context = sh.context, ?f, "shm: connection broken");
                 sh.teardown(&mut st, &mut a);
                 a.event = Some((ConnEvent::Broken, Vec::new()));

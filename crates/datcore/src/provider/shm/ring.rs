@@ -35,6 +35,9 @@ struct SegHeader {
     /// `sleeping[side]`: that side's progress thread is about to block in poll(2) and must be
     /// woken through the socket (only for ring space freed under a waiting producer).
     sleeping: [Line<AtomicU32>; 2],
+    /// `in_flight[side]`: 1 + the slot of the peer's memory table that side is copying to or
+    /// from right now (0: none); see [`super::memtable::quiesce`].
+    in_flight: [Line<AtomicU32>; 2],
     rings: [RingCtl; 4],
 }
 
@@ -95,6 +98,10 @@ impl Segment {
 
     pub fn sleeping(&self, side: usize) -> &AtomicU32 {
         &self.header().sleeping[side].0
+    }
+
+    pub fn in_flight(&self, side: usize) -> &AtomicU32 {
+        &self.header().in_flight[side].0
     }
 
     pub fn producer(&self, side: usize, response: bool) -> Producer {
@@ -158,6 +165,11 @@ impl Producer {
     }
 
     /// Whether a record with `payload` bytes fits right now (counting any pad record).
+    /// Whether the consumer has taken every record we wrote.
+    pub fn drained(&self) -> Result<bool, Malformed> {
+        Ok(self.used()? == 0)
+    }
+
     pub fn fits(&self, payload: usize) -> Result<bool, Malformed> {
         let need = Self::record_len(payload) as u64;
         let off = self.tail % self.cap;

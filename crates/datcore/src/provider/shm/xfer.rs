@@ -13,6 +13,7 @@ use super::super::{Access, Sge, WcStatus};
 use super::cma::{self, MAX_IOV};
 use super::memtable;
 use super::qp::{status_code, status_from, After, Dest, Fault, OpKind, QpShared, QpState, Rx};
+use super::rdma;
 use super::recvq;
 use super::wire::*;
 
@@ -77,7 +78,7 @@ unsafe fn scatter(sges: &[Sge], mut off: u64, mut src: *const u8, mut len: u64) 
 }
 
 /// The first `total` bytes of `sges` as (addr, len) pairs.
-fn iovs(sges: &[Sge], total: u64, out: &mut [(u64, u64); MAX_IOV]) -> usize {
+pub fn iovs(sges: &[Sge], total: u64, out: &mut [(u64, u64); MAX_IOV]) -> usize {
     let mut n = 0;
     let mut left = total;
     for s in sges {
@@ -102,18 +103,21 @@ pub fn step(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, Faul
     if !st.peer_disc && !st.peer_gone {
         did |= pump_rx(sh, st, a)?;
     }
-    did |= pump_tx(st)?;
+    did |= pump_tx(sh, st, a)?;
     Ok(did)
 }
 
-/// Writes as much of the send queue into the request ring as fits; true if it wrote.
-pub fn pump_tx(st: &mut QpState) -> Result<bool, Fault> {
+/// Issues as much of the send queue as it can: RDMA ops this side may execute itself are done
+/// here ([`rdma`]), the rest is written into the request ring as far as it fits. True if it
+/// issued anything.
+pub fn pump_tx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, Fault> {
     let QpState { link, sq, reads_out, sock, .. } = st;
     let Some(link) = link.as_mut() else { return Ok(false) };
     if sock.is_none() {
         return Ok(false);
     }
     let mut pushed = false;
+    let mut local = false;
     while sq.issued < sq.tail {
         let n = sq.issued;
         let i = sq.slot(n);
@@ -122,6 +126,22 @@ pub fn pump_tx(st: &mut QpState) -> Result<bool, Fault> {
             break;
         }
         let sges = sq.sges(n);
+        if e.kind != OpKind::Send && !e.hdr_sent {
+            let op =
+                rdma::Op { kind: e.kind, remote_addr: e.remote_addr, rkey: e.rkey, total: e.total, sges, pd: sh.pd };
+            match rdma::execute(link, *reads_out, &op)? {
+                rdma::Outcome::Unavailable => {}
+                rdma::Outcome::NotYet => break,
+                rdma::Outcome::Done(status) => {
+                    let len = if status == WcStatus::Success { e.total } else { 0 };
+                    sq.e[i].done = Some((status, len));
+                    sq.issued += 1;
+                    local = true;
+                    continue;
+                }
+            }
+        }
+        e.via_ring = true;
         let flags = if e.solicited { F_SOLICITED } else { 0 };
         let kind = match e.kind {
             OpKind::Send => R_SEND,
@@ -190,7 +210,10 @@ pub fn pump_tx(st: &mut QpState) -> Result<bool, Fault> {
     if pushed {
         link.peer.notify_recv_cq();
     }
-    Ok(pushed)
+    if local {
+        sh.retire(sq, a);
+    }
+    Ok(pushed || local)
 }
 
 /// Completes send-queue work from ACKs and places inline RDMA read data.
@@ -202,10 +225,9 @@ pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool,
         let Some(link) = link.as_mut() else { return Ok(false) };
         while let Some(rec) = link.rx_resp.peek()? {
             did = true;
-            if sq.head == sq.issued {
+            let Some(i) = sq.next_acked() else {
                 return Err(Fault::Malformed("response without outstanding request"));
-            }
-            let i = sq.slot(sq.head);
+            };
             match rec.kind {
                 R_ACK => {
                     let b: [u8; ACK_LEN] = rec.fixed()?;
@@ -219,11 +241,9 @@ pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool,
                         }
                     }
                     let status = if status == WcStatus::Success { e.err.unwrap_or(status) } else { status };
-                    if e.signaled || status != WcStatus::Success {
-                        let len = if status == WcStatus::Success { len.min(e.total) } else { 0 };
-                        sh.complete_send(a, e.wr_id, e.kind, status, len);
-                    }
-                    sq.head += 1;
+                    let len = if status == WcStatus::Success { len.min(e.total) } else { 0 };
+                    sq.e[i].done = Some((status, len));
+                    sq.acked += 1;
                 }
                 R_READ_DATA => {
                     let mut e = sq.e[i];
@@ -232,7 +252,7 @@ pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool,
                     if e.kind != OpKind::Read || !chunk_fits(rec.payload_len, n) || n == 0 {
                         return Err(Fault::Malformed("unexpected rdma read data"));
                     }
-                    let sink = sq.sges(sq.head);
+                    let sink = sq.sges(sq.acked);
                     if e.err.is_none()
                         && !recvq::still_valid(sink, sh.pd, Access { local_write: true, ..Access::default() })
                     {
@@ -249,6 +269,7 @@ pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool,
             }
             ring |= link.rx_resp.consume(rec);
         }
+        sh.retire(sq, a);
         if ring {
             // The peer's responder waits for response space.
             link.peer.notify_recv_cq();
