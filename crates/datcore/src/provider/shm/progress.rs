@@ -3,7 +3,7 @@
 //!
 //! It is never on the path of a message between consumers that poll or wait: they drive the
 //! rings themselves ([`super::cq`]). It blocks in poll(2) on all sockets plus an eventfd, and
-//! while connections exist it wakes every [`LOOK_EVERY`] to service connections whose work
+//! while connections exist it wakes every millisecond ([`look_every`]) to service connections whose work
 //! has waited since its previous look (see [`service`]). It announces `sleeping` in every
 //! connection's segment before it blocks; peers ring the socket doorbell (a one-byte
 //! datagram) only then, and only when they free ring space a producer waits for.
@@ -86,20 +86,26 @@ struct State {
     incoming: Vec<Incoming>,
 }
 
-/// How often the thread looks for work no consumer drives (while connections exist).
-const LOOK_EVERY: Duration = Duration::from_millis(1);
+/// How often the thread looks for work no consumer drives (while connections exist):
+/// `DAT_SHM_LOOK_US` microseconds, default 1000; 0 = never (a test knob: then only consumers'
+/// polls move data, so a lost wake-up shows as a hang instead of a 1 ms delay).
+fn look_every() -> Option<Duration> {
+    let us = std::env::var("DAT_SHM_LOOK_US").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(1000u64);
+    (us > 0).then(|| Duration::from_micros(us))
+}
 
 fn run(e: &'static Engine) {
     let mut s = State { qps: Vec::new(), listeners: Vec::new(), incoming: Vec::new() };
+    let look_every = look_every();
     let mut next_look = Instant::now();
     let mut kicked = false;
     loop {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let kick = commands(e, &mut s) | kicked;
             let now = Instant::now();
-            let look = now >= next_look;
-            if look {
-                next_look = now + LOOK_EVERY;
+            let look = look_every.is_some() && now >= next_look;
+            if let Some(every) = look_every.filter(|_| look) {
+                next_look = now + every;
             }
             service_all(&mut s, look, kick);
             // Going to sleep: announce it (peers ring the socket doorbell only then), then
@@ -111,7 +117,7 @@ fn run(e: &'static Engine) {
                 return;
             }
             let connected = s.qps.iter().any(|q| q.st.lock().phase == Phase::Connected);
-            let look_in = connected.then_some(next_look);
+            let look_in = (connected && look_every.is_some()).then_some(next_look);
             let deadline = next_deadline(&s).into_iter().chain(look_in).min();
             let timeout = deadline.map(|d| {
                 let t = d.saturating_duration_since(Instant::now());
