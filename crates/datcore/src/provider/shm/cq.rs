@@ -106,10 +106,16 @@ impl ShmCq {
     /// Tells a sleeper (in `block`) and a CNO that completions arrived. Never call it from
     /// inside this queue's own `poll` (the EVD lock is held there).
     pub fn wake(&self) {
-        self.wake.word().notify();
-        if self.waker.wants_wake() {
+        if self.wake_sleeper() {
             self.waker.wake();
         }
+    }
+
+    /// Wakes a sleeper in `block` (no lock taken); true when the core's waker wants a call too
+    /// (a CNO is attached).
+    pub fn wake_sleeper(&self) -> bool {
+        self.wake.word().notify();
+        self.waker.wants_wake()
     }
 
     /// Services the rings of every attached queue pair in the caller's thread.

@@ -10,6 +10,7 @@
 
 use super::super::ConnEvent;
 use super::conn::{self, ListenerInner};
+use super::cq::ShmCq;
 use super::qp::{After, Fault, Phase, QpShared};
 use super::sys::{self, Recv};
 use super::{wire, xfer};
@@ -26,6 +27,7 @@ struct Cmds {
     qps: Vec<Arc<QpShared>>,
     listeners: Vec<Arc<ListenerInner>>,
     events: Vec<Deferred>,
+    cq_wakes: Vec<Arc<ShmCq>>,
 }
 
 pub struct Engine {
@@ -64,6 +66,12 @@ impl Engine {
 
     pub fn add_listener(&self, l: Arc<ListenerInner>) {
         self.cmds.lock().listeners.push(l);
+        self.kick();
+    }
+
+    /// Calls `cq`'s waker from the progress thread (for completions added inside a poll).
+    pub fn wake_later(&self, cq: Arc<ShmCq>) {
+        self.cmds.lock().cq_wakes.push(cq);
         self.kick();
     }
 
@@ -134,7 +142,7 @@ fn run(e: &'static Engine) {
 
 impl Cmds {
     fn is_empty(&self) -> bool {
-        self.qps.is_empty() && self.listeners.is_empty() && self.events.is_empty()
+        self.qps.is_empty() && self.listeners.is_empty() && self.events.is_empty() && self.cq_wakes.is_empty()
     }
 }
 
@@ -148,6 +156,9 @@ fn commands(e: &Engine, s: &mut State) -> bool {
     };
     s.qps.extend(c.qps);
     s.listeners.extend(c.listeners);
+    for cq in c.cq_wakes {
+        cq.wake();
+    }
     for (qp, ev, data) in c.events {
         if !qp.st.lock().dropped {
             tracing::debug!(context = qp.context, ?ev, "shm: connection event");

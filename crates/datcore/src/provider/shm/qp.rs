@@ -360,16 +360,28 @@ impl QpShared {
 
     /// As [`finish`](Self::finish), but leaves `polling` (the queue whose poll runs this, under
     /// its EVD's lock; its poller takes the completions itself) alone.
+    ///
+    /// Inside a poll, the EVD lock of `polling` is held: the core's waker of another queue
+    /// (which takes that queue's EVD lock, for a CNO) is left to the progress thread, so two
+    /// threads polling two queues can never wait for each other's EVD locks.
     fn finish_except(&self, a: After, polling: Option<&ShmCq>) {
         let other = |cq: &Arc<ShmCq>| polling.is_none_or(|p| !std::ptr::eq(p, &**cq));
+        let wake = |cq: &Arc<ShmCq>| match polling {
+            None => cq.wake(),
+            Some(_) => {
+                if cq.wake_sleeper() {
+                    progress::engine().wake_later(cq.clone());
+                }
+            }
+        };
         if a.wake_send {
             if let Some(cq) = self.send_cq.as_ref().filter(|c| other(c)) {
-                cq.wake();
+                wake(cq);
             }
         }
         if a.wake_recv {
             if let Some(cq) = self.recv_cq.as_ref().filter(|c| other(c)) {
-                cq.wake();
+                wake(cq);
             }
         }
         if let Some((ev, data)) = a.event {

@@ -48,7 +48,7 @@ pub struct Op<'a> {
 }
 
 /// Runs `op` from the initiator if the connection allows it now.
-pub fn execute(link: &Link, reads_out: u32, op: &Op<'_>) -> Result<Outcome, Fault> {
+pub fn execute(link: &mut Link, reads_out: u32, op: &Op<'_>) -> Result<Outcome, Fault> {
     let Some(area) = link.peer.area.as_ref().filter(|_| link.we_copy && !target_executes()) else {
         return Ok(Outcome::Unavailable);
     };

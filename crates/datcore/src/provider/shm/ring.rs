@@ -113,6 +113,7 @@ impl Segment {
             data: unsafe { self.map.ptr.add(ring_data_off(i) as usize) },
             cap: ring_cap(i),
             tail: ctl.tail.0.load(Ordering::Acquire),
+            head_seen: ctl.head.0.load(Ordering::Acquire),
         }
     }
 
@@ -139,6 +140,8 @@ pub struct Producer {
     data: *mut u8,
     cap: u64,
     tail: u64,
+    /// The consumer's head as last read: space known free without touching its cache line.
+    head_seen: u64,
 }
 
 // SAFETY: points into a shared mapping kept alive by the owner; used under the owner's lock.
@@ -150,12 +153,14 @@ impl Producer {
         unsafe { &*self.ctl }
     }
 
-    fn used(&self) -> Result<u64, Malformed> {
+    /// Bytes not yet consumed, reading the consumer's head afresh.
+    fn used(&mut self) -> Result<u64, Malformed> {
         let head = self.ctl().head.0.load(Ordering::Acquire);
         let used = self.tail.wrapping_sub(head);
         if used > self.cap {
             return Err(Malformed("ring head out of range"));
         }
+        self.head_seen = head;
         Ok(used)
     }
 
@@ -164,17 +169,21 @@ impl Producer {
         (HDR + payload + 7) & !7
     }
 
-    /// Whether a record with `payload` bytes fits right now (counting any pad record).
     /// Whether the consumer has taken every record we wrote.
-    pub fn drained(&self) -> Result<bool, Malformed> {
+    pub fn drained(&mut self) -> Result<bool, Malformed> {
         Ok(self.used()? == 0)
     }
 
-    pub fn fits(&self, payload: usize) -> Result<bool, Malformed> {
+    /// Whether a record with `payload` bytes fits right now (counting any pad record). Reads
+    /// the consumer's head only when the last value seen leaves too little space.
+    pub fn fits(&mut self, payload: usize) -> Result<bool, Malformed> {
         let need = Self::record_len(payload) as u64;
         let off = self.tail % self.cap;
         let contiguous = self.cap - off;
         let need = if need > contiguous { need + contiguous } else { need };
+        if self.cap - self.tail.wrapping_sub(self.head_seen) >= need {
+            return Ok(true);
+        }
         Ok(self.cap - self.used()? >= need)
     }
 
