@@ -1,11 +1,13 @@
-//! The process's published area: a memfd that every connected peer maps, holding
+//! The process's published area: two sealed memfds that every connected peer maps:
 //!
-//! - one [`WakeWord`] per completion queue (read-write for peers): a producer in any process
-//!   that adds work feeding that queue wakes its sleeper without a thread hand-off;
-//! - the memory table ([`super::memtable`]; read-only for peers): initiators check rkey,
-//!   bounds, protection domain and rights there before they copy.
+//! - the wake words, one [`WakeWord`] per completion queue (read-write for peers): a producer
+//!   in any process that adds work feeding that queue wakes its sleeper without a thread
+//!   hand-off;
+//! - the memory table ([`super::memtable`]), passed as a read-only fd: initiators check rkey,
+//!   bounds, protection domain and rights there before they copy, and cannot change it (which
+//!   matters where cross-memory attach is refused and the target executes RDMA itself).
 //!
-//! The fd travels with the connection handshake ([`super::conn`]).
+//! The fds travel with the connection handshake ([`super::conn`]).
 
 use super::sys::{self, Mapping};
 use parking_lot::Mutex;
@@ -17,8 +19,6 @@ use std::time::Instant;
 /// Completion queues per process (the device's `max_cq`).
 pub const WAKE_SLOTS: usize = 4096;
 const WAKE_BYTES: usize = WAKE_SLOTS * std::mem::size_of::<WakeWord>();
-/// Where the memory table starts (page aligned).
-pub const TABLE_OFF: usize = WAKE_BYTES;
 
 /// A cross-process sleeping word for one completion queue.
 ///
@@ -76,36 +76,41 @@ impl WakeWord {
 }
 
 struct Area {
-    fd: OwnedFd,
-    map: Mapping,
+    wake_fd: OwnedFd,
+    /// A read-only descriptor of the table's memfd (what peers get).
+    table_fd: OwnedFd,
+    wake: Mapping,
+    table: Mapping,
     free_wake: Mutex<Vec<u32>>,
 }
 
 fn area() -> Option<&'static Area> {
     static A: OnceLock<Option<Area>> = OnceLock::new();
     A.get_or_init(|| {
-        let len = TABLE_OFF + super::memtable::TABLE_BYTES;
-        let made = sys::memfd(len).and_then(|fd| Ok((Mapping::map(&fd, len)?, fd)));
-        match made {
-            Ok((map, fd)) => Some(Area { fd, map, free_wake: Mutex::new((0..WAKE_SLOTS as u32).rev().collect()) }),
-            Err(e) => {
-                tracing::warn!("shm: cannot create the published area: {e}");
-                None
-            }
-        }
+        let made = (|| -> std::io::Result<Area> {
+            let wake_fd = sys::memfd(WAKE_BYTES)?;
+            let table_rw = sys::memfd(super::memtable::TABLE_BYTES)?;
+            Ok(Area {
+                wake: Mapping::map(&wake_fd, WAKE_BYTES)?,
+                table: Mapping::map(&table_rw, super::memtable::TABLE_BYTES)?,
+                table_fd: sys::reopen_read_only(&table_rw)?,
+                wake_fd,
+                free_wake: Mutex::new((0..WAKE_SLOTS as u32).rev().collect()),
+            })
+        })();
+        made.map_err(|e| tracing::warn!("shm: cannot create the published area: {e}")).ok()
     })
     .as_ref()
 }
 
-/// The published area's fd, to pass to a peer.
-pub fn fd() -> Option<&'static OwnedFd> {
-    area().map(|a| &a.fd)
+/// The published area's fds (wake words, read-only table), to pass to a peer.
+pub fn fds() -> Option<[&'static OwnedFd; 2]> {
+    area().map(|a| [&a.wake_fd, &a.table_fd])
 }
 
 /// Our memory table's bytes (zero-filled at creation).
 pub fn table_ptr() -> Option<*mut u8> {
-    // SAFETY: TABLE_OFF + TABLE_BYTES is the mapping's length.
-    area().map(|a| unsafe { a.map.ptr.add(TABLE_OFF) })
+    area().map(|a| a.table.ptr)
 }
 
 fn wake_at<'a>(base: *mut u8, i: u32) -> &'a WakeWord {
@@ -127,7 +132,7 @@ impl OwnWake {
 
     pub fn word(&self) -> &WakeWord {
         let a = area().expect("allocated from the area");
-        wake_at(a.map.ptr, self.index)
+        wake_at(a.wake.ptr, self.index)
     }
 }
 
@@ -147,13 +152,16 @@ pub struct PeerArea {
 }
 
 impl PeerArea {
-    pub fn map(fd: &OwnedFd) -> std::io::Result<PeerArea> {
-        if sys::file_size(fd)? < (TABLE_OFF + super::memtable::TABLE_BYTES) as u64 {
+    /// Maps a peer's wake words (read-write) and memory table (read-only).
+    pub fn map(wake_fd: &OwnedFd, table_fd: &OwnedFd) -> std::io::Result<PeerArea> {
+        if sys::file_size(wake_fd)? < WAKE_BYTES as u64
+            || sys::file_size(table_fd)? < super::memtable::TABLE_BYTES as u64
+        {
             return Err(std::io::Error::other("published area too small"));
         }
         Ok(PeerArea {
-            wake: Mapping::map_at(fd, 0, WAKE_BYTES, true)?,
-            table: Mapping::map_at(fd, TABLE_OFF, super::memtable::TABLE_BYTES, false)?,
+            wake: Mapping::map_at(wake_fd, 0, WAKE_BYTES, true)?,
+            table: Mapping::map_at(table_fd, 0, super::memtable::TABLE_BYTES, false)?,
         })
     }
 

@@ -4,8 +4,8 @@
 //! active                                   passive
 //! connect(q<port>.sock) --REQ(pid, probe word, private data)-->  listener: ConnectionRequest
 //!                        <--ACC(pid, probe word, private data) + segment memfd
-//!                                               + published area memfd--  accept
-//! map segment, probe     --RTU(probe result) + published area memfd-->
+//!                                               + published area (2 memfds)--  accept
+//! map segment, probe     --RTU(probe result) + published area (2 memfds)-->
 //! Established(accept pd)                                          Established
 //!                        <--REJ--                                 reject (PeerRejected)
 //! ```
@@ -58,10 +58,10 @@ fn hello(sh: &QpShared, can_cma_you: bool, ip: [u8; 4]) -> wire::Hello {
     }
 }
 
-/// Maps the published area a peer passed with ACC or RTU.
-fn peer_area(fd: Option<&OwnedFd>) -> Result<PeerArea, Fault> {
-    let fd = fd.ok_or(Fault::Malformed("handshake without the published area"))?;
-    PeerArea::map(fd).map_err(|_| Fault::Malformed("cannot map the published area"))
+/// Maps the published area a peer passed with ACC or RTU (its wake-word and table fds).
+fn peer_area(fds: &[OwnedFd]) -> Result<PeerArea, Fault> {
+    let [wake, table] = fds else { return Err(Fault::Malformed("handshake without the published area")) };
+    PeerArea::map(wake, table).map_err(|_| Fault::Malformed("cannot map the published area"))
 }
 
 /// Whether `ip` is an address of this host.
@@ -174,7 +174,7 @@ pub fn accept(sh: &Arc<QpShared>, req: &Arc<dyn ConnectionRequest>, pd: &[u8]) -
         let _ = send_msg(&sock, &wire::Msg::Rej, &[]);
         DatError::insufficient(DAT_RESOURCE_MEMORY)
     })?;
-    let Some(area_fd) = area::fd() else {
+    let Some([wake_fd, table_fd]) = area::fds() else {
         let _ = send_msg(&sock, &wire::Msg::Rej, &[]);
         return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
     };
@@ -182,7 +182,7 @@ pub fn accept(sh: &Arc<QpShared>, req: &Arc<dyn ConnectionRequest>, pd: &[u8]) -
     // The peer's area arrives with RTU.
     st.link = Some(Link::new(seg, 1, cr.peer_pid, we_copy, PeerEnd::new(None, &cr.hello)));
     st.phase = Phase::Accepting;
-    if let Err(e) = send_msg(&sock, &wire::Msg::Acc(hello(sh, we_copy, [0; 4]), pd), &[&fd, area_fd]) {
+    if let Err(e) = send_msg(&sock, &wire::Msg::Acc(hello(sh, we_copy, [0; 4]), pd), &[&fd, wake_fd, table_fd]) {
         tracing::debug!("shm: accept: peer gone: {e}");
         let mut a = After::default();
         sh.teardown(&mut st, &mut a);
@@ -215,7 +215,7 @@ pub fn on_socket(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<(), F
             (_, wire::Msg::Bell) => {}
             (Phase::Connecting, wire::Msg::Acc(h, pd)) => {
                 let fd = fds.first().ok_or(Fault::Malformed("accept without segment"))?;
-                let area = peer_area(fds.get(1))?;
+                let area = peer_area(&fds[1..])?;
                 let peer_pid = sys::peer_pid_same_uid(&sock).map_err(|_| Fault::PeerGone)?;
                 let len = sys::file_size(fd).map_err(|_| Fault::Malformed("bad segment"))?;
                 if len < segment_len() as u64 {
@@ -226,9 +226,8 @@ pub fn on_socket(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<(), F
                 let we_copy = cma::probe(peer_pid, h.cookie_addr, h.cookie_val);
                 let mut link = Link::new(seg, 0, peer_pid, we_copy, PeerEnd::new(Some(area), &h));
                 link.peer_copies = h.can_cma_you;
-                let area_fd = area::fd().ok_or(Fault::Malformed("no published area"))?;
-                send_msg(&sock, &wire::Msg::Rtu(hello(sh, we_copy, [0; 4])), &[area_fd])
-                    .map_err(|_| Fault::PeerGone)?;
+                let ours = area::fds().ok_or(Fault::Malformed("no published area"))?;
+                send_msg(&sock, &wire::Msg::Rtu(hello(sh, we_copy, [0; 4])), &ours).map_err(|_| Fault::PeerGone)?;
                 st.link = Some(link);
                 st.phase = Phase::Connected;
                 st.deadline = None;
@@ -244,7 +243,7 @@ pub fn on_socket(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<(), F
                 return Ok(());
             }
             (Phase::Accepting, wire::Msg::Rtu(h)) => {
-                let area = peer_area(fds.first())?;
+                let area = peer_area(&fds)?;
                 if let Some(l) = st.link.as_mut() {
                     l.peer_copies = h.can_cma_you;
                     l.peer = PeerEnd::new(Some(area), &h);

@@ -109,7 +109,7 @@ pub fn peer_pid_same_uid(fd: &OwnedFd) -> io::Result<i32> {
 }
 
 /// Most file descriptors one datagram carries.
-pub const MAX_FDS: usize = 2;
+pub const MAX_FDS: usize = 3;
 
 /// Sends one datagram with up to [`MAX_FDS`] file descriptors attached. Never blocks.
 pub fn send(fd: &OwnedFd, data: &[u8], pass: &[RawFd]) -> io::Result<()> {
@@ -128,7 +128,7 @@ pub fn send(fd: &OwnedFd, data: &[u8], pass: &[RawFd]) -> io::Result<()> {
         // SAFETY: CMSG_SPACE is a pure computation.
         msg.msg_controllen = unsafe { libc::CMSG_SPACE(bytes) } as _;
         // SAFETY: msg_control points to cbuf (32 bytes), large enough for one cmsg of
-        // MAX_FDS descriptors (16 + 8 bytes).
+        // MAX_FDS descriptors (16 + 12 bytes, padded to 32).
         unsafe {
             let c = libc::CMSG_FIRSTHDR(&msg);
             (*c).cmsg_level = libc::SOL_SOCKET;
@@ -219,17 +219,30 @@ pub fn eventfd_drain(fd: &OwnedFd) {
     unsafe { libc::read(fd.as_raw_fd(), &mut v as *mut u64 as *mut libc::c_void, 8) };
 }
 
-/// An anonymous shared-memory file of `len` bytes, mode 0600.
+/// An anonymous shared-memory file of `len` bytes, mode 0600, sealed against resizing (a
+/// peer holding it cannot truncate it under our mappings).
 pub fn memfd(len: usize) -> io::Result<OwnedFd> {
     // SAFETY: the name is a NUL-terminated literal.
-    let fd = cvt(unsafe { libc::memfd_create(c"dat-shm".as_ptr(), libc::MFD_CLOEXEC) })?;
+    let fd = cvt(unsafe { libc::memfd_create(c"dat-shm".as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) })?;
     // SAFETY: fresh fd.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
     // SAFETY: fchmod/ftruncate on our own fd.
     cvt(unsafe { libc::fchmod(fd.as_raw_fd(), 0o600) })?;
     // SAFETY: as above.
     cvt(unsafe { libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) })?;
+    let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL;
+    // SAFETY: fcntl on our own fd.
+    cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) })?;
     Ok(fd)
+}
+
+/// A read-only descriptor of the same file as `fd` (through /proc/self/fd).
+pub fn reopen_read_only(fd: &OwnedFd) -> io::Result<OwnedFd> {
+    let path = std::ffi::CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd()))?;
+    // SAFETY: path is NUL-terminated; the result is checked.
+    let r = cvt(unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })?;
+    // SAFETY: fresh fd.
+    Ok(unsafe { OwnedFd::from_raw_fd(r) })
 }
 
 pub fn file_size(fd: &OwnedFd) -> io::Result<u64> {

@@ -11,9 +11,9 @@ pub const MAX_PRIVATE_DATA: usize = 256;
 pub const MAX_MSG: usize = 64 + MAX_PRIVATE_DATA;
 
 pub const M_REQ: u32 = 0x5145_5244; // connect request
-pub const M_ACC: u32 = 0x4343_4144; // accept (+ the segment fd and the published area fd)
+pub const M_ACC: u32 = 0x4343_4144; // accept (+ the segment fd and the published area fds)
 pub const M_REJ: u32 = 0x4a45_5244; // reject
-pub const M_RTU: u32 = 0x5554_5244; // ready to use (+ the published area fd)
+pub const M_RTU: u32 = 0x5554_5244; // ready to use (+ the published area fds)
 pub const M_DISC: u32 = 0x4353_4444; // graceful disconnect
 /// The doorbell is a one-byte datagram.
 pub const BELL: u8 = 0xb1;
