@@ -138,8 +138,11 @@ pub struct SqEntry {
     /// RDMA read bytes already received inline.
     pub got: u64,
     pub err: Option<WcStatus>,
-    /// Sent through the request ring (the target answers with an ACK); else executed here.
+    /// Sent through the request ring; else executed here.
     pub via_ring: bool,
+    /// Ring position just past its last record: once the target's consumer head passes it
+    /// with no ACK naming it, it succeeded (reads always get an ACK).
+    pub ring_end: u64,
     /// Finished with this status and byte count; completes when it reaches the head.
     pub done: Option<(WcStatus, u64)>,
 }
@@ -159,12 +162,13 @@ const NO_ENTRY: SqEntry = SqEntry {
     got: 0,
     err: None,
     via_ring: false,
+    ring_end: 0,
     done: None,
 };
 
-/// Fixed-capacity send queue: `[head, issued)` are issued (in the ring awaiting an ACK, or
-/// done and waiting for earlier ones to complete: completions come out in queue order),
-/// `[issued, tail)` wait to be issued. `acked` is the next ring op an ACK answers.
+/// Fixed-capacity send queue: `[head, issued)` are issued (in the ring awaiting their outcome,
+/// or done and waiting for earlier ones to complete: completions come out in queue order),
+/// `[issued, tail)` wait to be issued. Before `acked` every ring op has its outcome.
 pub struct SendQueue {
     pub e: Vec<SqEntry>,
     sges: Vec<Sge>,
@@ -190,22 +194,54 @@ impl SendQueue {
         }
     }
 
-    /// The ring op the next response belongs to (skipping ops executed here).
-    pub fn next_acked(&mut self) -> Option<usize> {
+    /// Moves `acked` past ops that have their outcome.
+    fn skip_done(&mut self) {
         while self.acked < self.issued {
-            let i = self.slot(self.acked);
-            if self.e[i].via_ring && self.e[i].done.is_none() {
-                return Some(i);
+            let e = &self.e[self.slot(self.acked)];
+            if e.via_ring && e.done.is_none() {
+                return;
             }
             self.acked += 1;
         }
-        None
+    }
+
+    /// The pending ring op (slot) whose last record ends at `pos`, or the oldest pending RDMA
+    /// read through the ring (`pos` None).
+    pub fn pending_ring_op(&mut self, pos: Option<u64>) -> Option<usize> {
+        self.skip_done();
+        (self.acked..self.issued).map(|n| self.slot(n)).find(|&i| {
+            let e = &self.e[i];
+            e.via_ring && e.done.is_none() && pos.map_or(e.kind == OpKind::Read, |p| e.ring_end == p)
+        })
+    }
+
+    /// Marks as succeeded every pending ring op other than a read whose records the target
+    /// consumed (`consumed`: its head position).
+    pub fn consumed_up_to(&mut self, consumed: u64) {
+        self.skip_done();
+        for n in self.acked..self.issued {
+            let i = self.slot(n);
+            let e = &mut self.e[i];
+            if !e.via_ring || e.done.is_some() {
+                continue;
+            }
+            if e.ring_end.wrapping_sub(consumed) as i64 > 0 {
+                break;
+            }
+            if e.kind != OpKind::Read {
+                let status = e.err.unwrap_or(WcStatus::Success);
+                e.done = Some((status, if status == WcStatus::Success { e.total } else { 0 }));
+            }
+        }
     }
     pub fn slot(&self, n: u64) -> usize {
         (n % self.e.len() as u64) as usize
     }
     pub fn sges(&self, n: u64) -> &[Sge] {
-        let i = self.slot(n);
+        self.sges_at(self.slot(n))
+    }
+    /// The SGEs of the entry in slot `i`.
+    pub fn sges_at(&self, i: usize) -> &[Sge] {
         &self.sges[i * self.max_sge..i * self.max_sge + self.e[i].nsge]
     }
     pub fn is_empty(&self) -> bool {
@@ -232,8 +268,20 @@ impl SendQueue {
 #[allow(clippy::large_enum_variant)] // one per QP, never moved on the hot path
 pub enum Rx {
     Idle,
-    Inline { dest: Dest, total: u64, off: u64, status: WcStatus, ack: WcStatus },
-    ReadResp { src: u64, total: u64, off: u64 },
+    Inline {
+        dest: Dest,
+        total: u64,
+        off: u64,
+        status: WcStatus,
+        ack: WcStatus,
+    },
+    /// `pos`: where the READ record ended in the ring (named in the ACK).
+    ReadResp {
+        src: u64,
+        total: u64,
+        off: u64,
+        pos: u64,
+    },
 }
 
 #[derive(Clone, Copy)]
@@ -251,7 +299,7 @@ pub struct QpState {
     pub sq: SendQueue,
     pub rq: RecvQueue,
     pub rx: Rx,
-    pub pending_ack: Option<(WcStatus, u64)>,
+    pub pending_ack: Option<Ack>,
     pub reads_out: u32,
     pub graceful_pending: bool,
     pub peer_disc: bool,
@@ -275,10 +323,22 @@ impl QpState {
         let Some(l) = &self.link else { return false };
         !l.rx_req.is_empty()
             || !l.rx_resp.is_empty()
-            || self.sq.issued < self.sq.tail
+            || self.sq.head < self.sq.tail
             || self.pending_ack.is_some()
             || !matches!(self.rx, Rx::Idle)
     }
+}
+
+/// An answer the target owes: errors and RDMA reads. `pos` is the request-ring position just
+/// past the op's last record (the initiator matches it to the op); with `then_consume` that
+/// record is still unconsumed and is consumed right after the ACK is written, so the
+/// initiator, which takes a consumed record without an ACK as success, sees the ACK first.
+#[derive(Clone, Copy, Debug)]
+pub struct Ack {
+    pub status: WcStatus,
+    pub len: u64,
+    pub pos: u64,
+    pub then_consume: bool,
 }
 
 /// What a locked section asks to have done once the lock is gone.

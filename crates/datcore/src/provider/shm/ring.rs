@@ -169,6 +169,17 @@ impl Producer {
         (HDR + payload + 7) & !7
     }
 
+    /// The ring position after the last record written.
+    pub fn position(&self) -> u64 {
+        self.tail
+    }
+
+    /// The consumer's position, read afresh: every record before it was consumed.
+    pub fn consumer_position(&mut self) -> Result<u64, Malformed> {
+        self.used()?;
+        Ok(self.head_seen)
+    }
+
     /// Whether the consumer has taken every record we wrote.
     pub fn drained(&mut self) -> Result<bool, Malformed> {
         Ok(self.used()? == 0)
@@ -318,6 +329,11 @@ impl Consumer {
     fn advance(&mut self, len: u64) {
         self.head += len;
         self.ctl().head.0.store(self.head, Ordering::Release);
+    }
+
+    /// The ring position just past `rec` (the oldest record, from `peek`).
+    pub fn position_after(&self, rec: &Record) -> u64 {
+        self.head + rec.len
     }
 
     /// Releases `rec`. Returns true when the producer waits for space (doorbell it).

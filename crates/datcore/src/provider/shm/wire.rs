@@ -232,5 +232,7 @@ pub fn read_iov(b: &[u8]) -> (u64, u64) {
     (u64::from_le_bytes(a), u64::from_le_bytes(l))
 }
 
-/// ACK payload: status code (see [`super::qp::status_code`]) and byte count.
-pub const ACK_LEN: usize = 16;
+/// ACK payload: status code (see [`super::qp::status_code`]), byte count, and the request-ring
+/// position just past the acknowledged op's last record. Only errors and RDMA reads are
+/// acknowledged; a send or write whose records the target consumed without an ACK succeeded.
+pub const ACK_LEN: usize = 24;

@@ -12,7 +12,7 @@
 use super::super::{Access, Sge, WcStatus};
 use super::cma::{self, MAX_IOV};
 use super::memtable;
-use super::qp::{status_code, status_from, After, Dest, Fault, OpKind, QpShared, QpState, Rx};
+use super::qp::{status_code, status_from, Ack, After, Dest, Fault, OpKind, QpShared, QpState, Rx};
 use super::rdma;
 use super::recvq;
 use super::wire::*;
@@ -203,6 +203,7 @@ pub fn pump_tx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, F
                 break;
             }
         }
+        e.ring_end = link.tx_req.position();
         sq.e[i] = e;
         sq.issued += 1;
         pushed = true;
@@ -216,23 +217,29 @@ pub fn pump_tx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, F
     Ok(pushed || local)
 }
 
-/// Completes send-queue work from ACKs and places inline RDMA read data.
+/// Completes send-queue work: ops the target consumed without an ACK succeeded; ACKs carry
+/// errors and RDMA read outcomes; inline RDMA read data is placed.
 pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, Fault> {
     let mut did = false;
     let mut ring = false;
     {
         let QpState { link, sq, reads_out, .. } = &mut *st;
         let Some(link) = link.as_mut() else { return Ok(false) };
+        if sq.head == sq.issued {
+            return Ok(false);
+        }
+        // Read the target's position first: an ACK for a consumed op was written before the
+        // op's record was consumed, so the ring below holds every ACK up to there.
+        let consumed = link.tx_req.consumer_position()?;
         while let Some(rec) = link.rx_resp.peek()? {
             did = true;
-            let Some(i) = sq.next_acked() else {
-                return Err(Fault::Malformed("response without outstanding request"));
-            };
             match rec.kind {
                 R_ACK => {
                     let b: [u8; ACK_LEN] = rec.fixed()?;
+                    let word = |k: usize| u64::from_le_bytes(b[k..k + 8].try_into().unwrap_or_default());
                     let status = status_from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-                    let len = u64::from_le_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
+                    let (len, pos) = (word(8), word(16));
+                    let i = sq.pending_ring_op(Some(pos)).ok_or(Fault::Malformed("ACK without outstanding request"))?;
                     let e = sq.e[i];
                     if e.kind == OpKind::Read {
                         *reads_out = reads_out.saturating_sub(1);
@@ -243,16 +250,16 @@ pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool,
                     let status = if status == WcStatus::Success { e.err.unwrap_or(status) } else { status };
                     let len = if status == WcStatus::Success { len.min(e.total) } else { 0 };
                     sq.e[i].done = Some((status, len));
-                    sq.acked += 1;
                 }
                 R_READ_DATA => {
+                    let i = sq.pending_ring_op(None).ok_or(Fault::Malformed("unexpected rdma read data"))?;
                     let mut e = sq.e[i];
                     // Records are padded to 8 bytes; chunk sizes are implied by the protocol.
                     let n = e.total.saturating_sub(e.got).min(CHUNK);
-                    if e.kind != OpKind::Read || !chunk_fits(rec.payload_len, n) || n == 0 {
+                    if !chunk_fits(rec.payload_len, n) || n == 0 {
                         return Err(Fault::Malformed("unexpected rdma read data"));
                     }
-                    let sink = sq.sges(sq.acked);
+                    let sink = sq.sges_at(i);
                     if e.err.is_none()
                         && !recvq::still_valid(sink, sh.pd, Access { local_write: true, ..Access::default() })
                     {
@@ -269,7 +276,10 @@ pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool,
             }
             ring |= link.rx_resp.consume(rec);
         }
+        sq.consumed_up_to(consumed);
+        let before = sq.head;
         sh.retire(sq, a);
+        did |= sq.head != before;
         if ring {
             // The peer's responder waits for response space.
             link.peer.notify_recv_cq();
@@ -281,12 +291,13 @@ pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool,
     Ok(did)
 }
 
-fn push_ack(st: &mut QpState, status: WcStatus, len: u64) -> Result<bool, Fault> {
+fn push_ack(st: &mut QpState, ack: Ack) -> Result<bool, Fault> {
     let Some(link) = st.link.as_mut() else { return Ok(false) };
     let ok = link.tx_resp.push(R_ACK, 0, ACK_LEN, |b| {
-        b[0..4].copy_from_slice(&status_code(status).to_le_bytes());
+        b[0..4].copy_from_slice(&status_code(ack.status).to_le_bytes());
         b[4..8].fill(0);
-        b[8..16].copy_from_slice(&len.to_le_bytes());
+        b[8..16].copy_from_slice(&ack.len.to_le_bytes());
+        b[16..24].copy_from_slice(&ack.pos.to_le_bytes());
     })?;
     Ok(ok)
 }
@@ -321,11 +332,21 @@ fn finish_inbound(
     total: u64,
     status: WcStatus,
     ack: WcStatus,
+    end: u64,
 ) {
     if let Dest::Recv(r, _) = dest {
         sh.complete_recv(a, r.wr_id, status, if status == WcStatus::Success { total } else { 0 });
     }
-    st.pending_ack = Some((ack, total));
+    answer(st, ack, total, end);
+}
+
+/// Sets the answer to the op whose last record ends at ring position `end`: success needs
+/// none (the initiator sees the record consumed), an error is acknowledged before the record
+/// is consumed.
+fn answer(st: &mut QpState, status: WcStatus, len: u64, end: u64) {
+    if status != WcStatus::Success {
+        st.pending_ack = Some(Ack { status, len, pos: end, then_consume: true });
+    }
 }
 
 /// Executes inbound requests until the ring is empty or something must wait (no receive
@@ -348,14 +369,19 @@ pub fn pump_rx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, F
 
 fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool, ring: &mut bool) -> Result<(), Fault> {
     loop {
-        if let Some((status, len)) = st.pending_ack {
-            if !push_ack(st, status, len)? {
+        if let Some(ack) = st.pending_ack {
+            if !push_ack(st, ack)? {
                 return Ok(());
             }
             st.pending_ack = None;
             *did = true;
+            if ack.then_consume {
+                let Some(link) = st.link.as_mut() else { return Ok(()) };
+                let rec = link.rx_req.peek()?.ok_or(Fault::Malformed("acknowledged request vanished"))?;
+                *ring |= link.rx_req.consume(rec);
+            }
         }
-        if let Rx::ReadResp { src, total, mut off } = st.rx {
+        if let Rx::ReadResp { src, total, mut off, pos } = st.rx {
             let Some(link) = st.link.as_mut() else { return Ok(()) };
             while off < total {
                 let c = (total - off).min(CHUNK);
@@ -365,19 +391,20 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                     std::ptr::copy_nonoverlapping(from as *const u8, b.as_mut_ptr(), c as usize)
                 })?;
                 if !ok {
-                    st.rx = Rx::ReadResp { src, total, off };
+                    st.rx = Rx::ReadResp { src, total, off, pos };
                     return Ok(());
                 }
                 off += c;
                 *did = true;
             }
             st.rx = Rx::Idle;
-            st.pending_ack = Some((WcStatus::Success, total));
+            st.pending_ack = Some(Ack { status: WcStatus::Success, len: total, pos, then_consume: false });
             continue;
         }
         let Some(link) = st.link.as_mut() else { return Ok(()) };
         let Some(rec) = link.rx_req.peek()? else { return Ok(()) };
         let (peer, we_copy) = (link.peer_pid, link.we_copy);
+        let end = link.rx_req.position_after(&rec);
         match (st.rx, rec.kind) {
             (Rx::Inline { dest, total, off, status, ack }, R_DATA) => {
                 let n = (total - off).min(CHUNK);
@@ -396,7 +423,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                 }
                 if off + n == total {
                     st.rx = Rx::Idle;
-                    finish_inbound(sh, st, a, dest, total, status, ack);
+                    finish_inbound(sh, st, a, dest, total, status, ack, end);
                 } else {
                     st.rx = Rx::Inline { dest, total, off: off + n, status, ack };
                 }
@@ -458,7 +485,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                                 unsafe { scatter(r.sges.as_slice(), 0, rec.payload.add(OP_HDR), chunk) };
                             }
                             if chunk == total {
-                                finish_inbound(sh, st, a, dest, total, status, ack);
+                                finish_inbound(sh, st, a, dest, total, status, ack, end);
                             } else {
                                 st.rx = Rx::Inline { dest, total, off: chunk, status, ack };
                             }
@@ -472,7 +499,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                                     ack = s;
                                 }
                             }
-                            finish_inbound(sh, st, a, dest, total, status, ack);
+                            finish_inbound(sh, st, a, dest, total, status, ack, end);
                         }
                     }
                     R_WRITE => {
@@ -491,7 +518,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                                 };
                             }
                             if chunk == total {
-                                st.pending_ack = Some((ack, total));
+                                answer(st, ack, total, end);
                             } else {
                                 st.rx = Rx::Inline { dest, total, off: chunk, status: WcStatus::Success, ack };
                             }
@@ -503,21 +530,23 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                                     cma::transfer(peer, &[(hdr.remote_addr, total)], &riov[..nr], false),
                                 )?;
                             }
-                            st.pending_ack = Some((ack, total));
+                            answer(st, ack, total, end);
                         }
                     }
                     _ => {
-                        // R_READ
+                        // R_READ: always acknowledged (the initiator has no other sign of the
+                        // data), before the record is consumed.
+                        let ack = |status| Some(Ack { status, len: total, pos: end, then_consume: true });
                         if !remote_ok(sh, hdr.rkey, hdr.remote_addr, total, false) {
-                            st.pending_ack = Some((WcStatus::RemoteAccess, total));
+                            st.pending_ack = ack(WcStatus::RemoteAccess);
                         } else if total == 0 {
-                            st.pending_ack = Some((WcStatus::Success, 0));
+                            st.pending_ack = ack(WcStatus::Success);
                         } else if we_copy && nr > 0 {
                             let s =
                                 cma_status(sh, cma::transfer(peer, &[(hdr.remote_addr, total)], &riov[..nr], true))?;
-                            st.pending_ack = Some((s, total));
+                            st.pending_ack = ack(s);
                         } else {
-                            st.rx = Rx::ReadResp { src: hdr.remote_addr, total, off: 0 };
+                            st.rx = Rx::ReadResp { src: hdr.remote_addr, total, off: 0, pos: end };
                         }
                     }
                 }
@@ -525,6 +554,9 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
             _ => return Err(Fault::Malformed("unknown request record")),
         }
         *did = true;
+        if st.pending_ack.is_some_and(|a| a.then_consume) {
+            continue; // acknowledge first, then consume (top of the loop)
+        }
         let Some(link) = st.link.as_mut() else { return Ok(()) };
         *ring |= link.rx_req.consume(rec);
     }
