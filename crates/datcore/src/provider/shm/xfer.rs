@@ -323,15 +323,15 @@ fn cma_status(sh: &QpShared, r: std::io::Result<()>) -> Result<WcStatus, Fault> 
     }
 }
 
-/// Finishes an inbound op whose payload is complete.
+/// Finishes an inbound op whose payload is complete: `status` for the receive, `ack` for the
+/// initiator.
 fn finish_inbound(
     sh: &QpShared,
     st: &mut QpState,
     a: &mut After,
     dest: Dest,
     total: u64,
-    status: WcStatus,
-    ack: WcStatus,
+    (status, ack): (WcStatus, WcStatus),
     end: u64,
 ) {
     if let Dest::Recv(r, _) = dest {
@@ -423,7 +423,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                 }
                 if off + n == total {
                     st.rx = Rx::Idle;
-                    finish_inbound(sh, st, a, dest, total, status, ack, end);
+                    finish_inbound(sh, st, a, dest, total, (status, ack), end);
                 } else {
                     st.rx = Rx::Inline { dest, total, off: off + n, status, ack };
                 }
@@ -485,7 +485,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                                 unsafe { scatter(r.sges.as_slice(), 0, rec.payload.add(OP_HDR), chunk) };
                             }
                             if chunk == total {
-                                finish_inbound(sh, st, a, dest, total, status, ack, end);
+                                finish_inbound(sh, st, a, dest, total, (status, ack), end);
                             } else {
                                 st.rx = Rx::Inline { dest, total, off: chunk, status, ack };
                             }
@@ -499,7 +499,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                                     ack = s;
                                 }
                             }
-                            finish_inbound(sh, st, a, dest, total, status, ack, end);
+                            finish_inbound(sh, st, a, dest, total, (status, ack), end);
                         }
                     }
                     R_WRITE => {
