@@ -2,8 +2,9 @@
 //! pairs whose completions land here, and a cross-process wake word.
 //!
 //! Polling drives the data path: [`ShmCq::poll`] first services the rings of every attached
-//! queue pair (matching inbound sends to posted receives, taking ACKs, issuing queued work) in
-//! the caller's own thread, then hands out what is queued. Sleeping uses the published wake
+//! queue pair in the caller's own thread (as the receive queue: executing inbound requests,
+//! placing sends into posted receives; as the send queue: completing outbound work; either
+//! way: issuing queued work), then hands out what is queued. Sleeping uses the published wake
 //! word ([`super::area::WakeWord`]), which producers in either process bump when they add
 //! work that feeds this queue.
 

@@ -237,7 +237,7 @@ fn service(qp: &QpShared, look: bool, kick: bool) -> bool {
                     }
                     let stale = st.data_pending() && (kick || look && st.data_gen == st.looked_gen);
                     let driven = rang || stale || st.peer_disc || st.peer_gone || st.graceful_pending;
-                    if driven && xfer::step(qp, &mut st, &mut a)? {
+                    if driven && xfer::step(qp, &mut st, &mut a, xfer::Part::ALL)? {
                         st.data_gen += 1;
                     }
                     if look {

@@ -13,6 +13,7 @@ use super::cq::ShmCq;
 use super::memtable::{self, Entry, Kind};
 use super::recvq::{self, Recv, RecvQueue, ShmSrq};
 use super::ring::{Consumer, Malformed, Producer, Segment};
+use super::xfer::Part;
 use super::{conn, progress, sys, wire, ShmMw, MWS};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
@@ -527,15 +528,17 @@ impl QpShared {
             if st.phase != Phase::Connected || st.fault.is_some() || st.peer_gone || st.peer_disc {
                 return;
             }
-            self.data_step(&mut st, &mut a);
+            let is = |c: &Option<Arc<ShmCq>>| c.as_ref().is_some_and(|c| std::ptr::eq(&**c, cq));
+            let part = Part { requests: is(&self.recv_cq), completions: is(&self.send_cq) };
+            self.data_step(&mut st, &mut a, part);
         }
         self.finish_except(a, Some(cq));
     }
 
-    /// Runs the data path once (responses, requests, queued work); a fault is parked in
-    /// `st.fault` for the progress thread.
-    pub fn data_step(&self, st: &mut QpState, a: &mut After) {
-        match super::xfer::step(self, st, a) {
+    /// Runs (part of) the data path once; a fault is parked in `st.fault` for the progress
+    /// thread.
+    pub fn data_step(&self, st: &mut QpState, a: &mut After, part: Part) {
+        match super::xfer::step(self, st, a, part) {
             Ok(true) => st.data_gen += 1,
             Ok(false) => {}
             Err(f) => {
@@ -708,7 +711,7 @@ impl QueuePair for ShmQp {
         if sh.need_recv.load(Ordering::Acquire) && sh.need_recv.swap(false, Ordering::AcqRel) {
             let mut a = After::default();
             if st.phase == Phase::Connected && st.fault.is_none() {
-                sh.data_step(&mut st, &mut a);
+                sh.data_step(&mut st, &mut a, Part::ALL);
             }
             drop(st);
             sh.finish(a);

@@ -95,16 +95,34 @@ pub fn iovs(sges: &[Sge], total: u64, out: &mut [(u64, u64); MAX_IOV]) -> usize 
     n
 }
 
-/// One data step on a connected QP, in whatever thread drives it: complete from responses,
-/// execute requests (unless the peer is going away), issue queued work. True if it did
+/// One data step on a connected QP, in whatever thread drives it: execute requests (unless
+/// the peer is going away), complete outbound work, issue queued work. True if it did
 /// something.
-pub fn step(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, Fault> {
-    let mut did = pump_resp(sh, st, a)?;
-    if !st.peer_disc && !st.peer_gone {
+pub fn step(sh: &QpShared, st: &mut QpState, a: &mut After, part: Part) -> Result<bool, Fault> {
+    let mut did = false;
+    if part.requests && !st.peer_disc && !st.peer_gone {
         did |= pump_rx(sh, st, a)?;
+    }
+    // A receive-queue poll also completes sends when the send queue fills up, so programs
+    // that post unsignaled sends and never poll their request EVD keep going.
+    let sq_half_full = (st.sq.issued - st.sq.head) * 2 > st.sq.e.len() as u64;
+    if part.completions || sq_half_full {
+        did |= pump_resp(sh, st, a)?;
     }
     did |= pump_tx(sh, st, a)?;
     Ok(did)
+}
+
+/// Which halves of the data path a step runs: a receive queue's poll executes inbound
+/// requests, a send queue's poll completes outbound work; the progress thread does both.
+#[derive(Clone, Copy, Debug)]
+pub struct Part {
+    pub requests: bool,
+    pub completions: bool,
+}
+
+impl Part {
+    pub const ALL: Part = Part { requests: true, completions: true };
 }
 
 /// Issues as much of the send queue as it can: RDMA ops this side may execute itself are done
