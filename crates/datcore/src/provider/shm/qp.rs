@@ -195,8 +195,10 @@ impl SendQueue {
         }
     }
 
-    /// Moves `acked` past ops that have their outcome.
+    /// Moves `acked` past ops that have their outcome (and past retired ones: their slots may
+    /// hold newer ops).
     fn skip_done(&mut self) {
+        self.acked = self.acked.max(self.head);
         while self.acked < self.issued {
             let e = &self.e[self.slot(self.acked)];
             if e.via_ring && e.done.is_none() {
