@@ -343,17 +343,18 @@ fn cma_status(sh: &QpShared, r: std::io::Result<()>) -> Result<WcStatus, Fault> 
 
 /// Finishes an inbound op whose payload is complete: `status` for the receive, `ack` for the
 /// initiator.
+/// `recv`: the work request id of the receive it filled, if it was a send.
 fn finish_inbound(
     sh: &QpShared,
     st: &mut QpState,
     a: &mut After,
-    dest: Dest,
+    recv: Option<u64>,
     total: u64,
     (status, ack): (WcStatus, WcStatus),
     end: u64,
 ) {
-    if let Dest::Recv(r, _) = dest {
-        sh.complete_recv(a, r.wr_id, status, if status == WcStatus::Success { total } else { 0 });
+    if let Some(wr_id) = recv {
+        sh.complete_recv(a, wr_id, status, if status == WcStatus::Success { total } else { 0 });
     }
     answer(st, ack, total, end);
 }
@@ -441,7 +442,11 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                 }
                 if off + n == total {
                     st.rx = Rx::Idle;
-                    finish_inbound(sh, st, a, dest, total, (status, ack), end);
+                    let recv = match dest {
+                        Dest::Recv(r, _) => Some(r.wr_id),
+                        Dest::Mem(_) => None,
+                    };
+                    finish_inbound(sh, st, a, recv, total, (status, ack), end);
                 } else {
                     st.rx = Rx::Inline { dest, total, off: off + n, status, ack };
                 }
@@ -496,15 +501,17 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                             status = WcStatus::LocalProtection;
                             ack = WcStatus::RemoteOperation;
                         }
-                        let dest = Dest::Recv(r, sh.srq.is_some());
+                        // (The receive is copied into `Dest` only for a multi-record payload: it
+                        // is large.)
                         if inline {
                             if status == WcStatus::Success {
                                 // SAFETY: receive SGEs validated; the chunk is in the record.
                                 unsafe { scatter(r.sges.as_slice(), 0, rec.payload.add(OP_HDR), chunk) };
                             }
                             if chunk == total {
-                                finish_inbound(sh, st, a, dest, total, (status, ack), end);
+                                finish_inbound(sh, st, a, Some(r.wr_id), total, (status, ack), end);
                             } else {
+                                let dest = Dest::Recv(r, sh.srq.is_some());
                                 st.rx = Rx::Inline { dest, total, off: chunk, status, ack };
                             }
                         } else {
@@ -517,7 +524,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                                     ack = s;
                                 }
                             }
-                            finish_inbound(sh, st, a, dest, total, (status, ack), end);
+                            finish_inbound(sh, st, a, Some(r.wr_id), total, (status, ack), end);
                         }
                     }
                     R_WRITE => {
