@@ -109,9 +109,10 @@ pub fn free(index: u32) {
 // ---- peers copying through our table ---------------------------------------------------------
 //
 // Invariant: once `free`, `revoke` or `publish` of a slot returns, no peer copies to or from
-// memory the slot's previous key named. An initiator stores `in_flight = 1 + slot` in the
-// connection segment (SeqCst), then looks the key up in our table, copies, and clears the
-// mark. We clear the key (SeqCst), then wait while any connection's mark names the slot. By
+// memory the slot's previous key named (nor do our own threads executing a peer's request).
+// An initiator stores `in_flight = 1 + slot` in the connection segment (SeqCst), then looks the
+// key up in our table, copies, and clears the mark; our threads executing a request do the
+// same with `target_busy`. We clear the key (SeqCst), then wait while any connection's mark names the slot. By
 // the SeqCst total order either the initiator's lookup sees the cleared key (and copies
 // nothing), or its mark precedes our check and we wait for the copy to end. A dead peer's mark
 // goes with its connection; a peer that neither finishes nor dies is given up on after
@@ -137,7 +138,11 @@ pub fn quiesce(index: u32) {
     let t = TARGETS.lock();
     for (w, side) in t.iter() {
         let Some(seg) = w.upgrade() else { continue };
-        while seg.in_flight(*side).load(Ordering::SeqCst) == mark {
+        let busy = |seg: &Segment| {
+            seg.in_flight(*side).load(Ordering::SeqCst) == mark
+                || seg.target_busy(1 - side).load(Ordering::SeqCst) == mark
+        };
+        while busy(&seg) {
             if start.elapsed() > QUIESCE_LIMIT {
                 tracing::warn!(slot = index, "shm: a peer's copy through a freed region did not end");
                 break;

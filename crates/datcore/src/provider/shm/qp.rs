@@ -281,6 +281,7 @@ pub enum Rx {
     /// `pos`: where the READ record ended in the ring (named in the ACK).
     ReadResp {
         src: u64,
+        rkey: u32,
         total: u64,
         off: u64,
         pos: u64,
@@ -291,7 +292,8 @@ pub enum Rx {
 #[allow(clippy::large_enum_variant)] // lives inside Rx
 pub enum Dest {
     Recv(Recv, bool),
-    Mem(u64),
+    /// Our memory at this address, under this rkey (checked again for every chunk).
+    Mem(u64, u32),
 }
 
 pub struct QpState {

@@ -38,6 +38,9 @@ struct SegHeader {
     /// `in_flight[side]`: 1 + the slot of the peer's memory table that side is copying to or
     /// from right now (0: none); see [`super::memtable::quiesce`].
     in_flight: [Line<AtomicU32>; 2],
+    /// `target_busy[side]`: 1 + the slot of its own table that side copies through while it
+    /// executes a request of the peer (target-executed RDMA), else 0.
+    target_busy: [Line<AtomicU32>; 2],
     rings: [RingCtl; 4],
 }
 
@@ -102,6 +105,10 @@ impl Segment {
 
     pub fn in_flight(&self, side: usize) -> &AtomicU32 {
         &self.header().in_flight[side].0
+    }
+
+    pub fn target_busy(&self, side: usize) -> &AtomicU32 {
+        &self.header().target_busy[side].0
     }
 
     pub fn producer(&self, side: usize, response: bool) -> Producer {

@@ -330,6 +330,23 @@ fn remote_ok(sh: &QpShared, rkey: u32, addr: u64, len: u64, write: bool) -> bool
     })
 }
 
+/// Runs `copy` (touching our memory under `rkey`) if the access is allowed, with the copy
+/// announced in `busy` (the segment's `target_busy` word of our side) so deregistration waits
+/// for it; see [`memtable::quiesce`]. None when not allowed.
+fn guarded<T>(
+    sh: &QpShared,
+    busy: &std::sync::atomic::AtomicU32,
+    (rkey, addr, len, write): (u32, u64, u64, bool),
+    copy: impl FnOnce() -> T,
+) -> Option<T> {
+    use std::sync::atomic::{fence, Ordering};
+    busy.store(memtable::slot_of(rkey) + 1, Ordering::SeqCst);
+    fence(Ordering::SeqCst);
+    let r = remote_ok(sh, rkey, addr, len, write).then(copy);
+    busy.store(0, Ordering::Release);
+    r
+}
+
 fn cma_status(sh: &QpShared, r: std::io::Result<()>) -> Result<WcStatus, Fault> {
     match r {
         Ok(()) => Ok(WcStatus::Success),
@@ -400,24 +417,35 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                 *ring |= link.rx_req.consume(rec);
             }
         }
-        if let Rx::ReadResp { src, total, mut off, pos } = st.rx {
+        if let Rx::ReadResp { src, rkey, total, mut off, pos } = st.rx {
             let Some(link) = st.link.as_mut() else { return Ok(()) };
+            let mut status = WcStatus::Success;
             while off < total {
                 let c = (total - off).min(CHUNK);
                 let from = src + off;
-                // SAFETY: [src, src+total) was validated against an rkey with remote_read.
-                let ok = link.tx_resp.push(R_READ_DATA, 0, c as usize, |b| unsafe {
-                    std::ptr::copy_nonoverlapping(from as *const u8, b.as_mut_ptr(), c as usize)
-                })?;
-                if !ok {
-                    st.rx = Rx::ReadResp { src, total, off, pos };
-                    return Ok(());
+                let busy = link.seg.target_busy(link.side);
+                let pushed = guarded(sh, busy, (rkey, src, total, false), || {
+                    // SAFETY: [src, src+total) was checked against the rkey just now.
+                    link.tx_resp.push(R_READ_DATA, 0, c as usize, |b| unsafe {
+                        std::ptr::copy_nonoverlapping(from as *const u8, b.as_mut_ptr(), c as usize)
+                    })
+                });
+                match pushed.transpose()? {
+                    None => {
+                        status = WcStatus::RemoteAccess; // deregistered meanwhile
+                        break;
+                    }
+                    Some(false) => {
+                        st.rx = Rx::ReadResp { src, rkey, total, off, pos };
+                        return Ok(());
+                    }
+                    Some(true) => {}
                 }
                 off += c;
                 *did = true;
             }
             st.rx = Rx::Idle;
-            st.pending_ack = Some(Ack { status: WcStatus::Success, len: total, pos, then_consume: false });
+            st.pending_ack = Some(Ack { status, len: total, pos, then_consume: false });
             continue;
         }
         let Some(link) = st.link.as_mut() else { return Ok(()) };
@@ -425,7 +453,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
         let (peer, we_copy) = (link.peer_pid, link.we_copy);
         let end = link.rx_req.position_after(&rec);
         match (st.rx, rec.kind) {
-            (Rx::Inline { dest, total, off, status, ack }, R_DATA) => {
+            (Rx::Inline { dest, total, off, status, mut ack }, R_DATA) => {
                 let n = (total - off).min(CHUNK);
                 if !chunk_fits(rec.payload_len, n) {
                     return Err(Fault::Malformed("inline data overruns its operation"));
@@ -434,17 +462,23 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                     match dest {
                         // SAFETY: the receive SGEs were re-validated when the op started.
                         Dest::Recv(r, _) => unsafe { scatter(r.sges.as_slice(), off, rec.payload, n) },
-                        // SAFETY: [addr, addr+total) was validated against an rkey.
-                        Dest::Mem(addr) => unsafe {
-                            std::ptr::copy_nonoverlapping(rec.payload, (addr + off) as *mut u8, n as usize)
-                        },
+                        Dest::Mem(addr, rkey) => {
+                            let busy = link.seg.target_busy(link.side);
+                            // SAFETY: [addr, addr+total) is checked against the rkey first.
+                            let copy = || unsafe {
+                                std::ptr::copy_nonoverlapping(rec.payload, (addr + off) as *mut u8, n as usize)
+                            };
+                            if guarded(sh, busy, (rkey, addr, total, true), copy).is_none() {
+                                ack = WcStatus::RemoteAccess; // deregistered meanwhile
+                            }
+                        }
                     }
                 }
                 if off + n == total {
                     st.rx = Rx::Idle;
                     let recv = match dest {
                         Dest::Recv(r, _) => Some(r.wr_id),
-                        Dest::Mem(_) => None,
+                        Dest::Mem(..) => None,
                     };
                     finish_inbound(sh, st, a, recv, total, (status, ack), end);
                 } else {
@@ -528,33 +562,33 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                         }
                     }
                     R_WRITE => {
-                        let ok = remote_ok(sh, hdr.rkey, hdr.remote_addr, total, true);
-                        let ack = if ok { WcStatus::Success } else { WcStatus::RemoteAccess };
-                        let dest = Dest::Mem(hdr.remote_addr);
+                        let busy = link.seg.target_busy(link.side);
+                        let access = (hdr.rkey, hdr.remote_addr, total, true);
+                        let dest = Dest::Mem(hdr.remote_addr, hdr.rkey);
                         if inline {
-                            if ok {
-                                // SAFETY: destination validated against the rkey above.
-                                unsafe {
-                                    std::ptr::copy_nonoverlapping(
-                                        rec.payload.add(OP_HDR),
-                                        hdr.remote_addr as *mut u8,
-                                        chunk as usize,
-                                    )
-                                };
-                            }
+                            // SAFETY: the destination is checked against the rkey first.
+                            let copy = || unsafe {
+                                std::ptr::copy_nonoverlapping(
+                                    rec.payload.add(OP_HDR),
+                                    hdr.remote_addr as *mut u8,
+                                    chunk as usize,
+                                )
+                            };
+                            let ack = match guarded(sh, busy, access, copy) {
+                                Some(()) => WcStatus::Success,
+                                None => WcStatus::RemoteAccess,
+                            };
                             if chunk == total {
                                 answer(st, ack, total, end);
                             } else {
                                 st.rx = Rx::Inline { dest, total, off: chunk, status: WcStatus::Success, ack };
                             }
                         } else {
-                            let mut ack = ack;
-                            if ok && total > 0 {
-                                ack = cma_status(
-                                    sh,
-                                    cma::transfer(peer, &[(hdr.remote_addr, total)], &riov[..nr], false),
-                                )?;
-                            }
+                            let copy = || cma::transfer(peer, &[(hdr.remote_addr, total)], &riov[..nr], false);
+                            let ack = match guarded(sh, busy, access, copy) {
+                                Some(r) => cma_status(sh, r)?,
+                                None => WcStatus::RemoteAccess,
+                            };
                             answer(st, ack, total, end);
                         }
                     }
@@ -567,11 +601,15 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                         } else if total == 0 {
                             st.pending_ack = ack(WcStatus::Success);
                         } else if we_copy && nr > 0 {
-                            let s =
-                                cma_status(sh, cma::transfer(peer, &[(hdr.remote_addr, total)], &riov[..nr], true))?;
-                            st.pending_ack = ack(s);
+                            let busy = link.seg.target_busy(link.side);
+                            let copy = || cma::transfer(peer, &[(hdr.remote_addr, total)], &riov[..nr], true);
+                            st.pending_ack =
+                                ack(match guarded(sh, busy, (hdr.rkey, hdr.remote_addr, total, false), copy) {
+                                    Some(r) => cma_status(sh, r)?,
+                                    None => WcStatus::RemoteAccess,
+                                });
                         } else {
-                            st.rx = Rx::ReadResp { src: hdr.remote_addr, total, off: 0, pos: end };
+                            st.rx = Rx::ReadResp { src: hdr.remote_addr, rkey: hdr.rkey, total, off: 0, pos: end };
                         }
                     }
                 }
