@@ -28,10 +28,16 @@ LIB         := $(BUILD)/lib/libdat.so.1
 
 all: $(LIB)
 
-rust:
+rust: $(RUST_STATIC)
+
+# Cargo decides whether to rebuild; the recipe on the file itself makes make look at the
+# file's time again afterwards (with only a phony prerequisite and no recipe it would not,
+# and the first `make` after a source change left libdat.so.1 unlinked).
+$(RUST_STATIC): FORCE
 	$(CARGO) build --release -p dat12
 
-$(RUST_STATIC): rust
+.PHONY: FORCE
+FORCE:
 
 # Link the Rust static library into a shared object ourselves, so our version script alone
 # decides what is exported and under which version node (rustc's cdylib script would not).

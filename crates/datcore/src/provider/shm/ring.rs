@@ -10,8 +10,10 @@
 use super::sys::Mapping;
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
+/// Ring capacities: powers of two (offsets are positions masked by `cap - 1`).
 pub const REQ_CAP: u64 = 512 * 1024;
 pub const RESP_CAP: u64 = 128 * 1024;
+const _: () = assert!(REQ_CAP.is_power_of_two() && RESP_CAP.is_power_of_two());
 pub const HDR: usize = 8;
 const PAD: u16 = 0;
 const MAGIC: u64 = 0x6461_742d_7368_6d31; // "dat-shm1"
@@ -196,7 +198,7 @@ impl Producer {
     /// the consumer's head only when the last value seen leaves too little space.
     pub fn fits(&mut self, payload: usize) -> Result<bool, Malformed> {
         let need = Self::record_len(payload) as u64;
-        let off = self.tail % self.cap;
+        let off = self.tail & (self.cap - 1);
         let contiguous = self.cap - off;
         let need = if need > contiguous { need + contiguous } else { need };
         if self.cap - self.tail.wrapping_sub(self.head_seen) >= need {
@@ -223,7 +225,7 @@ impl Producer {
             }
         }
         let len = Self::record_len(payload) as u64;
-        let off = self.tail % self.cap;
+        let off = self.tail & (self.cap - 1);
         let contiguous = self.cap - off;
         let mut tail = self.tail;
         if len > contiguous {
@@ -231,7 +233,7 @@ impl Producer {
             unsafe { write_header(self.data.add(off as usize), contiguous as u32, PAD, 0) };
             tail += contiguous;
         }
-        let off = (tail % self.cap) as usize;
+        let off = (tail & (self.cap - 1)) as usize;
         // SAFETY: fits() guaranteed `len` contiguous free bytes at `off`; nobody else writes
         // them until we publish the new tail.
         unsafe {
@@ -309,7 +311,7 @@ impl Consumer {
             if avail > self.cap || !avail.is_multiple_of(8) {
                 return Err(Malformed("ring tail out of range"));
             }
-            let off = self.head % self.cap;
+            let off = self.head & (self.cap - 1);
             // SAFETY: off is 8-aligned and < cap; the header lies in the published region.
             let v = unsafe { std::ptr::read_volatile(self.data.add(off as usize) as *const u64) };
             let len = v as u32 as u64;
