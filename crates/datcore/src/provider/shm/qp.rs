@@ -1,8 +1,8 @@
 //! Queue pairs: state, send queue, and the `QueuePair` entry points.
 //!
 //! Everything about one connection (its rings, its queues, its state) sits behind one per-QP
-//! mutex. Posting threads and the progress thread both produce into the rings under it, so each
-//! ring has exactly one producer at a time.
+//! mutex. Posting threads, polling threads and the progress thread all produce into the rings
+//! under it, so each ring has exactly one producer at a time.
 
 use super::super::{
     Access, BindWr, CompletionQueue, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair, SendOp, SendWr,
@@ -363,7 +363,7 @@ pub struct QpShared {
     pub caps: QpCaps,
     pub events: Arc<dyn ConnectionEvents>,
     pub st: Mutex<QpState>,
-    /// Stalled on an empty receive queue: the next post_recv kicks the progress thread.
+    /// Stalled on an empty receive queue: the next post_recv runs a data step itself.
     pub need_recv: AtomicBool,
 }
 
