@@ -1251,7 +1251,7 @@ struct st_group {
     struct st_side *s;
     int first, count; /* EPs first .. first+count-1 */
     DAT_EVD_HANDLE req, rcv; /* equal for single-EVD groups */
-    int wait;
+    int wait, turn;
     tres res;
 };
 
@@ -1268,7 +1268,7 @@ struct st_side {
     struct st_group g[ST_GROUPS];
     /* per EP progress */
     int next_send[ST_NEP], next_echo[ST_NEP], sends_done[ST_NEP];
-    int flushed[ST_NEP]; /* server: receives flushed by the client's disconnect */
+    int flushed[ST_NEP]; /* receives flushed by the disconnect at the end */
     volatile int stop;
 };
 
@@ -1344,8 +1344,8 @@ static tres st_event(struct st_group *g, const DAT_EVENT *ev)
     const char *who = s->server ? "server" : "client";
     CHECK(ep >= g->first && ep < g->first + g->count, "%s: completion of EP%d on group of EP%d", who, ep, g->first);
     CHECK(d->ep_handle == s->ep[ep], "%s: EP%d completion names another EP", who, ep);
-    if (s->server && kind == ST_RECV && d->status == DAT_DTO_ERR_FLUSHED) {
-        /* the client disconnects once it has all echoes, maybe before our last ACKs are in */
+    if (kind == ST_RECV && d->status == DAT_DTO_ERR_FLUSHED) {
+        /* the server disconnects once it is done; counted (and checked) at the end */
         s->flushed[ep]++;
         return T_PASS;
     }
@@ -1395,9 +1395,12 @@ static tres st_group_loop(struct st_group *g)
             CHECK(r == DAT_SUCCESS, "%s: group of EP%d: dat_evd_wait: %s (lost wake-up?)",
                   g->s->server ? "server" : "client", g->first, rs(r));
         } else {
-            r = dat_evd_dequeue(g->rcv, &ev);
-            if (r != DAT_SUCCESS && g->rcv != g->req)
-                r = dat_evd_dequeue(g->req, &ev);
+            /* alternate which EVD is looked at first, so neither starves */
+            DAT_EVD_HANDLE first = g->turn ? g->req : g->rcv, second = g->turn ? g->rcv : g->req;
+            g->turn = !g->turn;
+            r = dat_evd_dequeue(first, &ev);
+            if (r != DAT_SUCCESS && second != first)
+                r = dat_evd_dequeue(second, &ev);
             if (r != DAT_SUCCESS) {
                 sched_yield();
                 continue;
@@ -1465,15 +1468,23 @@ static tres st_run_threads(struct st_side *s)
     for (int k = 0; k < ST_GROUPS; k++)
         if (s->g[k].res != T_PASS)
             return s->g[k].res;
-    if (s->server)
-        return T_PASS; /* flushes may follow; see st_server */
-    /* nothing completes twice: every queue is empty now */
+    return T_PASS;
+}
+
+/* After the disconnect: what is left must be exactly the `posted` receives each EP still had,
+ * flushed; a second completion of anything fails in st_event. */
+static tres st_finish(struct st_side *s, int posted)
+{
     for (int k = 0; k < ST_GROUPS; k++) {
         DAT_EVENT ev;
-        int extra = dat_evd_dequeue(s->g[k].req, &ev) == DAT_SUCCESS || dat_evd_dequeue(s->g[k].rcv, &ev) == DAT_SUCCESS;
-        CHECK(!extra, "%s: extra %s (cookie 0x%llx) after the run", s->server ? "server" : "client",
-              evname(ev.event_number), (unsigned long long)ev.event_data.dto_completion_event_data.user_cookie.as_64);
+        while (dat_evd_dequeue(s->g[k].req, &ev) == DAT_SUCCESS || dat_evd_dequeue(s->g[k].rcv, &ev) == DAT_SUCCESS)
+            TRY(st_event(&s->g[k], &ev));
     }
+    for (int e = 0; e < ST_NEP; e++)
+        CHECK(s->flushed[e] == posted, "%s: EP%d: %d receives flushed, expected %d", s->server ? "server" : "client",
+              e, s->flushed[e], posted);
+    OK(dat_ia_close(s->ia, DAT_CLOSE_ABRUPT_FLAG));
+    free(s->buf);
     return T_PASS;
 }
 
@@ -1500,24 +1511,12 @@ static tres st_server(void *v)
               r == DAT_SUCCESS ? evname(ev.event_number) : "");
     }
     TRY(st_run_threads(&s));
+    /* all echoes are out and acknowledged: the server ends the connections */
     for (int e = 0; e < ST_NEP; e++) {
-        DAT_EVENT ev;
-        DAT_RETURN r = wait_ev(s.conn, E2E_WAIT, &ev);
-        CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED, "server: disconnect: %s",
-              rs(r));
+        OK(dat_ep_disconnect(s.ep[e], DAT_CLOSE_GRACEFUL_FLAG));
+        TRY(wait_conn_event_on(s.conn, DAT_CONNECTION_EVENT_DISCONNECTED));
     }
-    /* what is left: exactly the 2W receives each EP had posted, flushed; nothing else */
-    for (int k = 0; k < ST_GROUPS; k++) {
-        DAT_EVENT ev;
-        while (dat_evd_dequeue(s.g[k].req, &ev) == DAT_SUCCESS || dat_evd_dequeue(s.g[k].rcv, &ev) == DAT_SUCCESS)
-            TRY(st_event(&s.g[k], &ev));
-    }
-    for (int e = 0; e < ST_NEP; e++)
-        CHECK(s.flushed[e] == 2 * ST_WIN, "server: EP%d: %d receives flushed, expected %d", e, s.flushed[e],
-              2 * ST_WIN);
-    OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
-    free(s.buf);
-    return T_PASS;
+    return st_finish(&s, 2 * ST_WIN);
 }
 
 static tres st_client(void *v, struct peer *peer)
@@ -1544,13 +1543,9 @@ static tres st_client(void *v, struct peer *peer)
         TRY(st_client_push(&s, e));
     TRY(st_run_threads(&s));
     vlog("stress: %d messages echoed on %d EPs in %.2f s", ST_NEP * ST_MSGS, ST_NEP, mono() - t0);
-    for (int e = 0; e < ST_NEP; e++) {
-        OK(dat_ep_disconnect(s.ep[e], DAT_CLOSE_GRACEFUL_FLAG));
+    for (int e = 0; e < ST_NEP; e++)
         TRY(wait_conn_event_on(s.conn, DAT_CONNECTION_EVENT_DISCONNECTED));
-    }
-    OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
-    free(s.buf);
-    return T_PASS;
+    return st_finish(&s, ST_WIN);
 }
 
 static tres e2e_stress_threads(void)
