@@ -27,7 +27,7 @@ until grep -q "listening" "$log" 2>/dev/null; do
     i=$((i + 1))
     if [ $i -gt 100 ] || ! kill -0 $spid 2>/dev/null; then
         echo "run-pingpong: server did not start:" >&2
-        sed 's/^/  server: /' "$log" >&2
+        sed -e '/^server: /!s/^/server: /' -e 's/^/  /' "$log" >&2
         kill $spid 2>/dev/null
         exit 1
     fi
@@ -38,7 +38,7 @@ done
 crc=$?
 wait $spid
 src=$?
-sed 's/^/  server: /' "$log"
+sed -e '/^server: /!s/^/server: /' -e 's/^/  /' "$log"
 if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
     echo "run-pingpong: FAILED (client exit $crc, server exit $src)" >&2
     exit 1

@@ -9,8 +9,8 @@
  * 4-byte integer, the IA/EP/provider attribute masks are 64-bit, handles are
  * pointers.  Where the Solaris headers use a different value it is noted.
  */
-#ifndef DAT_H
-#define DAT_H
+#ifndef _DAT_H_
+#define _DAT_H_
 
 #include <dat/dat_platform_specific.h>
 #include <dat/dat_error.h>
@@ -334,6 +334,12 @@ typedef DAT_UINT64          DAT_IA_ATTR_MASK;
 #define DAT_IA_FIELD_ALL                                    UINT64_C(0x7ffffffff)
 #define DAT_IA_FIELD_NONE                                   UINT64_C(0x000000000)
 #define DAT_IA_ALL                                          DAT_IA_FIELD_ALL
+/*
+ * An older name kept for source compatibility.  As in the OFED headers it
+ * expands to DAT_IA_FIELD_IA_MAX_DTO_PER_EP_IN, which no DAT header defines,
+ * so only #ifdef tests of it compile; use DAT_IA_FIELD_IA_MAX_DTO_PER_EP.
+ */
+#define DAT_IA_FIELD_IA_MAX_DTO_PER_OP                      DAT_IA_FIELD_IA_MAX_DTO_PER_EP_IN
 
 /* Provider attribute mask: a 64-bit set of DAT_PROVIDER_FIELD_* bits. */
 typedef DAT_UINT64          DAT_PROVIDER_ATTR_MASK;
@@ -572,6 +578,14 @@ typedef struct dat_provider_info
  * declared here so that the prototypes below can use pointers to them.
  */
 typedef struct dat_ia_attr          DAT_IA_ATTR;
+
+/*
+ * Older names of two DAT_IA_ATTR members, kept for source compatibility
+ * (ia_attr.max_mtu_size reads max_message_size).  Being object-like macros,
+ * they rename every use of these identifiers, as the OFED headers do.
+ */
+#define max_rdma_read_per_ep    max_rdma_read_per_ep_in
+#define max_mtu_size            max_message_size
 typedef struct dat_provider_attr    DAT_PROVIDER_ATTR;
 typedef struct dat_evd_param        DAT_EVD_PARAM;
 typedef struct dat_lmr_param        DAT_LMR_PARAM;
@@ -599,47 +613,51 @@ typedef enum dat_dto_completion_status
 #define DAT_DTO_FAILURE         DAT_DTO_ERR_FLUSHED
 #define DAT_DTO_LENGTH_ERROR    DAT_DTO_ERR_LOCAL_LENGTH
 
+/* An RMR bind completion reports its status as a DAT_DTO_COMPLETION_STATUS. */
+#define DAT_RMR_BIND_COMPLETION_STATUS  DAT_DTO_COMPLETION_STATUS
+
 /* Status values of an RMR bind completion (a DAT_DTO_COMPLETION_STATUS). */
 #define DAT_RMR_BIND_SUCCESS    DAT_DTO_SUCCESS
 #define DAT_RMR_BIND_FAILURE    DAT_DTO_ERR_FLUSHED
 
-typedef enum dat_ia_async_error_reason
+/* The async error reason tags have no dat_ prefix, as in OFED's headers. */
+typedef enum ia_async_error_reason
 {
     DAT_IA_CATASTROPHIC_ERROR = 0x00,
     DAT_IA_OTHER_ERROR        = 0x01
 } DAT_IA_ASYNC_ERROR_REASON;
 
-typedef enum dat_ep_async_error_reason
+typedef enum ep_async_error_reason
 {
     DAT_EP_TRANSFER_TO_ERROR          = 0x00,
     DAT_EP_OTHER_ERROR                = 0x01,
     DAT_SRQ_SOFT_HIGH_WATERMARK_EVENT = 0x02
 } DAT_EP_ASYNC_ERROR_REASON;
 
-typedef enum dat_evd_async_error_reason
+typedef enum evd_async_error_reason
 {
     DAT_EVD_OVERFLOW_ERROR = 0x00,
     DAT_EVD_OTHER_ERROR    = 0x01
 } DAT_EVD_ASYNC_ERROR_REASON;
 
-typedef enum dat_srq_async_error_reason
+typedef enum srq_async_error_reason
 {
     DAT_SRQ_TRANSFER_TO_ERROR   = 0x00,
     DAT_SRQ_OTHER_ERROR         = 0x01,
     DAT_SRQ_LOW_WATERMARK_EVENT = 0x02
 } DAT_SRQ_ASYNC_ERROR_REASON;
 
-typedef enum dat_lmr_async_error_reason
+typedef enum lmr_async_error_reason
 {
     DAT_LMR_OTHER_ERROR = 0x00
 } DAT_LMR_ASYNC_ERROR_REASON;
 
-typedef enum dat_rmr_async_error_reason
+typedef enum rmr_async_error_reason
 {
     DAT_RMR_OTHER_ERROR = 0x00
 } DAT_RMR_ASYNC_ERROR_REASON;
 
-typedef enum dat_pz_async_error_reason
+typedef enum pz_async_error_reason
 {
     DAT_PZ_OTHER_ERROR = 0x00
 } DAT_PZ_ASYNC_ERROR_REASON;
@@ -1051,4 +1069,4 @@ DAT_EXPORT DAT_RETURN dat_strerror(
 }
 #endif
 
-#endif /* DAT_H */
+#endif /* _DAT_H_ */

@@ -11,8 +11,8 @@
  * DAT_GET_TYPE() / DAT_GET_SUBTYPE() to take a code apart and
  * dat_strerror() (dat.h) to turn it into text.
  */
-#ifndef DAT_ERROR_H
-#define DAT_ERROR_H
+#ifndef _DAT_ERROR_H_
+#define _DAT_ERROR_H_
 
 #include <dat/dat_platform_specific.h>
 
@@ -191,4 +191,4 @@ typedef enum dat_return_subtype
 }
 #endif
 
-#endif /* DAT_ERROR_H */
+#endif /* _DAT_ERROR_H_ */

@@ -7,8 +7,8 @@
  *   DAT_UINT32 4, DAT_UINT64 8, DAT_UVERYLONG 8, DAT_COUNT 4, DAT_PVOID 8,
  *   DAT_SOCK_ADDR 16 (struct sockaddr), DAT_SOCK_ADDR6 28 (struct sockaddr_in6).
  */
-#ifndef DAT_PLATFORM_SPECIFIC_H
-#define DAT_PLATFORM_SPECIFIC_H
+#ifndef _DAT_PLATFORM_SPECIFIC_H_
+#define _DAT_PLATFORM_SPECIFIC_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -29,6 +29,9 @@ typedef unsigned long long  DAT_UVERYLONG;  /* at least 64 bit */
 typedef void *              DAT_PVOID;
 typedef int                 DAT_COUNT;
 
+/* A physical address. */
+typedef DAT_UINT64          DAT_PADDR;
+
 /* Socket addresses as the OS defines them. */
 typedef struct sockaddr     DAT_SOCK_ADDR;
 typedef struct sockaddr_in6 DAT_SOCK_ADDR6;
@@ -40,6 +43,26 @@ typedef struct sockaddr_in6 DAT_SOCK_ADDR6;
 /* Preferred buffer alignment for data transfer buffers, in bytes. */
 #define DAT_OPTIMAL_ALIGNMENT   256
 
+/*
+ * Parameter annotations of the DAT specification's prototypes: input, output,
+ * and both.  They expand to nothing; consumers of the era write them in their
+ * own declarations (int f(IN DAT_EP_HANDLE ep, OUT DAT_COUNT *n)).
+ */
+#ifndef IN
+#define IN
+#endif
+#ifndef OUT
+#define OUT
+#endif
+#ifndef INOUT
+#define INOUT
+#endif
+
+/* 64-bit constants, for a C library whose <stdint.h> lacks the macro. */
+#ifndef UINT64_C
+#define UINT64_C(c) c ## ULL
+#endif
+
 /* Storage class for exported DAT entry points. */
 #ifndef DAT_EXPORT
 #define DAT_EXPORT              extern
@@ -49,4 +72,4 @@ typedef struct sockaddr_in6 DAT_SOCK_ADDR6;
 }
 #endif
 
-#endif /* DAT_PLATFORM_SPECIFIC_H */
+#endif /* _DAT_PLATFORM_SPECIFIC_H_ */

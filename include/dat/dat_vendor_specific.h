@@ -5,7 +5,7 @@
  * This implementation defines no vendor-specific extensions; the file exists
  * because consumers and providers may include it by name.
  */
-#ifndef DAT_VENDOR_SPECIFIC_H
-#define DAT_VENDOR_SPECIFIC_H
+#ifndef _DAT_VENDOR_SPECIFIC_H_
+#define _DAT_VENDOR_SPECIFIC_H_
 
-#endif /* DAT_VENDOR_SPECIFIC_H */
+#endif /* _DAT_VENDOR_SPECIFIC_H_ */

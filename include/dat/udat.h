@@ -7,8 +7,8 @@
  * Include order: configuration, platform types, the transport-independent
  * API (dat.h, which brings in dat_error.h), then vendor additions.
  */
-#ifndef UDAT_H
-#define UDAT_H
+#ifndef _UDAT_H_
+#define _UDAT_H_
 
 #include <dat/udat_config.h>
 #include <dat/dat_platform_specific.h>
@@ -274,4 +274,4 @@ DAT_EXPORT DAT_RETURN dat_cno_wait(
 }
 #endif
 
-#endif /* UDAT_H */
+#endif /* _UDAT_H_ */

@@ -5,8 +5,8 @@
  * macro passes them to dat_ia_openv(), so a DAT 1.2 program always asks
  * the registry for (major 1, minor 2, not thread safe).
  */
-#ifndef UDAT_CONFIG_H
-#define UDAT_CONFIG_H
+#ifndef _UDAT_CONFIG_H_
+#define _UDAT_CONFIG_H_
 
 /* API version implemented by these headers. */
 #define DAT_VERSION_MAJOR   1
@@ -19,4 +19,4 @@
  */
 #define DAT_THREADSAFE      DAT_FALSE
 
-#endif /* UDAT_CONFIG_H */
+#endif /* _UDAT_CONFIG_H_ */

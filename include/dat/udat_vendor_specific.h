@@ -4,9 +4,9 @@
  * This implementation defines no vendor-specific extensions; it only pulls
  * in the transport-independent vendor header.
  */
-#ifndef UDAT_VENDOR_SPECIFIC_H
-#define UDAT_VENDOR_SPECIFIC_H
+#ifndef _UDAT_VENDOR_SPECIFIC_H_
+#define _UDAT_VENDOR_SPECIFIC_H_
 
 #include <dat/dat_vendor_specific.h>
 
-#endif /* UDAT_VENDOR_SPECIFIC_H */
+#endif /* _UDAT_VENDOR_SPECIFIC_H_ */

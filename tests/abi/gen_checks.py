@@ -1,24 +1,39 @@
 #!/usr/bin/env python3
-"""Generate the DAT 1.2 ABI checks from the reference fact files.
+"""Generate the ABI checks of one DAT face from the reference fact files.
 
-usage: gen_checks.py REFERENCE_DIR [--c OUT.c] [--rs OUT.rs]
+usage: gen_checks.py REFERENCE_DIR [--face 12|20] [--c OUT.c] [--rs OUT.rs]
+                     [--proto OUT.c]
 
-REFERENCE_DIR holds layout-dat12-ofed-x86_64.txt and constants.md.
+--face 12 (default) checks the DAT 1.2 headers (include/dat), --face 20 the
+DAT 2.0 headers (include/dat2).  REFERENCE_DIR holds the face's layout dump
+(layout-dat12-ofed-x86_64.txt / layout-dat20-ofed-x86_64.txt), constants.md
+and the function list (dat12-functions.md / dat20-functions.md).
 Defaults for the outputs (relative to the repository root, found from this
 script's location):
-    tests/abi/abi_checks.c                  C11 / C++11 compile-time checks
-                                            (plus a few run-time ones)
-    crates/dat12/src/abi_layout_tests.rs    the same facts as Rust unit tests
+    tests/abi/abi_checks.c / abi_checks_dat2.c    C11 / C++11 compile-time
+                                                  checks (plus a few run-time
+                                                  ones)
+    crates/dat12/src/abi_layout_tests.rs          the same facts as Rust unit
+                                                  tests (face 12 only: the 2.0
+                                                  face has no Rust crate yet)
+    tests/abi/prototypes_dat.c / prototypes_dat2.c  every function of the
+                                                  function list declared again
+                                                  exactly as listed there: a C
+                                                  compiler rejects the file if
+                                                  a header's prototype differs
 
 What is checked:
   * every struct/union of the layout dump: sizeof, alignment, and for every
     (also nested) member its offset, its size and its declared type;
-  * every constant of constants.md section 5 that has a value in the
-    "1.2 OFED compat-dapl" column (enumerators and integer #defines);
-  * the size of every enumerated type of that section (4 bytes);
-  * the scalar type sizes/alignments of constants.md section 4 (1.2 rows).
+  * every constant of constants.md section 5 that has a value in the face's
+    column ("1.2 OFED compat-dapl" or "2.0 OFED"; enumerators and integer
+    #defines), and for 2.0 the IB extension enums of its last section;
+  * the size of every enumerated type of those sections (4 bytes);
+  * the scalar type sizes/alignments of constants.md section 4 (the rows of
+    the face: 1.2 skips the "2.0 only" ones);
+  * the prototype of every function of the function list.
 
-Both outputs are committed: a clone of the repository has no reference dir.
+The outputs are committed: a clone of the repository has no reference dir.
 """
 import os
 import re
@@ -39,6 +54,31 @@ EXTRA_POINTER_CONSTS = [("DAT_HANDLE_NULL", 0)]
 # parsing
 # --------------------------------------------------------------------------
 
+class Face:
+    """What differs between the DAT 1.2 and DAT 2.0 checks."""
+
+    def __init__(self, name, include_dir, layout, functions, column, headers, out_c, out_rs, out_proto):
+        self.name = name                # "1.2" / "2.0"
+        self.include_dir = include_dir  # "dat" / "dat2"
+        self.layout = layout            # layout dump file name
+        self.functions = functions      # function list file name
+        self.column = column            # index of the face's value column in constants.md section 5
+        self.headers = headers          # headers abi_checks includes
+        self.out_c = out_c              # default outputs, relative to the repository root
+        self.out_rs = out_rs
+        self.out_proto = out_proto
+
+
+FACES = {
+    "12": Face("1.2", "dat", "layout-dat12-ofed-x86_64.txt", "dat12-functions.md", 0,
+               ["udat.h", "dat_registry.h"], "tests/abi/abi_checks.c",
+               "crates/dat12/src/abi_layout_tests.rs", "tests/abi/prototypes_dat.c"),
+    "20": Face("2.0", "dat2", "layout-dat20-ofed-x86_64.txt", "dat20-functions.md", 2,
+               ["udat.h", "dat_registry.h", "dat_ib_extensions.h"], "tests/abi/abi_checks_dat2.c",
+               None, "tests/abi/prototypes_dat2.c"),
+}
+
+
 class Field:
     def __init__(self, offset, ctype, path, via_union):
         self.offset = offset
@@ -50,7 +90,8 @@ class Field:
 class Record:
     def __init__(self, kind, tag):
         self.kind = kind            # "struct" or "union"
-        self.tag = tag              # e.g. dat_ep_attr
+        self.tag = tag              # e.g. dat_ep_attr, or "dat_cno_param::(unnamed at ...)"
+        self.unnamed = "(unnamed" in tag
         self.fields = []
         self.size = None
         self.align = None
@@ -75,7 +116,7 @@ def parse_layout(path):
         off, indent, text = int(m.group(1)), len(m.group(2)), m.group(3)
         depth = (indent - 1) // 2
         if depth == 0:
-            kind, tag = text.split()
+            kind, tag = text.split(" ", 1)
             cur = Record(kind, tag)
             stack = [(0, None, kind)]
             continue
@@ -90,10 +131,11 @@ def parse_layout(path):
     return records
 
 
-def parse_constants(path):
-    """Section 5 rows with a value in the 1.2 OFED column:
-    list of (section, name, value) where section is an enum type name or
-    '#define'."""
+def parse_constants(path, column, with_ib_extensions):
+    """Section 5 rows with a value in the face's column (0: 1.2 OFED,
+    1: 1.2 Solaris, 2: 2.0 OFED), then, if with_ib_extensions, the rows of
+    the IB extension enums section: list of (section, name, value) where
+    section is an enum type name or '#define'."""
     out = []
     sec = None
     in5 = False
@@ -112,17 +154,41 @@ def parse_constants(path):
         if line.startswith("### Integer #define"):
             sec = "#define"
             continue
-        m = re.match(r"\| (DAT_\w+) \| (\S+) \|", line)
+        m = re.match(r"\| (DAT_\w+) \| (\S+) \| (\S+) \| (\S+) \|", line)
         if m and sec:
-            v = m.group(2)
+            v = m.group(2 + column)
             if not v.startswith("0x"):
-                continue  # not defined in 1.2 OFED
+                continue  # not defined in this face
             out.append((sec, m.group(1), int(v, 16)))
+    if with_ib_extensions:
+        out += parse_ib_extension_enums(path)
     return out
 
 
-def parse_scalar_sizes(path):
-    """Section 4 rows: (type, size, align), 1.2 types only."""
+def parse_ib_extension_enums(path):
+    """The "DAT 2.0 IB extension enums" section: (enum, name, value) rows."""
+    out = []
+    sec = None
+    inside = False
+    for line in open(path):
+        if line.startswith("## "):
+            inside = line.startswith("## DAT 2.0 IB extension enums")
+            continue
+        if not inside:
+            continue
+        m = re.match(r"### enum (\w+)", line)
+        if m:
+            sec = m.group(1)
+            continue
+        m = re.match(r"\| (\w+) \| (0x[0-9a-f]+) \|", line)
+        if m and sec:
+            out.append((sec, m.group(1), int(m.group(2), 16)))
+    return out
+
+
+def parse_scalar_sizes(path, with_20_only):
+    """Section 4 rows: (type, size, align); the "2.0 only" rows only if
+    with_20_only."""
     out = []
     in4 = False
     for line in open(path):
@@ -133,9 +199,19 @@ def parse_scalar_sizes(path):
             break
         if not in4:
             continue
-        m = re.match(r"\| (DAT_\w+) \| (\d+) \| (\d+) \|", line)
+        m = re.match(r"\| (DAT_\w+)( \(2\.0 only[^)]*\))? \| (\d+) \| (\d+) \|", line)
+        if m and (with_20_only or not m.group(2)):
+            out.append((m.group(1), int(m.group(3)), int(m.group(4))))
+    return out
+
+
+def parse_functions(path):
+    """The C signature of every row of a function list table."""
+    out = []
+    for line in open(path):
+        m = re.match(r"^\| \d+ \| `(DAT_RETURN (\w+)\(.*\))` \|", line)
         if m:
-            out.append((m.group(1), int(m.group(2)), int(m.group(3))))
+            out.append((m.group(2), m.group(1)))
     return out
 
 
@@ -143,7 +219,8 @@ def parse_scalar_sizes(path):
 # C output
 # --------------------------------------------------------------------------
 
-C_HEAD = """\
+C_HEAD_BY_FACE = {
+    "1.2": """\
 /*
  * abi_checks.c - GENERATED by tests/abi/gen_checks.py from the DAT reference
  * facts (layout-dat12-ofed-x86_64.txt, constants.md).  Do not edit; rerun
@@ -155,8 +232,24 @@ C_HEAD = """\
  * constant values.  Builds as C11 and as C++11; the program then runs the
  * few checks that cannot be constant expressions (pointer-valued macros).
  */
-#include <dat/udat.h>
-#include <dat/dat_registry.h>
+""",
+    "2.0": """\
+/*
+ * abi_checks_dat2.c - GENERATED by tests/abi/gen_checks.py --face 20 from the
+ * DAT reference facts (layout-dat20-ofed-x86_64.txt, constants.md).  Do not
+ * edit; rerun the generator instead.
+ *
+ * Compile-time checks of the DAT 2.0 headers against the OFED dapl 2.x ABI
+ * on x86_64: struct/union sizes, alignments, member offsets, member sizes
+ * and member types, enumerated type sizes (also of the IB extension enums),
+ * scalar type sizes and constant values.  Builds as C11 and as C++11; the
+ * program then runs the few checks that cannot be constant expressions
+ * (pointer-valued macros).
+ */
+""",
+}
+
+C_BODY_HEAD = """\
 
 #include <stdio.h>
 #include <stddef.h>
@@ -183,9 +276,13 @@ C_HEAD = """\
 """
 
 
-def c_output(records, consts, scalars):
-    out = [C_HEAD]
+def c_output(face, records, consts, scalars):
+    out = [C_HEAD_BY_FACE[face.name]]
+    out += ["#include <%s/%s>\n" % (face.include_dir, h) for h in face.headers]
+    out.append(C_BODY_HEAD)
     n = 0
+    unnamed_sizes = dict((r.kind + " " + r.tag, r.size) for r in records if r.unnamed)
+    records = [r for r in records if not r.unnamed]
     out.append("/* ---- struct and union layouts (%d records) ---- */\n" % len(records))
     for r in records:
         rec = "%s %s" % (r.kind, r.tag)
@@ -196,9 +293,16 @@ def c_output(records, consts, scalars):
         for f in r.fields:
             p = ".".join(f.path)
             out.append('CHECK(offsetof(%s, %s) == %d, "offsetof(%s, %s)");\n' % (rec, p, f.offset, rec, p))
+            n += 1
+            if f.ctype in unnamed_sizes:
+                # a member of an unnamed union type: its type cannot be spelled
+                out.append('CHECK(sizeof(MEMBER(%s, %s)) == %d, "sizeof(%s.%s)");\n'
+                           % (rec, p, unnamed_sizes[f.ctype], rec, p))
+                n += 1
+                continue
             out.append('CHECK(sizeof(MEMBER(%s, %s)) == sizeof(%s), "sizeof(%s.%s)");\n' % (rec, p, f.ctype, rec, p))
             out.append('CHECK(SAME_TYPE(MEMBER(%s, %s), %s), "type of %s.%s");\n' % (rec, p, f.ctype, rec, p))
-            n += 3
+            n += 2
     out.append("\n/* ---- scalar types (constants.md section 4) ---- */\n")
     for t, size, align in scalars:
         out.append('CHECK(sizeof(%s) == %d, "sizeof(%s)");\n' % (t, size, t))
@@ -212,7 +316,8 @@ def c_output(records, consts, scalars):
     for e in enums:
         out.append('CHECK(sizeof(%s) == 4, "sizeof(%s)");\n' % (e, e))
         n += 1
-    out.append("\n/* ---- constant values, 1.2 OFED compat-dapl column ---- */\n")
+    column = {"1.2": "1.2 OFED compat-dapl column", "2.0": "2.0 OFED column and IB extension enums"}[face.name]
+    out.append("\n/* ---- constant values, %s ---- */\n" % column)
     runtime = []
     for sec, name, val in consts:
         if name in POINTER_CONSTS:
@@ -321,6 +426,40 @@ def rs_output(records, consts, scalars):
 
 
 # --------------------------------------------------------------------------
+# prototype output
+# --------------------------------------------------------------------------
+
+PROTO_HEAD = """\
+/*
+ * %(file)s - GENERATED by tests/abi/gen_checks.py%(flag)s from the DAT
+ * reference facts (%(functions)s).  Do not edit; rerun the generator
+ * instead.
+ *
+ * Every function of the DAT %(face)s function list, declared again exactly
+ * as the list spells it (the signatures of OFED's definitions).  C requires
+ * a redeclaration to be compatible with the header's prototype, so the file
+ * compiles only if our <%(dir)s/...> headers declare each function with the
+ * same parameter and return types.  The __typeof__ line before each
+ * declaration fails if the headers do not declare the function at all.
+ * Compile as C (C99, C11), not C++: C++ would take a differing declaration
+ * for an overload.
+ */
+"""
+
+
+def proto_output(face, functions):
+    name = os.path.basename(face.out_proto)
+    flag = "" if face.name == "1.2" else " --face 20"
+    out = [PROTO_HEAD % {"file": name, "flag": flag, "functions": face.functions, "face": face.name,
+                         "dir": face.include_dir}]
+    out += ["#include <%s/%s>\n" % (face.include_dir, h) for h in face.headers]
+    for fn, sig in functions:
+        out.append("\nextern __typeof__(%s) %s;\n%s;\n" % (fn, fn, sig))
+    out.append("\ntypedef int prototypes_checked_%d;\n" % len(functions))
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------
 
 def main(argv):
     args = list(argv[1:])
@@ -328,31 +467,46 @@ def main(argv):
         sys.stderr.write(__doc__)
         return 2
     ref = args.pop(0)
-    out_c = os.path.join(ROOT, "tests", "abi", "abi_checks.c")
-    out_rs = os.path.join(ROOT, "crates", "dat12", "src", "abi_layout_tests.rs")
+    face_key = "12"
+    outs = {}
     while args:
         a = args.pop(0)
-        if a == "--c":
-            out_c = args.pop(0)
-        elif a == "--rs":
-            out_rs = args.pop(0)
+        if a in ("--face", "--c", "--rs", "--proto") and args:
+            value = args.pop(0)
+            if a == "--face":
+                face_key = value
+            else:
+                outs[a] = value
         else:
             sys.stderr.write("unknown argument %s\n" % a)
             return 2
-    records = parse_layout(os.path.join(ref, "layout-dat12-ofed-x86_64.txt"))
-    consts = parse_constants(os.path.join(ref, "constants.md"))
-    scalars = parse_scalar_sizes(os.path.join(ref, "constants.md"))
-    c_text, nc, nrt = c_output(records, consts, scalars)
-    rs_text, nrs = rs_output(records, consts, scalars)
+    if face_key not in FACES:
+        sys.stderr.write("unknown face %s (12 or 20)\n" % face_key)
+        return 2
+    face = FACES[face_key]
+    out_c = outs.get("--c", os.path.join(ROOT, face.out_c))
+    out_proto = outs.get("--proto", os.path.join(ROOT, face.out_proto))
+    constants = os.path.join(ref, "constants.md")
+    records = parse_layout(os.path.join(ref, face.layout))
+    consts = parse_constants(constants, face.column, face.name == "2.0")
+    scalars = parse_scalar_sizes(constants, face.name == "2.0")
+    functions = parse_functions(os.path.join(ref, face.functions))
+    c_text, nc, nrt = c_output(face, records, consts, scalars)
     with open(out_c, "w") as f:
         f.write(c_text)
-    with open(out_rs, "w") as f:
-        f.write(rs_text)
+    with open(out_proto, "w") as f:
+        f.write(proto_output(face, functions))
     nfields = sum(len(r.fields) for r in records)
-    print("gen_checks: %d records, %d member lines, %d constants, %d scalar types"
-          % (len(records), nfields, len(consts), len(scalars)))
+    print("gen_checks: DAT %s: %d records, %d member lines, %d constants, %d scalar types, %d functions"
+          % (face.name, len(records), nfields, len(consts), len(scalars), len(functions)))
     print("gen_checks: %s: %d compile-time + %d run-time checks" % (os.path.relpath(out_c, ROOT), nc, nrt))
-    print("gen_checks: %s: %d assertions" % (os.path.relpath(out_rs, ROOT), nrs))
+    print("gen_checks: %s: %d prototypes" % (os.path.relpath(out_proto, ROOT), len(functions)))
+    if face.out_rs:
+        out_rs = outs.get("--rs", os.path.join(ROOT, face.out_rs))
+        rs_text, nrs = rs_output(records, consts, scalars)
+        with open(out_rs, "w") as f:
+            f.write(rs_text)
+        print("gen_checks: %s: %d assertions" % (os.path.relpath(out_rs, ROOT), nrs))
     return 0
 
 

@@ -1,6 +1,9 @@
 #!/bin/sh
 # Builds examples/pingpong.c the way a user would against an installed libdat, then runs its
-# two-process send/recv + RDMA write/read exchange over shm (data verified by the example).
+# two-process send/recv + RDMA write/read exchange over shm (data verified by the example),
+# and checks that the installed bin/datinfo opens the shm IA.
+# Also checks the installed man pages: one per exported function (or a `.so` link whose target
+# is installed too), dat.conf(5) and libdat(7), and that man(1) renders one.
 #   check.sh staged STAGE_DIR PREFIX   # after make install DESTDIR=STAGE_DIR: pkg-config build
 #   check.sh system                    # after make install into /usr/local: plain `cc app.c -ldat`
 set -eu
@@ -24,6 +27,45 @@ system)
     ;;
 *) echo "usage: $0 staged STAGE PREFIX | system" >&2; exit 2 ;;
 esac
+
+# The man pages under MANDIR (the installed tree, so `.so man3/x.3` resolves against it).
+check_man() {
+    mandir=$1 missing=0
+    for f in $(cat "$root/crates/dat12/exports.txt"); do
+        page="$mandir/man3/$f.3"
+        if [ ! -f "$page" ]; then
+            echo "FAIL no installed man page $page"; missing=$((missing + 1)); continue
+        fi
+        target=$(sed -n '1s/^\.so //p' "$page")
+        if [ -n "$target" ] && [ ! -f "$mandir/$target" ]; then
+            echo "FAIL $page links to $target, which is not installed"; missing=$((missing + 1))
+        fi
+    done
+    for p in man5/dat.conf.5 man7/libdat.7; do
+        [ -f "$mandir/$p" ] || { echo "FAIL no installed man page $mandir/$p"; missing=$((missing + 1)); }
+    done
+    [ "$missing" -eq 0 ] || exit 1
+    echo "ok   man pages installed in $mandir for all $(wc -w <"$root/crates/dat12/exports.txt") functions, dat.conf(5), libdat(7)"
+    if command -v man >/dev/null 2>&1; then
+        (cd "$mandir" && man -l man3/dat_lmr_free.3 2>/dev/null) | grep -q "dat_lmr_free" ||
+            { echo "FAIL man -l cannot render the installed dat_lmr_free(3) (a .so link to dat_lmr_create(3))"; exit 1; }
+        echo "ok   man -l renders the installed dat_lmr_free(3) through its .so link"
+    fi
+}
+case "$1" in
+staged) check_man "$stage$prefix/share/man" ;;
+system) check_man "${PREFIX:-/usr/local}/share/man" ;;
+esac
 readelf -d "$out/pingpong" | grep -q 'NEEDED.*libdat.so.1' && echo "ok   the program needs libdat.so.1"
 PINGPONG="$out/pingpong" DAT_LIB_DIR="$libdir" sh "$root/examples/run-pingpong.sh" shm
-echo "1 passed, 0 failed"
+# The installed datinfo opens the shm IA (exit status 0 only when it opens).
+case "$1" in
+staged) datinfo="$stage$prefix/bin/datinfo" ;;
+*) datinfo=datinfo ;;
+esac
+if "$datinfo" -v shm | grep -q '^status: *usable$'; then
+    echo "ok   $datinfo -v shm: usable"
+else
+    echo "FAIL $datinfo -v shm: not usable (or not installed)"; exit 1
+fi
+echo "2 passed, 0 failed"

@@ -6,12 +6,9 @@
 set -eu
 crate=$1 inc=$2 out=$3
 mkdir -p "$out"
-CBINDGEN=${CBINDGEN:-cbindgen}
-if ! command -v "$CBINDGEN" >/dev/null 2>&1; then
-  echo "FAIL cbindgen not found (install: cargo install cbindgen --version 0.29.2 --locked)"
-  echo "0 passed, 1 failed"; exit 1
-fi
-"$CBINDGEN" --quiet --config cbindgen.toml --crate dat12 --output "$out/rust_exports.h" "$crate"
+# cbindgen runs as a library inside the workspace tool tools/export-prototypes (pinned by
+# Cargo.lock), so no globally installed binary is needed.
+${CARGO:-cargo} run --quiet --release -p export-prototypes -- "$crate" cbindgen.toml "$out/rust_exports.h"
 n=$(grep -c '^DAT_RETURN dat_' "$out/rust_exports.h" || true)
 cat > "$out/prototypes.c" <<'C'
 #include <dat/udat.h>

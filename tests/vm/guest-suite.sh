@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs inside a soft-RDMA guest (started by tests/vm/check.sh through rdma-guest.sh):
-# the verbs provider's Rust integration tests, the C conformance suite against the verbs IA
-# on RDMA_NETDEV, our ping-pong example, and perftest on the same device for comparison.
+# the verbs provider's Rust integration tests, datinfo (the IA on RDMA_NETDEV listed as usable,
+# `datinfo -v` of it), the C conformance suite against the verbs IA on RDMA_NETDEV, our
+# ping-pong example, and perftest on the same device for comparison.
 # usage: guest-suite.sh VERBS_TEST_BINARY
 # Environment from the harness: RDMA_TYPE RDMA_DEV RDMA_NETDEV RDMA_IP (RDMA_GID_INDEX on rxe).
 set -u
@@ -14,6 +15,29 @@ t0=$(date +%s)
 
 step "verbs provider integration tests ($1)"
 "$1" --test-threads=1 || fail=1
+
+step "datinfo; datinfo -v $ia"
+case $RDMA_TYPE in
+rxe) transport=RoCE ;;
+*) transport=iWARP ;;
+esac
+out=$(mktemp)
+build/bin/datinfo >"$out"; st=$?
+cat "$out"
+if [ $st = 0 ] && grep -Eq "^$ia +1\.2 +built-in +verbs +$transport +$RDMA_DEV:1 +$RDMA_NETDEV +$RDMA_IP +usable\$" "$out"; then
+    echo "ok   datinfo lists $ia as usable ($transport on $RDMA_DEV:1, $RDMA_IP)"
+else
+    echo "FAIL datinfo: exit status $st, or $ia not listed as usable $transport on $RDMA_DEV"; fail=1
+fi
+build/bin/datinfo -v "$ia" >"$out"; st=$?
+cat "$out"
+if [ $st = 0 ] && grep -Eq "^transport: +$transport\$" "$out" && grep -Eq "^ia_address: +$RDMA_IP\$" "$out" &&
+   grep -Eq "^adapter_name: +$RDMA_DEV\$" "$out" && grep -Eq "^max_qp: +[1-9][0-9]*\$" "$out"; then
+    echo "ok   datinfo -v $ia: $transport, $RDMA_IP, adapter $RDMA_DEV"
+else
+    echo "FAIL datinfo -v $ia: exit status $st, or wrong transport/address/adapter"; fail=1
+fi
+rm -f "$out"
 
 step "C conformance suite on $ia"
 # Known device deviations, counted as skipped (XFAIL) with their reason printed:

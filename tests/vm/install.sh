@@ -32,14 +32,35 @@ trap 'die "failed at line $LINENO (command: $BASH_COMMAND)"' ERR
 apt_q() { DEBIAN_FRONTEND=noninteractive apt-get -q -y -o DPkg::Lock::Timeout=600 \
             -o APT::Sandbox::User=root "$@"; }
 
+HOST_PKGS="rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest libibverbs-dev
+  librdmacm-dev libdapl2 dapl2-utils iproute2 kmod busybox-static cpio gzip
+  xz-utils procps coreutils"
+
+# --check: report whether everything is in place (exit 0) or what is missing (exit 1); installs
+# nothing and needs no root. `make check` uses it to decide between running, installing and
+# skipping the guest part.
+if [ "${1:-}" = --check ]; then
+  missing=()
+  KV=$(cat "$H/kernel-version" 2>/dev/null) || missing+=("cached kernel ($H/kernel-version)")
+  if [ -n "${KV:-}" ]; then
+    [ -r "$H/kernel/boot/vmlinuz-$KV" ] || missing+=("$H/kernel/boot/vmlinuz-$KV")
+    [ -e "$H/kernel/lib/modules/$KV/updates/siw.ko" ] || missing+=("siw.ko for $KV")
+  fi
+  command -v qemu-system-x86_64 >/dev/null || [ -x "$H/qemu/usr/bin/qemu-system-x86_64" ] \
+    || missing+=("qemu-system-x86_64")
+  for p in $HOST_PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("package $p"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "install.sh --check: missing: ${missing[*]}"
+    exit 1
+  fi
+  exit 0
+fi
+
 [ "$(id -u)" = 0 ] || die "must run as root (it installs packages)"
 command -v apt-get >/dev/null || die "needs apt-get (Debian 12)"
 mkdir -p "$H/debs" || die "cannot create cache directory $H"
 
 # ---------------------------------------------------------------- 1. host packages
-HOST_PKGS="rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest libibverbs-dev
-  librdmacm-dev libdapl2 dapl2-utils iproute2 kmod busybox-static cpio gzip
-  xz-utils procps coreutils"
 say "apt-get update"
 apt_q update >/dev/null || die "apt-get update failed"
 say "installing host packages: $(echo $HOST_PKGS)"

@@ -19,17 +19,9 @@ fn layout_dat_sp_handle() {
     assert_eq!(size_of::<DAT_SP_HANDLE>(), 8, "sizeof DAT_SP_HANDLE");
     assert_eq!(align_of::<DAT_SP_HANDLE>(), 8, "alignof DAT_SP_HANDLE");
     assert_eq!(offset_of!(DAT_SP_HANDLE, rsp_handle), 0, "offsetof DAT_SP_HANDLE.rsp_handle");
-    assert_eq!(
-        field_size::<DAT_SP_HANDLE, DAT_RSP_HANDLE>(|s| unsafe { &s.rsp_handle }),
-        size_of::<DAT_RSP_HANDLE>(),
-        "type of DAT_SP_HANDLE.rsp_handle"
-    );
+    assert_eq!(field_size::<DAT_SP_HANDLE, DAT_RSP_HANDLE>(|s| unsafe { &s.rsp_handle }), size_of::<DAT_RSP_HANDLE>(), "type of DAT_SP_HANDLE.rsp_handle");
     assert_eq!(offset_of!(DAT_SP_HANDLE, psp_handle), 0, "offsetof DAT_SP_HANDLE.psp_handle");
-    assert_eq!(
-        field_size::<DAT_SP_HANDLE, DAT_PSP_HANDLE>(|s| unsafe { &s.psp_handle }),
-        size_of::<DAT_PSP_HANDLE>(),
-        "type of DAT_SP_HANDLE.psp_handle"
-    );
+    assert_eq!(field_size::<DAT_SP_HANDLE, DAT_PSP_HANDLE>(|s| unsafe { &s.psp_handle }), size_of::<DAT_PSP_HANDLE>(), "type of DAT_SP_HANDLE.psp_handle");
 }
 
 #[test]
@@ -37,161 +29,49 @@ fn layout_dat_context() {
     assert_eq!(size_of::<DAT_CONTEXT>(), 8, "sizeof DAT_CONTEXT");
     assert_eq!(align_of::<DAT_CONTEXT>(), 8, "alignof DAT_CONTEXT");
     assert_eq!(offset_of!(DAT_CONTEXT, as_ptr), 0, "offsetof DAT_CONTEXT.as_ptr");
-    assert_eq!(
-        field_size::<DAT_CONTEXT, DAT_PVOID>(|s| unsafe { &s.as_ptr }),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_CONTEXT.as_ptr"
-    );
+    assert_eq!(field_size::<DAT_CONTEXT, DAT_PVOID>(|s| unsafe { &s.as_ptr }), size_of::<DAT_PVOID>(), "type of DAT_CONTEXT.as_ptr");
     assert_eq!(offset_of!(DAT_CONTEXT, as_64), 0, "offsetof DAT_CONTEXT.as_64");
-    assert_eq!(
-        field_size::<DAT_CONTEXT, DAT_UINT64>(|s| unsafe { &s.as_64 }),
-        size_of::<DAT_UINT64>(),
-        "type of DAT_CONTEXT.as_64"
-    );
+    assert_eq!(field_size::<DAT_CONTEXT, DAT_UINT64>(|s| unsafe { &s.as_64 }), size_of::<DAT_UINT64>(), "type of DAT_CONTEXT.as_64");
     assert_eq!(offset_of!(DAT_CONTEXT, as_index), 0, "offsetof DAT_CONTEXT.as_index");
-    assert_eq!(
-        field_size::<DAT_CONTEXT, DAT_UVERYLONG>(|s| unsafe { &s.as_index }),
-        size_of::<DAT_UVERYLONG>(),
-        "type of DAT_CONTEXT.as_index"
-    );
+    assert_eq!(field_size::<DAT_CONTEXT, DAT_UVERYLONG>(|s| unsafe { &s.as_index }), size_of::<DAT_UVERYLONG>(), "type of DAT_CONTEXT.as_index");
 }
 
 #[test]
 fn layout_dat_dto_completion_event_data() {
     assert_eq!(size_of::<DAT_DTO_COMPLETION_EVENT_DATA>(), 32, "sizeof DAT_DTO_COMPLETION_EVENT_DATA");
     assert_eq!(align_of::<DAT_DTO_COMPLETION_EVENT_DATA>(), 8, "alignof DAT_DTO_COMPLETION_EVENT_DATA");
-    assert_eq!(
-        offset_of!(DAT_DTO_COMPLETION_EVENT_DATA, ep_handle),
-        0,
-        "offsetof DAT_DTO_COMPLETION_EVENT_DATA.ep_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_DTO_COMPLETION_EVENT_DATA, DAT_EP_HANDLE>(|s| &s.ep_handle),
-        size_of::<DAT_EP_HANDLE>(),
-        "type of DAT_DTO_COMPLETION_EVENT_DATA.ep_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_DTO_COMPLETION_EVENT_DATA, user_cookie),
-        8,
-        "offsetof DAT_DTO_COMPLETION_EVENT_DATA.user_cookie"
-    );
-    assert_eq!(
-        field_size::<DAT_DTO_COMPLETION_EVENT_DATA, DAT_CONTEXT>(|s| &s.user_cookie),
-        size_of::<DAT_CONTEXT>(),
-        "type of DAT_DTO_COMPLETION_EVENT_DATA.user_cookie"
-    );
-    assert_eq!(
-        offset_of!(DAT_DTO_COMPLETION_EVENT_DATA, user_cookie.as_ptr),
-        8,
-        "offsetof DAT_DTO_COMPLETION_EVENT_DATA.user_cookie.as_ptr"
-    );
-    assert_eq!(
-        field_size::<DAT_DTO_COMPLETION_EVENT_DATA, DAT_PVOID>(|s| unsafe { &s.user_cookie.as_ptr }),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_DTO_COMPLETION_EVENT_DATA.user_cookie.as_ptr"
-    );
-    assert_eq!(
-        offset_of!(DAT_DTO_COMPLETION_EVENT_DATA, user_cookie.as_64),
-        8,
-        "offsetof DAT_DTO_COMPLETION_EVENT_DATA.user_cookie.as_64"
-    );
-    assert_eq!(
-        field_size::<DAT_DTO_COMPLETION_EVENT_DATA, DAT_UINT64>(|s| unsafe { &s.user_cookie.as_64 }),
-        size_of::<DAT_UINT64>(),
-        "type of DAT_DTO_COMPLETION_EVENT_DATA.user_cookie.as_64"
-    );
-    assert_eq!(
-        offset_of!(DAT_DTO_COMPLETION_EVENT_DATA, user_cookie.as_index),
-        8,
-        "offsetof DAT_DTO_COMPLETION_EVENT_DATA.user_cookie.as_index"
-    );
-    assert_eq!(
-        field_size::<DAT_DTO_COMPLETION_EVENT_DATA, DAT_UVERYLONG>(|s| unsafe { &s.user_cookie.as_index }),
-        size_of::<DAT_UVERYLONG>(),
-        "type of DAT_DTO_COMPLETION_EVENT_DATA.user_cookie.as_index"
-    );
+    assert_eq!(offset_of!(DAT_DTO_COMPLETION_EVENT_DATA, ep_handle), 0, "offsetof DAT_DTO_COMPLETION_EVENT_DATA.ep_handle");
+    assert_eq!(field_size::<DAT_DTO_COMPLETION_EVENT_DATA, DAT_EP_HANDLE>(|s| &s.ep_handle), size_of::<DAT_EP_HANDLE>(), "type of DAT_DTO_COMPLETION_EVENT_DATA.ep_handle");
+    assert_eq!(offset_of!(DAT_DTO_COMPLETION_EVENT_DATA, user_cookie), 8, "offsetof DAT_DTO_COMPLETION_EVENT_DATA.user_cookie");
+    assert_eq!(field_size::<DAT_DTO_COMPLETION_EVENT_DATA, DAT_CONTEXT>(|s| &s.user_cookie), size_of::<DAT_CONTEXT>(), "type of DAT_DTO_COMPLETION_EVENT_DATA.user_cookie");
+    assert_eq!(offset_of!(DAT_DTO_COMPLETION_EVENT_DATA, user_cookie.as_ptr), 8, "offsetof DAT_DTO_COMPLETION_EVENT_DATA.user_cookie.as_ptr");
+    assert_eq!(field_size::<DAT_DTO_COMPLETION_EVENT_DATA, DAT_PVOID>(|s| unsafe { &s.user_cookie.as_ptr }), size_of::<DAT_PVOID>(), "type of DAT_DTO_COMPLETION_EVENT_DATA.user_cookie.as_ptr");
+    assert_eq!(offset_of!(DAT_DTO_COMPLETION_EVENT_DATA, user_cookie.as_64), 8, "offsetof DAT_DTO_COMPLETION_EVENT_DATA.user_cookie.as_64");
+    assert_eq!(field_size::<DAT_DTO_COMPLETION_EVENT_DATA, DAT_UINT64>(|s| unsafe { &s.user_cookie.as_64 }), size_of::<DAT_UINT64>(), "type of DAT_DTO_COMPLETION_EVENT_DATA.user_cookie.as_64");
+    assert_eq!(offset_of!(DAT_DTO_COMPLETION_EVENT_DATA, user_cookie.as_index), 8, "offsetof DAT_DTO_COMPLETION_EVENT_DATA.user_cookie.as_index");
+    assert_eq!(field_size::<DAT_DTO_COMPLETION_EVENT_DATA, DAT_UVERYLONG>(|s| unsafe { &s.user_cookie.as_index }), size_of::<DAT_UVERYLONG>(), "type of DAT_DTO_COMPLETION_EVENT_DATA.user_cookie.as_index");
     assert_eq!(offset_of!(DAT_DTO_COMPLETION_EVENT_DATA, status), 16, "offsetof DAT_DTO_COMPLETION_EVENT_DATA.status");
-    assert_eq!(
-        field_size::<DAT_DTO_COMPLETION_EVENT_DATA, DAT_DTO_COMPLETION_STATUS>(|s| &s.status),
-        size_of::<DAT_DTO_COMPLETION_STATUS>(),
-        "type of DAT_DTO_COMPLETION_EVENT_DATA.status"
-    );
-    assert_eq!(
-        offset_of!(DAT_DTO_COMPLETION_EVENT_DATA, transfered_length),
-        24,
-        "offsetof DAT_DTO_COMPLETION_EVENT_DATA.transfered_length"
-    );
-    assert_eq!(
-        field_size::<DAT_DTO_COMPLETION_EVENT_DATA, DAT_VLEN>(|s| &s.transfered_length),
-        size_of::<DAT_VLEN>(),
-        "type of DAT_DTO_COMPLETION_EVENT_DATA.transfered_length"
-    );
+    assert_eq!(field_size::<DAT_DTO_COMPLETION_EVENT_DATA, DAT_DTO_COMPLETION_STATUS>(|s| &s.status), size_of::<DAT_DTO_COMPLETION_STATUS>(), "type of DAT_DTO_COMPLETION_EVENT_DATA.status");
+    assert_eq!(offset_of!(DAT_DTO_COMPLETION_EVENT_DATA, transfered_length), 24, "offsetof DAT_DTO_COMPLETION_EVENT_DATA.transfered_length");
+    assert_eq!(field_size::<DAT_DTO_COMPLETION_EVENT_DATA, DAT_VLEN>(|s| &s.transfered_length), size_of::<DAT_VLEN>(), "type of DAT_DTO_COMPLETION_EVENT_DATA.transfered_length");
 }
 
 #[test]
 fn layout_dat_rmr_bind_completion_event_data() {
     assert_eq!(size_of::<DAT_RMR_BIND_COMPLETION_EVENT_DATA>(), 24, "sizeof DAT_RMR_BIND_COMPLETION_EVENT_DATA");
     assert_eq!(align_of::<DAT_RMR_BIND_COMPLETION_EVENT_DATA>(), 8, "alignof DAT_RMR_BIND_COMPLETION_EVENT_DATA");
-    assert_eq!(
-        offset_of!(DAT_RMR_BIND_COMPLETION_EVENT_DATA, rmr_handle),
-        0,
-        "offsetof DAT_RMR_BIND_COMPLETION_EVENT_DATA.rmr_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_RMR_BIND_COMPLETION_EVENT_DATA, DAT_RMR_HANDLE>(|s| &s.rmr_handle),
-        size_of::<DAT_RMR_HANDLE>(),
-        "type of DAT_RMR_BIND_COMPLETION_EVENT_DATA.rmr_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_RMR_BIND_COMPLETION_EVENT_DATA, user_cookie),
-        8,
-        "offsetof DAT_RMR_BIND_COMPLETION_EVENT_DATA.user_cookie"
-    );
-    assert_eq!(
-        field_size::<DAT_RMR_BIND_COMPLETION_EVENT_DATA, DAT_CONTEXT>(|s| &s.user_cookie),
-        size_of::<DAT_CONTEXT>(),
-        "type of DAT_RMR_BIND_COMPLETION_EVENT_DATA.user_cookie"
-    );
-    assert_eq!(
-        offset_of!(DAT_RMR_BIND_COMPLETION_EVENT_DATA, user_cookie.as_ptr),
-        8,
-        "offsetof DAT_RMR_BIND_COMPLETION_EVENT_DATA.user_cookie.as_ptr"
-    );
-    assert_eq!(
-        field_size::<DAT_RMR_BIND_COMPLETION_EVENT_DATA, DAT_PVOID>(|s| unsafe { &s.user_cookie.as_ptr }),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_RMR_BIND_COMPLETION_EVENT_DATA.user_cookie.as_ptr"
-    );
-    assert_eq!(
-        offset_of!(DAT_RMR_BIND_COMPLETION_EVENT_DATA, user_cookie.as_64),
-        8,
-        "offsetof DAT_RMR_BIND_COMPLETION_EVENT_DATA.user_cookie.as_64"
-    );
-    assert_eq!(
-        field_size::<DAT_RMR_BIND_COMPLETION_EVENT_DATA, DAT_UINT64>(|s| unsafe { &s.user_cookie.as_64 }),
-        size_of::<DAT_UINT64>(),
-        "type of DAT_RMR_BIND_COMPLETION_EVENT_DATA.user_cookie.as_64"
-    );
-    assert_eq!(
-        offset_of!(DAT_RMR_BIND_COMPLETION_EVENT_DATA, user_cookie.as_index),
-        8,
-        "offsetof DAT_RMR_BIND_COMPLETION_EVENT_DATA.user_cookie.as_index"
-    );
-    assert_eq!(
-        field_size::<DAT_RMR_BIND_COMPLETION_EVENT_DATA, DAT_UVERYLONG>(|s| unsafe { &s.user_cookie.as_index }),
-        size_of::<DAT_UVERYLONG>(),
-        "type of DAT_RMR_BIND_COMPLETION_EVENT_DATA.user_cookie.as_index"
-    );
-    assert_eq!(
-        offset_of!(DAT_RMR_BIND_COMPLETION_EVENT_DATA, status),
-        16,
-        "offsetof DAT_RMR_BIND_COMPLETION_EVENT_DATA.status"
-    );
-    assert_eq!(
-        field_size::<DAT_RMR_BIND_COMPLETION_EVENT_DATA, DAT_DTO_COMPLETION_STATUS>(|s| &s.status),
-        size_of::<DAT_DTO_COMPLETION_STATUS>(),
-        "type of DAT_RMR_BIND_COMPLETION_EVENT_DATA.status"
-    );
+    assert_eq!(offset_of!(DAT_RMR_BIND_COMPLETION_EVENT_DATA, rmr_handle), 0, "offsetof DAT_RMR_BIND_COMPLETION_EVENT_DATA.rmr_handle");
+    assert_eq!(field_size::<DAT_RMR_BIND_COMPLETION_EVENT_DATA, DAT_RMR_HANDLE>(|s| &s.rmr_handle), size_of::<DAT_RMR_HANDLE>(), "type of DAT_RMR_BIND_COMPLETION_EVENT_DATA.rmr_handle");
+    assert_eq!(offset_of!(DAT_RMR_BIND_COMPLETION_EVENT_DATA, user_cookie), 8, "offsetof DAT_RMR_BIND_COMPLETION_EVENT_DATA.user_cookie");
+    assert_eq!(field_size::<DAT_RMR_BIND_COMPLETION_EVENT_DATA, DAT_CONTEXT>(|s| &s.user_cookie), size_of::<DAT_CONTEXT>(), "type of DAT_RMR_BIND_COMPLETION_EVENT_DATA.user_cookie");
+    assert_eq!(offset_of!(DAT_RMR_BIND_COMPLETION_EVENT_DATA, user_cookie.as_ptr), 8, "offsetof DAT_RMR_BIND_COMPLETION_EVENT_DATA.user_cookie.as_ptr");
+    assert_eq!(field_size::<DAT_RMR_BIND_COMPLETION_EVENT_DATA, DAT_PVOID>(|s| unsafe { &s.user_cookie.as_ptr }), size_of::<DAT_PVOID>(), "type of DAT_RMR_BIND_COMPLETION_EVENT_DATA.user_cookie.as_ptr");
+    assert_eq!(offset_of!(DAT_RMR_BIND_COMPLETION_EVENT_DATA, user_cookie.as_64), 8, "offsetof DAT_RMR_BIND_COMPLETION_EVENT_DATA.user_cookie.as_64");
+    assert_eq!(field_size::<DAT_RMR_BIND_COMPLETION_EVENT_DATA, DAT_UINT64>(|s| unsafe { &s.user_cookie.as_64 }), size_of::<DAT_UINT64>(), "type of DAT_RMR_BIND_COMPLETION_EVENT_DATA.user_cookie.as_64");
+    assert_eq!(offset_of!(DAT_RMR_BIND_COMPLETION_EVENT_DATA, user_cookie.as_index), 8, "offsetof DAT_RMR_BIND_COMPLETION_EVENT_DATA.user_cookie.as_index");
+    assert_eq!(field_size::<DAT_RMR_BIND_COMPLETION_EVENT_DATA, DAT_UVERYLONG>(|s| unsafe { &s.user_cookie.as_index }), size_of::<DAT_UVERYLONG>(), "type of DAT_RMR_BIND_COMPLETION_EVENT_DATA.user_cookie.as_index");
+    assert_eq!(offset_of!(DAT_RMR_BIND_COMPLETION_EVENT_DATA, status), 16, "offsetof DAT_RMR_BIND_COMPLETION_EVENT_DATA.status");
+    assert_eq!(field_size::<DAT_RMR_BIND_COMPLETION_EVENT_DATA, DAT_DTO_COMPLETION_STATUS>(|s| &s.status), size_of::<DAT_DTO_COMPLETION_STATUS>(), "type of DAT_RMR_BIND_COMPLETION_EVENT_DATA.status");
 }
 
 #[test]
@@ -199,53 +79,17 @@ fn layout_dat_cr_arrival_event_data() {
     assert_eq!(size_of::<DAT_CR_ARRIVAL_EVENT_DATA>(), 32, "sizeof DAT_CR_ARRIVAL_EVENT_DATA");
     assert_eq!(align_of::<DAT_CR_ARRIVAL_EVENT_DATA>(), 8, "alignof DAT_CR_ARRIVAL_EVENT_DATA");
     assert_eq!(offset_of!(DAT_CR_ARRIVAL_EVENT_DATA, sp_handle), 0, "offsetof DAT_CR_ARRIVAL_EVENT_DATA.sp_handle");
-    assert_eq!(
-        field_size::<DAT_CR_ARRIVAL_EVENT_DATA, DAT_SP_HANDLE>(|s| &s.sp_handle),
-        size_of::<DAT_SP_HANDLE>(),
-        "type of DAT_CR_ARRIVAL_EVENT_DATA.sp_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_CR_ARRIVAL_EVENT_DATA, sp_handle.rsp_handle),
-        0,
-        "offsetof DAT_CR_ARRIVAL_EVENT_DATA.sp_handle.rsp_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_CR_ARRIVAL_EVENT_DATA, DAT_RSP_HANDLE>(|s| unsafe { &s.sp_handle.rsp_handle }),
-        size_of::<DAT_RSP_HANDLE>(),
-        "type of DAT_CR_ARRIVAL_EVENT_DATA.sp_handle.rsp_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_CR_ARRIVAL_EVENT_DATA, sp_handle.psp_handle),
-        0,
-        "offsetof DAT_CR_ARRIVAL_EVENT_DATA.sp_handle.psp_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_CR_ARRIVAL_EVENT_DATA, DAT_PSP_HANDLE>(|s| unsafe { &s.sp_handle.psp_handle }),
-        size_of::<DAT_PSP_HANDLE>(),
-        "type of DAT_CR_ARRIVAL_EVENT_DATA.sp_handle.psp_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_CR_ARRIVAL_EVENT_DATA, local_ia_address_ptr),
-        8,
-        "offsetof DAT_CR_ARRIVAL_EVENT_DATA.local_ia_address_ptr"
-    );
-    assert_eq!(
-        field_size::<DAT_CR_ARRIVAL_EVENT_DATA, DAT_IA_ADDRESS_PTR>(|s| &s.local_ia_address_ptr),
-        size_of::<DAT_IA_ADDRESS_PTR>(),
-        "type of DAT_CR_ARRIVAL_EVENT_DATA.local_ia_address_ptr"
-    );
+    assert_eq!(field_size::<DAT_CR_ARRIVAL_EVENT_DATA, DAT_SP_HANDLE>(|s| &s.sp_handle), size_of::<DAT_SP_HANDLE>(), "type of DAT_CR_ARRIVAL_EVENT_DATA.sp_handle");
+    assert_eq!(offset_of!(DAT_CR_ARRIVAL_EVENT_DATA, sp_handle.rsp_handle), 0, "offsetof DAT_CR_ARRIVAL_EVENT_DATA.sp_handle.rsp_handle");
+    assert_eq!(field_size::<DAT_CR_ARRIVAL_EVENT_DATA, DAT_RSP_HANDLE>(|s| unsafe { &s.sp_handle.rsp_handle }), size_of::<DAT_RSP_HANDLE>(), "type of DAT_CR_ARRIVAL_EVENT_DATA.sp_handle.rsp_handle");
+    assert_eq!(offset_of!(DAT_CR_ARRIVAL_EVENT_DATA, sp_handle.psp_handle), 0, "offsetof DAT_CR_ARRIVAL_EVENT_DATA.sp_handle.psp_handle");
+    assert_eq!(field_size::<DAT_CR_ARRIVAL_EVENT_DATA, DAT_PSP_HANDLE>(|s| unsafe { &s.sp_handle.psp_handle }), size_of::<DAT_PSP_HANDLE>(), "type of DAT_CR_ARRIVAL_EVENT_DATA.sp_handle.psp_handle");
+    assert_eq!(offset_of!(DAT_CR_ARRIVAL_EVENT_DATA, local_ia_address_ptr), 8, "offsetof DAT_CR_ARRIVAL_EVENT_DATA.local_ia_address_ptr");
+    assert_eq!(field_size::<DAT_CR_ARRIVAL_EVENT_DATA, DAT_IA_ADDRESS_PTR>(|s| &s.local_ia_address_ptr), size_of::<DAT_IA_ADDRESS_PTR>(), "type of DAT_CR_ARRIVAL_EVENT_DATA.local_ia_address_ptr");
     assert_eq!(offset_of!(DAT_CR_ARRIVAL_EVENT_DATA, conn_qual), 16, "offsetof DAT_CR_ARRIVAL_EVENT_DATA.conn_qual");
-    assert_eq!(
-        field_size::<DAT_CR_ARRIVAL_EVENT_DATA, DAT_CONN_QUAL>(|s| &s.conn_qual),
-        size_of::<DAT_CONN_QUAL>(),
-        "type of DAT_CR_ARRIVAL_EVENT_DATA.conn_qual"
-    );
+    assert_eq!(field_size::<DAT_CR_ARRIVAL_EVENT_DATA, DAT_CONN_QUAL>(|s| &s.conn_qual), size_of::<DAT_CONN_QUAL>(), "type of DAT_CR_ARRIVAL_EVENT_DATA.conn_qual");
     assert_eq!(offset_of!(DAT_CR_ARRIVAL_EVENT_DATA, cr_handle), 24, "offsetof DAT_CR_ARRIVAL_EVENT_DATA.cr_handle");
-    assert_eq!(
-        field_size::<DAT_CR_ARRIVAL_EVENT_DATA, DAT_CR_HANDLE>(|s| &s.cr_handle),
-        size_of::<DAT_CR_HANDLE>(),
-        "type of DAT_CR_ARRIVAL_EVENT_DATA.cr_handle"
-    );
+    assert_eq!(field_size::<DAT_CR_ARRIVAL_EVENT_DATA, DAT_CR_HANDLE>(|s| &s.cr_handle), size_of::<DAT_CR_HANDLE>(), "type of DAT_CR_ARRIVAL_EVENT_DATA.cr_handle");
 }
 
 #[test]
@@ -253,53 +97,21 @@ fn layout_dat_connection_event_data() {
     assert_eq!(size_of::<DAT_CONNECTION_EVENT_DATA>(), 24, "sizeof DAT_CONNECTION_EVENT_DATA");
     assert_eq!(align_of::<DAT_CONNECTION_EVENT_DATA>(), 8, "alignof DAT_CONNECTION_EVENT_DATA");
     assert_eq!(offset_of!(DAT_CONNECTION_EVENT_DATA, ep_handle), 0, "offsetof DAT_CONNECTION_EVENT_DATA.ep_handle");
-    assert_eq!(
-        field_size::<DAT_CONNECTION_EVENT_DATA, DAT_EP_HANDLE>(|s| &s.ep_handle),
-        size_of::<DAT_EP_HANDLE>(),
-        "type of DAT_CONNECTION_EVENT_DATA.ep_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_CONNECTION_EVENT_DATA, private_data_size),
-        8,
-        "offsetof DAT_CONNECTION_EVENT_DATA.private_data_size"
-    );
-    assert_eq!(
-        field_size::<DAT_CONNECTION_EVENT_DATA, DAT_COUNT>(|s| &s.private_data_size),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_CONNECTION_EVENT_DATA.private_data_size"
-    );
-    assert_eq!(
-        offset_of!(DAT_CONNECTION_EVENT_DATA, private_data),
-        16,
-        "offsetof DAT_CONNECTION_EVENT_DATA.private_data"
-    );
-    assert_eq!(
-        field_size::<DAT_CONNECTION_EVENT_DATA, DAT_PVOID>(|s| &s.private_data),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_CONNECTION_EVENT_DATA.private_data"
-    );
+    assert_eq!(field_size::<DAT_CONNECTION_EVENT_DATA, DAT_EP_HANDLE>(|s| &s.ep_handle), size_of::<DAT_EP_HANDLE>(), "type of DAT_CONNECTION_EVENT_DATA.ep_handle");
+    assert_eq!(offset_of!(DAT_CONNECTION_EVENT_DATA, private_data_size), 8, "offsetof DAT_CONNECTION_EVENT_DATA.private_data_size");
+    assert_eq!(field_size::<DAT_CONNECTION_EVENT_DATA, DAT_COUNT>(|s| &s.private_data_size), size_of::<DAT_COUNT>(), "type of DAT_CONNECTION_EVENT_DATA.private_data_size");
+    assert_eq!(offset_of!(DAT_CONNECTION_EVENT_DATA, private_data), 16, "offsetof DAT_CONNECTION_EVENT_DATA.private_data");
+    assert_eq!(field_size::<DAT_CONNECTION_EVENT_DATA, DAT_PVOID>(|s| &s.private_data), size_of::<DAT_PVOID>(), "type of DAT_CONNECTION_EVENT_DATA.private_data");
 }
 
 #[test]
 fn layout_dat_asynch_error_event_data() {
     assert_eq!(size_of::<DAT_ASYNCH_ERROR_EVENT_DATA>(), 16, "sizeof DAT_ASYNCH_ERROR_EVENT_DATA");
     assert_eq!(align_of::<DAT_ASYNCH_ERROR_EVENT_DATA>(), 8, "alignof DAT_ASYNCH_ERROR_EVENT_DATA");
-    assert_eq!(
-        offset_of!(DAT_ASYNCH_ERROR_EVENT_DATA, dat_handle),
-        0,
-        "offsetof DAT_ASYNCH_ERROR_EVENT_DATA.dat_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_ASYNCH_ERROR_EVENT_DATA, DAT_HANDLE>(|s| &s.dat_handle),
-        size_of::<DAT_HANDLE>(),
-        "type of DAT_ASYNCH_ERROR_EVENT_DATA.dat_handle"
-    );
+    assert_eq!(offset_of!(DAT_ASYNCH_ERROR_EVENT_DATA, dat_handle), 0, "offsetof DAT_ASYNCH_ERROR_EVENT_DATA.dat_handle");
+    assert_eq!(field_size::<DAT_ASYNCH_ERROR_EVENT_DATA, DAT_HANDLE>(|s| &s.dat_handle), size_of::<DAT_HANDLE>(), "type of DAT_ASYNCH_ERROR_EVENT_DATA.dat_handle");
     assert_eq!(offset_of!(DAT_ASYNCH_ERROR_EVENT_DATA, reason), 8, "offsetof DAT_ASYNCH_ERROR_EVENT_DATA.reason");
-    assert_eq!(
-        field_size::<DAT_ASYNCH_ERROR_EVENT_DATA, DAT_COUNT>(|s| &s.reason),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_ASYNCH_ERROR_EVENT_DATA.reason"
-    );
+    assert_eq!(field_size::<DAT_ASYNCH_ERROR_EVENT_DATA, DAT_COUNT>(|s| &s.reason), size_of::<DAT_COUNT>(), "type of DAT_ASYNCH_ERROR_EVENT_DATA.reason");
 }
 
 #[test]
@@ -307,315 +119,75 @@ fn layout_dat_software_event_data() {
     assert_eq!(size_of::<DAT_SOFTWARE_EVENT_DATA>(), 8, "sizeof DAT_SOFTWARE_EVENT_DATA");
     assert_eq!(align_of::<DAT_SOFTWARE_EVENT_DATA>(), 8, "alignof DAT_SOFTWARE_EVENT_DATA");
     assert_eq!(offset_of!(DAT_SOFTWARE_EVENT_DATA, pointer), 0, "offsetof DAT_SOFTWARE_EVENT_DATA.pointer");
-    assert_eq!(
-        field_size::<DAT_SOFTWARE_EVENT_DATA, DAT_PVOID>(|s| &s.pointer),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_SOFTWARE_EVENT_DATA.pointer"
-    );
+    assert_eq!(field_size::<DAT_SOFTWARE_EVENT_DATA, DAT_PVOID>(|s| &s.pointer), size_of::<DAT_PVOID>(), "type of DAT_SOFTWARE_EVENT_DATA.pointer");
 }
 
 #[test]
 fn layout_dat_event_data() {
     assert_eq!(size_of::<DAT_EVENT_DATA>(), 32, "sizeof DAT_EVENT_DATA");
     assert_eq!(align_of::<DAT_EVENT_DATA>(), 8, "alignof DAT_EVENT_DATA");
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, dto_completion_event_data),
-        0,
-        "offsetof DAT_EVENT_DATA.dto_completion_event_data"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_DTO_COMPLETION_EVENT_DATA>(|s| unsafe { &s.dto_completion_event_data }),
-        size_of::<DAT_DTO_COMPLETION_EVENT_DATA>(),
-        "type of DAT_EVENT_DATA.dto_completion_event_data"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, dto_completion_event_data.ep_handle),
-        0,
-        "offsetof DAT_EVENT_DATA.dto_completion_event_data.ep_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_EP_HANDLE>(|s| unsafe { &s.dto_completion_event_data.ep_handle }),
-        size_of::<DAT_EP_HANDLE>(),
-        "type of DAT_EVENT_DATA.dto_completion_event_data.ep_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, dto_completion_event_data.user_cookie),
-        8,
-        "offsetof DAT_EVENT_DATA.dto_completion_event_data.user_cookie"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_CONTEXT>(|s| unsafe { &s.dto_completion_event_data.user_cookie }),
-        size_of::<DAT_CONTEXT>(),
-        "type of DAT_EVENT_DATA.dto_completion_event_data.user_cookie"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, dto_completion_event_data.user_cookie.as_ptr),
-        8,
-        "offsetof DAT_EVENT_DATA.dto_completion_event_data.user_cookie.as_ptr"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_PVOID>(|s| unsafe { &s.dto_completion_event_data.user_cookie.as_ptr }),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_EVENT_DATA.dto_completion_event_data.user_cookie.as_ptr"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, dto_completion_event_data.user_cookie.as_64),
-        8,
-        "offsetof DAT_EVENT_DATA.dto_completion_event_data.user_cookie.as_64"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_UINT64>(|s| unsafe { &s.dto_completion_event_data.user_cookie.as_64 }),
-        size_of::<DAT_UINT64>(),
-        "type of DAT_EVENT_DATA.dto_completion_event_data.user_cookie.as_64"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, dto_completion_event_data.user_cookie.as_index),
-        8,
-        "offsetof DAT_EVENT_DATA.dto_completion_event_data.user_cookie.as_index"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_UVERYLONG>(|s| unsafe { &s.dto_completion_event_data.user_cookie.as_index }),
-        size_of::<DAT_UVERYLONG>(),
-        "type of DAT_EVENT_DATA.dto_completion_event_data.user_cookie.as_index"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, dto_completion_event_data.status),
-        16,
-        "offsetof DAT_EVENT_DATA.dto_completion_event_data.status"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_DTO_COMPLETION_STATUS>(|s| unsafe { &s.dto_completion_event_data.status }),
-        size_of::<DAT_DTO_COMPLETION_STATUS>(),
-        "type of DAT_EVENT_DATA.dto_completion_event_data.status"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, dto_completion_event_data.transfered_length),
-        24,
-        "offsetof DAT_EVENT_DATA.dto_completion_event_data.transfered_length"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_VLEN>(|s| unsafe { &s.dto_completion_event_data.transfered_length }),
-        size_of::<DAT_VLEN>(),
-        "type of DAT_EVENT_DATA.dto_completion_event_data.transfered_length"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, rmr_completion_event_data),
-        0,
-        "offsetof DAT_EVENT_DATA.rmr_completion_event_data"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_RMR_BIND_COMPLETION_EVENT_DATA>(|s| unsafe { &s.rmr_completion_event_data }),
-        size_of::<DAT_RMR_BIND_COMPLETION_EVENT_DATA>(),
-        "type of DAT_EVENT_DATA.rmr_completion_event_data"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, rmr_completion_event_data.rmr_handle),
-        0,
-        "offsetof DAT_EVENT_DATA.rmr_completion_event_data.rmr_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_RMR_HANDLE>(|s| unsafe { &s.rmr_completion_event_data.rmr_handle }),
-        size_of::<DAT_RMR_HANDLE>(),
-        "type of DAT_EVENT_DATA.rmr_completion_event_data.rmr_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, rmr_completion_event_data.user_cookie),
-        8,
-        "offsetof DAT_EVENT_DATA.rmr_completion_event_data.user_cookie"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_CONTEXT>(|s| unsafe { &s.rmr_completion_event_data.user_cookie }),
-        size_of::<DAT_CONTEXT>(),
-        "type of DAT_EVENT_DATA.rmr_completion_event_data.user_cookie"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, rmr_completion_event_data.user_cookie.as_ptr),
-        8,
-        "offsetof DAT_EVENT_DATA.rmr_completion_event_data.user_cookie.as_ptr"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_PVOID>(|s| unsafe { &s.rmr_completion_event_data.user_cookie.as_ptr }),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_EVENT_DATA.rmr_completion_event_data.user_cookie.as_ptr"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, rmr_completion_event_data.user_cookie.as_64),
-        8,
-        "offsetof DAT_EVENT_DATA.rmr_completion_event_data.user_cookie.as_64"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_UINT64>(|s| unsafe { &s.rmr_completion_event_data.user_cookie.as_64 }),
-        size_of::<DAT_UINT64>(),
-        "type of DAT_EVENT_DATA.rmr_completion_event_data.user_cookie.as_64"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, rmr_completion_event_data.user_cookie.as_index),
-        8,
-        "offsetof DAT_EVENT_DATA.rmr_completion_event_data.user_cookie.as_index"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_UVERYLONG>(|s| unsafe { &s.rmr_completion_event_data.user_cookie.as_index }),
-        size_of::<DAT_UVERYLONG>(),
-        "type of DAT_EVENT_DATA.rmr_completion_event_data.user_cookie.as_index"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, rmr_completion_event_data.status),
-        16,
-        "offsetof DAT_EVENT_DATA.rmr_completion_event_data.status"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_DTO_COMPLETION_STATUS>(|s| unsafe { &s.rmr_completion_event_data.status }),
-        size_of::<DAT_DTO_COMPLETION_STATUS>(),
-        "type of DAT_EVENT_DATA.rmr_completion_event_data.status"
-    );
+    assert_eq!(offset_of!(DAT_EVENT_DATA, dto_completion_event_data), 0, "offsetof DAT_EVENT_DATA.dto_completion_event_data");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_DTO_COMPLETION_EVENT_DATA>(|s| unsafe { &s.dto_completion_event_data }), size_of::<DAT_DTO_COMPLETION_EVENT_DATA>(), "type of DAT_EVENT_DATA.dto_completion_event_data");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, dto_completion_event_data.ep_handle), 0, "offsetof DAT_EVENT_DATA.dto_completion_event_data.ep_handle");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_EP_HANDLE>(|s| unsafe { &s.dto_completion_event_data.ep_handle }), size_of::<DAT_EP_HANDLE>(), "type of DAT_EVENT_DATA.dto_completion_event_data.ep_handle");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, dto_completion_event_data.user_cookie), 8, "offsetof DAT_EVENT_DATA.dto_completion_event_data.user_cookie");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_CONTEXT>(|s| unsafe { &s.dto_completion_event_data.user_cookie }), size_of::<DAT_CONTEXT>(), "type of DAT_EVENT_DATA.dto_completion_event_data.user_cookie");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, dto_completion_event_data.user_cookie.as_ptr), 8, "offsetof DAT_EVENT_DATA.dto_completion_event_data.user_cookie.as_ptr");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_PVOID>(|s| unsafe { &s.dto_completion_event_data.user_cookie.as_ptr }), size_of::<DAT_PVOID>(), "type of DAT_EVENT_DATA.dto_completion_event_data.user_cookie.as_ptr");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, dto_completion_event_data.user_cookie.as_64), 8, "offsetof DAT_EVENT_DATA.dto_completion_event_data.user_cookie.as_64");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_UINT64>(|s| unsafe { &s.dto_completion_event_data.user_cookie.as_64 }), size_of::<DAT_UINT64>(), "type of DAT_EVENT_DATA.dto_completion_event_data.user_cookie.as_64");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, dto_completion_event_data.user_cookie.as_index), 8, "offsetof DAT_EVENT_DATA.dto_completion_event_data.user_cookie.as_index");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_UVERYLONG>(|s| unsafe { &s.dto_completion_event_data.user_cookie.as_index }), size_of::<DAT_UVERYLONG>(), "type of DAT_EVENT_DATA.dto_completion_event_data.user_cookie.as_index");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, dto_completion_event_data.status), 16, "offsetof DAT_EVENT_DATA.dto_completion_event_data.status");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_DTO_COMPLETION_STATUS>(|s| unsafe { &s.dto_completion_event_data.status }), size_of::<DAT_DTO_COMPLETION_STATUS>(), "type of DAT_EVENT_DATA.dto_completion_event_data.status");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, dto_completion_event_data.transfered_length), 24, "offsetof DAT_EVENT_DATA.dto_completion_event_data.transfered_length");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_VLEN>(|s| unsafe { &s.dto_completion_event_data.transfered_length }), size_of::<DAT_VLEN>(), "type of DAT_EVENT_DATA.dto_completion_event_data.transfered_length");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, rmr_completion_event_data), 0, "offsetof DAT_EVENT_DATA.rmr_completion_event_data");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_RMR_BIND_COMPLETION_EVENT_DATA>(|s| unsafe { &s.rmr_completion_event_data }), size_of::<DAT_RMR_BIND_COMPLETION_EVENT_DATA>(), "type of DAT_EVENT_DATA.rmr_completion_event_data");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, rmr_completion_event_data.rmr_handle), 0, "offsetof DAT_EVENT_DATA.rmr_completion_event_data.rmr_handle");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_RMR_HANDLE>(|s| unsafe { &s.rmr_completion_event_data.rmr_handle }), size_of::<DAT_RMR_HANDLE>(), "type of DAT_EVENT_DATA.rmr_completion_event_data.rmr_handle");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, rmr_completion_event_data.user_cookie), 8, "offsetof DAT_EVENT_DATA.rmr_completion_event_data.user_cookie");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_CONTEXT>(|s| unsafe { &s.rmr_completion_event_data.user_cookie }), size_of::<DAT_CONTEXT>(), "type of DAT_EVENT_DATA.rmr_completion_event_data.user_cookie");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, rmr_completion_event_data.user_cookie.as_ptr), 8, "offsetof DAT_EVENT_DATA.rmr_completion_event_data.user_cookie.as_ptr");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_PVOID>(|s| unsafe { &s.rmr_completion_event_data.user_cookie.as_ptr }), size_of::<DAT_PVOID>(), "type of DAT_EVENT_DATA.rmr_completion_event_data.user_cookie.as_ptr");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, rmr_completion_event_data.user_cookie.as_64), 8, "offsetof DAT_EVENT_DATA.rmr_completion_event_data.user_cookie.as_64");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_UINT64>(|s| unsafe { &s.rmr_completion_event_data.user_cookie.as_64 }), size_of::<DAT_UINT64>(), "type of DAT_EVENT_DATA.rmr_completion_event_data.user_cookie.as_64");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, rmr_completion_event_data.user_cookie.as_index), 8, "offsetof DAT_EVENT_DATA.rmr_completion_event_data.user_cookie.as_index");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_UVERYLONG>(|s| unsafe { &s.rmr_completion_event_data.user_cookie.as_index }), size_of::<DAT_UVERYLONG>(), "type of DAT_EVENT_DATA.rmr_completion_event_data.user_cookie.as_index");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, rmr_completion_event_data.status), 16, "offsetof DAT_EVENT_DATA.rmr_completion_event_data.status");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_DTO_COMPLETION_STATUS>(|s| unsafe { &s.rmr_completion_event_data.status }), size_of::<DAT_DTO_COMPLETION_STATUS>(), "type of DAT_EVENT_DATA.rmr_completion_event_data.status");
     assert_eq!(offset_of!(DAT_EVENT_DATA, cr_arrival_event_data), 0, "offsetof DAT_EVENT_DATA.cr_arrival_event_data");
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_CR_ARRIVAL_EVENT_DATA>(|s| unsafe { &s.cr_arrival_event_data }),
-        size_of::<DAT_CR_ARRIVAL_EVENT_DATA>(),
-        "type of DAT_EVENT_DATA.cr_arrival_event_data"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, cr_arrival_event_data.sp_handle),
-        0,
-        "offsetof DAT_EVENT_DATA.cr_arrival_event_data.sp_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_SP_HANDLE>(|s| unsafe { &s.cr_arrival_event_data.sp_handle }),
-        size_of::<DAT_SP_HANDLE>(),
-        "type of DAT_EVENT_DATA.cr_arrival_event_data.sp_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, cr_arrival_event_data.sp_handle.rsp_handle),
-        0,
-        "offsetof DAT_EVENT_DATA.cr_arrival_event_data.sp_handle.rsp_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_RSP_HANDLE>(|s| unsafe { &s.cr_arrival_event_data.sp_handle.rsp_handle }),
-        size_of::<DAT_RSP_HANDLE>(),
-        "type of DAT_EVENT_DATA.cr_arrival_event_data.sp_handle.rsp_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, cr_arrival_event_data.sp_handle.psp_handle),
-        0,
-        "offsetof DAT_EVENT_DATA.cr_arrival_event_data.sp_handle.psp_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_PSP_HANDLE>(|s| unsafe { &s.cr_arrival_event_data.sp_handle.psp_handle }),
-        size_of::<DAT_PSP_HANDLE>(),
-        "type of DAT_EVENT_DATA.cr_arrival_event_data.sp_handle.psp_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, cr_arrival_event_data.local_ia_address_ptr),
-        8,
-        "offsetof DAT_EVENT_DATA.cr_arrival_event_data.local_ia_address_ptr"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_IA_ADDRESS_PTR>(|s| unsafe { &s.cr_arrival_event_data.local_ia_address_ptr }),
-        size_of::<DAT_IA_ADDRESS_PTR>(),
-        "type of DAT_EVENT_DATA.cr_arrival_event_data.local_ia_address_ptr"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, cr_arrival_event_data.conn_qual),
-        16,
-        "offsetof DAT_EVENT_DATA.cr_arrival_event_data.conn_qual"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_CONN_QUAL>(|s| unsafe { &s.cr_arrival_event_data.conn_qual }),
-        size_of::<DAT_CONN_QUAL>(),
-        "type of DAT_EVENT_DATA.cr_arrival_event_data.conn_qual"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, cr_arrival_event_data.cr_handle),
-        24,
-        "offsetof DAT_EVENT_DATA.cr_arrival_event_data.cr_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_CR_HANDLE>(|s| unsafe { &s.cr_arrival_event_data.cr_handle }),
-        size_of::<DAT_CR_HANDLE>(),
-        "type of DAT_EVENT_DATA.cr_arrival_event_data.cr_handle"
-    );
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_CR_ARRIVAL_EVENT_DATA>(|s| unsafe { &s.cr_arrival_event_data }), size_of::<DAT_CR_ARRIVAL_EVENT_DATA>(), "type of DAT_EVENT_DATA.cr_arrival_event_data");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, cr_arrival_event_data.sp_handle), 0, "offsetof DAT_EVENT_DATA.cr_arrival_event_data.sp_handle");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_SP_HANDLE>(|s| unsafe { &s.cr_arrival_event_data.sp_handle }), size_of::<DAT_SP_HANDLE>(), "type of DAT_EVENT_DATA.cr_arrival_event_data.sp_handle");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, cr_arrival_event_data.sp_handle.rsp_handle), 0, "offsetof DAT_EVENT_DATA.cr_arrival_event_data.sp_handle.rsp_handle");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_RSP_HANDLE>(|s| unsafe { &s.cr_arrival_event_data.sp_handle.rsp_handle }), size_of::<DAT_RSP_HANDLE>(), "type of DAT_EVENT_DATA.cr_arrival_event_data.sp_handle.rsp_handle");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, cr_arrival_event_data.sp_handle.psp_handle), 0, "offsetof DAT_EVENT_DATA.cr_arrival_event_data.sp_handle.psp_handle");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_PSP_HANDLE>(|s| unsafe { &s.cr_arrival_event_data.sp_handle.psp_handle }), size_of::<DAT_PSP_HANDLE>(), "type of DAT_EVENT_DATA.cr_arrival_event_data.sp_handle.psp_handle");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, cr_arrival_event_data.local_ia_address_ptr), 8, "offsetof DAT_EVENT_DATA.cr_arrival_event_data.local_ia_address_ptr");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_IA_ADDRESS_PTR>(|s| unsafe { &s.cr_arrival_event_data.local_ia_address_ptr }), size_of::<DAT_IA_ADDRESS_PTR>(), "type of DAT_EVENT_DATA.cr_arrival_event_data.local_ia_address_ptr");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, cr_arrival_event_data.conn_qual), 16, "offsetof DAT_EVENT_DATA.cr_arrival_event_data.conn_qual");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_CONN_QUAL>(|s| unsafe { &s.cr_arrival_event_data.conn_qual }), size_of::<DAT_CONN_QUAL>(), "type of DAT_EVENT_DATA.cr_arrival_event_data.conn_qual");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, cr_arrival_event_data.cr_handle), 24, "offsetof DAT_EVENT_DATA.cr_arrival_event_data.cr_handle");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_CR_HANDLE>(|s| unsafe { &s.cr_arrival_event_data.cr_handle }), size_of::<DAT_CR_HANDLE>(), "type of DAT_EVENT_DATA.cr_arrival_event_data.cr_handle");
     assert_eq!(offset_of!(DAT_EVENT_DATA, connect_event_data), 0, "offsetof DAT_EVENT_DATA.connect_event_data");
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_CONNECTION_EVENT_DATA>(|s| unsafe { &s.connect_event_data }),
-        size_of::<DAT_CONNECTION_EVENT_DATA>(),
-        "type of DAT_EVENT_DATA.connect_event_data"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, connect_event_data.ep_handle),
-        0,
-        "offsetof DAT_EVENT_DATA.connect_event_data.ep_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_EP_HANDLE>(|s| unsafe { &s.connect_event_data.ep_handle }),
-        size_of::<DAT_EP_HANDLE>(),
-        "type of DAT_EVENT_DATA.connect_event_data.ep_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, connect_event_data.private_data_size),
-        8,
-        "offsetof DAT_EVENT_DATA.connect_event_data.private_data_size"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_COUNT>(|s| unsafe { &s.connect_event_data.private_data_size }),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EVENT_DATA.connect_event_data.private_data_size"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, connect_event_data.private_data),
-        16,
-        "offsetof DAT_EVENT_DATA.connect_event_data.private_data"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_PVOID>(|s| unsafe { &s.connect_event_data.private_data }),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_EVENT_DATA.connect_event_data.private_data"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, asynch_error_event_data),
-        0,
-        "offsetof DAT_EVENT_DATA.asynch_error_event_data"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_ASYNCH_ERROR_EVENT_DATA>(|s| unsafe { &s.asynch_error_event_data }),
-        size_of::<DAT_ASYNCH_ERROR_EVENT_DATA>(),
-        "type of DAT_EVENT_DATA.asynch_error_event_data"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, asynch_error_event_data.dat_handle),
-        0,
-        "offsetof DAT_EVENT_DATA.asynch_error_event_data.dat_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_HANDLE>(|s| unsafe { &s.asynch_error_event_data.dat_handle }),
-        size_of::<DAT_HANDLE>(),
-        "type of DAT_EVENT_DATA.asynch_error_event_data.dat_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, asynch_error_event_data.reason),
-        8,
-        "offsetof DAT_EVENT_DATA.asynch_error_event_data.reason"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_COUNT>(|s| unsafe { &s.asynch_error_event_data.reason }),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EVENT_DATA.asynch_error_event_data.reason"
-    );
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_CONNECTION_EVENT_DATA>(|s| unsafe { &s.connect_event_data }), size_of::<DAT_CONNECTION_EVENT_DATA>(), "type of DAT_EVENT_DATA.connect_event_data");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, connect_event_data.ep_handle), 0, "offsetof DAT_EVENT_DATA.connect_event_data.ep_handle");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_EP_HANDLE>(|s| unsafe { &s.connect_event_data.ep_handle }), size_of::<DAT_EP_HANDLE>(), "type of DAT_EVENT_DATA.connect_event_data.ep_handle");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, connect_event_data.private_data_size), 8, "offsetof DAT_EVENT_DATA.connect_event_data.private_data_size");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_COUNT>(|s| unsafe { &s.connect_event_data.private_data_size }), size_of::<DAT_COUNT>(), "type of DAT_EVENT_DATA.connect_event_data.private_data_size");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, connect_event_data.private_data), 16, "offsetof DAT_EVENT_DATA.connect_event_data.private_data");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_PVOID>(|s| unsafe { &s.connect_event_data.private_data }), size_of::<DAT_PVOID>(), "type of DAT_EVENT_DATA.connect_event_data.private_data");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, asynch_error_event_data), 0, "offsetof DAT_EVENT_DATA.asynch_error_event_data");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_ASYNCH_ERROR_EVENT_DATA>(|s| unsafe { &s.asynch_error_event_data }), size_of::<DAT_ASYNCH_ERROR_EVENT_DATA>(), "type of DAT_EVENT_DATA.asynch_error_event_data");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, asynch_error_event_data.dat_handle), 0, "offsetof DAT_EVENT_DATA.asynch_error_event_data.dat_handle");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_HANDLE>(|s| unsafe { &s.asynch_error_event_data.dat_handle }), size_of::<DAT_HANDLE>(), "type of DAT_EVENT_DATA.asynch_error_event_data.dat_handle");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, asynch_error_event_data.reason), 8, "offsetof DAT_EVENT_DATA.asynch_error_event_data.reason");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_COUNT>(|s| unsafe { &s.asynch_error_event_data.reason }), size_of::<DAT_COUNT>(), "type of DAT_EVENT_DATA.asynch_error_event_data.reason");
     assert_eq!(offset_of!(DAT_EVENT_DATA, software_event_data), 0, "offsetof DAT_EVENT_DATA.software_event_data");
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_SOFTWARE_EVENT_DATA>(|s| unsafe { &s.software_event_data }),
-        size_of::<DAT_SOFTWARE_EVENT_DATA>(),
-        "type of DAT_EVENT_DATA.software_event_data"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT_DATA, software_event_data.pointer),
-        0,
-        "offsetof DAT_EVENT_DATA.software_event_data.pointer"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT_DATA, DAT_PVOID>(|s| unsafe { &s.software_event_data.pointer }),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_EVENT_DATA.software_event_data.pointer"
-    );
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_SOFTWARE_EVENT_DATA>(|s| unsafe { &s.software_event_data }), size_of::<DAT_SOFTWARE_EVENT_DATA>(), "type of DAT_EVENT_DATA.software_event_data");
+    assert_eq!(offset_of!(DAT_EVENT_DATA, software_event_data.pointer), 0, "offsetof DAT_EVENT_DATA.software_event_data.pointer");
+    assert_eq!(field_size::<DAT_EVENT_DATA, DAT_PVOID>(|s| unsafe { &s.software_event_data.pointer }), size_of::<DAT_PVOID>(), "type of DAT_EVENT_DATA.software_event_data.pointer");
 }
 
 #[test]
@@ -623,349 +195,73 @@ fn layout_dat_event() {
     assert_eq!(size_of::<DAT_EVENT>(), 48, "sizeof DAT_EVENT");
     assert_eq!(align_of::<DAT_EVENT>(), 8, "alignof DAT_EVENT");
     assert_eq!(offset_of!(DAT_EVENT, event_number), 0, "offsetof DAT_EVENT.event_number");
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_EVENT_NUMBER>(|s| &s.event_number),
-        size_of::<DAT_EVENT_NUMBER>(),
-        "type of DAT_EVENT.event_number"
-    );
+    assert_eq!(field_size::<DAT_EVENT, DAT_EVENT_NUMBER>(|s| &s.event_number), size_of::<DAT_EVENT_NUMBER>(), "type of DAT_EVENT.event_number");
     assert_eq!(offset_of!(DAT_EVENT, evd_handle), 8, "offsetof DAT_EVENT.evd_handle");
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_EVD_HANDLE>(|s| &s.evd_handle),
-        size_of::<DAT_EVD_HANDLE>(),
-        "type of DAT_EVENT.evd_handle"
-    );
+    assert_eq!(field_size::<DAT_EVENT, DAT_EVD_HANDLE>(|s| &s.evd_handle), size_of::<DAT_EVD_HANDLE>(), "type of DAT_EVENT.evd_handle");
     assert_eq!(offset_of!(DAT_EVENT, event_data), 16, "offsetof DAT_EVENT.event_data");
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_EVENT_DATA>(|s| &s.event_data),
-        size_of::<DAT_EVENT_DATA>(),
-        "type of DAT_EVENT.event_data"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.dto_completion_event_data),
-        16,
-        "offsetof DAT_EVENT.event_data.dto_completion_event_data"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_DTO_COMPLETION_EVENT_DATA>(|s| unsafe { &s.event_data.dto_completion_event_data }),
-        size_of::<DAT_DTO_COMPLETION_EVENT_DATA>(),
-        "type of DAT_EVENT.event_data.dto_completion_event_data"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.dto_completion_event_data.ep_handle),
-        16,
-        "offsetof DAT_EVENT.event_data.dto_completion_event_data.ep_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_EP_HANDLE>(|s| unsafe { &s.event_data.dto_completion_event_data.ep_handle }),
-        size_of::<DAT_EP_HANDLE>(),
-        "type of DAT_EVENT.event_data.dto_completion_event_data.ep_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.dto_completion_event_data.user_cookie),
-        24,
-        "offsetof DAT_EVENT.event_data.dto_completion_event_data.user_cookie"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_CONTEXT>(|s| unsafe { &s.event_data.dto_completion_event_data.user_cookie }),
-        size_of::<DAT_CONTEXT>(),
-        "type of DAT_EVENT.event_data.dto_completion_event_data.user_cookie"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.dto_completion_event_data.user_cookie.as_ptr),
-        24,
-        "offsetof DAT_EVENT.event_data.dto_completion_event_data.user_cookie.as_ptr"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_PVOID>(|s| unsafe { &s.event_data.dto_completion_event_data.user_cookie.as_ptr }),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_EVENT.event_data.dto_completion_event_data.user_cookie.as_ptr"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.dto_completion_event_data.user_cookie.as_64),
-        24,
-        "offsetof DAT_EVENT.event_data.dto_completion_event_data.user_cookie.as_64"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_UINT64>(|s| unsafe { &s.event_data.dto_completion_event_data.user_cookie.as_64 }),
-        size_of::<DAT_UINT64>(),
-        "type of DAT_EVENT.event_data.dto_completion_event_data.user_cookie.as_64"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.dto_completion_event_data.user_cookie.as_index),
-        24,
-        "offsetof DAT_EVENT.event_data.dto_completion_event_data.user_cookie.as_index"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_UVERYLONG>(|s| unsafe {
-            &s.event_data.dto_completion_event_data.user_cookie.as_index
-        }),
-        size_of::<DAT_UVERYLONG>(),
-        "type of DAT_EVENT.event_data.dto_completion_event_data.user_cookie.as_index"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.dto_completion_event_data.status),
-        32,
-        "offsetof DAT_EVENT.event_data.dto_completion_event_data.status"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_DTO_COMPLETION_STATUS>(|s| unsafe {
-            &s.event_data.dto_completion_event_data.status
-        }),
-        size_of::<DAT_DTO_COMPLETION_STATUS>(),
-        "type of DAT_EVENT.event_data.dto_completion_event_data.status"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.dto_completion_event_data.transfered_length),
-        40,
-        "offsetof DAT_EVENT.event_data.dto_completion_event_data.transfered_length"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_VLEN>(|s| unsafe { &s.event_data.dto_completion_event_data.transfered_length }),
-        size_of::<DAT_VLEN>(),
-        "type of DAT_EVENT.event_data.dto_completion_event_data.transfered_length"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.rmr_completion_event_data),
-        16,
-        "offsetof DAT_EVENT.event_data.rmr_completion_event_data"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_RMR_BIND_COMPLETION_EVENT_DATA>(|s| unsafe {
-            &s.event_data.rmr_completion_event_data
-        }),
-        size_of::<DAT_RMR_BIND_COMPLETION_EVENT_DATA>(),
-        "type of DAT_EVENT.event_data.rmr_completion_event_data"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.rmr_completion_event_data.rmr_handle),
-        16,
-        "offsetof DAT_EVENT.event_data.rmr_completion_event_data.rmr_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_RMR_HANDLE>(|s| unsafe { &s.event_data.rmr_completion_event_data.rmr_handle }),
-        size_of::<DAT_RMR_HANDLE>(),
-        "type of DAT_EVENT.event_data.rmr_completion_event_data.rmr_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.rmr_completion_event_data.user_cookie),
-        24,
-        "offsetof DAT_EVENT.event_data.rmr_completion_event_data.user_cookie"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_CONTEXT>(|s| unsafe { &s.event_data.rmr_completion_event_data.user_cookie }),
-        size_of::<DAT_CONTEXT>(),
-        "type of DAT_EVENT.event_data.rmr_completion_event_data.user_cookie"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.rmr_completion_event_data.user_cookie.as_ptr),
-        24,
-        "offsetof DAT_EVENT.event_data.rmr_completion_event_data.user_cookie.as_ptr"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_PVOID>(|s| unsafe { &s.event_data.rmr_completion_event_data.user_cookie.as_ptr }),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_EVENT.event_data.rmr_completion_event_data.user_cookie.as_ptr"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.rmr_completion_event_data.user_cookie.as_64),
-        24,
-        "offsetof DAT_EVENT.event_data.rmr_completion_event_data.user_cookie.as_64"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_UINT64>(|s| unsafe { &s.event_data.rmr_completion_event_data.user_cookie.as_64 }),
-        size_of::<DAT_UINT64>(),
-        "type of DAT_EVENT.event_data.rmr_completion_event_data.user_cookie.as_64"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.rmr_completion_event_data.user_cookie.as_index),
-        24,
-        "offsetof DAT_EVENT.event_data.rmr_completion_event_data.user_cookie.as_index"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_UVERYLONG>(|s| unsafe {
-            &s.event_data.rmr_completion_event_data.user_cookie.as_index
-        }),
-        size_of::<DAT_UVERYLONG>(),
-        "type of DAT_EVENT.event_data.rmr_completion_event_data.user_cookie.as_index"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.rmr_completion_event_data.status),
-        32,
-        "offsetof DAT_EVENT.event_data.rmr_completion_event_data.status"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_DTO_COMPLETION_STATUS>(|s| unsafe {
-            &s.event_data.rmr_completion_event_data.status
-        }),
-        size_of::<DAT_DTO_COMPLETION_STATUS>(),
-        "type of DAT_EVENT.event_data.rmr_completion_event_data.status"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.cr_arrival_event_data),
-        16,
-        "offsetof DAT_EVENT.event_data.cr_arrival_event_data"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_CR_ARRIVAL_EVENT_DATA>(|s| unsafe { &s.event_data.cr_arrival_event_data }),
-        size_of::<DAT_CR_ARRIVAL_EVENT_DATA>(),
-        "type of DAT_EVENT.event_data.cr_arrival_event_data"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.cr_arrival_event_data.sp_handle),
-        16,
-        "offsetof DAT_EVENT.event_data.cr_arrival_event_data.sp_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_SP_HANDLE>(|s| unsafe { &s.event_data.cr_arrival_event_data.sp_handle }),
-        size_of::<DAT_SP_HANDLE>(),
-        "type of DAT_EVENT.event_data.cr_arrival_event_data.sp_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.cr_arrival_event_data.sp_handle.rsp_handle),
-        16,
-        "offsetof DAT_EVENT.event_data.cr_arrival_event_data.sp_handle.rsp_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_RSP_HANDLE>(|s| unsafe {
-            &s.event_data.cr_arrival_event_data.sp_handle.rsp_handle
-        }),
-        size_of::<DAT_RSP_HANDLE>(),
-        "type of DAT_EVENT.event_data.cr_arrival_event_data.sp_handle.rsp_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.cr_arrival_event_data.sp_handle.psp_handle),
-        16,
-        "offsetof DAT_EVENT.event_data.cr_arrival_event_data.sp_handle.psp_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_PSP_HANDLE>(|s| unsafe {
-            &s.event_data.cr_arrival_event_data.sp_handle.psp_handle
-        }),
-        size_of::<DAT_PSP_HANDLE>(),
-        "type of DAT_EVENT.event_data.cr_arrival_event_data.sp_handle.psp_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.cr_arrival_event_data.local_ia_address_ptr),
-        24,
-        "offsetof DAT_EVENT.event_data.cr_arrival_event_data.local_ia_address_ptr"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_IA_ADDRESS_PTR>(|s| unsafe {
-            &s.event_data.cr_arrival_event_data.local_ia_address_ptr
-        }),
-        size_of::<DAT_IA_ADDRESS_PTR>(),
-        "type of DAT_EVENT.event_data.cr_arrival_event_data.local_ia_address_ptr"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.cr_arrival_event_data.conn_qual),
-        32,
-        "offsetof DAT_EVENT.event_data.cr_arrival_event_data.conn_qual"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_CONN_QUAL>(|s| unsafe { &s.event_data.cr_arrival_event_data.conn_qual }),
-        size_of::<DAT_CONN_QUAL>(),
-        "type of DAT_EVENT.event_data.cr_arrival_event_data.conn_qual"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.cr_arrival_event_data.cr_handle),
-        40,
-        "offsetof DAT_EVENT.event_data.cr_arrival_event_data.cr_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_CR_HANDLE>(|s| unsafe { &s.event_data.cr_arrival_event_data.cr_handle }),
-        size_of::<DAT_CR_HANDLE>(),
-        "type of DAT_EVENT.event_data.cr_arrival_event_data.cr_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.connect_event_data),
-        16,
-        "offsetof DAT_EVENT.event_data.connect_event_data"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_CONNECTION_EVENT_DATA>(|s| unsafe { &s.event_data.connect_event_data }),
-        size_of::<DAT_CONNECTION_EVENT_DATA>(),
-        "type of DAT_EVENT.event_data.connect_event_data"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.connect_event_data.ep_handle),
-        16,
-        "offsetof DAT_EVENT.event_data.connect_event_data.ep_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_EP_HANDLE>(|s| unsafe { &s.event_data.connect_event_data.ep_handle }),
-        size_of::<DAT_EP_HANDLE>(),
-        "type of DAT_EVENT.event_data.connect_event_data.ep_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.connect_event_data.private_data_size),
-        24,
-        "offsetof DAT_EVENT.event_data.connect_event_data.private_data_size"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_COUNT>(|s| unsafe { &s.event_data.connect_event_data.private_data_size }),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EVENT.event_data.connect_event_data.private_data_size"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.connect_event_data.private_data),
-        32,
-        "offsetof DAT_EVENT.event_data.connect_event_data.private_data"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_PVOID>(|s| unsafe { &s.event_data.connect_event_data.private_data }),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_EVENT.event_data.connect_event_data.private_data"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.asynch_error_event_data),
-        16,
-        "offsetof DAT_EVENT.event_data.asynch_error_event_data"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_ASYNCH_ERROR_EVENT_DATA>(|s| unsafe { &s.event_data.asynch_error_event_data }),
-        size_of::<DAT_ASYNCH_ERROR_EVENT_DATA>(),
-        "type of DAT_EVENT.event_data.asynch_error_event_data"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.asynch_error_event_data.dat_handle),
-        16,
-        "offsetof DAT_EVENT.event_data.asynch_error_event_data.dat_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_HANDLE>(|s| unsafe { &s.event_data.asynch_error_event_data.dat_handle }),
-        size_of::<DAT_HANDLE>(),
-        "type of DAT_EVENT.event_data.asynch_error_event_data.dat_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.asynch_error_event_data.reason),
-        24,
-        "offsetof DAT_EVENT.event_data.asynch_error_event_data.reason"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_COUNT>(|s| unsafe { &s.event_data.asynch_error_event_data.reason }),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EVENT.event_data.asynch_error_event_data.reason"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.software_event_data),
-        16,
-        "offsetof DAT_EVENT.event_data.software_event_data"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_SOFTWARE_EVENT_DATA>(|s| unsafe { &s.event_data.software_event_data }),
-        size_of::<DAT_SOFTWARE_EVENT_DATA>(),
-        "type of DAT_EVENT.event_data.software_event_data"
-    );
-    assert_eq!(
-        offset_of!(DAT_EVENT, event_data.software_event_data.pointer),
-        16,
-        "offsetof DAT_EVENT.event_data.software_event_data.pointer"
-    );
-    assert_eq!(
-        field_size::<DAT_EVENT, DAT_PVOID>(|s| unsafe { &s.event_data.software_event_data.pointer }),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_EVENT.event_data.software_event_data.pointer"
-    );
+    assert_eq!(field_size::<DAT_EVENT, DAT_EVENT_DATA>(|s| &s.event_data), size_of::<DAT_EVENT_DATA>(), "type of DAT_EVENT.event_data");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.dto_completion_event_data), 16, "offsetof DAT_EVENT.event_data.dto_completion_event_data");
+    assert_eq!(field_size::<DAT_EVENT, DAT_DTO_COMPLETION_EVENT_DATA>(|s| unsafe { &s.event_data.dto_completion_event_data }), size_of::<DAT_DTO_COMPLETION_EVENT_DATA>(), "type of DAT_EVENT.event_data.dto_completion_event_data");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.dto_completion_event_data.ep_handle), 16, "offsetof DAT_EVENT.event_data.dto_completion_event_data.ep_handle");
+    assert_eq!(field_size::<DAT_EVENT, DAT_EP_HANDLE>(|s| unsafe { &s.event_data.dto_completion_event_data.ep_handle }), size_of::<DAT_EP_HANDLE>(), "type of DAT_EVENT.event_data.dto_completion_event_data.ep_handle");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.dto_completion_event_data.user_cookie), 24, "offsetof DAT_EVENT.event_data.dto_completion_event_data.user_cookie");
+    assert_eq!(field_size::<DAT_EVENT, DAT_CONTEXT>(|s| unsafe { &s.event_data.dto_completion_event_data.user_cookie }), size_of::<DAT_CONTEXT>(), "type of DAT_EVENT.event_data.dto_completion_event_data.user_cookie");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.dto_completion_event_data.user_cookie.as_ptr), 24, "offsetof DAT_EVENT.event_data.dto_completion_event_data.user_cookie.as_ptr");
+    assert_eq!(field_size::<DAT_EVENT, DAT_PVOID>(|s| unsafe { &s.event_data.dto_completion_event_data.user_cookie.as_ptr }), size_of::<DAT_PVOID>(), "type of DAT_EVENT.event_data.dto_completion_event_data.user_cookie.as_ptr");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.dto_completion_event_data.user_cookie.as_64), 24, "offsetof DAT_EVENT.event_data.dto_completion_event_data.user_cookie.as_64");
+    assert_eq!(field_size::<DAT_EVENT, DAT_UINT64>(|s| unsafe { &s.event_data.dto_completion_event_data.user_cookie.as_64 }), size_of::<DAT_UINT64>(), "type of DAT_EVENT.event_data.dto_completion_event_data.user_cookie.as_64");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.dto_completion_event_data.user_cookie.as_index), 24, "offsetof DAT_EVENT.event_data.dto_completion_event_data.user_cookie.as_index");
+    assert_eq!(field_size::<DAT_EVENT, DAT_UVERYLONG>(|s| unsafe { &s.event_data.dto_completion_event_data.user_cookie.as_index }), size_of::<DAT_UVERYLONG>(), "type of DAT_EVENT.event_data.dto_completion_event_data.user_cookie.as_index");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.dto_completion_event_data.status), 32, "offsetof DAT_EVENT.event_data.dto_completion_event_data.status");
+    assert_eq!(field_size::<DAT_EVENT, DAT_DTO_COMPLETION_STATUS>(|s| unsafe { &s.event_data.dto_completion_event_data.status }), size_of::<DAT_DTO_COMPLETION_STATUS>(), "type of DAT_EVENT.event_data.dto_completion_event_data.status");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.dto_completion_event_data.transfered_length), 40, "offsetof DAT_EVENT.event_data.dto_completion_event_data.transfered_length");
+    assert_eq!(field_size::<DAT_EVENT, DAT_VLEN>(|s| unsafe { &s.event_data.dto_completion_event_data.transfered_length }), size_of::<DAT_VLEN>(), "type of DAT_EVENT.event_data.dto_completion_event_data.transfered_length");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.rmr_completion_event_data), 16, "offsetof DAT_EVENT.event_data.rmr_completion_event_data");
+    assert_eq!(field_size::<DAT_EVENT, DAT_RMR_BIND_COMPLETION_EVENT_DATA>(|s| unsafe { &s.event_data.rmr_completion_event_data }), size_of::<DAT_RMR_BIND_COMPLETION_EVENT_DATA>(), "type of DAT_EVENT.event_data.rmr_completion_event_data");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.rmr_completion_event_data.rmr_handle), 16, "offsetof DAT_EVENT.event_data.rmr_completion_event_data.rmr_handle");
+    assert_eq!(field_size::<DAT_EVENT, DAT_RMR_HANDLE>(|s| unsafe { &s.event_data.rmr_completion_event_data.rmr_handle }), size_of::<DAT_RMR_HANDLE>(), "type of DAT_EVENT.event_data.rmr_completion_event_data.rmr_handle");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.rmr_completion_event_data.user_cookie), 24, "offsetof DAT_EVENT.event_data.rmr_completion_event_data.user_cookie");
+    assert_eq!(field_size::<DAT_EVENT, DAT_CONTEXT>(|s| unsafe { &s.event_data.rmr_completion_event_data.user_cookie }), size_of::<DAT_CONTEXT>(), "type of DAT_EVENT.event_data.rmr_completion_event_data.user_cookie");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.rmr_completion_event_data.user_cookie.as_ptr), 24, "offsetof DAT_EVENT.event_data.rmr_completion_event_data.user_cookie.as_ptr");
+    assert_eq!(field_size::<DAT_EVENT, DAT_PVOID>(|s| unsafe { &s.event_data.rmr_completion_event_data.user_cookie.as_ptr }), size_of::<DAT_PVOID>(), "type of DAT_EVENT.event_data.rmr_completion_event_data.user_cookie.as_ptr");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.rmr_completion_event_data.user_cookie.as_64), 24, "offsetof DAT_EVENT.event_data.rmr_completion_event_data.user_cookie.as_64");
+    assert_eq!(field_size::<DAT_EVENT, DAT_UINT64>(|s| unsafe { &s.event_data.rmr_completion_event_data.user_cookie.as_64 }), size_of::<DAT_UINT64>(), "type of DAT_EVENT.event_data.rmr_completion_event_data.user_cookie.as_64");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.rmr_completion_event_data.user_cookie.as_index), 24, "offsetof DAT_EVENT.event_data.rmr_completion_event_data.user_cookie.as_index");
+    assert_eq!(field_size::<DAT_EVENT, DAT_UVERYLONG>(|s| unsafe { &s.event_data.rmr_completion_event_data.user_cookie.as_index }), size_of::<DAT_UVERYLONG>(), "type of DAT_EVENT.event_data.rmr_completion_event_data.user_cookie.as_index");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.rmr_completion_event_data.status), 32, "offsetof DAT_EVENT.event_data.rmr_completion_event_data.status");
+    assert_eq!(field_size::<DAT_EVENT, DAT_DTO_COMPLETION_STATUS>(|s| unsafe { &s.event_data.rmr_completion_event_data.status }), size_of::<DAT_DTO_COMPLETION_STATUS>(), "type of DAT_EVENT.event_data.rmr_completion_event_data.status");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.cr_arrival_event_data), 16, "offsetof DAT_EVENT.event_data.cr_arrival_event_data");
+    assert_eq!(field_size::<DAT_EVENT, DAT_CR_ARRIVAL_EVENT_DATA>(|s| unsafe { &s.event_data.cr_arrival_event_data }), size_of::<DAT_CR_ARRIVAL_EVENT_DATA>(), "type of DAT_EVENT.event_data.cr_arrival_event_data");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.cr_arrival_event_data.sp_handle), 16, "offsetof DAT_EVENT.event_data.cr_arrival_event_data.sp_handle");
+    assert_eq!(field_size::<DAT_EVENT, DAT_SP_HANDLE>(|s| unsafe { &s.event_data.cr_arrival_event_data.sp_handle }), size_of::<DAT_SP_HANDLE>(), "type of DAT_EVENT.event_data.cr_arrival_event_data.sp_handle");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.cr_arrival_event_data.sp_handle.rsp_handle), 16, "offsetof DAT_EVENT.event_data.cr_arrival_event_data.sp_handle.rsp_handle");
+    assert_eq!(field_size::<DAT_EVENT, DAT_RSP_HANDLE>(|s| unsafe { &s.event_data.cr_arrival_event_data.sp_handle.rsp_handle }), size_of::<DAT_RSP_HANDLE>(), "type of DAT_EVENT.event_data.cr_arrival_event_data.sp_handle.rsp_handle");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.cr_arrival_event_data.sp_handle.psp_handle), 16, "offsetof DAT_EVENT.event_data.cr_arrival_event_data.sp_handle.psp_handle");
+    assert_eq!(field_size::<DAT_EVENT, DAT_PSP_HANDLE>(|s| unsafe { &s.event_data.cr_arrival_event_data.sp_handle.psp_handle }), size_of::<DAT_PSP_HANDLE>(), "type of DAT_EVENT.event_data.cr_arrival_event_data.sp_handle.psp_handle");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.cr_arrival_event_data.local_ia_address_ptr), 24, "offsetof DAT_EVENT.event_data.cr_arrival_event_data.local_ia_address_ptr");
+    assert_eq!(field_size::<DAT_EVENT, DAT_IA_ADDRESS_PTR>(|s| unsafe { &s.event_data.cr_arrival_event_data.local_ia_address_ptr }), size_of::<DAT_IA_ADDRESS_PTR>(), "type of DAT_EVENT.event_data.cr_arrival_event_data.local_ia_address_ptr");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.cr_arrival_event_data.conn_qual), 32, "offsetof DAT_EVENT.event_data.cr_arrival_event_data.conn_qual");
+    assert_eq!(field_size::<DAT_EVENT, DAT_CONN_QUAL>(|s| unsafe { &s.event_data.cr_arrival_event_data.conn_qual }), size_of::<DAT_CONN_QUAL>(), "type of DAT_EVENT.event_data.cr_arrival_event_data.conn_qual");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.cr_arrival_event_data.cr_handle), 40, "offsetof DAT_EVENT.event_data.cr_arrival_event_data.cr_handle");
+    assert_eq!(field_size::<DAT_EVENT, DAT_CR_HANDLE>(|s| unsafe { &s.event_data.cr_arrival_event_data.cr_handle }), size_of::<DAT_CR_HANDLE>(), "type of DAT_EVENT.event_data.cr_arrival_event_data.cr_handle");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.connect_event_data), 16, "offsetof DAT_EVENT.event_data.connect_event_data");
+    assert_eq!(field_size::<DAT_EVENT, DAT_CONNECTION_EVENT_DATA>(|s| unsafe { &s.event_data.connect_event_data }), size_of::<DAT_CONNECTION_EVENT_DATA>(), "type of DAT_EVENT.event_data.connect_event_data");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.connect_event_data.ep_handle), 16, "offsetof DAT_EVENT.event_data.connect_event_data.ep_handle");
+    assert_eq!(field_size::<DAT_EVENT, DAT_EP_HANDLE>(|s| unsafe { &s.event_data.connect_event_data.ep_handle }), size_of::<DAT_EP_HANDLE>(), "type of DAT_EVENT.event_data.connect_event_data.ep_handle");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.connect_event_data.private_data_size), 24, "offsetof DAT_EVENT.event_data.connect_event_data.private_data_size");
+    assert_eq!(field_size::<DAT_EVENT, DAT_COUNT>(|s| unsafe { &s.event_data.connect_event_data.private_data_size }), size_of::<DAT_COUNT>(), "type of DAT_EVENT.event_data.connect_event_data.private_data_size");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.connect_event_data.private_data), 32, "offsetof DAT_EVENT.event_data.connect_event_data.private_data");
+    assert_eq!(field_size::<DAT_EVENT, DAT_PVOID>(|s| unsafe { &s.event_data.connect_event_data.private_data }), size_of::<DAT_PVOID>(), "type of DAT_EVENT.event_data.connect_event_data.private_data");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.asynch_error_event_data), 16, "offsetof DAT_EVENT.event_data.asynch_error_event_data");
+    assert_eq!(field_size::<DAT_EVENT, DAT_ASYNCH_ERROR_EVENT_DATA>(|s| unsafe { &s.event_data.asynch_error_event_data }), size_of::<DAT_ASYNCH_ERROR_EVENT_DATA>(), "type of DAT_EVENT.event_data.asynch_error_event_data");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.asynch_error_event_data.dat_handle), 16, "offsetof DAT_EVENT.event_data.asynch_error_event_data.dat_handle");
+    assert_eq!(field_size::<DAT_EVENT, DAT_HANDLE>(|s| unsafe { &s.event_data.asynch_error_event_data.dat_handle }), size_of::<DAT_HANDLE>(), "type of DAT_EVENT.event_data.asynch_error_event_data.dat_handle");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.asynch_error_event_data.reason), 24, "offsetof DAT_EVENT.event_data.asynch_error_event_data.reason");
+    assert_eq!(field_size::<DAT_EVENT, DAT_COUNT>(|s| unsafe { &s.event_data.asynch_error_event_data.reason }), size_of::<DAT_COUNT>(), "type of DAT_EVENT.event_data.asynch_error_event_data.reason");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.software_event_data), 16, "offsetof DAT_EVENT.event_data.software_event_data");
+    assert_eq!(field_size::<DAT_EVENT, DAT_SOFTWARE_EVENT_DATA>(|s| unsafe { &s.event_data.software_event_data }), size_of::<DAT_SOFTWARE_EVENT_DATA>(), "type of DAT_EVENT.event_data.software_event_data");
+    assert_eq!(offset_of!(DAT_EVENT, event_data.software_event_data.pointer), 16, "offsetof DAT_EVENT.event_data.software_event_data.pointer");
+    assert_eq!(field_size::<DAT_EVENT, DAT_PVOID>(|s| unsafe { &s.event_data.software_event_data.pointer }), size_of::<DAT_PVOID>(), "type of DAT_EVENT.event_data.software_event_data.pointer");
 }
 
 #[test]
@@ -973,29 +269,13 @@ fn layout_dat_lmr_triplet() {
     assert_eq!(size_of::<DAT_LMR_TRIPLET>(), 24, "sizeof DAT_LMR_TRIPLET");
     assert_eq!(align_of::<DAT_LMR_TRIPLET>(), 8, "alignof DAT_LMR_TRIPLET");
     assert_eq!(offset_of!(DAT_LMR_TRIPLET, lmr_context), 0, "offsetof DAT_LMR_TRIPLET.lmr_context");
-    assert_eq!(
-        field_size::<DAT_LMR_TRIPLET, DAT_LMR_CONTEXT>(|s| &s.lmr_context),
-        size_of::<DAT_LMR_CONTEXT>(),
-        "type of DAT_LMR_TRIPLET.lmr_context"
-    );
+    assert_eq!(field_size::<DAT_LMR_TRIPLET, DAT_LMR_CONTEXT>(|s| &s.lmr_context), size_of::<DAT_LMR_CONTEXT>(), "type of DAT_LMR_TRIPLET.lmr_context");
     assert_eq!(offset_of!(DAT_LMR_TRIPLET, pad), 4, "offsetof DAT_LMR_TRIPLET.pad");
-    assert_eq!(
-        field_size::<DAT_LMR_TRIPLET, DAT_UINT32>(|s| &s.pad),
-        size_of::<DAT_UINT32>(),
-        "type of DAT_LMR_TRIPLET.pad"
-    );
+    assert_eq!(field_size::<DAT_LMR_TRIPLET, DAT_UINT32>(|s| &s.pad), size_of::<DAT_UINT32>(), "type of DAT_LMR_TRIPLET.pad");
     assert_eq!(offset_of!(DAT_LMR_TRIPLET, virtual_address), 8, "offsetof DAT_LMR_TRIPLET.virtual_address");
-    assert_eq!(
-        field_size::<DAT_LMR_TRIPLET, DAT_VADDR>(|s| &s.virtual_address),
-        size_of::<DAT_VADDR>(),
-        "type of DAT_LMR_TRIPLET.virtual_address"
-    );
+    assert_eq!(field_size::<DAT_LMR_TRIPLET, DAT_VADDR>(|s| &s.virtual_address), size_of::<DAT_VADDR>(), "type of DAT_LMR_TRIPLET.virtual_address");
     assert_eq!(offset_of!(DAT_LMR_TRIPLET, segment_length), 16, "offsetof DAT_LMR_TRIPLET.segment_length");
-    assert_eq!(
-        field_size::<DAT_LMR_TRIPLET, DAT_VLEN>(|s| &s.segment_length),
-        size_of::<DAT_VLEN>(),
-        "type of DAT_LMR_TRIPLET.segment_length"
-    );
+    assert_eq!(field_size::<DAT_LMR_TRIPLET, DAT_VLEN>(|s| &s.segment_length), size_of::<DAT_VLEN>(), "type of DAT_LMR_TRIPLET.segment_length");
 }
 
 #[test]
@@ -1003,29 +283,13 @@ fn layout_dat_rmr_triplet() {
     assert_eq!(size_of::<DAT_RMR_TRIPLET>(), 24, "sizeof DAT_RMR_TRIPLET");
     assert_eq!(align_of::<DAT_RMR_TRIPLET>(), 8, "alignof DAT_RMR_TRIPLET");
     assert_eq!(offset_of!(DAT_RMR_TRIPLET, rmr_context), 0, "offsetof DAT_RMR_TRIPLET.rmr_context");
-    assert_eq!(
-        field_size::<DAT_RMR_TRIPLET, DAT_RMR_CONTEXT>(|s| &s.rmr_context),
-        size_of::<DAT_RMR_CONTEXT>(),
-        "type of DAT_RMR_TRIPLET.rmr_context"
-    );
+    assert_eq!(field_size::<DAT_RMR_TRIPLET, DAT_RMR_CONTEXT>(|s| &s.rmr_context), size_of::<DAT_RMR_CONTEXT>(), "type of DAT_RMR_TRIPLET.rmr_context");
     assert_eq!(offset_of!(DAT_RMR_TRIPLET, pad), 4, "offsetof DAT_RMR_TRIPLET.pad");
-    assert_eq!(
-        field_size::<DAT_RMR_TRIPLET, DAT_UINT32>(|s| &s.pad),
-        size_of::<DAT_UINT32>(),
-        "type of DAT_RMR_TRIPLET.pad"
-    );
+    assert_eq!(field_size::<DAT_RMR_TRIPLET, DAT_UINT32>(|s| &s.pad), size_of::<DAT_UINT32>(), "type of DAT_RMR_TRIPLET.pad");
     assert_eq!(offset_of!(DAT_RMR_TRIPLET, target_address), 8, "offsetof DAT_RMR_TRIPLET.target_address");
-    assert_eq!(
-        field_size::<DAT_RMR_TRIPLET, DAT_VADDR>(|s| &s.target_address),
-        size_of::<DAT_VADDR>(),
-        "type of DAT_RMR_TRIPLET.target_address"
-    );
+    assert_eq!(field_size::<DAT_RMR_TRIPLET, DAT_VADDR>(|s| &s.target_address), size_of::<DAT_VADDR>(), "type of DAT_RMR_TRIPLET.target_address");
     assert_eq!(offset_of!(DAT_RMR_TRIPLET, segment_length), 16, "offsetof DAT_RMR_TRIPLET.segment_length");
-    assert_eq!(
-        field_size::<DAT_RMR_TRIPLET, DAT_VLEN>(|s| &s.segment_length),
-        size_of::<DAT_VLEN>(),
-        "type of DAT_RMR_TRIPLET.segment_length"
-    );
+    assert_eq!(field_size::<DAT_RMR_TRIPLET, DAT_VLEN>(|s| &s.segment_length), size_of::<DAT_VLEN>(), "type of DAT_RMR_TRIPLET.segment_length");
 }
 
 #[test]
@@ -1033,123 +297,43 @@ fn layout_dat_ep_attr() {
     assert_eq!(size_of::<DAT_EP_ATTR>(), 104, "sizeof DAT_EP_ATTR");
     assert_eq!(align_of::<DAT_EP_ATTR>(), 8, "alignof DAT_EP_ATTR");
     assert_eq!(offset_of!(DAT_EP_ATTR, service_type), 0, "offsetof DAT_EP_ATTR.service_type");
-    assert_eq!(
-        field_size::<DAT_EP_ATTR, DAT_SERVICE_TYPE>(|s| &s.service_type),
-        size_of::<DAT_SERVICE_TYPE>(),
-        "type of DAT_EP_ATTR.service_type"
-    );
+    assert_eq!(field_size::<DAT_EP_ATTR, DAT_SERVICE_TYPE>(|s| &s.service_type), size_of::<DAT_SERVICE_TYPE>(), "type of DAT_EP_ATTR.service_type");
     assert_eq!(offset_of!(DAT_EP_ATTR, max_message_size), 8, "offsetof DAT_EP_ATTR.max_message_size");
-    assert_eq!(
-        field_size::<DAT_EP_ATTR, DAT_VLEN>(|s| &s.max_message_size),
-        size_of::<DAT_VLEN>(),
-        "type of DAT_EP_ATTR.max_message_size"
-    );
+    assert_eq!(field_size::<DAT_EP_ATTR, DAT_VLEN>(|s| &s.max_message_size), size_of::<DAT_VLEN>(), "type of DAT_EP_ATTR.max_message_size");
     assert_eq!(offset_of!(DAT_EP_ATTR, max_rdma_size), 16, "offsetof DAT_EP_ATTR.max_rdma_size");
-    assert_eq!(
-        field_size::<DAT_EP_ATTR, DAT_VLEN>(|s| &s.max_rdma_size),
-        size_of::<DAT_VLEN>(),
-        "type of DAT_EP_ATTR.max_rdma_size"
-    );
+    assert_eq!(field_size::<DAT_EP_ATTR, DAT_VLEN>(|s| &s.max_rdma_size), size_of::<DAT_VLEN>(), "type of DAT_EP_ATTR.max_rdma_size");
     assert_eq!(offset_of!(DAT_EP_ATTR, qos), 24, "offsetof DAT_EP_ATTR.qos");
     assert_eq!(field_size::<DAT_EP_ATTR, DAT_QOS>(|s| &s.qos), size_of::<DAT_QOS>(), "type of DAT_EP_ATTR.qos");
     assert_eq!(offset_of!(DAT_EP_ATTR, recv_completion_flags), 28, "offsetof DAT_EP_ATTR.recv_completion_flags");
-    assert_eq!(
-        field_size::<DAT_EP_ATTR, DAT_COMPLETION_FLAGS>(|s| &s.recv_completion_flags),
-        size_of::<DAT_COMPLETION_FLAGS>(),
-        "type of DAT_EP_ATTR.recv_completion_flags"
-    );
+    assert_eq!(field_size::<DAT_EP_ATTR, DAT_COMPLETION_FLAGS>(|s| &s.recv_completion_flags), size_of::<DAT_COMPLETION_FLAGS>(), "type of DAT_EP_ATTR.recv_completion_flags");
     assert_eq!(offset_of!(DAT_EP_ATTR, request_completion_flags), 32, "offsetof DAT_EP_ATTR.request_completion_flags");
-    assert_eq!(
-        field_size::<DAT_EP_ATTR, DAT_COMPLETION_FLAGS>(|s| &s.request_completion_flags),
-        size_of::<DAT_COMPLETION_FLAGS>(),
-        "type of DAT_EP_ATTR.request_completion_flags"
-    );
+    assert_eq!(field_size::<DAT_EP_ATTR, DAT_COMPLETION_FLAGS>(|s| &s.request_completion_flags), size_of::<DAT_COMPLETION_FLAGS>(), "type of DAT_EP_ATTR.request_completion_flags");
     assert_eq!(offset_of!(DAT_EP_ATTR, max_recv_dtos), 36, "offsetof DAT_EP_ATTR.max_recv_dtos");
-    assert_eq!(
-        field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.max_recv_dtos),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_ATTR.max_recv_dtos"
-    );
+    assert_eq!(field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.max_recv_dtos), size_of::<DAT_COUNT>(), "type of DAT_EP_ATTR.max_recv_dtos");
     assert_eq!(offset_of!(DAT_EP_ATTR, max_request_dtos), 40, "offsetof DAT_EP_ATTR.max_request_dtos");
-    assert_eq!(
-        field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.max_request_dtos),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_ATTR.max_request_dtos"
-    );
+    assert_eq!(field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.max_request_dtos), size_of::<DAT_COUNT>(), "type of DAT_EP_ATTR.max_request_dtos");
     assert_eq!(offset_of!(DAT_EP_ATTR, max_recv_iov), 44, "offsetof DAT_EP_ATTR.max_recv_iov");
-    assert_eq!(
-        field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.max_recv_iov),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_ATTR.max_recv_iov"
-    );
+    assert_eq!(field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.max_recv_iov), size_of::<DAT_COUNT>(), "type of DAT_EP_ATTR.max_recv_iov");
     assert_eq!(offset_of!(DAT_EP_ATTR, max_request_iov), 48, "offsetof DAT_EP_ATTR.max_request_iov");
-    assert_eq!(
-        field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.max_request_iov),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_ATTR.max_request_iov"
-    );
+    assert_eq!(field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.max_request_iov), size_of::<DAT_COUNT>(), "type of DAT_EP_ATTR.max_request_iov");
     assert_eq!(offset_of!(DAT_EP_ATTR, max_rdma_read_in), 52, "offsetof DAT_EP_ATTR.max_rdma_read_in");
-    assert_eq!(
-        field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.max_rdma_read_in),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_ATTR.max_rdma_read_in"
-    );
+    assert_eq!(field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.max_rdma_read_in), size_of::<DAT_COUNT>(), "type of DAT_EP_ATTR.max_rdma_read_in");
     assert_eq!(offset_of!(DAT_EP_ATTR, max_rdma_read_out), 56, "offsetof DAT_EP_ATTR.max_rdma_read_out");
-    assert_eq!(
-        field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.max_rdma_read_out),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_ATTR.max_rdma_read_out"
-    );
+    assert_eq!(field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.max_rdma_read_out), size_of::<DAT_COUNT>(), "type of DAT_EP_ATTR.max_rdma_read_out");
     assert_eq!(offset_of!(DAT_EP_ATTR, srq_soft_hw), 60, "offsetof DAT_EP_ATTR.srq_soft_hw");
-    assert_eq!(
-        field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.srq_soft_hw),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_ATTR.srq_soft_hw"
-    );
+    assert_eq!(field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.srq_soft_hw), size_of::<DAT_COUNT>(), "type of DAT_EP_ATTR.srq_soft_hw");
     assert_eq!(offset_of!(DAT_EP_ATTR, max_rdma_read_iov), 64, "offsetof DAT_EP_ATTR.max_rdma_read_iov");
-    assert_eq!(
-        field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.max_rdma_read_iov),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_ATTR.max_rdma_read_iov"
-    );
+    assert_eq!(field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.max_rdma_read_iov), size_of::<DAT_COUNT>(), "type of DAT_EP_ATTR.max_rdma_read_iov");
     assert_eq!(offset_of!(DAT_EP_ATTR, max_rdma_write_iov), 68, "offsetof DAT_EP_ATTR.max_rdma_write_iov");
-    assert_eq!(
-        field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.max_rdma_write_iov),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_ATTR.max_rdma_write_iov"
-    );
-    assert_eq!(
-        offset_of!(DAT_EP_ATTR, ep_transport_specific_count),
-        72,
-        "offsetof DAT_EP_ATTR.ep_transport_specific_count"
-    );
-    assert_eq!(
-        field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.ep_transport_specific_count),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_ATTR.ep_transport_specific_count"
-    );
+    assert_eq!(field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.max_rdma_write_iov), size_of::<DAT_COUNT>(), "type of DAT_EP_ATTR.max_rdma_write_iov");
+    assert_eq!(offset_of!(DAT_EP_ATTR, ep_transport_specific_count), 72, "offsetof DAT_EP_ATTR.ep_transport_specific_count");
+    assert_eq!(field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.ep_transport_specific_count), size_of::<DAT_COUNT>(), "type of DAT_EP_ATTR.ep_transport_specific_count");
     assert_eq!(offset_of!(DAT_EP_ATTR, ep_transport_specific), 80, "offsetof DAT_EP_ATTR.ep_transport_specific");
-    assert_eq!(
-        field_size::<DAT_EP_ATTR, *mut DAT_NAMED_ATTR>(|s| &s.ep_transport_specific),
-        size_of::<*mut DAT_NAMED_ATTR>(),
-        "type of DAT_EP_ATTR.ep_transport_specific"
-    );
-    assert_eq!(
-        offset_of!(DAT_EP_ATTR, ep_provider_specific_count),
-        88,
-        "offsetof DAT_EP_ATTR.ep_provider_specific_count"
-    );
-    assert_eq!(
-        field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.ep_provider_specific_count),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_ATTR.ep_provider_specific_count"
-    );
+    assert_eq!(field_size::<DAT_EP_ATTR, *mut DAT_NAMED_ATTR>(|s| &s.ep_transport_specific), size_of::<*mut DAT_NAMED_ATTR>(), "type of DAT_EP_ATTR.ep_transport_specific");
+    assert_eq!(offset_of!(DAT_EP_ATTR, ep_provider_specific_count), 88, "offsetof DAT_EP_ATTR.ep_provider_specific_count");
+    assert_eq!(field_size::<DAT_EP_ATTR, DAT_COUNT>(|s| &s.ep_provider_specific_count), size_of::<DAT_COUNT>(), "type of DAT_EP_ATTR.ep_provider_specific_count");
     assert_eq!(offset_of!(DAT_EP_ATTR, ep_provider_specific), 96, "offsetof DAT_EP_ATTR.ep_provider_specific");
-    assert_eq!(
-        field_size::<DAT_EP_ATTR, *mut DAT_NAMED_ATTR>(|s| &s.ep_provider_specific),
-        size_of::<*mut DAT_NAMED_ATTR>(),
-        "type of DAT_EP_ATTR.ep_provider_specific"
-    );
+    assert_eq!(field_size::<DAT_EP_ATTR, *mut DAT_NAMED_ATTR>(|s| &s.ep_provider_specific), size_of::<*mut DAT_NAMED_ATTR>(), "type of DAT_EP_ATTR.ep_provider_specific");
 }
 
 #[test]
@@ -1157,17 +341,9 @@ fn layout_dat_named_attr() {
     assert_eq!(size_of::<DAT_NAMED_ATTR>(), 16, "sizeof DAT_NAMED_ATTR");
     assert_eq!(align_of::<DAT_NAMED_ATTR>(), 8, "alignof DAT_NAMED_ATTR");
     assert_eq!(offset_of!(DAT_NAMED_ATTR, name), 0, "offsetof DAT_NAMED_ATTR.name");
-    assert_eq!(
-        field_size::<DAT_NAMED_ATTR, *const c_char>(|s| &s.name),
-        size_of::<*const c_char>(),
-        "type of DAT_NAMED_ATTR.name"
-    );
+    assert_eq!(field_size::<DAT_NAMED_ATTR, *const c_char>(|s| &s.name), size_of::<*const c_char>(), "type of DAT_NAMED_ATTR.name");
     assert_eq!(offset_of!(DAT_NAMED_ATTR, value), 8, "offsetof DAT_NAMED_ATTR.value");
-    assert_eq!(
-        field_size::<DAT_NAMED_ATTR, *const c_char>(|s| &s.value),
-        size_of::<*const c_char>(),
-        "type of DAT_NAMED_ATTR.value"
-    );
+    assert_eq!(field_size::<DAT_NAMED_ATTR, *const c_char>(|s| &s.value), size_of::<*const c_char>(), "type of DAT_NAMED_ATTR.value");
 }
 
 #[test]
@@ -1175,239 +351,67 @@ fn layout_dat_ep_param() {
     assert_eq!(size_of::<DAT_EP_PARAM>(), 192, "sizeof DAT_EP_PARAM");
     assert_eq!(align_of::<DAT_EP_PARAM>(), 8, "alignof DAT_EP_PARAM");
     assert_eq!(offset_of!(DAT_EP_PARAM, ia_handle), 0, "offsetof DAT_EP_PARAM.ia_handle");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_IA_HANDLE>(|s| &s.ia_handle),
-        size_of::<DAT_IA_HANDLE>(),
-        "type of DAT_EP_PARAM.ia_handle"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_IA_HANDLE>(|s| &s.ia_handle), size_of::<DAT_IA_HANDLE>(), "type of DAT_EP_PARAM.ia_handle");
     assert_eq!(offset_of!(DAT_EP_PARAM, ep_state), 8, "offsetof DAT_EP_PARAM.ep_state");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_EP_STATE>(|s| &s.ep_state),
-        size_of::<DAT_EP_STATE>(),
-        "type of DAT_EP_PARAM.ep_state"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_EP_STATE>(|s| &s.ep_state), size_of::<DAT_EP_STATE>(), "type of DAT_EP_PARAM.ep_state");
     assert_eq!(offset_of!(DAT_EP_PARAM, local_ia_address_ptr), 16, "offsetof DAT_EP_PARAM.local_ia_address_ptr");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_IA_ADDRESS_PTR>(|s| &s.local_ia_address_ptr),
-        size_of::<DAT_IA_ADDRESS_PTR>(),
-        "type of DAT_EP_PARAM.local_ia_address_ptr"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_IA_ADDRESS_PTR>(|s| &s.local_ia_address_ptr), size_of::<DAT_IA_ADDRESS_PTR>(), "type of DAT_EP_PARAM.local_ia_address_ptr");
     assert_eq!(offset_of!(DAT_EP_PARAM, local_port_qual), 24, "offsetof DAT_EP_PARAM.local_port_qual");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_PORT_QUAL>(|s| &s.local_port_qual),
-        size_of::<DAT_PORT_QUAL>(),
-        "type of DAT_EP_PARAM.local_port_qual"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_PORT_QUAL>(|s| &s.local_port_qual), size_of::<DAT_PORT_QUAL>(), "type of DAT_EP_PARAM.local_port_qual");
     assert_eq!(offset_of!(DAT_EP_PARAM, remote_ia_address_ptr), 32, "offsetof DAT_EP_PARAM.remote_ia_address_ptr");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_IA_ADDRESS_PTR>(|s| &s.remote_ia_address_ptr),
-        size_of::<DAT_IA_ADDRESS_PTR>(),
-        "type of DAT_EP_PARAM.remote_ia_address_ptr"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_IA_ADDRESS_PTR>(|s| &s.remote_ia_address_ptr), size_of::<DAT_IA_ADDRESS_PTR>(), "type of DAT_EP_PARAM.remote_ia_address_ptr");
     assert_eq!(offset_of!(DAT_EP_PARAM, remote_port_qual), 40, "offsetof DAT_EP_PARAM.remote_port_qual");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_PORT_QUAL>(|s| &s.remote_port_qual),
-        size_of::<DAT_PORT_QUAL>(),
-        "type of DAT_EP_PARAM.remote_port_qual"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_PORT_QUAL>(|s| &s.remote_port_qual), size_of::<DAT_PORT_QUAL>(), "type of DAT_EP_PARAM.remote_port_qual");
     assert_eq!(offset_of!(DAT_EP_PARAM, pz_handle), 48, "offsetof DAT_EP_PARAM.pz_handle");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_PZ_HANDLE>(|s| &s.pz_handle),
-        size_of::<DAT_PZ_HANDLE>(),
-        "type of DAT_EP_PARAM.pz_handle"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_PZ_HANDLE>(|s| &s.pz_handle), size_of::<DAT_PZ_HANDLE>(), "type of DAT_EP_PARAM.pz_handle");
     assert_eq!(offset_of!(DAT_EP_PARAM, recv_evd_handle), 56, "offsetof DAT_EP_PARAM.recv_evd_handle");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_EVD_HANDLE>(|s| &s.recv_evd_handle),
-        size_of::<DAT_EVD_HANDLE>(),
-        "type of DAT_EP_PARAM.recv_evd_handle"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_EVD_HANDLE>(|s| &s.recv_evd_handle), size_of::<DAT_EVD_HANDLE>(), "type of DAT_EP_PARAM.recv_evd_handle");
     assert_eq!(offset_of!(DAT_EP_PARAM, request_evd_handle), 64, "offsetof DAT_EP_PARAM.request_evd_handle");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_EVD_HANDLE>(|s| &s.request_evd_handle),
-        size_of::<DAT_EVD_HANDLE>(),
-        "type of DAT_EP_PARAM.request_evd_handle"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_EVD_HANDLE>(|s| &s.request_evd_handle), size_of::<DAT_EVD_HANDLE>(), "type of DAT_EP_PARAM.request_evd_handle");
     assert_eq!(offset_of!(DAT_EP_PARAM, connect_evd_handle), 72, "offsetof DAT_EP_PARAM.connect_evd_handle");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_EVD_HANDLE>(|s| &s.connect_evd_handle),
-        size_of::<DAT_EVD_HANDLE>(),
-        "type of DAT_EP_PARAM.connect_evd_handle"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_EVD_HANDLE>(|s| &s.connect_evd_handle), size_of::<DAT_EVD_HANDLE>(), "type of DAT_EP_PARAM.connect_evd_handle");
     assert_eq!(offset_of!(DAT_EP_PARAM, srq_handle), 80, "offsetof DAT_EP_PARAM.srq_handle");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_SRQ_HANDLE>(|s| &s.srq_handle),
-        size_of::<DAT_SRQ_HANDLE>(),
-        "type of DAT_EP_PARAM.srq_handle"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_SRQ_HANDLE>(|s| &s.srq_handle), size_of::<DAT_SRQ_HANDLE>(), "type of DAT_EP_PARAM.srq_handle");
     assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr), 88, "offsetof DAT_EP_PARAM.ep_attr");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_EP_ATTR>(|s| &s.ep_attr),
-        size_of::<DAT_EP_ATTR>(),
-        "type of DAT_EP_PARAM.ep_attr"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_EP_ATTR>(|s| &s.ep_attr), size_of::<DAT_EP_ATTR>(), "type of DAT_EP_PARAM.ep_attr");
     assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.service_type), 88, "offsetof DAT_EP_PARAM.ep_attr.service_type");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_SERVICE_TYPE>(|s| &s.ep_attr.service_type),
-        size_of::<DAT_SERVICE_TYPE>(),
-        "type of DAT_EP_PARAM.ep_attr.service_type"
-    );
-    assert_eq!(
-        offset_of!(DAT_EP_PARAM, ep_attr.max_message_size),
-        96,
-        "offsetof DAT_EP_PARAM.ep_attr.max_message_size"
-    );
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_VLEN>(|s| &s.ep_attr.max_message_size),
-        size_of::<DAT_VLEN>(),
-        "type of DAT_EP_PARAM.ep_attr.max_message_size"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_SERVICE_TYPE>(|s| &s.ep_attr.service_type), size_of::<DAT_SERVICE_TYPE>(), "type of DAT_EP_PARAM.ep_attr.service_type");
+    assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.max_message_size), 96, "offsetof DAT_EP_PARAM.ep_attr.max_message_size");
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_VLEN>(|s| &s.ep_attr.max_message_size), size_of::<DAT_VLEN>(), "type of DAT_EP_PARAM.ep_attr.max_message_size");
     assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.max_rdma_size), 104, "offsetof DAT_EP_PARAM.ep_attr.max_rdma_size");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_VLEN>(|s| &s.ep_attr.max_rdma_size),
-        size_of::<DAT_VLEN>(),
-        "type of DAT_EP_PARAM.ep_attr.max_rdma_size"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_VLEN>(|s| &s.ep_attr.max_rdma_size), size_of::<DAT_VLEN>(), "type of DAT_EP_PARAM.ep_attr.max_rdma_size");
     assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.qos), 112, "offsetof DAT_EP_PARAM.ep_attr.qos");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_QOS>(|s| &s.ep_attr.qos),
-        size_of::<DAT_QOS>(),
-        "type of DAT_EP_PARAM.ep_attr.qos"
-    );
-    assert_eq!(
-        offset_of!(DAT_EP_PARAM, ep_attr.recv_completion_flags),
-        116,
-        "offsetof DAT_EP_PARAM.ep_attr.recv_completion_flags"
-    );
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_COMPLETION_FLAGS>(|s| &s.ep_attr.recv_completion_flags),
-        size_of::<DAT_COMPLETION_FLAGS>(),
-        "type of DAT_EP_PARAM.ep_attr.recv_completion_flags"
-    );
-    assert_eq!(
-        offset_of!(DAT_EP_PARAM, ep_attr.request_completion_flags),
-        120,
-        "offsetof DAT_EP_PARAM.ep_attr.request_completion_flags"
-    );
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_COMPLETION_FLAGS>(|s| &s.ep_attr.request_completion_flags),
-        size_of::<DAT_COMPLETION_FLAGS>(),
-        "type of DAT_EP_PARAM.ep_attr.request_completion_flags"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_QOS>(|s| &s.ep_attr.qos), size_of::<DAT_QOS>(), "type of DAT_EP_PARAM.ep_attr.qos");
+    assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.recv_completion_flags), 116, "offsetof DAT_EP_PARAM.ep_attr.recv_completion_flags");
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_COMPLETION_FLAGS>(|s| &s.ep_attr.recv_completion_flags), size_of::<DAT_COMPLETION_FLAGS>(), "type of DAT_EP_PARAM.ep_attr.recv_completion_flags");
+    assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.request_completion_flags), 120, "offsetof DAT_EP_PARAM.ep_attr.request_completion_flags");
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_COMPLETION_FLAGS>(|s| &s.ep_attr.request_completion_flags), size_of::<DAT_COMPLETION_FLAGS>(), "type of DAT_EP_PARAM.ep_attr.request_completion_flags");
     assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.max_recv_dtos), 124, "offsetof DAT_EP_PARAM.ep_attr.max_recv_dtos");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.max_recv_dtos),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_PARAM.ep_attr.max_recv_dtos"
-    );
-    assert_eq!(
-        offset_of!(DAT_EP_PARAM, ep_attr.max_request_dtos),
-        128,
-        "offsetof DAT_EP_PARAM.ep_attr.max_request_dtos"
-    );
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.max_request_dtos),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_PARAM.ep_attr.max_request_dtos"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.max_recv_dtos), size_of::<DAT_COUNT>(), "type of DAT_EP_PARAM.ep_attr.max_recv_dtos");
+    assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.max_request_dtos), 128, "offsetof DAT_EP_PARAM.ep_attr.max_request_dtos");
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.max_request_dtos), size_of::<DAT_COUNT>(), "type of DAT_EP_PARAM.ep_attr.max_request_dtos");
     assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.max_recv_iov), 132, "offsetof DAT_EP_PARAM.ep_attr.max_recv_iov");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.max_recv_iov),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_PARAM.ep_attr.max_recv_iov"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.max_recv_iov), size_of::<DAT_COUNT>(), "type of DAT_EP_PARAM.ep_attr.max_recv_iov");
     assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.max_request_iov), 136, "offsetof DAT_EP_PARAM.ep_attr.max_request_iov");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.max_request_iov),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_PARAM.ep_attr.max_request_iov"
-    );
-    assert_eq!(
-        offset_of!(DAT_EP_PARAM, ep_attr.max_rdma_read_in),
-        140,
-        "offsetof DAT_EP_PARAM.ep_attr.max_rdma_read_in"
-    );
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.max_rdma_read_in),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_PARAM.ep_attr.max_rdma_read_in"
-    );
-    assert_eq!(
-        offset_of!(DAT_EP_PARAM, ep_attr.max_rdma_read_out),
-        144,
-        "offsetof DAT_EP_PARAM.ep_attr.max_rdma_read_out"
-    );
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.max_rdma_read_out),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_PARAM.ep_attr.max_rdma_read_out"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.max_request_iov), size_of::<DAT_COUNT>(), "type of DAT_EP_PARAM.ep_attr.max_request_iov");
+    assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.max_rdma_read_in), 140, "offsetof DAT_EP_PARAM.ep_attr.max_rdma_read_in");
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.max_rdma_read_in), size_of::<DAT_COUNT>(), "type of DAT_EP_PARAM.ep_attr.max_rdma_read_in");
+    assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.max_rdma_read_out), 144, "offsetof DAT_EP_PARAM.ep_attr.max_rdma_read_out");
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.max_rdma_read_out), size_of::<DAT_COUNT>(), "type of DAT_EP_PARAM.ep_attr.max_rdma_read_out");
     assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.srq_soft_hw), 148, "offsetof DAT_EP_PARAM.ep_attr.srq_soft_hw");
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.srq_soft_hw),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_PARAM.ep_attr.srq_soft_hw"
-    );
-    assert_eq!(
-        offset_of!(DAT_EP_PARAM, ep_attr.max_rdma_read_iov),
-        152,
-        "offsetof DAT_EP_PARAM.ep_attr.max_rdma_read_iov"
-    );
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.max_rdma_read_iov),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_PARAM.ep_attr.max_rdma_read_iov"
-    );
-    assert_eq!(
-        offset_of!(DAT_EP_PARAM, ep_attr.max_rdma_write_iov),
-        156,
-        "offsetof DAT_EP_PARAM.ep_attr.max_rdma_write_iov"
-    );
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.max_rdma_write_iov),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_PARAM.ep_attr.max_rdma_write_iov"
-    );
-    assert_eq!(
-        offset_of!(DAT_EP_PARAM, ep_attr.ep_transport_specific_count),
-        160,
-        "offsetof DAT_EP_PARAM.ep_attr.ep_transport_specific_count"
-    );
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.ep_transport_specific_count),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_PARAM.ep_attr.ep_transport_specific_count"
-    );
-    assert_eq!(
-        offset_of!(DAT_EP_PARAM, ep_attr.ep_transport_specific),
-        168,
-        "offsetof DAT_EP_PARAM.ep_attr.ep_transport_specific"
-    );
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, *mut DAT_NAMED_ATTR>(|s| &s.ep_attr.ep_transport_specific),
-        size_of::<*mut DAT_NAMED_ATTR>(),
-        "type of DAT_EP_PARAM.ep_attr.ep_transport_specific"
-    );
-    assert_eq!(
-        offset_of!(DAT_EP_PARAM, ep_attr.ep_provider_specific_count),
-        176,
-        "offsetof DAT_EP_PARAM.ep_attr.ep_provider_specific_count"
-    );
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.ep_provider_specific_count),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EP_PARAM.ep_attr.ep_provider_specific_count"
-    );
-    assert_eq!(
-        offset_of!(DAT_EP_PARAM, ep_attr.ep_provider_specific),
-        184,
-        "offsetof DAT_EP_PARAM.ep_attr.ep_provider_specific"
-    );
-    assert_eq!(
-        field_size::<DAT_EP_PARAM, *mut DAT_NAMED_ATTR>(|s| &s.ep_attr.ep_provider_specific),
-        size_of::<*mut DAT_NAMED_ATTR>(),
-        "type of DAT_EP_PARAM.ep_attr.ep_provider_specific"
-    );
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.srq_soft_hw), size_of::<DAT_COUNT>(), "type of DAT_EP_PARAM.ep_attr.srq_soft_hw");
+    assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.max_rdma_read_iov), 152, "offsetof DAT_EP_PARAM.ep_attr.max_rdma_read_iov");
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.max_rdma_read_iov), size_of::<DAT_COUNT>(), "type of DAT_EP_PARAM.ep_attr.max_rdma_read_iov");
+    assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.max_rdma_write_iov), 156, "offsetof DAT_EP_PARAM.ep_attr.max_rdma_write_iov");
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.max_rdma_write_iov), size_of::<DAT_COUNT>(), "type of DAT_EP_PARAM.ep_attr.max_rdma_write_iov");
+    assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.ep_transport_specific_count), 160, "offsetof DAT_EP_PARAM.ep_attr.ep_transport_specific_count");
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.ep_transport_specific_count), size_of::<DAT_COUNT>(), "type of DAT_EP_PARAM.ep_attr.ep_transport_specific_count");
+    assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.ep_transport_specific), 168, "offsetof DAT_EP_PARAM.ep_attr.ep_transport_specific");
+    assert_eq!(field_size::<DAT_EP_PARAM, *mut DAT_NAMED_ATTR>(|s| &s.ep_attr.ep_transport_specific), size_of::<*mut DAT_NAMED_ATTR>(), "type of DAT_EP_PARAM.ep_attr.ep_transport_specific");
+    assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.ep_provider_specific_count), 176, "offsetof DAT_EP_PARAM.ep_attr.ep_provider_specific_count");
+    assert_eq!(field_size::<DAT_EP_PARAM, DAT_COUNT>(|s| &s.ep_attr.ep_provider_specific_count), size_of::<DAT_COUNT>(), "type of DAT_EP_PARAM.ep_attr.ep_provider_specific_count");
+    assert_eq!(offset_of!(DAT_EP_PARAM, ep_attr.ep_provider_specific), 184, "offsetof DAT_EP_PARAM.ep_attr.ep_provider_specific");
+    assert_eq!(field_size::<DAT_EP_PARAM, *mut DAT_NAMED_ATTR>(|s| &s.ep_attr.ep_provider_specific), size_of::<*mut DAT_NAMED_ATTR>(), "type of DAT_EP_PARAM.ep_attr.ep_provider_specific");
 }
 
 #[test]
@@ -1415,35 +419,15 @@ fn layout_dat_evd_param() {
     assert_eq!(size_of::<DAT_EVD_PARAM>(), 32, "sizeof DAT_EVD_PARAM");
     assert_eq!(align_of::<DAT_EVD_PARAM>(), 8, "alignof DAT_EVD_PARAM");
     assert_eq!(offset_of!(DAT_EVD_PARAM, ia_handle), 0, "offsetof DAT_EVD_PARAM.ia_handle");
-    assert_eq!(
-        field_size::<DAT_EVD_PARAM, DAT_IA_HANDLE>(|s| &s.ia_handle),
-        size_of::<DAT_IA_HANDLE>(),
-        "type of DAT_EVD_PARAM.ia_handle"
-    );
+    assert_eq!(field_size::<DAT_EVD_PARAM, DAT_IA_HANDLE>(|s| &s.ia_handle), size_of::<DAT_IA_HANDLE>(), "type of DAT_EVD_PARAM.ia_handle");
     assert_eq!(offset_of!(DAT_EVD_PARAM, evd_qlen), 8, "offsetof DAT_EVD_PARAM.evd_qlen");
-    assert_eq!(
-        field_size::<DAT_EVD_PARAM, DAT_COUNT>(|s| &s.evd_qlen),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_EVD_PARAM.evd_qlen"
-    );
+    assert_eq!(field_size::<DAT_EVD_PARAM, DAT_COUNT>(|s| &s.evd_qlen), size_of::<DAT_COUNT>(), "type of DAT_EVD_PARAM.evd_qlen");
     assert_eq!(offset_of!(DAT_EVD_PARAM, evd_state), 12, "offsetof DAT_EVD_PARAM.evd_state");
-    assert_eq!(
-        field_size::<DAT_EVD_PARAM, DAT_EVD_STATE>(|s| &s.evd_state),
-        size_of::<DAT_EVD_STATE>(),
-        "type of DAT_EVD_PARAM.evd_state"
-    );
+    assert_eq!(field_size::<DAT_EVD_PARAM, DAT_EVD_STATE>(|s| &s.evd_state), size_of::<DAT_EVD_STATE>(), "type of DAT_EVD_PARAM.evd_state");
     assert_eq!(offset_of!(DAT_EVD_PARAM, cno_handle), 16, "offsetof DAT_EVD_PARAM.cno_handle");
-    assert_eq!(
-        field_size::<DAT_EVD_PARAM, DAT_CNO_HANDLE>(|s| &s.cno_handle),
-        size_of::<DAT_CNO_HANDLE>(),
-        "type of DAT_EVD_PARAM.cno_handle"
-    );
+    assert_eq!(field_size::<DAT_EVD_PARAM, DAT_CNO_HANDLE>(|s| &s.cno_handle), size_of::<DAT_CNO_HANDLE>(), "type of DAT_EVD_PARAM.cno_handle");
     assert_eq!(offset_of!(DAT_EVD_PARAM, evd_flags), 24, "offsetof DAT_EVD_PARAM.evd_flags");
-    assert_eq!(
-        field_size::<DAT_EVD_PARAM, DAT_EVD_FLAGS>(|s| &s.evd_flags),
-        size_of::<DAT_EVD_FLAGS>(),
-        "type of DAT_EVD_PARAM.evd_flags"
-    );
+    assert_eq!(field_size::<DAT_EVD_PARAM, DAT_EVD_FLAGS>(|s| &s.evd_flags), size_of::<DAT_EVD_FLAGS>(), "type of DAT_EVD_PARAM.evd_flags");
 }
 
 #[test]
@@ -1451,231 +435,75 @@ fn layout_dat_ia_attr() {
     assert_eq!(size_of::<DAT_IA_ATTR>(), 688, "sizeof DAT_IA_ATTR");
     assert_eq!(align_of::<DAT_IA_ATTR>(), 8, "alignof DAT_IA_ATTR");
     assert_eq!(offset_of!(DAT_IA_ATTR, adapter_name), 0, "offsetof DAT_IA_ATTR.adapter_name");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, [c_char; 256]>(|s| &s.adapter_name),
-        size_of::<[c_char; 256]>(),
-        "type of DAT_IA_ATTR.adapter_name"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, [c_char; 256]>(|s| &s.adapter_name), size_of::<[c_char; 256]>(), "type of DAT_IA_ATTR.adapter_name");
     assert_eq!(offset_of!(DAT_IA_ATTR, vendor_name), 256, "offsetof DAT_IA_ATTR.vendor_name");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, [c_char; 256]>(|s| &s.vendor_name),
-        size_of::<[c_char; 256]>(),
-        "type of DAT_IA_ATTR.vendor_name"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, [c_char; 256]>(|s| &s.vendor_name), size_of::<[c_char; 256]>(), "type of DAT_IA_ATTR.vendor_name");
     assert_eq!(offset_of!(DAT_IA_ATTR, hardware_version_major), 512, "offsetof DAT_IA_ATTR.hardware_version_major");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_UINT32>(|s| &s.hardware_version_major),
-        size_of::<DAT_UINT32>(),
-        "type of DAT_IA_ATTR.hardware_version_major"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_UINT32>(|s| &s.hardware_version_major), size_of::<DAT_UINT32>(), "type of DAT_IA_ATTR.hardware_version_major");
     assert_eq!(offset_of!(DAT_IA_ATTR, hardware_version_minor), 516, "offsetof DAT_IA_ATTR.hardware_version_minor");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_UINT32>(|s| &s.hardware_version_minor),
-        size_of::<DAT_UINT32>(),
-        "type of DAT_IA_ATTR.hardware_version_minor"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_UINT32>(|s| &s.hardware_version_minor), size_of::<DAT_UINT32>(), "type of DAT_IA_ATTR.hardware_version_minor");
     assert_eq!(offset_of!(DAT_IA_ATTR, firmware_version_major), 520, "offsetof DAT_IA_ATTR.firmware_version_major");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_UINT32>(|s| &s.firmware_version_major),
-        size_of::<DAT_UINT32>(),
-        "type of DAT_IA_ATTR.firmware_version_major"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_UINT32>(|s| &s.firmware_version_major), size_of::<DAT_UINT32>(), "type of DAT_IA_ATTR.firmware_version_major");
     assert_eq!(offset_of!(DAT_IA_ATTR, firmware_version_minor), 524, "offsetof DAT_IA_ATTR.firmware_version_minor");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_UINT32>(|s| &s.firmware_version_minor),
-        size_of::<DAT_UINT32>(),
-        "type of DAT_IA_ATTR.firmware_version_minor"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_UINT32>(|s| &s.firmware_version_minor), size_of::<DAT_UINT32>(), "type of DAT_IA_ATTR.firmware_version_minor");
     assert_eq!(offset_of!(DAT_IA_ATTR, ia_address_ptr), 528, "offsetof DAT_IA_ATTR.ia_address_ptr");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_IA_ADDRESS_PTR>(|s| &s.ia_address_ptr),
-        size_of::<DAT_IA_ADDRESS_PTR>(),
-        "type of DAT_IA_ATTR.ia_address_ptr"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_IA_ADDRESS_PTR>(|s| &s.ia_address_ptr), size_of::<DAT_IA_ADDRESS_PTR>(), "type of DAT_IA_ATTR.ia_address_ptr");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_eps), 536, "offsetof DAT_IA_ATTR.max_eps");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_eps),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.max_eps"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_eps), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.max_eps");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_dto_per_ep), 540, "offsetof DAT_IA_ATTR.max_dto_per_ep");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_dto_per_ep),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.max_dto_per_ep"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_dto_per_ep), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.max_dto_per_ep");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_rdma_read_per_ep_in), 544, "offsetof DAT_IA_ATTR.max_rdma_read_per_ep_in");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_rdma_read_per_ep_in),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.max_rdma_read_per_ep_in"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_rdma_read_per_ep_in), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.max_rdma_read_per_ep_in");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_rdma_read_per_ep_out), 548, "offsetof DAT_IA_ATTR.max_rdma_read_per_ep_out");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_rdma_read_per_ep_out),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.max_rdma_read_per_ep_out"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_rdma_read_per_ep_out), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.max_rdma_read_per_ep_out");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_evds), 552, "offsetof DAT_IA_ATTR.max_evds");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_evds),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.max_evds"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_evds), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.max_evds");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_evd_qlen), 556, "offsetof DAT_IA_ATTR.max_evd_qlen");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_evd_qlen),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.max_evd_qlen"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_evd_qlen), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.max_evd_qlen");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_iov_segments_per_dto), 560, "offsetof DAT_IA_ATTR.max_iov_segments_per_dto");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_iov_segments_per_dto),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.max_iov_segments_per_dto"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_iov_segments_per_dto), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.max_iov_segments_per_dto");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_lmrs), 564, "offsetof DAT_IA_ATTR.max_lmrs");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_lmrs),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.max_lmrs"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_lmrs), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.max_lmrs");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_lmr_block_size), 568, "offsetof DAT_IA_ATTR.max_lmr_block_size");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_VLEN>(|s| &s.max_lmr_block_size),
-        size_of::<DAT_VLEN>(),
-        "type of DAT_IA_ATTR.max_lmr_block_size"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_VLEN>(|s| &s.max_lmr_block_size), size_of::<DAT_VLEN>(), "type of DAT_IA_ATTR.max_lmr_block_size");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_lmr_virtual_address), 576, "offsetof DAT_IA_ATTR.max_lmr_virtual_address");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_VADDR>(|s| &s.max_lmr_virtual_address),
-        size_of::<DAT_VADDR>(),
-        "type of DAT_IA_ATTR.max_lmr_virtual_address"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_VADDR>(|s| &s.max_lmr_virtual_address), size_of::<DAT_VADDR>(), "type of DAT_IA_ATTR.max_lmr_virtual_address");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_pzs), 584, "offsetof DAT_IA_ATTR.max_pzs");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_pzs),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.max_pzs"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_pzs), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.max_pzs");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_message_size), 592, "offsetof DAT_IA_ATTR.max_message_size");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_VLEN>(|s| &s.max_message_size),
-        size_of::<DAT_VLEN>(),
-        "type of DAT_IA_ATTR.max_message_size"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_VLEN>(|s| &s.max_message_size), size_of::<DAT_VLEN>(), "type of DAT_IA_ATTR.max_message_size");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_rdma_size), 600, "offsetof DAT_IA_ATTR.max_rdma_size");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_VLEN>(|s| &s.max_rdma_size),
-        size_of::<DAT_VLEN>(),
-        "type of DAT_IA_ATTR.max_rdma_size"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_VLEN>(|s| &s.max_rdma_size), size_of::<DAT_VLEN>(), "type of DAT_IA_ATTR.max_rdma_size");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_rmrs), 608, "offsetof DAT_IA_ATTR.max_rmrs");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_rmrs),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.max_rmrs"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_rmrs), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.max_rmrs");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_rmr_target_address), 616, "offsetof DAT_IA_ATTR.max_rmr_target_address");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_VADDR>(|s| &s.max_rmr_target_address),
-        size_of::<DAT_VADDR>(),
-        "type of DAT_IA_ATTR.max_rmr_target_address"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_VADDR>(|s| &s.max_rmr_target_address), size_of::<DAT_VADDR>(), "type of DAT_IA_ATTR.max_rmr_target_address");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_srqs), 624, "offsetof DAT_IA_ATTR.max_srqs");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_srqs),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.max_srqs"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_srqs), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.max_srqs");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_ep_per_srq), 628, "offsetof DAT_IA_ATTR.max_ep_per_srq");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_ep_per_srq),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.max_ep_per_srq"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_ep_per_srq), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.max_ep_per_srq");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_recv_per_srq), 632, "offsetof DAT_IA_ATTR.max_recv_per_srq");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_recv_per_srq),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.max_recv_per_srq"
-    );
-    assert_eq!(
-        offset_of!(DAT_IA_ATTR, max_iov_segments_per_rdma_read),
-        636,
-        "offsetof DAT_IA_ATTR.max_iov_segments_per_rdma_read"
-    );
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_iov_segments_per_rdma_read),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.max_iov_segments_per_rdma_read"
-    );
-    assert_eq!(
-        offset_of!(DAT_IA_ATTR, max_iov_segments_per_rdma_write),
-        640,
-        "offsetof DAT_IA_ATTR.max_iov_segments_per_rdma_write"
-    );
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_iov_segments_per_rdma_write),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.max_iov_segments_per_rdma_write"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_recv_per_srq), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.max_recv_per_srq");
+    assert_eq!(offset_of!(DAT_IA_ATTR, max_iov_segments_per_rdma_read), 636, "offsetof DAT_IA_ATTR.max_iov_segments_per_rdma_read");
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_iov_segments_per_rdma_read), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.max_iov_segments_per_rdma_read");
+    assert_eq!(offset_of!(DAT_IA_ATTR, max_iov_segments_per_rdma_write), 640, "offsetof DAT_IA_ATTR.max_iov_segments_per_rdma_write");
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_iov_segments_per_rdma_write), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.max_iov_segments_per_rdma_write");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_rdma_read_in), 644, "offsetof DAT_IA_ATTR.max_rdma_read_in");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_rdma_read_in),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.max_rdma_read_in"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_rdma_read_in), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.max_rdma_read_in");
     assert_eq!(offset_of!(DAT_IA_ATTR, max_rdma_read_out), 648, "offsetof DAT_IA_ATTR.max_rdma_read_out");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_rdma_read_out),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.max_rdma_read_out"
-    );
-    assert_eq!(
-        offset_of!(DAT_IA_ATTR, max_rdma_read_per_ep_in_guaranteed),
-        652,
-        "offsetof DAT_IA_ATTR.max_rdma_read_per_ep_in_guaranteed"
-    );
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_BOOLEAN>(|s| &s.max_rdma_read_per_ep_in_guaranteed),
-        size_of::<DAT_BOOLEAN>(),
-        "type of DAT_IA_ATTR.max_rdma_read_per_ep_in_guaranteed"
-    );
-    assert_eq!(
-        offset_of!(DAT_IA_ATTR, max_rdma_read_per_ep_out_guaranteed),
-        656,
-        "offsetof DAT_IA_ATTR.max_rdma_read_per_ep_out_guaranteed"
-    );
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_BOOLEAN>(|s| &s.max_rdma_read_per_ep_out_guaranteed),
-        size_of::<DAT_BOOLEAN>(),
-        "type of DAT_IA_ATTR.max_rdma_read_per_ep_out_guaranteed"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.max_rdma_read_out), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.max_rdma_read_out");
+    assert_eq!(offset_of!(DAT_IA_ATTR, max_rdma_read_per_ep_in_guaranteed), 652, "offsetof DAT_IA_ATTR.max_rdma_read_per_ep_in_guaranteed");
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_BOOLEAN>(|s| &s.max_rdma_read_per_ep_in_guaranteed), size_of::<DAT_BOOLEAN>(), "type of DAT_IA_ATTR.max_rdma_read_per_ep_in_guaranteed");
+    assert_eq!(offset_of!(DAT_IA_ATTR, max_rdma_read_per_ep_out_guaranteed), 656, "offsetof DAT_IA_ATTR.max_rdma_read_per_ep_out_guaranteed");
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_BOOLEAN>(|s| &s.max_rdma_read_per_ep_out_guaranteed), size_of::<DAT_BOOLEAN>(), "type of DAT_IA_ATTR.max_rdma_read_per_ep_out_guaranteed");
     assert_eq!(offset_of!(DAT_IA_ATTR, num_transport_attr), 660, "offsetof DAT_IA_ATTR.num_transport_attr");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.num_transport_attr),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.num_transport_attr"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.num_transport_attr), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.num_transport_attr");
     assert_eq!(offset_of!(DAT_IA_ATTR, transport_attr), 664, "offsetof DAT_IA_ATTR.transport_attr");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, *mut DAT_NAMED_ATTR>(|s| &s.transport_attr),
-        size_of::<*mut DAT_NAMED_ATTR>(),
-        "type of DAT_IA_ATTR.transport_attr"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, *mut DAT_NAMED_ATTR>(|s| &s.transport_attr), size_of::<*mut DAT_NAMED_ATTR>(), "type of DAT_IA_ATTR.transport_attr");
     assert_eq!(offset_of!(DAT_IA_ATTR, num_vendor_attr), 672, "offsetof DAT_IA_ATTR.num_vendor_attr");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.num_vendor_attr),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_IA_ATTR.num_vendor_attr"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, DAT_COUNT>(|s| &s.num_vendor_attr), size_of::<DAT_COUNT>(), "type of DAT_IA_ATTR.num_vendor_attr");
     assert_eq!(offset_of!(DAT_IA_ATTR, vendor_attr), 680, "offsetof DAT_IA_ATTR.vendor_attr");
-    assert_eq!(
-        field_size::<DAT_IA_ATTR, *mut DAT_NAMED_ATTR>(|s| &s.vendor_attr),
-        size_of::<*mut DAT_NAMED_ATTR>(),
-        "type of DAT_IA_ATTR.vendor_attr"
-    );
+    assert_eq!(field_size::<DAT_IA_ATTR, *mut DAT_NAMED_ATTR>(|s| &s.vendor_attr), size_of::<*mut DAT_NAMED_ATTR>(), "type of DAT_IA_ATTR.vendor_attr");
 }
 
 #[test]
@@ -1683,221 +511,57 @@ fn layout_dat_provider_attr() {
     assert_eq!(size_of::<DAT_PROVIDER_ATTR>(), 504, "sizeof DAT_PROVIDER_ATTR");
     assert_eq!(align_of::<DAT_PROVIDER_ATTR>(), 8, "alignof DAT_PROVIDER_ATTR");
     assert_eq!(offset_of!(DAT_PROVIDER_ATTR, provider_name), 0, "offsetof DAT_PROVIDER_ATTR.provider_name");
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, [c_char; 256]>(|s| &s.provider_name),
-        size_of::<[c_char; 256]>(),
-        "type of DAT_PROVIDER_ATTR.provider_name"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER_ATTR, provider_version_major),
-        256,
-        "offsetof DAT_PROVIDER_ATTR.provider_version_major"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_UINT32>(|s| &s.provider_version_major),
-        size_of::<DAT_UINT32>(),
-        "type of DAT_PROVIDER_ATTR.provider_version_major"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER_ATTR, provider_version_minor),
-        260,
-        "offsetof DAT_PROVIDER_ATTR.provider_version_minor"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_UINT32>(|s| &s.provider_version_minor),
-        size_of::<DAT_UINT32>(),
-        "type of DAT_PROVIDER_ATTR.provider_version_minor"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, [c_char; 256]>(|s| &s.provider_name), size_of::<[c_char; 256]>(), "type of DAT_PROVIDER_ATTR.provider_name");
+    assert_eq!(offset_of!(DAT_PROVIDER_ATTR, provider_version_major), 256, "offsetof DAT_PROVIDER_ATTR.provider_version_major");
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_UINT32>(|s| &s.provider_version_major), size_of::<DAT_UINT32>(), "type of DAT_PROVIDER_ATTR.provider_version_major");
+    assert_eq!(offset_of!(DAT_PROVIDER_ATTR, provider_version_minor), 260, "offsetof DAT_PROVIDER_ATTR.provider_version_minor");
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_UINT32>(|s| &s.provider_version_minor), size_of::<DAT_UINT32>(), "type of DAT_PROVIDER_ATTR.provider_version_minor");
     assert_eq!(offset_of!(DAT_PROVIDER_ATTR, dapl_version_major), 264, "offsetof DAT_PROVIDER_ATTR.dapl_version_major");
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_UINT32>(|s| &s.dapl_version_major),
-        size_of::<DAT_UINT32>(),
-        "type of DAT_PROVIDER_ATTR.dapl_version_major"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_UINT32>(|s| &s.dapl_version_major), size_of::<DAT_UINT32>(), "type of DAT_PROVIDER_ATTR.dapl_version_major");
     assert_eq!(offset_of!(DAT_PROVIDER_ATTR, dapl_version_minor), 268, "offsetof DAT_PROVIDER_ATTR.dapl_version_minor");
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_UINT32>(|s| &s.dapl_version_minor),
-        size_of::<DAT_UINT32>(),
-        "type of DAT_PROVIDER_ATTR.dapl_version_minor"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER_ATTR, lmr_mem_types_supported),
-        272,
-        "offsetof DAT_PROVIDER_ATTR.lmr_mem_types_supported"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_MEM_TYPE>(|s| &s.lmr_mem_types_supported),
-        size_of::<DAT_MEM_TYPE>(),
-        "type of DAT_PROVIDER_ATTR.lmr_mem_types_supported"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER_ATTR, iov_ownership_on_return),
-        276,
-        "offsetof DAT_PROVIDER_ATTR.iov_ownership_on_return"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_IOV_OWNERSHIP>(|s| &s.iov_ownership_on_return),
-        size_of::<DAT_IOV_OWNERSHIP>(),
-        "type of DAT_PROVIDER_ATTR.iov_ownership_on_return"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_UINT32>(|s| &s.dapl_version_minor), size_of::<DAT_UINT32>(), "type of DAT_PROVIDER_ATTR.dapl_version_minor");
+    assert_eq!(offset_of!(DAT_PROVIDER_ATTR, lmr_mem_types_supported), 272, "offsetof DAT_PROVIDER_ATTR.lmr_mem_types_supported");
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_MEM_TYPE>(|s| &s.lmr_mem_types_supported), size_of::<DAT_MEM_TYPE>(), "type of DAT_PROVIDER_ATTR.lmr_mem_types_supported");
+    assert_eq!(offset_of!(DAT_PROVIDER_ATTR, iov_ownership_on_return), 276, "offsetof DAT_PROVIDER_ATTR.iov_ownership_on_return");
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_IOV_OWNERSHIP>(|s| &s.iov_ownership_on_return), size_of::<DAT_IOV_OWNERSHIP>(), "type of DAT_PROVIDER_ATTR.iov_ownership_on_return");
     assert_eq!(offset_of!(DAT_PROVIDER_ATTR, dat_qos_supported), 280, "offsetof DAT_PROVIDER_ATTR.dat_qos_supported");
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_QOS>(|s| &s.dat_qos_supported),
-        size_of::<DAT_QOS>(),
-        "type of DAT_PROVIDER_ATTR.dat_qos_supported"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER_ATTR, completion_flags_supported),
-        284,
-        "offsetof DAT_PROVIDER_ATTR.completion_flags_supported"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_COMPLETION_FLAGS>(|s| &s.completion_flags_supported),
-        size_of::<DAT_COMPLETION_FLAGS>(),
-        "type of DAT_PROVIDER_ATTR.completion_flags_supported"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_QOS>(|s| &s.dat_qos_supported), size_of::<DAT_QOS>(), "type of DAT_PROVIDER_ATTR.dat_qos_supported");
+    assert_eq!(offset_of!(DAT_PROVIDER_ATTR, completion_flags_supported), 284, "offsetof DAT_PROVIDER_ATTR.completion_flags_supported");
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_COMPLETION_FLAGS>(|s| &s.completion_flags_supported), size_of::<DAT_COMPLETION_FLAGS>(), "type of DAT_PROVIDER_ATTR.completion_flags_supported");
     assert_eq!(offset_of!(DAT_PROVIDER_ATTR, is_thread_safe), 288, "offsetof DAT_PROVIDER_ATTR.is_thread_safe");
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_BOOLEAN>(|s| &s.is_thread_safe),
-        size_of::<DAT_BOOLEAN>(),
-        "type of DAT_PROVIDER_ATTR.is_thread_safe"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER_ATTR, max_private_data_size),
-        292,
-        "offsetof DAT_PROVIDER_ATTR.max_private_data_size"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_COUNT>(|s| &s.max_private_data_size),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_PROVIDER_ATTR.max_private_data_size"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_BOOLEAN>(|s| &s.is_thread_safe), size_of::<DAT_BOOLEAN>(), "type of DAT_PROVIDER_ATTR.is_thread_safe");
+    assert_eq!(offset_of!(DAT_PROVIDER_ATTR, max_private_data_size), 292, "offsetof DAT_PROVIDER_ATTR.max_private_data_size");
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_COUNT>(|s| &s.max_private_data_size), size_of::<DAT_COUNT>(), "type of DAT_PROVIDER_ATTR.max_private_data_size");
     assert_eq!(offset_of!(DAT_PROVIDER_ATTR, supports_multipath), 296, "offsetof DAT_PROVIDER_ATTR.supports_multipath");
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_BOOLEAN>(|s| &s.supports_multipath),
-        size_of::<DAT_BOOLEAN>(),
-        "type of DAT_PROVIDER_ATTR.supports_multipath"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_BOOLEAN>(|s| &s.supports_multipath), size_of::<DAT_BOOLEAN>(), "type of DAT_PROVIDER_ATTR.supports_multipath");
     assert_eq!(offset_of!(DAT_PROVIDER_ATTR, ep_creator), 300, "offsetof DAT_PROVIDER_ATTR.ep_creator");
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_EP_CREATOR_FOR_PSP>(|s| &s.ep_creator),
-        size_of::<DAT_EP_CREATOR_FOR_PSP>(),
-        "type of DAT_PROVIDER_ATTR.ep_creator"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_EP_CREATOR_FOR_PSP>(|s| &s.ep_creator), size_of::<DAT_EP_CREATOR_FOR_PSP>(), "type of DAT_PROVIDER_ATTR.ep_creator");
     assert_eq!(offset_of!(DAT_PROVIDER_ATTR, pz_support), 304, "offsetof DAT_PROVIDER_ATTR.pz_support");
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_PZ_SUPPORT>(|s| &s.pz_support),
-        size_of::<DAT_PZ_SUPPORT>(),
-        "type of DAT_PROVIDER_ATTR.pz_support"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER_ATTR, optimal_buffer_alignment),
-        308,
-        "offsetof DAT_PROVIDER_ATTR.optimal_buffer_alignment"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_UINT32>(|s| &s.optimal_buffer_alignment),
-        size_of::<DAT_UINT32>(),
-        "type of DAT_PROVIDER_ATTR.optimal_buffer_alignment"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER_ATTR, evd_stream_merging_supported),
-        312,
-        "offsetof DAT_PROVIDER_ATTR.evd_stream_merging_supported"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, [[DAT_BOOLEAN; 6]; 6]>(|s| &s.evd_stream_merging_supported),
-        size_of::<[[DAT_BOOLEAN; 6]; 6]>(),
-        "type of DAT_PROVIDER_ATTR.evd_stream_merging_supported"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_PZ_SUPPORT>(|s| &s.pz_support), size_of::<DAT_PZ_SUPPORT>(), "type of DAT_PROVIDER_ATTR.pz_support");
+    assert_eq!(offset_of!(DAT_PROVIDER_ATTR, optimal_buffer_alignment), 308, "offsetof DAT_PROVIDER_ATTR.optimal_buffer_alignment");
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_UINT32>(|s| &s.optimal_buffer_alignment), size_of::<DAT_UINT32>(), "type of DAT_PROVIDER_ATTR.optimal_buffer_alignment");
+    assert_eq!(offset_of!(DAT_PROVIDER_ATTR, evd_stream_merging_supported), 312, "offsetof DAT_PROVIDER_ATTR.evd_stream_merging_supported");
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, [[DAT_BOOLEAN; 6]; 6]>(|s| &s.evd_stream_merging_supported), size_of::<[[DAT_BOOLEAN; 6]; 6]>(), "type of DAT_PROVIDER_ATTR.evd_stream_merging_supported");
     assert_eq!(offset_of!(DAT_PROVIDER_ATTR, srq_supported), 456, "offsetof DAT_PROVIDER_ATTR.srq_supported");
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_BOOLEAN>(|s| &s.srq_supported),
-        size_of::<DAT_BOOLEAN>(),
-        "type of DAT_PROVIDER_ATTR.srq_supported"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER_ATTR, srq_watermarks_supported),
-        460,
-        "offsetof DAT_PROVIDER_ATTR.srq_watermarks_supported"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_COUNT>(|s| &s.srq_watermarks_supported),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_PROVIDER_ATTR.srq_watermarks_supported"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER_ATTR, srq_ep_pz_difference_supported),
-        464,
-        "offsetof DAT_PROVIDER_ATTR.srq_ep_pz_difference_supported"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_BOOLEAN>(|s| &s.srq_ep_pz_difference_supported),
-        size_of::<DAT_BOOLEAN>(),
-        "type of DAT_PROVIDER_ATTR.srq_ep_pz_difference_supported"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_BOOLEAN>(|s| &s.srq_supported), size_of::<DAT_BOOLEAN>(), "type of DAT_PROVIDER_ATTR.srq_supported");
+    assert_eq!(offset_of!(DAT_PROVIDER_ATTR, srq_watermarks_supported), 460, "offsetof DAT_PROVIDER_ATTR.srq_watermarks_supported");
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_COUNT>(|s| &s.srq_watermarks_supported), size_of::<DAT_COUNT>(), "type of DAT_PROVIDER_ATTR.srq_watermarks_supported");
+    assert_eq!(offset_of!(DAT_PROVIDER_ATTR, srq_ep_pz_difference_supported), 464, "offsetof DAT_PROVIDER_ATTR.srq_ep_pz_difference_supported");
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_BOOLEAN>(|s| &s.srq_ep_pz_difference_supported), size_of::<DAT_BOOLEAN>(), "type of DAT_PROVIDER_ATTR.srq_ep_pz_difference_supported");
     assert_eq!(offset_of!(DAT_PROVIDER_ATTR, srq_info_supported), 468, "offsetof DAT_PROVIDER_ATTR.srq_info_supported");
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_COUNT>(|s| &s.srq_info_supported),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_PROVIDER_ATTR.srq_info_supported"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER_ATTR, ep_recv_info_supported),
-        472,
-        "offsetof DAT_PROVIDER_ATTR.ep_recv_info_supported"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_COUNT>(|s| &s.ep_recv_info_supported),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_PROVIDER_ATTR.ep_recv_info_supported"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_COUNT>(|s| &s.srq_info_supported), size_of::<DAT_COUNT>(), "type of DAT_PROVIDER_ATTR.srq_info_supported");
+    assert_eq!(offset_of!(DAT_PROVIDER_ATTR, ep_recv_info_supported), 472, "offsetof DAT_PROVIDER_ATTR.ep_recv_info_supported");
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_COUNT>(|s| &s.ep_recv_info_supported), size_of::<DAT_COUNT>(), "type of DAT_PROVIDER_ATTR.ep_recv_info_supported");
     assert_eq!(offset_of!(DAT_PROVIDER_ATTR, lmr_sync_req), 476, "offsetof DAT_PROVIDER_ATTR.lmr_sync_req");
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_BOOLEAN>(|s| &s.lmr_sync_req),
-        size_of::<DAT_BOOLEAN>(),
-        "type of DAT_PROVIDER_ATTR.lmr_sync_req"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER_ATTR, dto_async_return_guaranteed),
-        480,
-        "offsetof DAT_PROVIDER_ATTR.dto_async_return_guaranteed"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_BOOLEAN>(|s| &s.dto_async_return_guaranteed),
-        size_of::<DAT_BOOLEAN>(),
-        "type of DAT_PROVIDER_ATTR.dto_async_return_guaranteed"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER_ATTR, rdma_write_for_rdma_read_req),
-        484,
-        "offsetof DAT_PROVIDER_ATTR.rdma_write_for_rdma_read_req"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_BOOLEAN>(|s| &s.rdma_write_for_rdma_read_req),
-        size_of::<DAT_BOOLEAN>(),
-        "type of DAT_PROVIDER_ATTR.rdma_write_for_rdma_read_req"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER_ATTR, num_provider_specific_attr),
-        488,
-        "offsetof DAT_PROVIDER_ATTR.num_provider_specific_attr"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, DAT_COUNT>(|s| &s.num_provider_specific_attr),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_PROVIDER_ATTR.num_provider_specific_attr"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER_ATTR, provider_specific_attr),
-        496,
-        "offsetof DAT_PROVIDER_ATTR.provider_specific_attr"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER_ATTR, *mut DAT_NAMED_ATTR>(|s| &s.provider_specific_attr),
-        size_of::<*mut DAT_NAMED_ATTR>(),
-        "type of DAT_PROVIDER_ATTR.provider_specific_attr"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_BOOLEAN>(|s| &s.lmr_sync_req), size_of::<DAT_BOOLEAN>(), "type of DAT_PROVIDER_ATTR.lmr_sync_req");
+    assert_eq!(offset_of!(DAT_PROVIDER_ATTR, dto_async_return_guaranteed), 480, "offsetof DAT_PROVIDER_ATTR.dto_async_return_guaranteed");
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_BOOLEAN>(|s| &s.dto_async_return_guaranteed), size_of::<DAT_BOOLEAN>(), "type of DAT_PROVIDER_ATTR.dto_async_return_guaranteed");
+    assert_eq!(offset_of!(DAT_PROVIDER_ATTR, rdma_write_for_rdma_read_req), 484, "offsetof DAT_PROVIDER_ATTR.rdma_write_for_rdma_read_req");
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_BOOLEAN>(|s| &s.rdma_write_for_rdma_read_req), size_of::<DAT_BOOLEAN>(), "type of DAT_PROVIDER_ATTR.rdma_write_for_rdma_read_req");
+    assert_eq!(offset_of!(DAT_PROVIDER_ATTR, num_provider_specific_attr), 488, "offsetof DAT_PROVIDER_ATTR.num_provider_specific_attr");
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, DAT_COUNT>(|s| &s.num_provider_specific_attr), size_of::<DAT_COUNT>(), "type of DAT_PROVIDER_ATTR.num_provider_specific_attr");
+    assert_eq!(offset_of!(DAT_PROVIDER_ATTR, provider_specific_attr), 496, "offsetof DAT_PROVIDER_ATTR.provider_specific_attr");
+    assert_eq!(field_size::<DAT_PROVIDER_ATTR, *mut DAT_NAMED_ATTR>(|s| &s.provider_specific_attr), size_of::<*mut DAT_NAMED_ATTR>(), "type of DAT_PROVIDER_ATTR.provider_specific_attr");
 }
 
 #[test]
@@ -1905,29 +569,13 @@ fn layout_dat_provider_info() {
     assert_eq!(size_of::<DAT_PROVIDER_INFO>(), 268, "sizeof DAT_PROVIDER_INFO");
     assert_eq!(align_of::<DAT_PROVIDER_INFO>(), 4, "alignof DAT_PROVIDER_INFO");
     assert_eq!(offset_of!(DAT_PROVIDER_INFO, ia_name), 0, "offsetof DAT_PROVIDER_INFO.ia_name");
-    assert_eq!(
-        field_size::<DAT_PROVIDER_INFO, [c_char; 256]>(|s| &s.ia_name),
-        size_of::<[c_char; 256]>(),
-        "type of DAT_PROVIDER_INFO.ia_name"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER_INFO, [c_char; 256]>(|s| &s.ia_name), size_of::<[c_char; 256]>(), "type of DAT_PROVIDER_INFO.ia_name");
     assert_eq!(offset_of!(DAT_PROVIDER_INFO, dapl_version_major), 256, "offsetof DAT_PROVIDER_INFO.dapl_version_major");
-    assert_eq!(
-        field_size::<DAT_PROVIDER_INFO, DAT_UINT32>(|s| &s.dapl_version_major),
-        size_of::<DAT_UINT32>(),
-        "type of DAT_PROVIDER_INFO.dapl_version_major"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER_INFO, DAT_UINT32>(|s| &s.dapl_version_major), size_of::<DAT_UINT32>(), "type of DAT_PROVIDER_INFO.dapl_version_major");
     assert_eq!(offset_of!(DAT_PROVIDER_INFO, dapl_version_minor), 260, "offsetof DAT_PROVIDER_INFO.dapl_version_minor");
-    assert_eq!(
-        field_size::<DAT_PROVIDER_INFO, DAT_UINT32>(|s| &s.dapl_version_minor),
-        size_of::<DAT_UINT32>(),
-        "type of DAT_PROVIDER_INFO.dapl_version_minor"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER_INFO, DAT_UINT32>(|s| &s.dapl_version_minor), size_of::<DAT_UINT32>(), "type of DAT_PROVIDER_INFO.dapl_version_minor");
     assert_eq!(offset_of!(DAT_PROVIDER_INFO, is_thread_safe), 264, "offsetof DAT_PROVIDER_INFO.is_thread_safe");
-    assert_eq!(
-        field_size::<DAT_PROVIDER_INFO, DAT_BOOLEAN>(|s| &s.is_thread_safe),
-        size_of::<DAT_BOOLEAN>(),
-        "type of DAT_PROVIDER_INFO.is_thread_safe"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER_INFO, DAT_BOOLEAN>(|s| &s.is_thread_safe), size_of::<DAT_BOOLEAN>(), "type of DAT_PROVIDER_INFO.is_thread_safe");
 }
 
 #[test]
@@ -1935,17 +583,9 @@ fn layout_dat_shared_memory() {
     assert_eq!(size_of::<DAT_SHARED_MEMORY>(), 16, "sizeof DAT_SHARED_MEMORY");
     assert_eq!(align_of::<DAT_SHARED_MEMORY>(), 8, "alignof DAT_SHARED_MEMORY");
     assert_eq!(offset_of!(DAT_SHARED_MEMORY, virtual_address), 0, "offsetof DAT_SHARED_MEMORY.virtual_address");
-    assert_eq!(
-        field_size::<DAT_SHARED_MEMORY, DAT_PVOID>(|s| &s.virtual_address),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_SHARED_MEMORY.virtual_address"
-    );
+    assert_eq!(field_size::<DAT_SHARED_MEMORY, DAT_PVOID>(|s| &s.virtual_address), size_of::<DAT_PVOID>(), "type of DAT_SHARED_MEMORY.virtual_address");
     assert_eq!(offset_of!(DAT_SHARED_MEMORY, shared_memory_id), 8, "offsetof DAT_SHARED_MEMORY.shared_memory_id");
-    assert_eq!(
-        field_size::<DAT_SHARED_MEMORY, DAT_LMR_COOKIE>(|s| &s.shared_memory_id),
-        size_of::<DAT_LMR_COOKIE>(),
-        "type of DAT_SHARED_MEMORY.shared_memory_id"
-    );
+    assert_eq!(field_size::<DAT_SHARED_MEMORY, DAT_LMR_COOKIE>(|s| &s.shared_memory_id), size_of::<DAT_LMR_COOKIE>(), "type of DAT_SHARED_MEMORY.shared_memory_id");
 }
 
 #[test]
@@ -1953,47 +593,15 @@ fn layout_dat_region_description() {
     assert_eq!(size_of::<DAT_REGION_DESCRIPTION>(), 16, "sizeof DAT_REGION_DESCRIPTION");
     assert_eq!(align_of::<DAT_REGION_DESCRIPTION>(), 8, "alignof DAT_REGION_DESCRIPTION");
     assert_eq!(offset_of!(DAT_REGION_DESCRIPTION, for_va), 0, "offsetof DAT_REGION_DESCRIPTION.for_va");
-    assert_eq!(
-        field_size::<DAT_REGION_DESCRIPTION, DAT_PVOID>(|s| unsafe { &s.for_va }),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_REGION_DESCRIPTION.for_va"
-    );
+    assert_eq!(field_size::<DAT_REGION_DESCRIPTION, DAT_PVOID>(|s| unsafe { &s.for_va }), size_of::<DAT_PVOID>(), "type of DAT_REGION_DESCRIPTION.for_va");
     assert_eq!(offset_of!(DAT_REGION_DESCRIPTION, for_lmr_handle), 0, "offsetof DAT_REGION_DESCRIPTION.for_lmr_handle");
-    assert_eq!(
-        field_size::<DAT_REGION_DESCRIPTION, DAT_LMR_HANDLE>(|s| unsafe { &s.for_lmr_handle }),
-        size_of::<DAT_LMR_HANDLE>(),
-        "type of DAT_REGION_DESCRIPTION.for_lmr_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_REGION_DESCRIPTION, for_shared_memory),
-        0,
-        "offsetof DAT_REGION_DESCRIPTION.for_shared_memory"
-    );
-    assert_eq!(
-        field_size::<DAT_REGION_DESCRIPTION, DAT_SHARED_MEMORY>(|s| unsafe { &s.for_shared_memory }),
-        size_of::<DAT_SHARED_MEMORY>(),
-        "type of DAT_REGION_DESCRIPTION.for_shared_memory"
-    );
-    assert_eq!(
-        offset_of!(DAT_REGION_DESCRIPTION, for_shared_memory.virtual_address),
-        0,
-        "offsetof DAT_REGION_DESCRIPTION.for_shared_memory.virtual_address"
-    );
-    assert_eq!(
-        field_size::<DAT_REGION_DESCRIPTION, DAT_PVOID>(|s| unsafe { &s.for_shared_memory.virtual_address }),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_REGION_DESCRIPTION.for_shared_memory.virtual_address"
-    );
-    assert_eq!(
-        offset_of!(DAT_REGION_DESCRIPTION, for_shared_memory.shared_memory_id),
-        8,
-        "offsetof DAT_REGION_DESCRIPTION.for_shared_memory.shared_memory_id"
-    );
-    assert_eq!(
-        field_size::<DAT_REGION_DESCRIPTION, DAT_LMR_COOKIE>(|s| unsafe { &s.for_shared_memory.shared_memory_id }),
-        size_of::<DAT_LMR_COOKIE>(),
-        "type of DAT_REGION_DESCRIPTION.for_shared_memory.shared_memory_id"
-    );
+    assert_eq!(field_size::<DAT_REGION_DESCRIPTION, DAT_LMR_HANDLE>(|s| unsafe { &s.for_lmr_handle }), size_of::<DAT_LMR_HANDLE>(), "type of DAT_REGION_DESCRIPTION.for_lmr_handle");
+    assert_eq!(offset_of!(DAT_REGION_DESCRIPTION, for_shared_memory), 0, "offsetof DAT_REGION_DESCRIPTION.for_shared_memory");
+    assert_eq!(field_size::<DAT_REGION_DESCRIPTION, DAT_SHARED_MEMORY>(|s| unsafe { &s.for_shared_memory }), size_of::<DAT_SHARED_MEMORY>(), "type of DAT_REGION_DESCRIPTION.for_shared_memory");
+    assert_eq!(offset_of!(DAT_REGION_DESCRIPTION, for_shared_memory.virtual_address), 0, "offsetof DAT_REGION_DESCRIPTION.for_shared_memory.virtual_address");
+    assert_eq!(field_size::<DAT_REGION_DESCRIPTION, DAT_PVOID>(|s| unsafe { &s.for_shared_memory.virtual_address }), size_of::<DAT_PVOID>(), "type of DAT_REGION_DESCRIPTION.for_shared_memory.virtual_address");
+    assert_eq!(offset_of!(DAT_REGION_DESCRIPTION, for_shared_memory.shared_memory_id), 8, "offsetof DAT_REGION_DESCRIPTION.for_shared_memory.shared_memory_id");
+    assert_eq!(field_size::<DAT_REGION_DESCRIPTION, DAT_LMR_COOKIE>(|s| unsafe { &s.for_shared_memory.shared_memory_id }), size_of::<DAT_LMR_COOKIE>(), "type of DAT_REGION_DESCRIPTION.for_shared_memory.shared_memory_id");
 }
 
 #[test]
@@ -2001,111 +609,35 @@ fn layout_dat_lmr_param() {
     assert_eq!(size_of::<DAT_LMR_PARAM>(), 80, "sizeof DAT_LMR_PARAM");
     assert_eq!(align_of::<DAT_LMR_PARAM>(), 8, "alignof DAT_LMR_PARAM");
     assert_eq!(offset_of!(DAT_LMR_PARAM, ia_handle), 0, "offsetof DAT_LMR_PARAM.ia_handle");
-    assert_eq!(
-        field_size::<DAT_LMR_PARAM, DAT_IA_HANDLE>(|s| &s.ia_handle),
-        size_of::<DAT_IA_HANDLE>(),
-        "type of DAT_LMR_PARAM.ia_handle"
-    );
+    assert_eq!(field_size::<DAT_LMR_PARAM, DAT_IA_HANDLE>(|s| &s.ia_handle), size_of::<DAT_IA_HANDLE>(), "type of DAT_LMR_PARAM.ia_handle");
     assert_eq!(offset_of!(DAT_LMR_PARAM, mem_type), 8, "offsetof DAT_LMR_PARAM.mem_type");
-    assert_eq!(
-        field_size::<DAT_LMR_PARAM, DAT_MEM_TYPE>(|s| &s.mem_type),
-        size_of::<DAT_MEM_TYPE>(),
-        "type of DAT_LMR_PARAM.mem_type"
-    );
+    assert_eq!(field_size::<DAT_LMR_PARAM, DAT_MEM_TYPE>(|s| &s.mem_type), size_of::<DAT_MEM_TYPE>(), "type of DAT_LMR_PARAM.mem_type");
     assert_eq!(offset_of!(DAT_LMR_PARAM, region_desc), 16, "offsetof DAT_LMR_PARAM.region_desc");
-    assert_eq!(
-        field_size::<DAT_LMR_PARAM, DAT_REGION_DESCRIPTION>(|s| &s.region_desc),
-        size_of::<DAT_REGION_DESCRIPTION>(),
-        "type of DAT_LMR_PARAM.region_desc"
-    );
+    assert_eq!(field_size::<DAT_LMR_PARAM, DAT_REGION_DESCRIPTION>(|s| &s.region_desc), size_of::<DAT_REGION_DESCRIPTION>(), "type of DAT_LMR_PARAM.region_desc");
     assert_eq!(offset_of!(DAT_LMR_PARAM, region_desc.for_va), 16, "offsetof DAT_LMR_PARAM.region_desc.for_va");
-    assert_eq!(
-        field_size::<DAT_LMR_PARAM, DAT_PVOID>(|s| unsafe { &s.region_desc.for_va }),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_LMR_PARAM.region_desc.for_va"
-    );
-    assert_eq!(
-        offset_of!(DAT_LMR_PARAM, region_desc.for_lmr_handle),
-        16,
-        "offsetof DAT_LMR_PARAM.region_desc.for_lmr_handle"
-    );
-    assert_eq!(
-        field_size::<DAT_LMR_PARAM, DAT_LMR_HANDLE>(|s| unsafe { &s.region_desc.for_lmr_handle }),
-        size_of::<DAT_LMR_HANDLE>(),
-        "type of DAT_LMR_PARAM.region_desc.for_lmr_handle"
-    );
-    assert_eq!(
-        offset_of!(DAT_LMR_PARAM, region_desc.for_shared_memory),
-        16,
-        "offsetof DAT_LMR_PARAM.region_desc.for_shared_memory"
-    );
-    assert_eq!(
-        field_size::<DAT_LMR_PARAM, DAT_SHARED_MEMORY>(|s| unsafe { &s.region_desc.for_shared_memory }),
-        size_of::<DAT_SHARED_MEMORY>(),
-        "type of DAT_LMR_PARAM.region_desc.for_shared_memory"
-    );
-    assert_eq!(
-        offset_of!(DAT_LMR_PARAM, region_desc.for_shared_memory.virtual_address),
-        16,
-        "offsetof DAT_LMR_PARAM.region_desc.for_shared_memory.virtual_address"
-    );
-    assert_eq!(
-        field_size::<DAT_LMR_PARAM, DAT_PVOID>(|s| unsafe { &s.region_desc.for_shared_memory.virtual_address }),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_LMR_PARAM.region_desc.for_shared_memory.virtual_address"
-    );
-    assert_eq!(
-        offset_of!(DAT_LMR_PARAM, region_desc.for_shared_memory.shared_memory_id),
-        24,
-        "offsetof DAT_LMR_PARAM.region_desc.for_shared_memory.shared_memory_id"
-    );
-    assert_eq!(
-        field_size::<DAT_LMR_PARAM, DAT_LMR_COOKIE>(|s| unsafe { &s.region_desc.for_shared_memory.shared_memory_id }),
-        size_of::<DAT_LMR_COOKIE>(),
-        "type of DAT_LMR_PARAM.region_desc.for_shared_memory.shared_memory_id"
-    );
+    assert_eq!(field_size::<DAT_LMR_PARAM, DAT_PVOID>(|s| unsafe { &s.region_desc.for_va }), size_of::<DAT_PVOID>(), "type of DAT_LMR_PARAM.region_desc.for_va");
+    assert_eq!(offset_of!(DAT_LMR_PARAM, region_desc.for_lmr_handle), 16, "offsetof DAT_LMR_PARAM.region_desc.for_lmr_handle");
+    assert_eq!(field_size::<DAT_LMR_PARAM, DAT_LMR_HANDLE>(|s| unsafe { &s.region_desc.for_lmr_handle }), size_of::<DAT_LMR_HANDLE>(), "type of DAT_LMR_PARAM.region_desc.for_lmr_handle");
+    assert_eq!(offset_of!(DAT_LMR_PARAM, region_desc.for_shared_memory), 16, "offsetof DAT_LMR_PARAM.region_desc.for_shared_memory");
+    assert_eq!(field_size::<DAT_LMR_PARAM, DAT_SHARED_MEMORY>(|s| unsafe { &s.region_desc.for_shared_memory }), size_of::<DAT_SHARED_MEMORY>(), "type of DAT_LMR_PARAM.region_desc.for_shared_memory");
+    assert_eq!(offset_of!(DAT_LMR_PARAM, region_desc.for_shared_memory.virtual_address), 16, "offsetof DAT_LMR_PARAM.region_desc.for_shared_memory.virtual_address");
+    assert_eq!(field_size::<DAT_LMR_PARAM, DAT_PVOID>(|s| unsafe { &s.region_desc.for_shared_memory.virtual_address }), size_of::<DAT_PVOID>(), "type of DAT_LMR_PARAM.region_desc.for_shared_memory.virtual_address");
+    assert_eq!(offset_of!(DAT_LMR_PARAM, region_desc.for_shared_memory.shared_memory_id), 24, "offsetof DAT_LMR_PARAM.region_desc.for_shared_memory.shared_memory_id");
+    assert_eq!(field_size::<DAT_LMR_PARAM, DAT_LMR_COOKIE>(|s| unsafe { &s.region_desc.for_shared_memory.shared_memory_id }), size_of::<DAT_LMR_COOKIE>(), "type of DAT_LMR_PARAM.region_desc.for_shared_memory.shared_memory_id");
     assert_eq!(offset_of!(DAT_LMR_PARAM, length), 32, "offsetof DAT_LMR_PARAM.length");
-    assert_eq!(
-        field_size::<DAT_LMR_PARAM, DAT_VLEN>(|s| &s.length),
-        size_of::<DAT_VLEN>(),
-        "type of DAT_LMR_PARAM.length"
-    );
+    assert_eq!(field_size::<DAT_LMR_PARAM, DAT_VLEN>(|s| &s.length), size_of::<DAT_VLEN>(), "type of DAT_LMR_PARAM.length");
     assert_eq!(offset_of!(DAT_LMR_PARAM, pz_handle), 40, "offsetof DAT_LMR_PARAM.pz_handle");
-    assert_eq!(
-        field_size::<DAT_LMR_PARAM, DAT_PZ_HANDLE>(|s| &s.pz_handle),
-        size_of::<DAT_PZ_HANDLE>(),
-        "type of DAT_LMR_PARAM.pz_handle"
-    );
+    assert_eq!(field_size::<DAT_LMR_PARAM, DAT_PZ_HANDLE>(|s| &s.pz_handle), size_of::<DAT_PZ_HANDLE>(), "type of DAT_LMR_PARAM.pz_handle");
     assert_eq!(offset_of!(DAT_LMR_PARAM, mem_priv), 48, "offsetof DAT_LMR_PARAM.mem_priv");
-    assert_eq!(
-        field_size::<DAT_LMR_PARAM, DAT_MEM_PRIV_FLAGS>(|s| &s.mem_priv),
-        size_of::<DAT_MEM_PRIV_FLAGS>(),
-        "type of DAT_LMR_PARAM.mem_priv"
-    );
+    assert_eq!(field_size::<DAT_LMR_PARAM, DAT_MEM_PRIV_FLAGS>(|s| &s.mem_priv), size_of::<DAT_MEM_PRIV_FLAGS>(), "type of DAT_LMR_PARAM.mem_priv");
     assert_eq!(offset_of!(DAT_LMR_PARAM, lmr_context), 52, "offsetof DAT_LMR_PARAM.lmr_context");
-    assert_eq!(
-        field_size::<DAT_LMR_PARAM, DAT_LMR_CONTEXT>(|s| &s.lmr_context),
-        size_of::<DAT_LMR_CONTEXT>(),
-        "type of DAT_LMR_PARAM.lmr_context"
-    );
+    assert_eq!(field_size::<DAT_LMR_PARAM, DAT_LMR_CONTEXT>(|s| &s.lmr_context), size_of::<DAT_LMR_CONTEXT>(), "type of DAT_LMR_PARAM.lmr_context");
     assert_eq!(offset_of!(DAT_LMR_PARAM, rmr_context), 56, "offsetof DAT_LMR_PARAM.rmr_context");
-    assert_eq!(
-        field_size::<DAT_LMR_PARAM, DAT_RMR_CONTEXT>(|s| &s.rmr_context),
-        size_of::<DAT_RMR_CONTEXT>(),
-        "type of DAT_LMR_PARAM.rmr_context"
-    );
+    assert_eq!(field_size::<DAT_LMR_PARAM, DAT_RMR_CONTEXT>(|s| &s.rmr_context), size_of::<DAT_RMR_CONTEXT>(), "type of DAT_LMR_PARAM.rmr_context");
     assert_eq!(offset_of!(DAT_LMR_PARAM, registered_size), 64, "offsetof DAT_LMR_PARAM.registered_size");
-    assert_eq!(
-        field_size::<DAT_LMR_PARAM, DAT_VLEN>(|s| &s.registered_size),
-        size_of::<DAT_VLEN>(),
-        "type of DAT_LMR_PARAM.registered_size"
-    );
+    assert_eq!(field_size::<DAT_LMR_PARAM, DAT_VLEN>(|s| &s.registered_size), size_of::<DAT_VLEN>(), "type of DAT_LMR_PARAM.registered_size");
     assert_eq!(offset_of!(DAT_LMR_PARAM, registered_address), 72, "offsetof DAT_LMR_PARAM.registered_address");
-    assert_eq!(
-        field_size::<DAT_LMR_PARAM, DAT_VADDR>(|s| &s.registered_address),
-        size_of::<DAT_VADDR>(),
-        "type of DAT_LMR_PARAM.registered_address"
-    );
+    assert_eq!(field_size::<DAT_LMR_PARAM, DAT_VADDR>(|s| &s.registered_address), size_of::<DAT_VADDR>(), "type of DAT_LMR_PARAM.registered_address");
 }
 
 #[test]
@@ -2113,71 +645,23 @@ fn layout_dat_rmr_param() {
     assert_eq!(size_of::<DAT_RMR_PARAM>(), 48, "sizeof DAT_RMR_PARAM");
     assert_eq!(align_of::<DAT_RMR_PARAM>(), 8, "alignof DAT_RMR_PARAM");
     assert_eq!(offset_of!(DAT_RMR_PARAM, ia_handle), 0, "offsetof DAT_RMR_PARAM.ia_handle");
-    assert_eq!(
-        field_size::<DAT_RMR_PARAM, DAT_IA_HANDLE>(|s| &s.ia_handle),
-        size_of::<DAT_IA_HANDLE>(),
-        "type of DAT_RMR_PARAM.ia_handle"
-    );
+    assert_eq!(field_size::<DAT_RMR_PARAM, DAT_IA_HANDLE>(|s| &s.ia_handle), size_of::<DAT_IA_HANDLE>(), "type of DAT_RMR_PARAM.ia_handle");
     assert_eq!(offset_of!(DAT_RMR_PARAM, pz_handle), 8, "offsetof DAT_RMR_PARAM.pz_handle");
-    assert_eq!(
-        field_size::<DAT_RMR_PARAM, DAT_PZ_HANDLE>(|s| &s.pz_handle),
-        size_of::<DAT_PZ_HANDLE>(),
-        "type of DAT_RMR_PARAM.pz_handle"
-    );
+    assert_eq!(field_size::<DAT_RMR_PARAM, DAT_PZ_HANDLE>(|s| &s.pz_handle), size_of::<DAT_PZ_HANDLE>(), "type of DAT_RMR_PARAM.pz_handle");
     assert_eq!(offset_of!(DAT_RMR_PARAM, lmr_triplet), 16, "offsetof DAT_RMR_PARAM.lmr_triplet");
-    assert_eq!(
-        field_size::<DAT_RMR_PARAM, DAT_LMR_TRIPLET>(|s| &s.lmr_triplet),
-        size_of::<DAT_LMR_TRIPLET>(),
-        "type of DAT_RMR_PARAM.lmr_triplet"
-    );
-    assert_eq!(
-        offset_of!(DAT_RMR_PARAM, lmr_triplet.lmr_context),
-        16,
-        "offsetof DAT_RMR_PARAM.lmr_triplet.lmr_context"
-    );
-    assert_eq!(
-        field_size::<DAT_RMR_PARAM, DAT_LMR_CONTEXT>(|s| &s.lmr_triplet.lmr_context),
-        size_of::<DAT_LMR_CONTEXT>(),
-        "type of DAT_RMR_PARAM.lmr_triplet.lmr_context"
-    );
+    assert_eq!(field_size::<DAT_RMR_PARAM, DAT_LMR_TRIPLET>(|s| &s.lmr_triplet), size_of::<DAT_LMR_TRIPLET>(), "type of DAT_RMR_PARAM.lmr_triplet");
+    assert_eq!(offset_of!(DAT_RMR_PARAM, lmr_triplet.lmr_context), 16, "offsetof DAT_RMR_PARAM.lmr_triplet.lmr_context");
+    assert_eq!(field_size::<DAT_RMR_PARAM, DAT_LMR_CONTEXT>(|s| &s.lmr_triplet.lmr_context), size_of::<DAT_LMR_CONTEXT>(), "type of DAT_RMR_PARAM.lmr_triplet.lmr_context");
     assert_eq!(offset_of!(DAT_RMR_PARAM, lmr_triplet.pad), 20, "offsetof DAT_RMR_PARAM.lmr_triplet.pad");
-    assert_eq!(
-        field_size::<DAT_RMR_PARAM, DAT_UINT32>(|s| &s.lmr_triplet.pad),
-        size_of::<DAT_UINT32>(),
-        "type of DAT_RMR_PARAM.lmr_triplet.pad"
-    );
-    assert_eq!(
-        offset_of!(DAT_RMR_PARAM, lmr_triplet.virtual_address),
-        24,
-        "offsetof DAT_RMR_PARAM.lmr_triplet.virtual_address"
-    );
-    assert_eq!(
-        field_size::<DAT_RMR_PARAM, DAT_VADDR>(|s| &s.lmr_triplet.virtual_address),
-        size_of::<DAT_VADDR>(),
-        "type of DAT_RMR_PARAM.lmr_triplet.virtual_address"
-    );
-    assert_eq!(
-        offset_of!(DAT_RMR_PARAM, lmr_triplet.segment_length),
-        32,
-        "offsetof DAT_RMR_PARAM.lmr_triplet.segment_length"
-    );
-    assert_eq!(
-        field_size::<DAT_RMR_PARAM, DAT_VLEN>(|s| &s.lmr_triplet.segment_length),
-        size_of::<DAT_VLEN>(),
-        "type of DAT_RMR_PARAM.lmr_triplet.segment_length"
-    );
+    assert_eq!(field_size::<DAT_RMR_PARAM, DAT_UINT32>(|s| &s.lmr_triplet.pad), size_of::<DAT_UINT32>(), "type of DAT_RMR_PARAM.lmr_triplet.pad");
+    assert_eq!(offset_of!(DAT_RMR_PARAM, lmr_triplet.virtual_address), 24, "offsetof DAT_RMR_PARAM.lmr_triplet.virtual_address");
+    assert_eq!(field_size::<DAT_RMR_PARAM, DAT_VADDR>(|s| &s.lmr_triplet.virtual_address), size_of::<DAT_VADDR>(), "type of DAT_RMR_PARAM.lmr_triplet.virtual_address");
+    assert_eq!(offset_of!(DAT_RMR_PARAM, lmr_triplet.segment_length), 32, "offsetof DAT_RMR_PARAM.lmr_triplet.segment_length");
+    assert_eq!(field_size::<DAT_RMR_PARAM, DAT_VLEN>(|s| &s.lmr_triplet.segment_length), size_of::<DAT_VLEN>(), "type of DAT_RMR_PARAM.lmr_triplet.segment_length");
     assert_eq!(offset_of!(DAT_RMR_PARAM, mem_priv), 40, "offsetof DAT_RMR_PARAM.mem_priv");
-    assert_eq!(
-        field_size::<DAT_RMR_PARAM, DAT_MEM_PRIV_FLAGS>(|s| &s.mem_priv),
-        size_of::<DAT_MEM_PRIV_FLAGS>(),
-        "type of DAT_RMR_PARAM.mem_priv"
-    );
+    assert_eq!(field_size::<DAT_RMR_PARAM, DAT_MEM_PRIV_FLAGS>(|s| &s.mem_priv), size_of::<DAT_MEM_PRIV_FLAGS>(), "type of DAT_RMR_PARAM.mem_priv");
     assert_eq!(offset_of!(DAT_RMR_PARAM, rmr_context), 44, "offsetof DAT_RMR_PARAM.rmr_context");
-    assert_eq!(
-        field_size::<DAT_RMR_PARAM, DAT_RMR_CONTEXT>(|s| &s.rmr_context),
-        size_of::<DAT_RMR_CONTEXT>(),
-        "type of DAT_RMR_PARAM.rmr_context"
-    );
+    assert_eq!(field_size::<DAT_RMR_PARAM, DAT_RMR_CONTEXT>(|s| &s.rmr_context), size_of::<DAT_RMR_CONTEXT>(), "type of DAT_RMR_PARAM.rmr_context");
 }
 
 #[test]
@@ -2185,21 +669,9 @@ fn layout_dat_os_wait_proxy_agent() {
     assert_eq!(size_of::<DAT_OS_WAIT_PROXY_AGENT>(), 16, "sizeof DAT_OS_WAIT_PROXY_AGENT");
     assert_eq!(align_of::<DAT_OS_WAIT_PROXY_AGENT>(), 8, "alignof DAT_OS_WAIT_PROXY_AGENT");
     assert_eq!(offset_of!(DAT_OS_WAIT_PROXY_AGENT, instance_data), 0, "offsetof DAT_OS_WAIT_PROXY_AGENT.instance_data");
-    assert_eq!(
-        field_size::<DAT_OS_WAIT_PROXY_AGENT, DAT_PVOID>(|s| &s.instance_data),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_OS_WAIT_PROXY_AGENT.instance_data"
-    );
-    assert_eq!(
-        offset_of!(DAT_OS_WAIT_PROXY_AGENT, proxy_agent_func),
-        8,
-        "offsetof DAT_OS_WAIT_PROXY_AGENT.proxy_agent_func"
-    );
-    assert_eq!(
-        field_size::<DAT_OS_WAIT_PROXY_AGENT, DAT_AGENT_FUNC>(|s| &s.proxy_agent_func),
-        size_of::<DAT_AGENT_FUNC>(),
-        "type of DAT_OS_WAIT_PROXY_AGENT.proxy_agent_func"
-    );
+    assert_eq!(field_size::<DAT_OS_WAIT_PROXY_AGENT, DAT_PVOID>(|s| &s.instance_data), size_of::<DAT_PVOID>(), "type of DAT_OS_WAIT_PROXY_AGENT.instance_data");
+    assert_eq!(offset_of!(DAT_OS_WAIT_PROXY_AGENT, proxy_agent_func), 8, "offsetof DAT_OS_WAIT_PROXY_AGENT.proxy_agent_func");
+    assert_eq!(field_size::<DAT_OS_WAIT_PROXY_AGENT, DAT_AGENT_FUNC>(|s| &s.proxy_agent_func), size_of::<DAT_AGENT_FUNC>(), "type of DAT_OS_WAIT_PROXY_AGENT.proxy_agent_func");
 }
 
 #[test]
@@ -2207,29 +679,13 @@ fn layout_dat_cno_param() {
     assert_eq!(size_of::<DAT_CNO_PARAM>(), 24, "sizeof DAT_CNO_PARAM");
     assert_eq!(align_of::<DAT_CNO_PARAM>(), 8, "alignof DAT_CNO_PARAM");
     assert_eq!(offset_of!(DAT_CNO_PARAM, ia_handle), 0, "offsetof DAT_CNO_PARAM.ia_handle");
-    assert_eq!(
-        field_size::<DAT_CNO_PARAM, DAT_IA_HANDLE>(|s| &s.ia_handle),
-        size_of::<DAT_IA_HANDLE>(),
-        "type of DAT_CNO_PARAM.ia_handle"
-    );
+    assert_eq!(field_size::<DAT_CNO_PARAM, DAT_IA_HANDLE>(|s| &s.ia_handle), size_of::<DAT_IA_HANDLE>(), "type of DAT_CNO_PARAM.ia_handle");
     assert_eq!(offset_of!(DAT_CNO_PARAM, agent), 8, "offsetof DAT_CNO_PARAM.agent");
-    assert_eq!(
-        field_size::<DAT_CNO_PARAM, DAT_OS_WAIT_PROXY_AGENT>(|s| &s.agent),
-        size_of::<DAT_OS_WAIT_PROXY_AGENT>(),
-        "type of DAT_CNO_PARAM.agent"
-    );
+    assert_eq!(field_size::<DAT_CNO_PARAM, DAT_OS_WAIT_PROXY_AGENT>(|s| &s.agent), size_of::<DAT_OS_WAIT_PROXY_AGENT>(), "type of DAT_CNO_PARAM.agent");
     assert_eq!(offset_of!(DAT_CNO_PARAM, agent.instance_data), 8, "offsetof DAT_CNO_PARAM.agent.instance_data");
-    assert_eq!(
-        field_size::<DAT_CNO_PARAM, DAT_PVOID>(|s| &s.agent.instance_data),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_CNO_PARAM.agent.instance_data"
-    );
+    assert_eq!(field_size::<DAT_CNO_PARAM, DAT_PVOID>(|s| &s.agent.instance_data), size_of::<DAT_PVOID>(), "type of DAT_CNO_PARAM.agent.instance_data");
     assert_eq!(offset_of!(DAT_CNO_PARAM, agent.proxy_agent_func), 16, "offsetof DAT_CNO_PARAM.agent.proxy_agent_func");
-    assert_eq!(
-        field_size::<DAT_CNO_PARAM, DAT_AGENT_FUNC>(|s| &s.agent.proxy_agent_func),
-        size_of::<DAT_AGENT_FUNC>(),
-        "type of DAT_CNO_PARAM.agent.proxy_agent_func"
-    );
+    assert_eq!(field_size::<DAT_CNO_PARAM, DAT_AGENT_FUNC>(|s| &s.agent.proxy_agent_func), size_of::<DAT_AGENT_FUNC>(), "type of DAT_CNO_PARAM.agent.proxy_agent_func");
 }
 
 #[test]
@@ -2237,23 +693,11 @@ fn layout_dat_srq_attr() {
     assert_eq!(size_of::<DAT_SRQ_ATTR>(), 12, "sizeof DAT_SRQ_ATTR");
     assert_eq!(align_of::<DAT_SRQ_ATTR>(), 4, "alignof DAT_SRQ_ATTR");
     assert_eq!(offset_of!(DAT_SRQ_ATTR, max_recv_dtos), 0, "offsetof DAT_SRQ_ATTR.max_recv_dtos");
-    assert_eq!(
-        field_size::<DAT_SRQ_ATTR, DAT_COUNT>(|s| &s.max_recv_dtos),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_SRQ_ATTR.max_recv_dtos"
-    );
+    assert_eq!(field_size::<DAT_SRQ_ATTR, DAT_COUNT>(|s| &s.max_recv_dtos), size_of::<DAT_COUNT>(), "type of DAT_SRQ_ATTR.max_recv_dtos");
     assert_eq!(offset_of!(DAT_SRQ_ATTR, max_recv_iov), 4, "offsetof DAT_SRQ_ATTR.max_recv_iov");
-    assert_eq!(
-        field_size::<DAT_SRQ_ATTR, DAT_COUNT>(|s| &s.max_recv_iov),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_SRQ_ATTR.max_recv_iov"
-    );
+    assert_eq!(field_size::<DAT_SRQ_ATTR, DAT_COUNT>(|s| &s.max_recv_iov), size_of::<DAT_COUNT>(), "type of DAT_SRQ_ATTR.max_recv_iov");
     assert_eq!(offset_of!(DAT_SRQ_ATTR, low_watermark), 8, "offsetof DAT_SRQ_ATTR.low_watermark");
-    assert_eq!(
-        field_size::<DAT_SRQ_ATTR, DAT_COUNT>(|s| &s.low_watermark),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_SRQ_ATTR.low_watermark"
-    );
+    assert_eq!(field_size::<DAT_SRQ_ATTR, DAT_COUNT>(|s| &s.low_watermark), size_of::<DAT_COUNT>(), "type of DAT_SRQ_ATTR.low_watermark");
 }
 
 #[test]
@@ -2261,53 +705,21 @@ fn layout_dat_srq_param() {
     assert_eq!(size_of::<DAT_SRQ_PARAM>(), 48, "sizeof DAT_SRQ_PARAM");
     assert_eq!(align_of::<DAT_SRQ_PARAM>(), 8, "alignof DAT_SRQ_PARAM");
     assert_eq!(offset_of!(DAT_SRQ_PARAM, ia_handle), 0, "offsetof DAT_SRQ_PARAM.ia_handle");
-    assert_eq!(
-        field_size::<DAT_SRQ_PARAM, DAT_IA_HANDLE>(|s| &s.ia_handle),
-        size_of::<DAT_IA_HANDLE>(),
-        "type of DAT_SRQ_PARAM.ia_handle"
-    );
+    assert_eq!(field_size::<DAT_SRQ_PARAM, DAT_IA_HANDLE>(|s| &s.ia_handle), size_of::<DAT_IA_HANDLE>(), "type of DAT_SRQ_PARAM.ia_handle");
     assert_eq!(offset_of!(DAT_SRQ_PARAM, srq_state), 8, "offsetof DAT_SRQ_PARAM.srq_state");
-    assert_eq!(
-        field_size::<DAT_SRQ_PARAM, DAT_SRQ_STATE>(|s| &s.srq_state),
-        size_of::<DAT_SRQ_STATE>(),
-        "type of DAT_SRQ_PARAM.srq_state"
-    );
+    assert_eq!(field_size::<DAT_SRQ_PARAM, DAT_SRQ_STATE>(|s| &s.srq_state), size_of::<DAT_SRQ_STATE>(), "type of DAT_SRQ_PARAM.srq_state");
     assert_eq!(offset_of!(DAT_SRQ_PARAM, pz_handle), 16, "offsetof DAT_SRQ_PARAM.pz_handle");
-    assert_eq!(
-        field_size::<DAT_SRQ_PARAM, DAT_PZ_HANDLE>(|s| &s.pz_handle),
-        size_of::<DAT_PZ_HANDLE>(),
-        "type of DAT_SRQ_PARAM.pz_handle"
-    );
+    assert_eq!(field_size::<DAT_SRQ_PARAM, DAT_PZ_HANDLE>(|s| &s.pz_handle), size_of::<DAT_PZ_HANDLE>(), "type of DAT_SRQ_PARAM.pz_handle");
     assert_eq!(offset_of!(DAT_SRQ_PARAM, max_recv_dtos), 24, "offsetof DAT_SRQ_PARAM.max_recv_dtos");
-    assert_eq!(
-        field_size::<DAT_SRQ_PARAM, DAT_COUNT>(|s| &s.max_recv_dtos),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_SRQ_PARAM.max_recv_dtos"
-    );
+    assert_eq!(field_size::<DAT_SRQ_PARAM, DAT_COUNT>(|s| &s.max_recv_dtos), size_of::<DAT_COUNT>(), "type of DAT_SRQ_PARAM.max_recv_dtos");
     assert_eq!(offset_of!(DAT_SRQ_PARAM, max_recv_iov), 28, "offsetof DAT_SRQ_PARAM.max_recv_iov");
-    assert_eq!(
-        field_size::<DAT_SRQ_PARAM, DAT_COUNT>(|s| &s.max_recv_iov),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_SRQ_PARAM.max_recv_iov"
-    );
+    assert_eq!(field_size::<DAT_SRQ_PARAM, DAT_COUNT>(|s| &s.max_recv_iov), size_of::<DAT_COUNT>(), "type of DAT_SRQ_PARAM.max_recv_iov");
     assert_eq!(offset_of!(DAT_SRQ_PARAM, low_watermark), 32, "offsetof DAT_SRQ_PARAM.low_watermark");
-    assert_eq!(
-        field_size::<DAT_SRQ_PARAM, DAT_COUNT>(|s| &s.low_watermark),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_SRQ_PARAM.low_watermark"
-    );
+    assert_eq!(field_size::<DAT_SRQ_PARAM, DAT_COUNT>(|s| &s.low_watermark), size_of::<DAT_COUNT>(), "type of DAT_SRQ_PARAM.low_watermark");
     assert_eq!(offset_of!(DAT_SRQ_PARAM, available_dto_count), 36, "offsetof DAT_SRQ_PARAM.available_dto_count");
-    assert_eq!(
-        field_size::<DAT_SRQ_PARAM, DAT_COUNT>(|s| &s.available_dto_count),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_SRQ_PARAM.available_dto_count"
-    );
+    assert_eq!(field_size::<DAT_SRQ_PARAM, DAT_COUNT>(|s| &s.available_dto_count), size_of::<DAT_COUNT>(), "type of DAT_SRQ_PARAM.available_dto_count");
     assert_eq!(offset_of!(DAT_SRQ_PARAM, outstanding_dto_count), 40, "offsetof DAT_SRQ_PARAM.outstanding_dto_count");
-    assert_eq!(
-        field_size::<DAT_SRQ_PARAM, DAT_COUNT>(|s| &s.outstanding_dto_count),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_SRQ_PARAM.outstanding_dto_count"
-    );
+    assert_eq!(field_size::<DAT_SRQ_PARAM, DAT_COUNT>(|s| &s.outstanding_dto_count), size_of::<DAT_COUNT>(), "type of DAT_SRQ_PARAM.outstanding_dto_count");
 }
 
 #[test]
@@ -2315,11 +727,7 @@ fn layout_dat_pz_param() {
     assert_eq!(size_of::<DAT_PZ_PARAM>(), 8, "sizeof DAT_PZ_PARAM");
     assert_eq!(align_of::<DAT_PZ_PARAM>(), 8, "alignof DAT_PZ_PARAM");
     assert_eq!(offset_of!(DAT_PZ_PARAM, ia_handle), 0, "offsetof DAT_PZ_PARAM.ia_handle");
-    assert_eq!(
-        field_size::<DAT_PZ_PARAM, DAT_IA_HANDLE>(|s| &s.ia_handle),
-        size_of::<DAT_IA_HANDLE>(),
-        "type of DAT_PZ_PARAM.ia_handle"
-    );
+    assert_eq!(field_size::<DAT_PZ_PARAM, DAT_IA_HANDLE>(|s| &s.ia_handle), size_of::<DAT_IA_HANDLE>(), "type of DAT_PZ_PARAM.ia_handle");
 }
 
 #[test]
@@ -2327,29 +735,13 @@ fn layout_dat_psp_param() {
     assert_eq!(size_of::<DAT_PSP_PARAM>(), 32, "sizeof DAT_PSP_PARAM");
     assert_eq!(align_of::<DAT_PSP_PARAM>(), 8, "alignof DAT_PSP_PARAM");
     assert_eq!(offset_of!(DAT_PSP_PARAM, ia_handle), 0, "offsetof DAT_PSP_PARAM.ia_handle");
-    assert_eq!(
-        field_size::<DAT_PSP_PARAM, DAT_IA_HANDLE>(|s| &s.ia_handle),
-        size_of::<DAT_IA_HANDLE>(),
-        "type of DAT_PSP_PARAM.ia_handle"
-    );
+    assert_eq!(field_size::<DAT_PSP_PARAM, DAT_IA_HANDLE>(|s| &s.ia_handle), size_of::<DAT_IA_HANDLE>(), "type of DAT_PSP_PARAM.ia_handle");
     assert_eq!(offset_of!(DAT_PSP_PARAM, conn_qual), 8, "offsetof DAT_PSP_PARAM.conn_qual");
-    assert_eq!(
-        field_size::<DAT_PSP_PARAM, DAT_CONN_QUAL>(|s| &s.conn_qual),
-        size_of::<DAT_CONN_QUAL>(),
-        "type of DAT_PSP_PARAM.conn_qual"
-    );
+    assert_eq!(field_size::<DAT_PSP_PARAM, DAT_CONN_QUAL>(|s| &s.conn_qual), size_of::<DAT_CONN_QUAL>(), "type of DAT_PSP_PARAM.conn_qual");
     assert_eq!(offset_of!(DAT_PSP_PARAM, evd_handle), 16, "offsetof DAT_PSP_PARAM.evd_handle");
-    assert_eq!(
-        field_size::<DAT_PSP_PARAM, DAT_EVD_HANDLE>(|s| &s.evd_handle),
-        size_of::<DAT_EVD_HANDLE>(),
-        "type of DAT_PSP_PARAM.evd_handle"
-    );
+    assert_eq!(field_size::<DAT_PSP_PARAM, DAT_EVD_HANDLE>(|s| &s.evd_handle), size_of::<DAT_EVD_HANDLE>(), "type of DAT_PSP_PARAM.evd_handle");
     assert_eq!(offset_of!(DAT_PSP_PARAM, psp_flags), 24, "offsetof DAT_PSP_PARAM.psp_flags");
-    assert_eq!(
-        field_size::<DAT_PSP_PARAM, DAT_PSP_FLAGS>(|s| &s.psp_flags),
-        size_of::<DAT_PSP_FLAGS>(),
-        "type of DAT_PSP_PARAM.psp_flags"
-    );
+    assert_eq!(field_size::<DAT_PSP_PARAM, DAT_PSP_FLAGS>(|s| &s.psp_flags), size_of::<DAT_PSP_FLAGS>(), "type of DAT_PSP_PARAM.psp_flags");
 }
 
 #[test]
@@ -2357,29 +749,13 @@ fn layout_dat_rsp_param() {
     assert_eq!(size_of::<DAT_RSP_PARAM>(), 32, "sizeof DAT_RSP_PARAM");
     assert_eq!(align_of::<DAT_RSP_PARAM>(), 8, "alignof DAT_RSP_PARAM");
     assert_eq!(offset_of!(DAT_RSP_PARAM, ia_handle), 0, "offsetof DAT_RSP_PARAM.ia_handle");
-    assert_eq!(
-        field_size::<DAT_RSP_PARAM, DAT_IA_HANDLE>(|s| &s.ia_handle),
-        size_of::<DAT_IA_HANDLE>(),
-        "type of DAT_RSP_PARAM.ia_handle"
-    );
+    assert_eq!(field_size::<DAT_RSP_PARAM, DAT_IA_HANDLE>(|s| &s.ia_handle), size_of::<DAT_IA_HANDLE>(), "type of DAT_RSP_PARAM.ia_handle");
     assert_eq!(offset_of!(DAT_RSP_PARAM, conn_qual), 8, "offsetof DAT_RSP_PARAM.conn_qual");
-    assert_eq!(
-        field_size::<DAT_RSP_PARAM, DAT_CONN_QUAL>(|s| &s.conn_qual),
-        size_of::<DAT_CONN_QUAL>(),
-        "type of DAT_RSP_PARAM.conn_qual"
-    );
+    assert_eq!(field_size::<DAT_RSP_PARAM, DAT_CONN_QUAL>(|s| &s.conn_qual), size_of::<DAT_CONN_QUAL>(), "type of DAT_RSP_PARAM.conn_qual");
     assert_eq!(offset_of!(DAT_RSP_PARAM, evd_handle), 16, "offsetof DAT_RSP_PARAM.evd_handle");
-    assert_eq!(
-        field_size::<DAT_RSP_PARAM, DAT_EVD_HANDLE>(|s| &s.evd_handle),
-        size_of::<DAT_EVD_HANDLE>(),
-        "type of DAT_RSP_PARAM.evd_handle"
-    );
+    assert_eq!(field_size::<DAT_RSP_PARAM, DAT_EVD_HANDLE>(|s| &s.evd_handle), size_of::<DAT_EVD_HANDLE>(), "type of DAT_RSP_PARAM.evd_handle");
     assert_eq!(offset_of!(DAT_RSP_PARAM, ep_handle), 24, "offsetof DAT_RSP_PARAM.ep_handle");
-    assert_eq!(
-        field_size::<DAT_RSP_PARAM, DAT_EP_HANDLE>(|s| &s.ep_handle),
-        size_of::<DAT_EP_HANDLE>(),
-        "type of DAT_RSP_PARAM.ep_handle"
-    );
+    assert_eq!(field_size::<DAT_RSP_PARAM, DAT_EP_HANDLE>(|s| &s.ep_handle), size_of::<DAT_EP_HANDLE>(), "type of DAT_RSP_PARAM.ep_handle");
 }
 
 #[test]
@@ -2387,35 +763,15 @@ fn layout_dat_cr_param() {
     assert_eq!(size_of::<DAT_CR_PARAM>(), 40, "sizeof DAT_CR_PARAM");
     assert_eq!(align_of::<DAT_CR_PARAM>(), 8, "alignof DAT_CR_PARAM");
     assert_eq!(offset_of!(DAT_CR_PARAM, remote_ia_address_ptr), 0, "offsetof DAT_CR_PARAM.remote_ia_address_ptr");
-    assert_eq!(
-        field_size::<DAT_CR_PARAM, DAT_IA_ADDRESS_PTR>(|s| &s.remote_ia_address_ptr),
-        size_of::<DAT_IA_ADDRESS_PTR>(),
-        "type of DAT_CR_PARAM.remote_ia_address_ptr"
-    );
+    assert_eq!(field_size::<DAT_CR_PARAM, DAT_IA_ADDRESS_PTR>(|s| &s.remote_ia_address_ptr), size_of::<DAT_IA_ADDRESS_PTR>(), "type of DAT_CR_PARAM.remote_ia_address_ptr");
     assert_eq!(offset_of!(DAT_CR_PARAM, remote_port_qual), 8, "offsetof DAT_CR_PARAM.remote_port_qual");
-    assert_eq!(
-        field_size::<DAT_CR_PARAM, DAT_PORT_QUAL>(|s| &s.remote_port_qual),
-        size_of::<DAT_PORT_QUAL>(),
-        "type of DAT_CR_PARAM.remote_port_qual"
-    );
+    assert_eq!(field_size::<DAT_CR_PARAM, DAT_PORT_QUAL>(|s| &s.remote_port_qual), size_of::<DAT_PORT_QUAL>(), "type of DAT_CR_PARAM.remote_port_qual");
     assert_eq!(offset_of!(DAT_CR_PARAM, private_data_size), 16, "offsetof DAT_CR_PARAM.private_data_size");
-    assert_eq!(
-        field_size::<DAT_CR_PARAM, DAT_COUNT>(|s| &s.private_data_size),
-        size_of::<DAT_COUNT>(),
-        "type of DAT_CR_PARAM.private_data_size"
-    );
+    assert_eq!(field_size::<DAT_CR_PARAM, DAT_COUNT>(|s| &s.private_data_size), size_of::<DAT_COUNT>(), "type of DAT_CR_PARAM.private_data_size");
     assert_eq!(offset_of!(DAT_CR_PARAM, private_data), 24, "offsetof DAT_CR_PARAM.private_data");
-    assert_eq!(
-        field_size::<DAT_CR_PARAM, DAT_PVOID>(|s| &s.private_data),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_CR_PARAM.private_data"
-    );
+    assert_eq!(field_size::<DAT_CR_PARAM, DAT_PVOID>(|s| &s.private_data), size_of::<DAT_PVOID>(), "type of DAT_CR_PARAM.private_data");
     assert_eq!(offset_of!(DAT_CR_PARAM, local_ep_handle), 32, "offsetof DAT_CR_PARAM.local_ep_handle");
-    assert_eq!(
-        field_size::<DAT_CR_PARAM, DAT_EP_HANDLE>(|s| &s.local_ep_handle),
-        size_of::<DAT_EP_HANDLE>(),
-        "type of DAT_CR_PARAM.local_ep_handle"
-    );
+    assert_eq!(field_size::<DAT_CR_PARAM, DAT_EP_HANDLE>(|s| &s.local_ep_handle), size_of::<DAT_EP_HANDLE>(), "type of DAT_CR_PARAM.local_ep_handle");
 }
 
 #[test]
@@ -2423,441 +779,145 @@ fn layout_dat_provider() {
     assert_eq!(size_of::<DAT_PROVIDER>(), 560, "sizeof DAT_PROVIDER");
     assert_eq!(align_of::<DAT_PROVIDER>(), 8, "alignof DAT_PROVIDER");
     assert_eq!(offset_of!(DAT_PROVIDER, device_name), 0, "offsetof DAT_PROVIDER.device_name");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, *const c_char>(|s| &s.device_name),
-        size_of::<*const c_char>(),
-        "type of DAT_PROVIDER.device_name"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, *const c_char>(|s| &s.device_name), size_of::<*const c_char>(), "type of DAT_PROVIDER.device_name");
     assert_eq!(offset_of!(DAT_PROVIDER, extension), 8, "offsetof DAT_PROVIDER.extension");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_PVOID>(|s| &s.extension),
-        size_of::<DAT_PVOID>(),
-        "type of DAT_PROVIDER.extension"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_PVOID>(|s| &s.extension), size_of::<DAT_PVOID>(), "type of DAT_PROVIDER.extension");
     assert_eq!(offset_of!(DAT_PROVIDER, ia_open_func), 16, "offsetof DAT_PROVIDER.ia_open_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_IA_OPEN_FUNC>(|s| &s.ia_open_func),
-        size_of::<DAT_IA_OPEN_FUNC>(),
-        "type of DAT_PROVIDER.ia_open_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_IA_OPEN_FUNC>(|s| &s.ia_open_func), size_of::<DAT_IA_OPEN_FUNC>(), "type of DAT_PROVIDER.ia_open_func");
     assert_eq!(offset_of!(DAT_PROVIDER, ia_query_func), 24, "offsetof DAT_PROVIDER.ia_query_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_IA_QUERY_FUNC>(|s| &s.ia_query_func),
-        size_of::<DAT_IA_QUERY_FUNC>(),
-        "type of DAT_PROVIDER.ia_query_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_IA_QUERY_FUNC>(|s| &s.ia_query_func), size_of::<DAT_IA_QUERY_FUNC>(), "type of DAT_PROVIDER.ia_query_func");
     assert_eq!(offset_of!(DAT_PROVIDER, ia_close_func), 32, "offsetof DAT_PROVIDER.ia_close_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_IA_CLOSE_FUNC>(|s| &s.ia_close_func),
-        size_of::<DAT_IA_CLOSE_FUNC>(),
-        "type of DAT_PROVIDER.ia_close_func"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER, set_consumer_context_func),
-        40,
-        "offsetof DAT_PROVIDER.set_consumer_context_func"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_SET_CONSUMER_CONTEXT_FUNC>(|s| &s.set_consumer_context_func),
-        size_of::<DAT_SET_CONSUMER_CONTEXT_FUNC>(),
-        "type of DAT_PROVIDER.set_consumer_context_func"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER, get_consumer_context_func),
-        48,
-        "offsetof DAT_PROVIDER.get_consumer_context_func"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_GET_CONSUMER_CONTEXT_FUNC>(|s| &s.get_consumer_context_func),
-        size_of::<DAT_GET_CONSUMER_CONTEXT_FUNC>(),
-        "type of DAT_PROVIDER.get_consumer_context_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_IA_CLOSE_FUNC>(|s| &s.ia_close_func), size_of::<DAT_IA_CLOSE_FUNC>(), "type of DAT_PROVIDER.ia_close_func");
+    assert_eq!(offset_of!(DAT_PROVIDER, set_consumer_context_func), 40, "offsetof DAT_PROVIDER.set_consumer_context_func");
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_SET_CONSUMER_CONTEXT_FUNC>(|s| &s.set_consumer_context_func), size_of::<DAT_SET_CONSUMER_CONTEXT_FUNC>(), "type of DAT_PROVIDER.set_consumer_context_func");
+    assert_eq!(offset_of!(DAT_PROVIDER, get_consumer_context_func), 48, "offsetof DAT_PROVIDER.get_consumer_context_func");
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_GET_CONSUMER_CONTEXT_FUNC>(|s| &s.get_consumer_context_func), size_of::<DAT_GET_CONSUMER_CONTEXT_FUNC>(), "type of DAT_PROVIDER.get_consumer_context_func");
     assert_eq!(offset_of!(DAT_PROVIDER, get_handle_type_func), 56, "offsetof DAT_PROVIDER.get_handle_type_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_GET_HANDLE_TYPE_FUNC>(|s| &s.get_handle_type_func),
-        size_of::<DAT_GET_HANDLE_TYPE_FUNC>(),
-        "type of DAT_PROVIDER.get_handle_type_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_GET_HANDLE_TYPE_FUNC>(|s| &s.get_handle_type_func), size_of::<DAT_GET_HANDLE_TYPE_FUNC>(), "type of DAT_PROVIDER.get_handle_type_func");
     assert_eq!(offset_of!(DAT_PROVIDER, cno_create_func), 64, "offsetof DAT_PROVIDER.cno_create_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_CNO_CREATE_FUNC>(|s| &s.cno_create_func),
-        size_of::<DAT_CNO_CREATE_FUNC>(),
-        "type of DAT_PROVIDER.cno_create_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_CNO_CREATE_FUNC>(|s| &s.cno_create_func), size_of::<DAT_CNO_CREATE_FUNC>(), "type of DAT_PROVIDER.cno_create_func");
     assert_eq!(offset_of!(DAT_PROVIDER, cno_modify_agent_func), 72, "offsetof DAT_PROVIDER.cno_modify_agent_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_CNO_MODIFY_AGENT_FUNC>(|s| &s.cno_modify_agent_func),
-        size_of::<DAT_CNO_MODIFY_AGENT_FUNC>(),
-        "type of DAT_PROVIDER.cno_modify_agent_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_CNO_MODIFY_AGENT_FUNC>(|s| &s.cno_modify_agent_func), size_of::<DAT_CNO_MODIFY_AGENT_FUNC>(), "type of DAT_PROVIDER.cno_modify_agent_func");
     assert_eq!(offset_of!(DAT_PROVIDER, cno_query_func), 80, "offsetof DAT_PROVIDER.cno_query_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_CNO_QUERY_FUNC>(|s| &s.cno_query_func),
-        size_of::<DAT_CNO_QUERY_FUNC>(),
-        "type of DAT_PROVIDER.cno_query_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_CNO_QUERY_FUNC>(|s| &s.cno_query_func), size_of::<DAT_CNO_QUERY_FUNC>(), "type of DAT_PROVIDER.cno_query_func");
     assert_eq!(offset_of!(DAT_PROVIDER, cno_free_func), 88, "offsetof DAT_PROVIDER.cno_free_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_CNO_FREE_FUNC>(|s| &s.cno_free_func),
-        size_of::<DAT_CNO_FREE_FUNC>(),
-        "type of DAT_PROVIDER.cno_free_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_CNO_FREE_FUNC>(|s| &s.cno_free_func), size_of::<DAT_CNO_FREE_FUNC>(), "type of DAT_PROVIDER.cno_free_func");
     assert_eq!(offset_of!(DAT_PROVIDER, cno_wait_func), 96, "offsetof DAT_PROVIDER.cno_wait_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_CNO_WAIT_FUNC>(|s| &s.cno_wait_func),
-        size_of::<DAT_CNO_WAIT_FUNC>(),
-        "type of DAT_PROVIDER.cno_wait_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_CNO_WAIT_FUNC>(|s| &s.cno_wait_func), size_of::<DAT_CNO_WAIT_FUNC>(), "type of DAT_PROVIDER.cno_wait_func");
     assert_eq!(offset_of!(DAT_PROVIDER, cr_query_func), 104, "offsetof DAT_PROVIDER.cr_query_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_CR_QUERY_FUNC>(|s| &s.cr_query_func),
-        size_of::<DAT_CR_QUERY_FUNC>(),
-        "type of DAT_PROVIDER.cr_query_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_CR_QUERY_FUNC>(|s| &s.cr_query_func), size_of::<DAT_CR_QUERY_FUNC>(), "type of DAT_PROVIDER.cr_query_func");
     assert_eq!(offset_of!(DAT_PROVIDER, cr_accept_func), 112, "offsetof DAT_PROVIDER.cr_accept_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_CR_ACCEPT_FUNC>(|s| &s.cr_accept_func),
-        size_of::<DAT_CR_ACCEPT_FUNC>(),
-        "type of DAT_PROVIDER.cr_accept_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_CR_ACCEPT_FUNC>(|s| &s.cr_accept_func), size_of::<DAT_CR_ACCEPT_FUNC>(), "type of DAT_PROVIDER.cr_accept_func");
     assert_eq!(offset_of!(DAT_PROVIDER, cr_reject_func), 120, "offsetof DAT_PROVIDER.cr_reject_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_CR_REJECT_FUNC>(|s| &s.cr_reject_func),
-        size_of::<DAT_CR_REJECT_FUNC>(),
-        "type of DAT_PROVIDER.cr_reject_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_CR_REJECT_FUNC>(|s| &s.cr_reject_func), size_of::<DAT_CR_REJECT_FUNC>(), "type of DAT_PROVIDER.cr_reject_func");
     assert_eq!(offset_of!(DAT_PROVIDER, cr_handoff_func), 128, "offsetof DAT_PROVIDER.cr_handoff_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_CR_HANDOFF_FUNC>(|s| &s.cr_handoff_func),
-        size_of::<DAT_CR_HANDOFF_FUNC>(),
-        "type of DAT_PROVIDER.cr_handoff_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_CR_HANDOFF_FUNC>(|s| &s.cr_handoff_func), size_of::<DAT_CR_HANDOFF_FUNC>(), "type of DAT_PROVIDER.cr_handoff_func");
     assert_eq!(offset_of!(DAT_PROVIDER, evd_create_func), 136, "offsetof DAT_PROVIDER.evd_create_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EVD_CREATE_FUNC>(|s| &s.evd_create_func),
-        size_of::<DAT_EVD_CREATE_FUNC>(),
-        "type of DAT_PROVIDER.evd_create_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EVD_CREATE_FUNC>(|s| &s.evd_create_func), size_of::<DAT_EVD_CREATE_FUNC>(), "type of DAT_PROVIDER.evd_create_func");
     assert_eq!(offset_of!(DAT_PROVIDER, evd_query_func), 144, "offsetof DAT_PROVIDER.evd_query_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EVD_QUERY_FUNC>(|s| &s.evd_query_func),
-        size_of::<DAT_EVD_QUERY_FUNC>(),
-        "type of DAT_PROVIDER.evd_query_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EVD_QUERY_FUNC>(|s| &s.evd_query_func), size_of::<DAT_EVD_QUERY_FUNC>(), "type of DAT_PROVIDER.evd_query_func");
     assert_eq!(offset_of!(DAT_PROVIDER, evd_modify_cno_func), 152, "offsetof DAT_PROVIDER.evd_modify_cno_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EVD_MODIFY_CNO_FUNC>(|s| &s.evd_modify_cno_func),
-        size_of::<DAT_EVD_MODIFY_CNO_FUNC>(),
-        "type of DAT_PROVIDER.evd_modify_cno_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EVD_MODIFY_CNO_FUNC>(|s| &s.evd_modify_cno_func), size_of::<DAT_EVD_MODIFY_CNO_FUNC>(), "type of DAT_PROVIDER.evd_modify_cno_func");
     assert_eq!(offset_of!(DAT_PROVIDER, evd_enable_func), 160, "offsetof DAT_PROVIDER.evd_enable_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EVD_ENABLE_FUNC>(|s| &s.evd_enable_func),
-        size_of::<DAT_EVD_ENABLE_FUNC>(),
-        "type of DAT_PROVIDER.evd_enable_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EVD_ENABLE_FUNC>(|s| &s.evd_enable_func), size_of::<DAT_EVD_ENABLE_FUNC>(), "type of DAT_PROVIDER.evd_enable_func");
     assert_eq!(offset_of!(DAT_PROVIDER, evd_disable_func), 168, "offsetof DAT_PROVIDER.evd_disable_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EVD_DISABLE_FUNC>(|s| &s.evd_disable_func),
-        size_of::<DAT_EVD_DISABLE_FUNC>(),
-        "type of DAT_PROVIDER.evd_disable_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EVD_DISABLE_FUNC>(|s| &s.evd_disable_func), size_of::<DAT_EVD_DISABLE_FUNC>(), "type of DAT_PROVIDER.evd_disable_func");
     assert_eq!(offset_of!(DAT_PROVIDER, evd_wait_func), 176, "offsetof DAT_PROVIDER.evd_wait_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EVD_WAIT_FUNC>(|s| &s.evd_wait_func),
-        size_of::<DAT_EVD_WAIT_FUNC>(),
-        "type of DAT_PROVIDER.evd_wait_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EVD_WAIT_FUNC>(|s| &s.evd_wait_func), size_of::<DAT_EVD_WAIT_FUNC>(), "type of DAT_PROVIDER.evd_wait_func");
     assert_eq!(offset_of!(DAT_PROVIDER, evd_resize_func), 184, "offsetof DAT_PROVIDER.evd_resize_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EVD_RESIZE_FUNC>(|s| &s.evd_resize_func),
-        size_of::<DAT_EVD_RESIZE_FUNC>(),
-        "type of DAT_PROVIDER.evd_resize_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EVD_RESIZE_FUNC>(|s| &s.evd_resize_func), size_of::<DAT_EVD_RESIZE_FUNC>(), "type of DAT_PROVIDER.evd_resize_func");
     assert_eq!(offset_of!(DAT_PROVIDER, evd_post_se_func), 192, "offsetof DAT_PROVIDER.evd_post_se_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EVD_POST_SE_FUNC>(|s| &s.evd_post_se_func),
-        size_of::<DAT_EVD_POST_SE_FUNC>(),
-        "type of DAT_PROVIDER.evd_post_se_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EVD_POST_SE_FUNC>(|s| &s.evd_post_se_func), size_of::<DAT_EVD_POST_SE_FUNC>(), "type of DAT_PROVIDER.evd_post_se_func");
     assert_eq!(offset_of!(DAT_PROVIDER, evd_dequeue_func), 200, "offsetof DAT_PROVIDER.evd_dequeue_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EVD_DEQUEUE_FUNC>(|s| &s.evd_dequeue_func),
-        size_of::<DAT_EVD_DEQUEUE_FUNC>(),
-        "type of DAT_PROVIDER.evd_dequeue_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EVD_DEQUEUE_FUNC>(|s| &s.evd_dequeue_func), size_of::<DAT_EVD_DEQUEUE_FUNC>(), "type of DAT_PROVIDER.evd_dequeue_func");
     assert_eq!(offset_of!(DAT_PROVIDER, evd_free_func), 208, "offsetof DAT_PROVIDER.evd_free_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EVD_FREE_FUNC>(|s| &s.evd_free_func),
-        size_of::<DAT_EVD_FREE_FUNC>(),
-        "type of DAT_PROVIDER.evd_free_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EVD_FREE_FUNC>(|s| &s.evd_free_func), size_of::<DAT_EVD_FREE_FUNC>(), "type of DAT_PROVIDER.evd_free_func");
     assert_eq!(offset_of!(DAT_PROVIDER, ep_create_func), 216, "offsetof DAT_PROVIDER.ep_create_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EP_CREATE_FUNC>(|s| &s.ep_create_func),
-        size_of::<DAT_EP_CREATE_FUNC>(),
-        "type of DAT_PROVIDER.ep_create_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EP_CREATE_FUNC>(|s| &s.ep_create_func), size_of::<DAT_EP_CREATE_FUNC>(), "type of DAT_PROVIDER.ep_create_func");
     assert_eq!(offset_of!(DAT_PROVIDER, ep_query_func), 224, "offsetof DAT_PROVIDER.ep_query_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EP_QUERY_FUNC>(|s| &s.ep_query_func),
-        size_of::<DAT_EP_QUERY_FUNC>(),
-        "type of DAT_PROVIDER.ep_query_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EP_QUERY_FUNC>(|s| &s.ep_query_func), size_of::<DAT_EP_QUERY_FUNC>(), "type of DAT_PROVIDER.ep_query_func");
     assert_eq!(offset_of!(DAT_PROVIDER, ep_modify_func), 232, "offsetof DAT_PROVIDER.ep_modify_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EP_MODIFY_FUNC>(|s| &s.ep_modify_func),
-        size_of::<DAT_EP_MODIFY_FUNC>(),
-        "type of DAT_PROVIDER.ep_modify_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EP_MODIFY_FUNC>(|s| &s.ep_modify_func), size_of::<DAT_EP_MODIFY_FUNC>(), "type of DAT_PROVIDER.ep_modify_func");
     assert_eq!(offset_of!(DAT_PROVIDER, ep_connect_func), 240, "offsetof DAT_PROVIDER.ep_connect_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EP_CONNECT_FUNC>(|s| &s.ep_connect_func),
-        size_of::<DAT_EP_CONNECT_FUNC>(),
-        "type of DAT_PROVIDER.ep_connect_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EP_CONNECT_FUNC>(|s| &s.ep_connect_func), size_of::<DAT_EP_CONNECT_FUNC>(), "type of DAT_PROVIDER.ep_connect_func");
     assert_eq!(offset_of!(DAT_PROVIDER, ep_dup_connect_func), 248, "offsetof DAT_PROVIDER.ep_dup_connect_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EP_DUP_CONNECT_FUNC>(|s| &s.ep_dup_connect_func),
-        size_of::<DAT_EP_DUP_CONNECT_FUNC>(),
-        "type of DAT_PROVIDER.ep_dup_connect_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EP_DUP_CONNECT_FUNC>(|s| &s.ep_dup_connect_func), size_of::<DAT_EP_DUP_CONNECT_FUNC>(), "type of DAT_PROVIDER.ep_dup_connect_func");
     assert_eq!(offset_of!(DAT_PROVIDER, ep_disconnect_func), 256, "offsetof DAT_PROVIDER.ep_disconnect_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EP_DISCONNECT_FUNC>(|s| &s.ep_disconnect_func),
-        size_of::<DAT_EP_DISCONNECT_FUNC>(),
-        "type of DAT_PROVIDER.ep_disconnect_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EP_DISCONNECT_FUNC>(|s| &s.ep_disconnect_func), size_of::<DAT_EP_DISCONNECT_FUNC>(), "type of DAT_PROVIDER.ep_disconnect_func");
     assert_eq!(offset_of!(DAT_PROVIDER, ep_post_send_func), 264, "offsetof DAT_PROVIDER.ep_post_send_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EP_POST_SEND_FUNC>(|s| &s.ep_post_send_func),
-        size_of::<DAT_EP_POST_SEND_FUNC>(),
-        "type of DAT_PROVIDER.ep_post_send_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EP_POST_SEND_FUNC>(|s| &s.ep_post_send_func), size_of::<DAT_EP_POST_SEND_FUNC>(), "type of DAT_PROVIDER.ep_post_send_func");
     assert_eq!(offset_of!(DAT_PROVIDER, ep_post_recv_func), 272, "offsetof DAT_PROVIDER.ep_post_recv_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EP_POST_RECV_FUNC>(|s| &s.ep_post_recv_func),
-        size_of::<DAT_EP_POST_RECV_FUNC>(),
-        "type of DAT_PROVIDER.ep_post_recv_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EP_POST_RECV_FUNC>(|s| &s.ep_post_recv_func), size_of::<DAT_EP_POST_RECV_FUNC>(), "type of DAT_PROVIDER.ep_post_recv_func");
     assert_eq!(offset_of!(DAT_PROVIDER, ep_post_rdma_read_func), 280, "offsetof DAT_PROVIDER.ep_post_rdma_read_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EP_POST_RDMA_READ_FUNC>(|s| &s.ep_post_rdma_read_func),
-        size_of::<DAT_EP_POST_RDMA_READ_FUNC>(),
-        "type of DAT_PROVIDER.ep_post_rdma_read_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EP_POST_RDMA_READ_FUNC>(|s| &s.ep_post_rdma_read_func), size_of::<DAT_EP_POST_RDMA_READ_FUNC>(), "type of DAT_PROVIDER.ep_post_rdma_read_func");
     assert_eq!(offset_of!(DAT_PROVIDER, ep_post_rdma_write_func), 288, "offsetof DAT_PROVIDER.ep_post_rdma_write_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EP_POST_RDMA_WRITE_FUNC>(|s| &s.ep_post_rdma_write_func),
-        size_of::<DAT_EP_POST_RDMA_WRITE_FUNC>(),
-        "type of DAT_PROVIDER.ep_post_rdma_write_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EP_POST_RDMA_WRITE_FUNC>(|s| &s.ep_post_rdma_write_func), size_of::<DAT_EP_POST_RDMA_WRITE_FUNC>(), "type of DAT_PROVIDER.ep_post_rdma_write_func");
     assert_eq!(offset_of!(DAT_PROVIDER, ep_get_status_func), 296, "offsetof DAT_PROVIDER.ep_get_status_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EP_GET_STATUS_FUNC>(|s| &s.ep_get_status_func),
-        size_of::<DAT_EP_GET_STATUS_FUNC>(),
-        "type of DAT_PROVIDER.ep_get_status_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EP_GET_STATUS_FUNC>(|s| &s.ep_get_status_func), size_of::<DAT_EP_GET_STATUS_FUNC>(), "type of DAT_PROVIDER.ep_get_status_func");
     assert_eq!(offset_of!(DAT_PROVIDER, ep_free_func), 304, "offsetof DAT_PROVIDER.ep_free_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EP_FREE_FUNC>(|s| &s.ep_free_func),
-        size_of::<DAT_EP_FREE_FUNC>(),
-        "type of DAT_PROVIDER.ep_free_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EP_FREE_FUNC>(|s| &s.ep_free_func), size_of::<DAT_EP_FREE_FUNC>(), "type of DAT_PROVIDER.ep_free_func");
     assert_eq!(offset_of!(DAT_PROVIDER, lmr_create_func), 312, "offsetof DAT_PROVIDER.lmr_create_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_LMR_CREATE_FUNC>(|s| &s.lmr_create_func),
-        size_of::<DAT_LMR_CREATE_FUNC>(),
-        "type of DAT_PROVIDER.lmr_create_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_LMR_CREATE_FUNC>(|s| &s.lmr_create_func), size_of::<DAT_LMR_CREATE_FUNC>(), "type of DAT_PROVIDER.lmr_create_func");
     assert_eq!(offset_of!(DAT_PROVIDER, lmr_query_func), 320, "offsetof DAT_PROVIDER.lmr_query_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_LMR_QUERY_FUNC>(|s| &s.lmr_query_func),
-        size_of::<DAT_LMR_QUERY_FUNC>(),
-        "type of DAT_PROVIDER.lmr_query_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_LMR_QUERY_FUNC>(|s| &s.lmr_query_func), size_of::<DAT_LMR_QUERY_FUNC>(), "type of DAT_PROVIDER.lmr_query_func");
     assert_eq!(offset_of!(DAT_PROVIDER, lmr_free_func), 328, "offsetof DAT_PROVIDER.lmr_free_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_LMR_FREE_FUNC>(|s| &s.lmr_free_func),
-        size_of::<DAT_LMR_FREE_FUNC>(),
-        "type of DAT_PROVIDER.lmr_free_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_LMR_FREE_FUNC>(|s| &s.lmr_free_func), size_of::<DAT_LMR_FREE_FUNC>(), "type of DAT_PROVIDER.lmr_free_func");
     assert_eq!(offset_of!(DAT_PROVIDER, rmr_create_func), 336, "offsetof DAT_PROVIDER.rmr_create_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_RMR_CREATE_FUNC>(|s| &s.rmr_create_func),
-        size_of::<DAT_RMR_CREATE_FUNC>(),
-        "type of DAT_PROVIDER.rmr_create_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_RMR_CREATE_FUNC>(|s| &s.rmr_create_func), size_of::<DAT_RMR_CREATE_FUNC>(), "type of DAT_PROVIDER.rmr_create_func");
     assert_eq!(offset_of!(DAT_PROVIDER, rmr_query_func), 344, "offsetof DAT_PROVIDER.rmr_query_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_RMR_QUERY_FUNC>(|s| &s.rmr_query_func),
-        size_of::<DAT_RMR_QUERY_FUNC>(),
-        "type of DAT_PROVIDER.rmr_query_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_RMR_QUERY_FUNC>(|s| &s.rmr_query_func), size_of::<DAT_RMR_QUERY_FUNC>(), "type of DAT_PROVIDER.rmr_query_func");
     assert_eq!(offset_of!(DAT_PROVIDER, rmr_bind_func), 352, "offsetof DAT_PROVIDER.rmr_bind_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_RMR_BIND_FUNC>(|s| &s.rmr_bind_func),
-        size_of::<DAT_RMR_BIND_FUNC>(),
-        "type of DAT_PROVIDER.rmr_bind_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_RMR_BIND_FUNC>(|s| &s.rmr_bind_func), size_of::<DAT_RMR_BIND_FUNC>(), "type of DAT_PROVIDER.rmr_bind_func");
     assert_eq!(offset_of!(DAT_PROVIDER, rmr_free_func), 360, "offsetof DAT_PROVIDER.rmr_free_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_RMR_FREE_FUNC>(|s| &s.rmr_free_func),
-        size_of::<DAT_RMR_FREE_FUNC>(),
-        "type of DAT_PROVIDER.rmr_free_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_RMR_FREE_FUNC>(|s| &s.rmr_free_func), size_of::<DAT_RMR_FREE_FUNC>(), "type of DAT_PROVIDER.rmr_free_func");
     assert_eq!(offset_of!(DAT_PROVIDER, psp_create_func), 368, "offsetof DAT_PROVIDER.psp_create_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_PSP_CREATE_FUNC>(|s| &s.psp_create_func),
-        size_of::<DAT_PSP_CREATE_FUNC>(),
-        "type of DAT_PROVIDER.psp_create_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_PSP_CREATE_FUNC>(|s| &s.psp_create_func), size_of::<DAT_PSP_CREATE_FUNC>(), "type of DAT_PROVIDER.psp_create_func");
     assert_eq!(offset_of!(DAT_PROVIDER, psp_query_func), 376, "offsetof DAT_PROVIDER.psp_query_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_PSP_QUERY_FUNC>(|s| &s.psp_query_func),
-        size_of::<DAT_PSP_QUERY_FUNC>(),
-        "type of DAT_PROVIDER.psp_query_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_PSP_QUERY_FUNC>(|s| &s.psp_query_func), size_of::<DAT_PSP_QUERY_FUNC>(), "type of DAT_PROVIDER.psp_query_func");
     assert_eq!(offset_of!(DAT_PROVIDER, psp_free_func), 384, "offsetof DAT_PROVIDER.psp_free_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_PSP_FREE_FUNC>(|s| &s.psp_free_func),
-        size_of::<DAT_PSP_FREE_FUNC>(),
-        "type of DAT_PROVIDER.psp_free_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_PSP_FREE_FUNC>(|s| &s.psp_free_func), size_of::<DAT_PSP_FREE_FUNC>(), "type of DAT_PROVIDER.psp_free_func");
     assert_eq!(offset_of!(DAT_PROVIDER, rsp_create_func), 392, "offsetof DAT_PROVIDER.rsp_create_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_RSP_CREATE_FUNC>(|s| &s.rsp_create_func),
-        size_of::<DAT_RSP_CREATE_FUNC>(),
-        "type of DAT_PROVIDER.rsp_create_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_RSP_CREATE_FUNC>(|s| &s.rsp_create_func), size_of::<DAT_RSP_CREATE_FUNC>(), "type of DAT_PROVIDER.rsp_create_func");
     assert_eq!(offset_of!(DAT_PROVIDER, rsp_query_func), 400, "offsetof DAT_PROVIDER.rsp_query_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_RSP_QUERY_FUNC>(|s| &s.rsp_query_func),
-        size_of::<DAT_RSP_QUERY_FUNC>(),
-        "type of DAT_PROVIDER.rsp_query_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_RSP_QUERY_FUNC>(|s| &s.rsp_query_func), size_of::<DAT_RSP_QUERY_FUNC>(), "type of DAT_PROVIDER.rsp_query_func");
     assert_eq!(offset_of!(DAT_PROVIDER, rsp_free_func), 408, "offsetof DAT_PROVIDER.rsp_free_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_RSP_FREE_FUNC>(|s| &s.rsp_free_func),
-        size_of::<DAT_RSP_FREE_FUNC>(),
-        "type of DAT_PROVIDER.rsp_free_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_RSP_FREE_FUNC>(|s| &s.rsp_free_func), size_of::<DAT_RSP_FREE_FUNC>(), "type of DAT_PROVIDER.rsp_free_func");
     assert_eq!(offset_of!(DAT_PROVIDER, pz_create_func), 416, "offsetof DAT_PROVIDER.pz_create_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_PZ_CREATE_FUNC>(|s| &s.pz_create_func),
-        size_of::<DAT_PZ_CREATE_FUNC>(),
-        "type of DAT_PROVIDER.pz_create_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_PZ_CREATE_FUNC>(|s| &s.pz_create_func), size_of::<DAT_PZ_CREATE_FUNC>(), "type of DAT_PROVIDER.pz_create_func");
     assert_eq!(offset_of!(DAT_PROVIDER, pz_query_func), 424, "offsetof DAT_PROVIDER.pz_query_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_PZ_QUERY_FUNC>(|s| &s.pz_query_func),
-        size_of::<DAT_PZ_QUERY_FUNC>(),
-        "type of DAT_PROVIDER.pz_query_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_PZ_QUERY_FUNC>(|s| &s.pz_query_func), size_of::<DAT_PZ_QUERY_FUNC>(), "type of DAT_PROVIDER.pz_query_func");
     assert_eq!(offset_of!(DAT_PROVIDER, pz_free_func), 432, "offsetof DAT_PROVIDER.pz_free_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_PZ_FREE_FUNC>(|s| &s.pz_free_func),
-        size_of::<DAT_PZ_FREE_FUNC>(),
-        "type of DAT_PROVIDER.pz_free_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_PZ_FREE_FUNC>(|s| &s.pz_free_func), size_of::<DAT_PZ_FREE_FUNC>(), "type of DAT_PROVIDER.pz_free_func");
     assert_eq!(offset_of!(DAT_PROVIDER, psp_create_any_func), 440, "offsetof DAT_PROVIDER.psp_create_any_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_PSP_CREATE_ANY_FUNC>(|s| &s.psp_create_any_func),
-        size_of::<DAT_PSP_CREATE_ANY_FUNC>(),
-        "type of DAT_PROVIDER.psp_create_any_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_PSP_CREATE_ANY_FUNC>(|s| &s.psp_create_any_func), size_of::<DAT_PSP_CREATE_ANY_FUNC>(), "type of DAT_PROVIDER.psp_create_any_func");
     assert_eq!(offset_of!(DAT_PROVIDER, ep_reset_func), 448, "offsetof DAT_PROVIDER.ep_reset_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EP_RESET_FUNC>(|s| &s.ep_reset_func),
-        size_of::<DAT_EP_RESET_FUNC>(),
-        "type of DAT_PROVIDER.ep_reset_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EP_RESET_FUNC>(|s| &s.ep_reset_func), size_of::<DAT_EP_RESET_FUNC>(), "type of DAT_PROVIDER.ep_reset_func");
     assert_eq!(offset_of!(DAT_PROVIDER, evd_set_unwaitable_func), 456, "offsetof DAT_PROVIDER.evd_set_unwaitable_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EVD_SET_UNWAITABLE_FUNC>(|s| &s.evd_set_unwaitable_func),
-        size_of::<DAT_EVD_SET_UNWAITABLE_FUNC>(),
-        "type of DAT_PROVIDER.evd_set_unwaitable_func"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER, evd_clear_unwaitable_func),
-        464,
-        "offsetof DAT_PROVIDER.evd_clear_unwaitable_func"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EVD_CLEAR_UNWAITABLE_FUNC>(|s| &s.evd_clear_unwaitable_func),
-        size_of::<DAT_EVD_CLEAR_UNWAITABLE_FUNC>(),
-        "type of DAT_PROVIDER.evd_clear_unwaitable_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EVD_SET_UNWAITABLE_FUNC>(|s| &s.evd_set_unwaitable_func), size_of::<DAT_EVD_SET_UNWAITABLE_FUNC>(), "type of DAT_PROVIDER.evd_set_unwaitable_func");
+    assert_eq!(offset_of!(DAT_PROVIDER, evd_clear_unwaitable_func), 464, "offsetof DAT_PROVIDER.evd_clear_unwaitable_func");
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EVD_CLEAR_UNWAITABLE_FUNC>(|s| &s.evd_clear_unwaitable_func), size_of::<DAT_EVD_CLEAR_UNWAITABLE_FUNC>(), "type of DAT_PROVIDER.evd_clear_unwaitable_func");
     assert_eq!(offset_of!(DAT_PROVIDER, lmr_sync_rdma_read_func), 472, "offsetof DAT_PROVIDER.lmr_sync_rdma_read_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_LMR_SYNC_RDMA_READ_FUNC>(|s| &s.lmr_sync_rdma_read_func),
-        size_of::<DAT_LMR_SYNC_RDMA_READ_FUNC>(),
-        "type of DAT_PROVIDER.lmr_sync_rdma_read_func"
-    );
-    assert_eq!(
-        offset_of!(DAT_PROVIDER, lmr_sync_rdma_write_func),
-        480,
-        "offsetof DAT_PROVIDER.lmr_sync_rdma_write_func"
-    );
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_LMR_SYNC_RDMA_WRITE_FUNC>(|s| &s.lmr_sync_rdma_write_func),
-        size_of::<DAT_LMR_SYNC_RDMA_WRITE_FUNC>(),
-        "type of DAT_PROVIDER.lmr_sync_rdma_write_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_LMR_SYNC_RDMA_READ_FUNC>(|s| &s.lmr_sync_rdma_read_func), size_of::<DAT_LMR_SYNC_RDMA_READ_FUNC>(), "type of DAT_PROVIDER.lmr_sync_rdma_read_func");
+    assert_eq!(offset_of!(DAT_PROVIDER, lmr_sync_rdma_write_func), 480, "offsetof DAT_PROVIDER.lmr_sync_rdma_write_func");
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_LMR_SYNC_RDMA_WRITE_FUNC>(|s| &s.lmr_sync_rdma_write_func), size_of::<DAT_LMR_SYNC_RDMA_WRITE_FUNC>(), "type of DAT_PROVIDER.lmr_sync_rdma_write_func");
     assert_eq!(offset_of!(DAT_PROVIDER, ep_create_with_srq_func), 488, "offsetof DAT_PROVIDER.ep_create_with_srq_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EP_CREATE_WITH_SRQ_FUNC>(|s| &s.ep_create_with_srq_func),
-        size_of::<DAT_EP_CREATE_WITH_SRQ_FUNC>(),
-        "type of DAT_PROVIDER.ep_create_with_srq_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EP_CREATE_WITH_SRQ_FUNC>(|s| &s.ep_create_with_srq_func), size_of::<DAT_EP_CREATE_WITH_SRQ_FUNC>(), "type of DAT_PROVIDER.ep_create_with_srq_func");
     assert_eq!(offset_of!(DAT_PROVIDER, ep_recv_query_func), 496, "offsetof DAT_PROVIDER.ep_recv_query_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EP_RECV_QUERY_FUNC>(|s| &s.ep_recv_query_func),
-        size_of::<DAT_EP_RECV_QUERY_FUNC>(),
-        "type of DAT_PROVIDER.ep_recv_query_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EP_RECV_QUERY_FUNC>(|s| &s.ep_recv_query_func), size_of::<DAT_EP_RECV_QUERY_FUNC>(), "type of DAT_PROVIDER.ep_recv_query_func");
     assert_eq!(offset_of!(DAT_PROVIDER, ep_set_watermark_func), 504, "offsetof DAT_PROVIDER.ep_set_watermark_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_EP_SET_WATERMARK_FUNC>(|s| &s.ep_set_watermark_func),
-        size_of::<DAT_EP_SET_WATERMARK_FUNC>(),
-        "type of DAT_PROVIDER.ep_set_watermark_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_EP_SET_WATERMARK_FUNC>(|s| &s.ep_set_watermark_func), size_of::<DAT_EP_SET_WATERMARK_FUNC>(), "type of DAT_PROVIDER.ep_set_watermark_func");
     assert_eq!(offset_of!(DAT_PROVIDER, srq_create_func), 512, "offsetof DAT_PROVIDER.srq_create_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_SRQ_CREATE_FUNC>(|s| &s.srq_create_func),
-        size_of::<DAT_SRQ_CREATE_FUNC>(),
-        "type of DAT_PROVIDER.srq_create_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_SRQ_CREATE_FUNC>(|s| &s.srq_create_func), size_of::<DAT_SRQ_CREATE_FUNC>(), "type of DAT_PROVIDER.srq_create_func");
     assert_eq!(offset_of!(DAT_PROVIDER, srq_free_func), 520, "offsetof DAT_PROVIDER.srq_free_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_SRQ_FREE_FUNC>(|s| &s.srq_free_func),
-        size_of::<DAT_SRQ_FREE_FUNC>(),
-        "type of DAT_PROVIDER.srq_free_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_SRQ_FREE_FUNC>(|s| &s.srq_free_func), size_of::<DAT_SRQ_FREE_FUNC>(), "type of DAT_PROVIDER.srq_free_func");
     assert_eq!(offset_of!(DAT_PROVIDER, srq_post_recv_func), 528, "offsetof DAT_PROVIDER.srq_post_recv_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_SRQ_POST_RECV_FUNC>(|s| &s.srq_post_recv_func),
-        size_of::<DAT_SRQ_POST_RECV_FUNC>(),
-        "type of DAT_PROVIDER.srq_post_recv_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_SRQ_POST_RECV_FUNC>(|s| &s.srq_post_recv_func), size_of::<DAT_SRQ_POST_RECV_FUNC>(), "type of DAT_PROVIDER.srq_post_recv_func");
     assert_eq!(offset_of!(DAT_PROVIDER, srq_query_func), 536, "offsetof DAT_PROVIDER.srq_query_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_SRQ_QUERY_FUNC>(|s| &s.srq_query_func),
-        size_of::<DAT_SRQ_QUERY_FUNC>(),
-        "type of DAT_PROVIDER.srq_query_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_SRQ_QUERY_FUNC>(|s| &s.srq_query_func), size_of::<DAT_SRQ_QUERY_FUNC>(), "type of DAT_PROVIDER.srq_query_func");
     assert_eq!(offset_of!(DAT_PROVIDER, srq_resize_func), 544, "offsetof DAT_PROVIDER.srq_resize_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_SRQ_RESIZE_FUNC>(|s| &s.srq_resize_func),
-        size_of::<DAT_SRQ_RESIZE_FUNC>(),
-        "type of DAT_PROVIDER.srq_resize_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_SRQ_RESIZE_FUNC>(|s| &s.srq_resize_func), size_of::<DAT_SRQ_RESIZE_FUNC>(), "type of DAT_PROVIDER.srq_resize_func");
     assert_eq!(offset_of!(DAT_PROVIDER, srq_set_lw_func), 552, "offsetof DAT_PROVIDER.srq_set_lw_func");
-    assert_eq!(
-        field_size::<DAT_PROVIDER, DAT_SRQ_SET_LW_FUNC>(|s| &s.srq_set_lw_func),
-        size_of::<DAT_SRQ_SET_LW_FUNC>(),
-        "type of DAT_PROVIDER.srq_set_lw_func"
-    );
+    assert_eq!(field_size::<DAT_PROVIDER, DAT_SRQ_SET_LW_FUNC>(|s| &s.srq_set_lw_func), size_of::<DAT_SRQ_SET_LW_FUNC>(), "type of DAT_PROVIDER.srq_set_lw_func");
 }
 
 #[test]
@@ -2891,23 +951,11 @@ fn scalar_type_sizes() {
     assert_eq!((size_of::<DAT_EVENT_NUMBER>(), align_of::<DAT_EVENT_NUMBER>()), (4, 4), "DAT_EVENT_NUMBER");
     assert_eq!((size_of::<DAT_EP_STATE>(), align_of::<DAT_EP_STATE>()), (4, 4), "DAT_EP_STATE");
     assert_eq!((size_of::<DAT_IA_ATTR_MASK>(), align_of::<DAT_IA_ATTR_MASK>()), (8, 8), "DAT_IA_ATTR_MASK");
-    assert_eq!(
-        (size_of::<DAT_PROVIDER_ATTR_MASK>(), align_of::<DAT_PROVIDER_ATTR_MASK>()),
-        (8, 8),
-        "DAT_PROVIDER_ATTR_MASK"
-    );
+    assert_eq!((size_of::<DAT_PROVIDER_ATTR_MASK>(), align_of::<DAT_PROVIDER_ATTR_MASK>()), (8, 8), "DAT_PROVIDER_ATTR_MASK");
     assert_eq!((size_of::<DAT_EP_PARAM_MASK>(), align_of::<DAT_EP_PARAM_MASK>()), (8, 8), "DAT_EP_PARAM_MASK");
     assert_eq!((size_of::<DAT_LMR_PARAM_MASK>(), align_of::<DAT_LMR_PARAM_MASK>()), (4, 4), "DAT_LMR_PARAM_MASK");
-    assert_eq!(
-        (size_of::<DAT_REGION_DESCRIPTION>(), align_of::<DAT_REGION_DESCRIPTION>()),
-        (16, 8),
-        "DAT_REGION_DESCRIPTION"
-    );
-    assert_eq!(
-        (size_of::<DAT_OS_WAIT_PROXY_AGENT>(), align_of::<DAT_OS_WAIT_PROXY_AGENT>()),
-        (16, 8),
-        "DAT_OS_WAIT_PROXY_AGENT"
-    );
+    assert_eq!((size_of::<DAT_REGION_DESCRIPTION>(), align_of::<DAT_REGION_DESCRIPTION>()), (16, 8), "DAT_REGION_DESCRIPTION");
+    assert_eq!((size_of::<DAT_OS_WAIT_PROXY_AGENT>(), align_of::<DAT_OS_WAIT_PROXY_AGENT>()), (16, 8), "DAT_OS_WAIT_PROXY_AGENT");
 }
 
 #[test]
@@ -3234,10 +1282,7 @@ fn constant_values() {
     assert_eq!(DAT_CONNECTION_EVENT_ESTABLISHED as u64, 0x4001, "DAT_CONNECTION_EVENT_ESTABLISHED");
     assert_eq!(DAT_CONNECTION_EVENT_PEER_REJECTED as u64, 0x4002, "DAT_CONNECTION_EVENT_PEER_REJECTED");
     assert_eq!(DAT_CONNECTION_EVENT_NON_PEER_REJECTED as u64, 0x4003, "DAT_CONNECTION_EVENT_NON_PEER_REJECTED");
-    assert_eq!(
-        DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR as u64, 0x4004,
-        "DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR"
-    );
+    assert_eq!(DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR as u64, 0x4004, "DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR");
     assert_eq!(DAT_CONNECTION_EVENT_DISCONNECTED as u64, 0x4005, "DAT_CONNECTION_EVENT_DISCONNECTED");
     assert_eq!(DAT_CONNECTION_EVENT_BROKEN as u64, 0x4006, "DAT_CONNECTION_EVENT_BROKEN");
     assert_eq!(DAT_CONNECTION_EVENT_TIMED_OUT as u64, 0x4007, "DAT_CONNECTION_EVENT_TIMED_OUT");
@@ -3276,25 +1321,13 @@ fn constant_values() {
     assert_eq!(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV as u64, 0x200000, "DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV");
     assert_eq!(DAT_EP_FIELD_EP_ATTR_NUM_PROVIDER_ATTR as u64, 0x20000000, "DAT_EP_FIELD_EP_ATTR_NUM_PROVIDER_ATTR");
     assert_eq!(DAT_EP_FIELD_EP_ATTR_NUM_TRANSPORT_ATTR as u64, 0x8000000, "DAT_EP_FIELD_EP_ATTR_NUM_TRANSPORT_ATTR");
-    assert_eq!(
-        DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR as u64, 0x40000000,
-        "DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR"
-    );
+    assert_eq!(DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR as u64, 0x40000000, "DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR");
     assert_eq!(DAT_EP_FIELD_EP_ATTR_QOS as u64, 0x8000, "DAT_EP_FIELD_EP_ATTR_QOS");
-    assert_eq!(
-        DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS as u64, 0x10000,
-        "DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS"
-    );
-    assert_eq!(
-        DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS as u64, 0x20000,
-        "DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS"
-    );
+    assert_eq!(DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS as u64, 0x10000, "DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS");
+    assert_eq!(DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS as u64, 0x20000, "DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS");
     assert_eq!(DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE as u64, 0x1000, "DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE");
     assert_eq!(DAT_EP_FIELD_EP_ATTR_SRQ_SOFT_HW as u64, 0x1000000, "DAT_EP_FIELD_EP_ATTR_SRQ_SOFT_HW");
-    assert_eq!(
-        DAT_EP_FIELD_EP_ATTR_TRANSPORT_SPECIFIC_ATTR as u64, 0x10000000,
-        "DAT_EP_FIELD_EP_ATTR_TRANSPORT_SPECIFIC_ATTR"
-    );
+    assert_eq!(DAT_EP_FIELD_EP_ATTR_TRANSPORT_SPECIFIC_ATTR as u64, 0x10000000, "DAT_EP_FIELD_EP_ATTR_TRANSPORT_SPECIFIC_ATTR");
     assert_eq!(DAT_EP_FIELD_EP_STATE as u64, 0x2, "DAT_EP_FIELD_EP_STATE");
     assert_eq!(DAT_EP_FIELD_IA_HANDLE as u64, 0x1, "DAT_EP_FIELD_IA_HANDLE");
     assert_eq!(DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR as u64, 0x4, "DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR");
@@ -3323,14 +1356,8 @@ fn constant_values() {
     assert_eq!(DAT_IA_FIELD_IA_MAX_EVDS as u64, 0x800, "DAT_IA_FIELD_IA_MAX_EVDS");
     assert_eq!(DAT_IA_FIELD_IA_MAX_EVD_QLEN as u64, 0x1000, "DAT_IA_FIELD_IA_MAX_EVD_QLEN");
     assert_eq!(DAT_IA_FIELD_IA_MAX_IOV_SEGMENTS_PER_DTO as u64, 0x2000, "DAT_IA_FIELD_IA_MAX_IOV_SEGMENTS_PER_DTO");
-    assert_eq!(
-        DAT_IA_FIELD_IA_MAX_IOV_SEGMENTS_PER_RDMA_READ as u64, 0x2000000,
-        "DAT_IA_FIELD_IA_MAX_IOV_SEGMENTS_PER_RDMA_READ"
-    );
-    assert_eq!(
-        DAT_IA_FIELD_IA_MAX_IOV_SEGMENTS_PER_RDMA_WRITE as u64, 0x4000000,
-        "DAT_IA_FIELD_IA_MAX_IOV_SEGMENTS_PER_RDMA_WRITE"
-    );
+    assert_eq!(DAT_IA_FIELD_IA_MAX_IOV_SEGMENTS_PER_RDMA_READ as u64, 0x2000000, "DAT_IA_FIELD_IA_MAX_IOV_SEGMENTS_PER_RDMA_READ");
+    assert_eq!(DAT_IA_FIELD_IA_MAX_IOV_SEGMENTS_PER_RDMA_WRITE as u64, 0x4000000, "DAT_IA_FIELD_IA_MAX_IOV_SEGMENTS_PER_RDMA_WRITE");
     assert_eq!(DAT_IA_FIELD_IA_MAX_LMRS as u64, 0x4000, "DAT_IA_FIELD_IA_MAX_LMRS");
     assert_eq!(DAT_IA_FIELD_IA_MAX_LMR_BLOCK_SIZE as u64, 0x8000, "DAT_IA_FIELD_IA_MAX_LMR_BLOCK_SIZE");
     assert_eq!(DAT_IA_FIELD_IA_MAX_LMR_VIRTUAL_ADDRESS as u64, 0x10000, "DAT_IA_FIELD_IA_MAX_LMR_VIRTUAL_ADDRESS");
@@ -3340,15 +1367,9 @@ fn constant_values() {
     assert_eq!(DAT_IA_FIELD_IA_MAX_RDMA_READ_IN as u64, 0x8000000, "DAT_IA_FIELD_IA_MAX_RDMA_READ_IN");
     assert_eq!(DAT_IA_FIELD_IA_MAX_RDMA_READ_OUT as u64, 0x10000000, "DAT_IA_FIELD_IA_MAX_RDMA_READ_OUT");
     assert_eq!(DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_IN as u64, 0x200, "DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_IN");
-    assert_eq!(
-        DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_IN_GUARANTEED as u64, 0x20000000,
-        "DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_IN_GUARANTEED"
-    );
+    assert_eq!(DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_IN_GUARANTEED as u64, 0x20000000, "DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_IN_GUARANTEED");
     assert_eq!(DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_OUT as u64, 0x400, "DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_OUT");
-    assert_eq!(
-        DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_OUT_GUARANTEED as u64, 0x40000000,
-        "DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_OUT_GUARANTEED"
-    );
+    assert_eq!(DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_OUT_GUARANTEED as u64, 0x40000000, "DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_OUT_GUARANTEED");
     assert_eq!(DAT_IA_FIELD_IA_MAX_RDMA_SIZE as u64, 0x80000, "DAT_IA_FIELD_IA_MAX_RDMA_SIZE");
     assert_eq!(DAT_IA_FIELD_IA_MAX_RECV_PER_SRQ as u64, 0x1000000, "DAT_IA_FIELD_IA_MAX_RECV_PER_SRQ");
     assert_eq!(DAT_IA_FIELD_IA_MAX_RMRS as u64, 0x100000, "DAT_IA_FIELD_IA_MAX_RMRS");
@@ -3367,59 +1388,32 @@ fn constant_values() {
     assert_eq!(DAT_NAME_NOT_FOUND as u64, 0xa0000, "DAT_NAME_NOT_FOUND");
     assert_eq!(DAT_OPTIMAL_ALIGNMENT as u64, 0x100, "DAT_OPTIMAL_ALIGNMENT");
     assert_eq!(DAT_PROVIDER_FIELD_ALL as u64, 0x3ffffff, "DAT_PROVIDER_FIELD_ALL");
-    assert_eq!(
-        DAT_PROVIDER_FIELD_COMPLETION_FLAGS_SUPPORTED as u64, 0x100,
-        "DAT_PROVIDER_FIELD_COMPLETION_FLAGS_SUPPORTED"
-    );
+    assert_eq!(DAT_PROVIDER_FIELD_COMPLETION_FLAGS_SUPPORTED as u64, 0x100, "DAT_PROVIDER_FIELD_COMPLETION_FLAGS_SUPPORTED");
     assert_eq!(DAT_PROVIDER_FIELD_DAPL_VERSION_MAJOR as u64, 0x8, "DAT_PROVIDER_FIELD_DAPL_VERSION_MAJOR");
     assert_eq!(DAT_PROVIDER_FIELD_DAPL_VERSION_MINOR as u64, 0x10, "DAT_PROVIDER_FIELD_DAPL_VERSION_MINOR");
     assert_eq!(DAT_PROVIDER_FIELD_DAT_QOS_SUPPORTED as u64, 0x80, "DAT_PROVIDER_FIELD_DAT_QOS_SUPPORTED");
-    assert_eq!(
-        DAT_PROVIDER_FIELD_DTO_ASYNC_RETURN_GUARANTEED as u64, 0x400000,
-        "DAT_PROVIDER_FIELD_DTO_ASYNC_RETURN_GUARANTEED"
-    );
+    assert_eq!(DAT_PROVIDER_FIELD_DTO_ASYNC_RETURN_GUARANTEED as u64, 0x400000, "DAT_PROVIDER_FIELD_DTO_ASYNC_RETURN_GUARANTEED");
     assert_eq!(DAT_PROVIDER_FIELD_EP_CREATOR as u64, 0x1000, "DAT_PROVIDER_FIELD_EP_CREATOR");
     assert_eq!(DAT_PROVIDER_FIELD_EP_RECV_INFO_SUPPORTED as u64, 0x100000, "DAT_PROVIDER_FIELD_EP_RECV_INFO_SUPPORTED");
-    assert_eq!(
-        DAT_PROVIDER_FIELD_EVD_STREAM_MERGING_SUPPORTED as u64, 0x8000,
-        "DAT_PROVIDER_FIELD_EVD_STREAM_MERGING_SUPPORTED"
-    );
+    assert_eq!(DAT_PROVIDER_FIELD_EVD_STREAM_MERGING_SUPPORTED as u64, 0x8000, "DAT_PROVIDER_FIELD_EVD_STREAM_MERGING_SUPPORTED");
     assert_eq!(DAT_PROVIDER_FIELD_IOV_OWNERSHIP as u64, 0x40, "DAT_PROVIDER_FIELD_IOV_OWNERSHIP");
     assert_eq!(DAT_PROVIDER_FIELD_IS_THREAD_SAFE as u64, 0x200, "DAT_PROVIDER_FIELD_IS_THREAD_SAFE");
     assert_eq!(DAT_PROVIDER_FIELD_LMR_MEM_TYPE_SUPPORTED as u64, 0x20, "DAT_PROVIDER_FIELD_LMR_MEM_TYPE_SUPPORTED");
     assert_eq!(DAT_PROVIDER_FIELD_LMR_SYNC_REQ as u64, 0x200000, "DAT_PROVIDER_FIELD_LMR_SYNC_REQ");
     assert_eq!(DAT_PROVIDER_FIELD_MAX_PRIVATE_DATA_SIZE as u64, 0x400, "DAT_PROVIDER_FIELD_MAX_PRIVATE_DATA_SIZE");
     assert_eq!(DAT_PROVIDER_FIELD_NONE as u64, 0x0, "DAT_PROVIDER_FIELD_NONE");
-    assert_eq!(
-        DAT_PROVIDER_FIELD_NUM_PROVIDER_SPECIFIC_ATTR as u64, 0x1000000,
-        "DAT_PROVIDER_FIELD_NUM_PROVIDER_SPECIFIC_ATTR"
-    );
-    assert_eq!(
-        DAT_PROVIDER_FIELD_OPTIMAL_BUFFER_ALIGNMENT as u64, 0x4000,
-        "DAT_PROVIDER_FIELD_OPTIMAL_BUFFER_ALIGNMENT"
-    );
+    assert_eq!(DAT_PROVIDER_FIELD_NUM_PROVIDER_SPECIFIC_ATTR as u64, 0x1000000, "DAT_PROVIDER_FIELD_NUM_PROVIDER_SPECIFIC_ATTR");
+    assert_eq!(DAT_PROVIDER_FIELD_OPTIMAL_BUFFER_ALIGNMENT as u64, 0x4000, "DAT_PROVIDER_FIELD_OPTIMAL_BUFFER_ALIGNMENT");
     assert_eq!(DAT_PROVIDER_FIELD_PROVIDER_NAME as u64, 0x1, "DAT_PROVIDER_FIELD_PROVIDER_NAME");
-    assert_eq!(
-        DAT_PROVIDER_FIELD_PROVIDER_SPECIFIC_ATTR as u64, 0x2000000,
-        "DAT_PROVIDER_FIELD_PROVIDER_SPECIFIC_ATTR"
-    );
+    assert_eq!(DAT_PROVIDER_FIELD_PROVIDER_SPECIFIC_ATTR as u64, 0x2000000, "DAT_PROVIDER_FIELD_PROVIDER_SPECIFIC_ATTR");
     assert_eq!(DAT_PROVIDER_FIELD_PROVIDER_VERSION_MAJOR as u64, 0x2, "DAT_PROVIDER_FIELD_PROVIDER_VERSION_MAJOR");
     assert_eq!(DAT_PROVIDER_FIELD_PROVIDER_VERSION_MINOR as u64, 0x4, "DAT_PROVIDER_FIELD_PROVIDER_VERSION_MINOR");
     assert_eq!(DAT_PROVIDER_FIELD_PZ_SUPPORT as u64, 0x2000, "DAT_PROVIDER_FIELD_PZ_SUPPORT");
-    assert_eq!(
-        DAT_PROVIDER_FIELD_RDMA_WRITE_FOR_RDMA_READ_REQ as u64, 0x800000,
-        "DAT_PROVIDER_FIELD_RDMA_WRITE_FOR_RDMA_READ_REQ"
-    );
-    assert_eq!(
-        DAT_PROVIDER_FIELD_SRQ_EP_PZ_DIFFERENCE_SUPPORTED as u64, 0x40000,
-        "DAT_PROVIDER_FIELD_SRQ_EP_PZ_DIFFERENCE_SUPPORTED"
-    );
+    assert_eq!(DAT_PROVIDER_FIELD_RDMA_WRITE_FOR_RDMA_READ_REQ as u64, 0x800000, "DAT_PROVIDER_FIELD_RDMA_WRITE_FOR_RDMA_READ_REQ");
+    assert_eq!(DAT_PROVIDER_FIELD_SRQ_EP_PZ_DIFFERENCE_SUPPORTED as u64, 0x40000, "DAT_PROVIDER_FIELD_SRQ_EP_PZ_DIFFERENCE_SUPPORTED");
     assert_eq!(DAT_PROVIDER_FIELD_SRQ_INFO_SUPPORTED as u64, 0x80000, "DAT_PROVIDER_FIELD_SRQ_INFO_SUPPORTED");
     assert_eq!(DAT_PROVIDER_FIELD_SRQ_SUPPORTED as u64, 0x10000, "DAT_PROVIDER_FIELD_SRQ_SUPPORTED");
-    assert_eq!(
-        DAT_PROVIDER_FIELD_SRQ_WATERMARKS_SUPPORTED as u64, 0x20000,
-        "DAT_PROVIDER_FIELD_SRQ_WATERMARKS_SUPPORTED"
-    );
+    assert_eq!(DAT_PROVIDER_FIELD_SRQ_WATERMARKS_SUPPORTED as u64, 0x20000, "DAT_PROVIDER_FIELD_SRQ_WATERMARKS_SUPPORTED");
     assert_eq!(DAT_PROVIDER_FIELD_SUPPORTS_MULTIPATH as u64, 0x800, "DAT_PROVIDER_FIELD_SUPPORTS_MULTIPATH");
     assert_eq!(DAT_RMR_BIND_FAILURE as u64, 0x1, "DAT_RMR_BIND_FAILURE");
     assert_eq!(DAT_RMR_BIND_SUCCESS as u64, 0x0, "DAT_RMR_BIND_SUCCESS");

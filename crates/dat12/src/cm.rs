@@ -9,7 +9,8 @@ use datcore::DatResult;
 
 /// Listens on a connection qualifier. Errors: `DAT_INVALID_HANDLE|IA`, `|EVD_CR` (not a CR
 /// EVD), `DAT_INVALID_PARAMETER|ARG4` (flags), `|ARG5` (psp_handle NULL),
-/// `DAT_CONN_QUAL_IN_USE`. `DAT_PSP_PROVIDER_FLAG` returns `DAT_NOT_IMPLEMENTED`.
+/// `DAT_CONN_QUAL_IN_USE`. With `DAT_PSP_PROVIDER_FLAG` each request comes with a
+/// provider-created EP (no PZ, no EVDs, tentative) named by `dat_cr_query`'s `local_ep_handle`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_psp_create(
     ia_handle: DAT_IA_HANDLE,
@@ -179,8 +180,9 @@ pub unsafe extern "C" fn dat_cr_query(
     })
 }
 
-/// Accepts a request on an EP (NULL: the RSP's reserved EP). Errors: `DAT_INVALID_HANDLE|CR`,
-/// `|EP`, `DAT_INVALID_PARAMETER|ARG3/ARG4` (private data), `DAT_INVALID_STATE` (EP state).
+/// Accepts a request on an EP (NULL: the EP the request names: an RSP's reserved EP or the
+/// provider-created EP). Errors: `DAT_INVALID_HANDLE|CR`, `|EP`, `DAT_INVALID_PARAMETER|ARG3/ARG4`
+/// (private data), `DAT_INVALID_STATE` (EP state; `EP_NOTREADY`: a provider EP without a PZ).
 #[no_mangle]
 pub unsafe extern "C" fn dat_cr_accept(
     cr_handle: DAT_CR_HANDLE,

@@ -5,7 +5,7 @@ use crate::convert::{ep_attr_in, ep_attr_out};
 use crate::ffi::{h, input, out, slice};
 use crate::ia::ia_of;
 use crate::memory::sges;
-use datcore::endpoint::{self, Endpoint, EpAttr, EpCreate};
+use datcore::endpoint::{self, Endpoint, EpAttr, EpCreate, EpModify, CONNECT_EVD, RECV_EVD, REQUEST_EVD};
 use datcore::handle;
 use datcore::provider::SendOp;
 use datcore::{DatError, DatResult};
@@ -132,10 +132,11 @@ pub unsafe extern "C" fn dat_ep_query(
         p.local_port_qual = 0;
         p.remote_ia_address_ptr = remote_ptr as DAT_IA_ADDRESS_PTR;
         p.remote_port_qual = remote_port;
-        p.pz_handle = ep.pz_handle.as_ptr();
-        p.recv_evd_handle = ep.evd_handles[0].as_ptr();
-        p.request_evd_handle = ep.evd_handles[1].as_ptr();
-        p.connect_evd_handle = ep.evd_handles[2].as_ptr();
+        let b = ep.binding();
+        p.pz_handle = b.pz_handle.as_ptr();
+        p.recv_evd_handle = b.evd_handles[RECV_EVD].as_ptr();
+        p.request_evd_handle = b.evd_handles[REQUEST_EVD].as_ptr();
+        p.connect_evd_handle = b.evd_handles[CONNECT_EVD].as_ptr();
         p.srq_handle = ep.srq_handle.as_ptr();
         p.ep_attr = ep_attr_out(&ep.attr());
         Ok(())
@@ -192,10 +193,12 @@ fn merge_attr(mask: u64, from: &EpAttr, to: &mut EpAttr) {
     }
 }
 
-/// Modifies EP attributes of an unconnected EP. Errors: `DAT_INVALID_HANDLE|EP`,
-/// `DAT_INVALID_PARAMETER|ARG2` (read-only fields: IA, state, addresses, ports),
-/// `|ARG3` (NULL or out-of-range values), `DAT_INVALID_STATE` (not unconnected).
-/// Changing the EVDs, PZ or SRQ of an EP returns `DAT_NOT_IMPLEMENTED`.
+/// Modifies an EP before it connects: attributes, PZ and EVDs (see `Endpoint::modify` for the
+/// states each may change in). Errors: `DAT_INVALID_HANDLE|EP`, `DAT_INVALID_PARAMETER|ARG2`
+/// (read-only fields: IA, state, addresses, ports), `|ARG3` (NULL or out-of-range values),
+/// `DAT_INVALID_HANDLE|PZ`, `|EVD_RECV`, `|EVD_REQUEST`, `|EVD_CONN` (a handle that is not
+/// one, or an EVD without the needed event flag), `DAT_INVALID_STATE`.
+/// Changing the SRQ of an EP returns `DAT_NOT_IMPLEMENTED`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_modify(
     ep_handle: DAT_EP_HANDLE,
@@ -216,20 +219,27 @@ pub unsafe extern "C" fn dat_ep_modify(
             | DAT_EP_FIELD_LOCAL_PORT_QUAL
             | DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR
             | DAT_EP_FIELD_REMOTE_PORT_QUAL;
-        let handles = DAT_EP_FIELD_PZ_HANDLE
-            | DAT_EP_FIELD_RECV_EVD_HANDLE
-            | DAT_EP_FIELD_REQUEST_EVD_HANDLE
-            | DAT_EP_FIELD_CONNECT_EVD_HANDLE
-            | DAT_EP_FIELD_SRQ_HANDLE;
         if mask & read_only != 0 || mask & !DAT_EP_FIELD_ALL != 0 {
             return Err(DatError::invalid_arg(2));
         }
-        if mask & handles != 0 {
+        if mask & DAT_EP_FIELD_SRQ_HANDLE != 0 {
             return Err(DatError::NOT_IMPLEMENTED);
         }
-        let mut attr = ep.attr();
-        merge_attr(mask, &ep_attr_in(&p.ep_attr), &mut attr);
-        ep.modify_attr(attr)
+        let field = |bit: u64, value: DAT_HANDLE| (mask & bit != 0).then(|| h(value));
+        let attr = (mask & DAT_EP_FIELD_EP_ATTR_ALL != 0).then(|| {
+            let mut attr = ep.attr();
+            merge_attr(mask, &ep_attr_in(&p.ep_attr), &mut attr);
+            attr
+        });
+        ep.modify(&EpModify {
+            attr,
+            pz: field(DAT_EP_FIELD_PZ_HANDLE, p.pz_handle),
+            evds: [
+                field(DAT_EP_FIELD_RECV_EVD_HANDLE, p.recv_evd_handle),
+                field(DAT_EP_FIELD_REQUEST_EVD_HANDLE, p.request_evd_handle),
+                field(DAT_EP_FIELD_CONNECT_EVD_HANDLE, p.connect_evd_handle),
+            ],
+        })
     })
 }
 
@@ -355,22 +365,16 @@ unsafe fn post_request(
     ep.post_request(op, sges(iov), unsafe { cookie.as_64 }, flags)
 }
 
-/// The remote side of an RDMA operation.
-unsafe fn remote(p: *const DAT_RMR_TRIPLET) -> DatResult<(u64, u32, u64)> {
+/// The remote side of an RDMA operation: target address and rmr_context.
+///
+/// The triplet's `segment_length` is not checked against the local IOV, as OFED's library
+/// does not check it: shipped consumers advertise a short triplet and then move a longer
+/// buffer within the same registered region. The target enforces the region itself (rkey,
+/// bounds, rights) and an access outside it completes with `DAT_DTO_ERR_REMOTE_ACCESS`.
+unsafe fn remote(p: *const DAT_RMR_TRIPLET) -> DatResult<(u64, u32)> {
     // SAFETY: readable triplet from the consumer.
     let r = unsafe { input(p, 5)? };
-    Ok((r.target_address, r.rmr_context, r.segment_length))
-}
-
-/// Local bytes must fit in the remote segment.
-fn check_remote_length(iov: *const DAT_LMR_TRIPLET, n: DAT_COUNT, remote_len: u64) -> DatResult<()> {
-    // SAFETY: same triplets the post reads; the caller validated the count's sign there.
-    let iov = unsafe { slice(iov, n.max(0) as i64, 3, 2)? };
-    let total: u64 = iov.iter().map(|t| t.segment_length).sum();
-    if total > remote_len {
-        return Err(DatError::new(DAT_LENGTH_ERROR, 0));
-    }
-    Ok(())
+    Ok((r.target_address, r.rmr_context))
 }
 
 /// Posts a send. Errors: `DAT_INVALID_HANDLE|EP`, `DAT_INVALID_PARAMETER|ARG2` (too many
@@ -426,8 +430,8 @@ pub unsafe extern "C" fn dat_ep_post_recv(
 }
 
 /// Posts an RDMA read into the local IOV. Errors as `dat_ep_post_send`, plus
-/// `DAT_INVALID_PARAMETER|ARG5` (remote triplet NULL), `|ARG6` (flags) and
-/// `DAT_LENGTH_ERROR` (local IOV longer than the remote segment).
+/// `DAT_INVALID_PARAMETER|ARG5` (remote triplet NULL) and `|ARG6` (flags). The remote
+/// triplet's `segment_length` is not compared with the local IOV (see [`remote`]).
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_post_rdma_read(
     ep_handle: DAT_EP_HANDLE,
@@ -447,8 +451,7 @@ pub unsafe extern "C" fn dat_ep_post_rdma_read(
         }
         ep_of(ep_handle)?;
         // SAFETY: remote triplet from the consumer.
-        let (remote_addr, rkey, len) = unsafe { remote(remote_iov)? };
-        check_remote_length(local_iov, num_segments, len)?;
+        let (remote_addr, rkey) = unsafe { remote(remote_iov)? };
         // SAFETY: arguments straight from the consumer, validated inside.
         unsafe {
             post_request(
@@ -483,8 +486,7 @@ pub unsafe extern "C" fn dat_ep_post_rdma_write(
         }
         ep_of(ep_handle)?;
         // SAFETY: remote triplet from the consumer.
-        let (remote_addr, rkey, len) = unsafe { remote(remote_iov)? };
-        check_remote_length(local_iov, num_segments, len)?;
+        let (remote_addr, rkey) = unsafe { remote(remote_iov)? };
         // SAFETY: arguments straight from the consumer, validated inside.
         unsafe {
             post_request(

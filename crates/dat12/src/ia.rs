@@ -225,24 +225,34 @@ pub unsafe extern "C" fn dat_get_consumer_context(dat_handle: DAT_HANDLE, contex
     })
 }
 
-/// `dat_strerror`: static strings for the type and subtype of `value`; `message` may be NULL.
-/// Unknown values return `DAT_INVALID_PARAMETER` (0x00060000, without the class bit).
+/// `dat_strerror`: static strings naming the type and subtype of `value`.
+///
+/// Both out-pointers are required: a NULL one returns `DAT_INVALID_PARAMETER|DAT_INVALID_ARG2/3`
+/// (the other is still written).  An unknown type or subtype returns `DAT_INVALID_PARAMETER`
+/// (0x00060000, without the class bit, as the reference does) with placeholder text for the
+/// unknown part: the messages are written whatever the result.
 #[no_mangle]
 pub unsafe extern "C" fn dat_strerror(
     value: DAT_RETURN,
     major_message: *mut *const libc::c_char,
     minor_message: *mut *const libc::c_char,
 ) -> DAT_RETURN {
-    let r = std::panic::catch_unwind(|| match crate::strerror::strerror(value) {
-        Ok((major, minor)) => {
-            // SAFETY: optional out-pointers from the consumer; static strings.
-            unsafe {
-                crate::ffi::write_opt(major_message, major.as_ptr());
-                crate::ffi::write_opt(minor_message, minor.as_ptr());
-            }
-            DAT_SUCCESS
+    let r = std::panic::catch_unwind(|| {
+        let messages = crate::strerror::messages(value);
+        // SAFETY: optional out-pointers from the consumer; the strings are static.
+        unsafe {
+            crate::ffi::write_opt(major_message, messages.major.as_ptr());
+            crate::ffi::write_opt(minor_message, messages.minor.as_ptr());
         }
-        Err(code) => code,
+        if major_message.is_null() {
+            DatError::invalid_arg(2).0
+        } else if minor_message.is_null() {
+            DatError::invalid_arg(3).0
+        } else if messages.known {
+            DAT_SUCCESS
+        } else {
+            DAT_INVALID_PARAMETER
+        }
     });
     r.unwrap_or(DatError::INTERNAL.0)
 }

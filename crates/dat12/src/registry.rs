@@ -157,7 +157,9 @@ pub unsafe fn list_providers_from(
     DAT_SUCCESS
 }
 
-/// Lists the static registry: built-in IAs, then every loadable dat.conf entry in file order.
+/// Lists the static registry: built-in IAs, then the loadable dat.conf entries registered for
+/// DAT 1.x (`u1.*`) in file order; entries for DAT 2.0 (`u2.0`, as in Debian's dat.conf) are
+/// not shown to DAT 1.2 consumers, as OFED's 1.2 library does not show them.
 ///
 /// Errors (DAT 1.2 numbering): `entries_returned == NULL` → `DAT_INVALID_PARAMETER|ARG2`
 /// (0x80060025); `max_to_return != 0` with a NULL list or a NULL element →
@@ -174,7 +176,7 @@ pub unsafe extern "C" fn dat_registry_list_providers(
     dat_provider_list: *mut *mut DAT_PROVIDER_INFO,
 ) -> DAT_RETURN {
     guard("dat_registry_list_providers", || {
-        let all = datcore::registry::list();
+        let all = datcore::registry::list(DAT_VERSION_MAJOR);
         // SAFETY: forwarded C caller contract.
         unsafe { list_providers_from(&all, max_to_return, entries_returned, dat_provider_list) }
     })

@@ -62,7 +62,7 @@ fn list_error_codes() {
 
 #[test]
 fn list_export_matches_core() {
-    let want = datcore::registry::list();
+    let want = datcore::registry::list(1);
     let mut n: DAT_COUNT = 0;
     unsafe {
         assert_eq!(dat_registry_list_providers(0, &mut n, null_mut()), ARG1);

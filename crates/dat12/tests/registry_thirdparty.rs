@@ -146,7 +146,7 @@ fn full_cycle() {
         "# a third-party provider\ntp u1.2 nonthreadsafe default {} tp.1.0 \"dev0 7\" \"\"\n",
         so.display()
     ));
-    assert_eq!(reg.list(), vec![ProviderInfo { ia_name: "tp".into(), major: 1, minor: 2, thread_safe: false }]);
+    assert_eq!(reg.list(1), vec![ProviderInfo { ia_name: "tp".into(), major: 1, minor: 2, thread_safe: false }]);
     assert_eq!(reg.resolve("tp", 1, 2, true).unwrap_err(), NOT_FOUND);
     let lib = library(reg.resolve("tp", 1, 2, false));
     assert_eq!(lib.ia_params, "dev0 7");

@@ -90,7 +90,9 @@ impl EpAttr {
             || self.max_rdma_read_in < 0
             || self.max_rdma_read_out < 0
             || self.max_rdma_read_in as u32 > a.max_rdma_read_in
-            || self.max_rdma_read_out as u32 > a.max_rdma_read_out;
+            || self.max_rdma_read_out as u32 > a.max_rdma_read_out
+            || self.request_completion_flags & !ALL_COMPLETION_FLAGS != 0
+            || self.recv_completion_flags & !ALL_COMPLETION_FLAGS != 0;
         if bad {
             Err(DatError::invalid_arg(arg))
         } else {
@@ -130,18 +132,88 @@ struct Connection {
     private_data_len: usize,
 }
 
-pub struct Endpoint {
-    pub ia: Arc<InterfaceAdapter>,
-    pub pz: Arc<ProtectionZone>,
+/// The PZ and EVDs an EP names. `dat_ep_modify` may change them until the EP connects; an EP
+/// the provider creates for a connection request (`DAT_PSP_PROVIDER_FLAG`) starts with none.
+#[derive(Clone, Default)]
+pub struct EpBinding {
+    pub pz: Option<Arc<ProtectionZone>>,
     pub pz_handle: Handle,
     pub recv_evd: Option<Arc<EventDispatcher>>,
     pub request_evd: Option<Arc<EventDispatcher>>,
     pub connect_evd: Option<Arc<EventDispatcher>>,
-    pub srq: Option<Arc<SharedReceiveQueue>>,
+    /// The receive, request and connect EVD handles, in that order.
     pub evd_handles: [Handle; 3],
+}
+
+/// Which EVD of an EP: the index into [`EpBinding::evd_handles`].
+pub const RECV_EVD: usize = 0;
+pub const REQUEST_EVD: usize = 1;
+pub const CONNECT_EVD: usize = 2;
+
+impl EpBinding {
+    /// Names `h` as the PZ; it must be a PZ of `ia`.
+    fn set_pz(&mut self, ia: &Arc<InterfaceAdapter>, h: Handle) -> DatResult<()> {
+        let pz = handle::get::<ProtectionZone>(h, DAT_INVALID_HANDLE_PZ)?;
+        if !Arc::ptr_eq(&pz.ia, ia) {
+            return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_PZ));
+        }
+        self.pz = Some(pz);
+        self.pz_handle = h;
+        Ok(())
+    }
+
+    /// Names `h` (NULL: none) as the EVD `which` ([`RECV_EVD`], [`REQUEST_EVD`], [`CONNECT_EVD`]).
+    fn set_evd(&mut self, which: usize, h: Handle) -> DatResult<()> {
+        let (sub, flag) = [
+            (DAT_INVALID_HANDLE_EVD_RECV, DAT_EVD_DTO_FLAG),
+            (DAT_INVALID_HANDLE_EVD_REQUEST, DAT_EVD_DTO_FLAG),
+            (DAT_INVALID_HANDLE_EVD_CONN, DAT_EVD_CONNECTION_FLAG),
+        ][which];
+        let evd = optional_evd(h, sub, flag)?;
+        *[&mut self.recv_evd, &mut self.request_evd, &mut self.connect_evd][which] = evd;
+        self.evd_handles[which] = h;
+        Ok(())
+    }
+
+    /// Counts this EP as a user of its PZ and EVDs (`acquire`) or stops counting it.
+    fn count_use(&self, acquire: bool) {
+        if let Some(pz) = &self.pz {
+            if acquire {
+                pz.acquire()
+            } else {
+                pz.release()
+            }
+        }
+        for evd in [&self.recv_evd, &self.request_evd, &self.connect_evd].into_iter().flatten() {
+            if acquire {
+                evd.users.fetch_add(1, Ordering::SeqCst);
+            } else {
+                evd.users.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+/// What `dat_ep_modify` changes: `Some` fields only.
+#[derive(Default)]
+pub struct EpModify {
+    pub attr: Option<EpAttr>,
+    pub pz: Option<Handle>,
+    /// New receive, request and connect EVDs (a NULL handle: none).
+    pub evds: [Option<Handle>; 3],
+}
+
+pub struct Endpoint {
+    pub ia: Arc<InterfaceAdapter>,
+    pub srq: Option<Arc<SharedReceiveQueue>>,
     pub srq_handle: Handle,
+    binding: RwLock<EpBinding>,
     attr: Mutex<EpAttr>,
+    /// None while the EP has no PZ (a provider-created EP before `dat_ep_modify` names one).
     qp: RwLock<Option<Arc<dyn QueuePair>>>,
+    /// Receives posted since the queue pair was made and before any connect or accept, so that
+    /// a queue pair rebuilt by `dat_ep_modify` gets them again.
+    early_recvs: Mutex<Vec<(u64, Vec<Sge>)>>,
     state: AtomicU32,
     conn: Mutex<Connection>,
     binds: Mutex<HashMap<u64, (Handle, u64)>>,
@@ -203,13 +275,11 @@ const ALL_COMPLETION_FLAGS: u32 = DAT_COMPLETION_SUPPRESS_FLAG
 impl Endpoint {
     /// `dat_ep_create` / `dat_ep_create_with_srq`.
     pub fn create(ia: &Arc<InterfaceAdapter>, c: &EpCreate) -> DatResult<(Handle, Arc<Endpoint>)> {
-        let pz = handle::get::<ProtectionZone>(c.pz, DAT_INVALID_HANDLE_PZ)?;
-        if !Arc::ptr_eq(&pz.ia, ia) {
-            return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_PZ));
+        let mut binding = EpBinding::default();
+        binding.set_pz(ia, c.pz)?;
+        for (which, h) in [c.recv_evd, c.request_evd, c.connect_evd].into_iter().enumerate() {
+            binding.set_evd(which, h)?;
         }
-        let recv_evd = optional_evd(c.recv_evd, DAT_INVALID_HANDLE_EVD_RECV, DAT_EVD_DTO_FLAG)?;
-        let request_evd = optional_evd(c.request_evd, DAT_INVALID_HANDLE_EVD_REQUEST, DAT_EVD_DTO_FLAG)?;
-        let connect_evd = optional_evd(c.connect_evd, DAT_INVALID_HANDLE_EVD_CONN, DAT_EVD_CONNECTION_FLAG)?;
         let srq = if c.srq.is_null() {
             None
         } else {
@@ -217,24 +287,41 @@ impl Endpoint {
         };
         let attr = c.attr.unwrap_or_else(|| EpAttr::defaults(ia));
         attr.validate(ia, if srq.is_some() { 7 } else { 6 })?;
-        if attr.request_completion_flags & !ALL_COMPLETION_FLAGS != 0
-            || attr.recv_completion_flags & !ALL_COMPLETION_FLAGS != 0
-        {
-            return Err(DatError::invalid_arg(if srq.is_some() { 7 } else { 6 }));
-        }
+        Self::insert(ia, binding, srq.map(|s| (c.srq, s)), attr, DAT_EP_STATE_UNCONNECTED)
+    }
+
+    /// The EP the provider makes for a connection request on a PSP created with
+    /// `DAT_PSP_PROVIDER_FLAG`: default attributes, no PZ and no EVDs (dat_psp_create(3)),
+    /// in `DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING`. It has no queue pair until
+    /// `dat_ep_modify` gives it a PZ.
+    pub fn create_for_request(
+        ia: &Arc<InterfaceAdapter>,
+        req: &Arc<dyn ConnectionRequest>,
+    ) -> DatResult<(Handle, Arc<Endpoint>)> {
+        let attr = EpAttr::defaults(ia);
+        let (h, ep) = Self::insert(ia, EpBinding::default(), None, attr, DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING)?;
+        ep.set_remote(req.remote_address(), req.port());
+        Ok((h, ep))
+    }
+
+    /// Registers a new EP, with a queue pair if it has a PZ.
+    fn insert(
+        ia: &Arc<InterfaceAdapter>,
+        binding: EpBinding,
+        srq: Option<(Handle, Arc<SharedReceiveQueue>)>,
+        attr: EpAttr,
+        state: u32,
+    ) -> DatResult<(Handle, Arc<Endpoint>)> {
+        let (srq_handle, srq) = srq.map_or((Handle::NULL, None), |(h, s)| (h, Some(s)));
         let ep = Arc::new(Endpoint {
             ia: ia.clone(),
-            pz,
-            pz_handle: c.pz,
-            recv_evd,
-            request_evd,
-            connect_evd,
             srq,
-            evd_handles: [c.recv_evd, c.request_evd, c.connect_evd],
-            srq_handle: c.srq,
+            srq_handle,
+            binding: RwLock::new(binding),
             attr: Mutex::new(attr),
             qp: RwLock::new(None),
-            state: AtomicU32::new(DAT_EP_STATE_UNCONNECTED),
+            early_recvs: Mutex::new(Vec::new()),
+            state: AtomicU32::new(state),
             conn: Mutex::new(Connection {
                 remote: None,
                 // SAFETY: sockaddr_storage is plain old data; all-zero is valid.
@@ -253,10 +340,7 @@ impl Endpoint {
             handle::remove::<Endpoint>(h);
             return Err(e);
         }
-        ep.pz.acquire();
-        for evd in [&ep.recv_evd, &ep.request_evd, &ep.connect_evd].into_iter().flatten() {
-            evd.users.fetch_add(1, Ordering::SeqCst);
-        }
+        ep.binding.read().count_use(true);
         if let Some(s) = &ep.srq {
             s.eps.fetch_add(1, Ordering::SeqCst);
         }
@@ -264,20 +348,88 @@ impl Endpoint {
         Ok((h, ep))
     }
 
-    /// Creates (or replaces) the provider queue pair.
-    fn new_qp(self: &Arc<Self>) -> DatResult<()> {
-        let attr = *self.attr.lock();
+    /// A provider queue pair for `attr` and `binding`, or None when `binding` has no PZ.
+    fn make_qp(self: &Arc<Self>, attr: &EpAttr, binding: &EpBinding) -> DatResult<Option<Arc<dyn QueuePair>>> {
+        let Some(pz) = &binding.pz else { return Ok(None) };
         let qp = self.ia.device.create_qp(QpInit {
-            pd: self.pz.pd.clone(),
-            send_cq: self.request_evd.as_ref().and_then(|e| e.completion_queue().cloned()),
-            recv_cq: self.recv_evd.as_ref().and_then(|e| e.completion_queue().cloned()),
+            pd: pz.pd.clone(),
+            send_cq: binding.request_evd.as_ref().and_then(|e| e.completion_queue().cloned()),
+            recv_cq: binding.recv_evd.as_ref().and_then(|e| e.completion_queue().cloned()),
             srq: self.srq.as_ref().map(|s| s.srq.clone()),
             caps: attr.caps(),
             context: self.handle().0,
             events: Arc::new(EpEvents(Arc::downgrade(self))),
         })?;
-        *self.qp.write() = Some(qp);
+        Ok(Some(qp))
+    }
+
+    /// Replaces the queue pair with a fresh one; receives posted on the old one are forgotten.
+    fn new_qp(self: &Arc<Self>) -> DatResult<()> {
+        let qp = self.make_qp(&self.attr(), &self.binding())?;
+        *self.qp.write() = qp;
+        self.early_recvs.lock().clear();
         Ok(())
+    }
+
+    /// `dat_ep_modify`: attributes, PZ and EVDs, before the EP connects. The queue pair is
+    /// rebuilt with the new settings and the receives posted so far are posted on it again.
+    /// The PZ may change while unconnected or tentative (quiescent, dat_ep_modify(3)); the
+    /// rest also while reserved for an RSP.
+    pub fn modify(self: &Arc<Self>, m: &EpModify) -> DatResult<()> {
+        let s = self.state();
+        let allowed = match s {
+            DAT_EP_STATE_UNCONNECTED | DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING => true,
+            DAT_EP_STATE_RESERVED => m.pz.is_none(),
+            _ => false,
+        };
+        if !allowed {
+            return Err(DatError::invalid_state(state_subtype(s)));
+        }
+        let attr = match m.attr {
+            Some(a) => {
+                a.validate(&self.ia, 3)?;
+                a
+            }
+            None => self.attr(),
+        };
+        let mut binding = self.binding();
+        if let Some(h) = m.pz {
+            binding.set_pz(&self.ia, h)?;
+        }
+        for (which, h) in m.evds.iter().enumerate() {
+            if let Some(h) = h {
+                binding.set_evd(which, *h)?;
+            }
+        }
+        let qp = self.make_qp(&attr, &binding)?;
+        binding.count_use(true);
+        std::mem::replace(&mut *self.binding.write(), binding).count_use(false);
+        *self.attr.lock() = attr;
+        *self.qp.write() = qp.clone();
+        self.repost_early_recvs(qp);
+        Ok(())
+    }
+
+    /// Posts the early receives again on a rebuilt queue pair. One the new queue pair refuses
+    /// (e.g. its LMR is outside a new PZ) completes with `DAT_DTO_ERR_LOCAL_PROTECTION`.
+    fn repost_early_recvs(&self, qp: Option<Arc<dyn QueuePair>>) {
+        let recvs = std::mem::take(&mut *self.early_recvs.lock());
+        let mut kept = Vec::with_capacity(recvs.len());
+        for (cookie, sges) in recvs {
+            match qp.as_ref().map(|q| q.post_recv(cookie, &sges)) {
+                Some(Ok(())) => kept.push((cookie, sges)),
+                _ => {
+                    let evd = self.binding.read().recv_evd.clone();
+                    let _ = self.complete_now(evd.as_ref(), cookie, DAT_DTO_ERR_LOCAL_PROTECTION);
+                }
+            }
+        }
+        *self.early_recvs.lock() = kept;
+    }
+
+    /// The PZ and EVDs the EP names now.
+    pub fn binding(&self) -> EpBinding {
+        self.binding.read().clone()
     }
 
     pub fn handle(&self) -> Handle {
@@ -301,8 +453,9 @@ impl Endpoint {
         *self.attr.lock()
     }
 
+    /// The queue pair; `DAT_INVALID_STATE_EP_NOTREADY` while the EP has no PZ.
     pub fn qp(&self) -> DatResult<Arc<dyn QueuePair>> {
-        self.qp.read().clone().ok_or(DatError::INTERNAL)
+        self.qp.read().clone().ok_or(DatError::invalid_state(DAT_INVALID_STATE_EP_NOTREADY))
     }
 
     /// The queue pair, if the EP is connected.
@@ -344,7 +497,8 @@ impl Endpoint {
         self.check_flags(flags, flags_arg)?;
         if self.state() == DAT_EP_STATE_DISCONNECTED {
             // Valid, and flushed at once (dat_ep_post_send(3)).
-            return self.flush_now(self.request_evd.as_ref(), cookie);
+            let evd = self.binding.read().request_evd.clone();
+            return self.complete_now(evd.as_ref(), cookie, DAT_DTO_ERR_FLUSHED);
         }
         let qp = self.connected_qp()?;
         let max_iov = {
@@ -374,7 +528,8 @@ impl Endpoint {
             return Err(DatError::invalid_arg(5));
         }
         if self.state() == DAT_EP_STATE_DISCONNECTED {
-            return self.flush_now(self.recv_evd.as_ref(), cookie);
+            let evd = self.binding.read().recv_evd.clone();
+            return self.complete_now(evd.as_ref(), cookie, DAT_DTO_ERR_FLUSHED);
         }
         if self.srq.is_some() {
             return Err(DatError::invalid_state(0));
@@ -382,15 +537,22 @@ impl Endpoint {
         if sges.len() > self.attr.lock().max_recv_iov as usize {
             return Err(DatError::invalid_arg(2));
         }
-        self.qp()?.post_recv(cookie, sges)
+        self.qp()?.post_recv(cookie, sges)?;
+        if matches!(
+            self.state(),
+            DAT_EP_STATE_UNCONNECTED | DAT_EP_STATE_RESERVED | DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING
+        ) {
+            self.early_recvs.lock().push((cookie, sges.to_vec()));
+        }
+        Ok(())
     }
 
-    /// Completes a DTO posted on a disconnected EP with `DAT_DTO_ERR_FLUSHED`.
-    fn flush_now(&self, evd: Option<&Arc<EventDispatcher>>, cookie: u64) -> DatResult<()> {
+    /// Completes a DTO at once with `status` (e.g. `DAT_DTO_ERR_FLUSHED` on a disconnected EP).
+    fn complete_now(&self, evd: Option<&Arc<EventDispatcher>>, cookie: u64, status: u32) -> DatResult<()> {
         let ev = Event {
             number: DAT_DTO_COMPLETION_EVENT,
             evd: Handle::NULL,
-            data: EventData::Dto { ep: self.handle(), cookie, status: DAT_DTO_ERR_FLUSHED, length: 0 },
+            data: EventData::Dto { ep: self.handle(), cookie, status, length: 0 },
         };
         match evd {
             Some(e) => e.post(ev),
@@ -403,12 +565,13 @@ impl Endpoint {
         if private_data.len() > self.ia.device.attr().max_private_data {
             return Err(DatError::invalid_arg(5));
         }
-        if self.connect_evd.is_none() {
+        if self.binding.read().connect_evd.is_none() {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_EVD_CONNECT));
         }
         if !self.transition(DAT_EP_STATE_UNCONNECTED, DAT_EP_STATE_ACTIVE_CONNECTION_PENDING) {
             return Err(DatError::invalid_state(state_subtype(self.state())));
         }
+        self.early_recvs.lock().clear();
         self.set_remote(remote, port);
         let timeout = (timeout_us != crate::evd::TIMEOUT_INFINITE).then(|| Duration::from_micros(timeout_us as u64));
         let r = self.qp().and_then(|qp| qp.connect(remote, port, private_data, timeout));
@@ -429,6 +592,7 @@ impl Endpoint {
         if !ok_state || !self.transition(s, DAT_EP_STATE_PASSIVE_CONNECTION_PENDING) {
             return Err(DatError::invalid_state(state_subtype(s)));
         }
+        self.early_recvs.lock().clear();
         self.set_remote(req.remote_address(), req.port());
         let r = self.qp().and_then(|qp| qp.accept(req, private_data));
         if r.is_err() {
@@ -460,21 +624,6 @@ impl Endpoint {
         }
         self.new_qp()?;
         self.set_state(DAT_EP_STATE_UNCONNECTED);
-        Ok(())
-    }
-
-    /// `dat_ep_modify` of attributes: only while unconnected; the queue pair is rebuilt.
-    pub fn modify_attr(self: &Arc<Self>, attr: EpAttr) -> DatResult<()> {
-        let s = self.state();
-        if s != DAT_EP_STATE_UNCONNECTED {
-            return Err(DatError::invalid_state(state_subtype(s)));
-        }
-        attr.validate(&self.ia, 3)?;
-        let old = std::mem::replace(&mut *self.attr.lock(), attr);
-        if let Err(e) = self.new_qp() {
-            *self.attr.lock() = old;
-            return Err(e);
-        }
         Ok(())
     }
 
@@ -516,7 +665,7 @@ impl Endpoint {
         };
         let old = self.state.swap(new_state, Ordering::AcqRel);
         tracing::debug!(ep = ?self.handle(), ?ev, old, new_state, "connection event");
-        if let Some(evd) = &self.connect_evd {
+        if let Some(evd) = self.binding.read().connect_evd.clone() {
             let data = EventData::Connection {
                 ep: self.handle(),
                 private_data_size: len as i32,
@@ -528,9 +677,23 @@ impl Endpoint {
 }
 
 /// `dat_ep_free`: disconnects abruptly if needed, then releases everything the EP names.
+/// A provider-created EP belongs to its connection request until accepted:
+/// `DAT_INVALID_STATE` while tentative (dat_ep_free(3)); rejecting the request frees it.
 pub fn free(h: Handle) -> DatResult<()> {
     let ep = handle::get::<Endpoint>(h, DAT_INVALID_HANDLE_EP)?;
-    handle::remove::<Endpoint>(h);
+    if ep.state() == DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING {
+        return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_TENTCONNPENDING));
+    }
+    release(h)
+}
+
+/// Frees a provider-created EP whose connection request was rejected or dropped.
+pub(crate) fn free_tentative(h: Handle) -> DatResult<()> {
+    release(h)
+}
+
+fn release(h: Handle) -> DatResult<()> {
+    let ep = handle::remove::<Endpoint>(h).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_EP))?;
     let s = ep.state();
     if matches!(
         s,
@@ -544,13 +707,10 @@ pub fn free(h: Handle) -> DatResult<()> {
         }
     }
     ep.qp.write().take();
-    for evd in [&ep.recv_evd, &ep.request_evd, &ep.connect_evd].into_iter().flatten() {
-        evd.users.fetch_sub(1, Ordering::SeqCst);
-    }
+    ep.binding.read().count_use(false);
     if let Some(s) = &ep.srq {
         s.eps.fetch_sub(1, Ordering::SeqCst);
     }
-    ep.pz.release();
     ep.ia.disown(h);
     Ok(())
 }

@@ -44,6 +44,7 @@ impl AsyncEvents for AsyncRouter {
             AsyncError::QpError { context } => (DAT_ASYNC_ERROR_EP_BROKEN, Handle(context), DAT_EP_TRANSFER_TO_ERROR),
             AsyncError::CqOverflow => (DAT_ASYNC_ERROR_EVD_OVERFLOW, ia.handle(), DAT_EVD_OVERFLOW_ERROR),
             AsyncError::DeviceFatal => (DAT_ASYNC_ERROR_IA_CATASTROPHIC, ia.handle(), DAT_IA_CATASTROPHIC_ERROR),
+            AsyncError::ProviderInternal => (DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR, ia.handle(), DAT_IA_OTHER_ERROR),
         };
         ia.post_async(number, handle, reason);
     }

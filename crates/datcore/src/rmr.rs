@@ -80,7 +80,7 @@ pub fn bind(
     {
         return Err(DatError::invalid_arg(3));
     }
-    if !Arc::ptr_eq(&ep.pz, &rmr.pz) {
+    if !ep.binding().pz.is_some_and(|pz| Arc::ptr_eq(&pz, &rmr.pz)) {
         return Err(DatError::new(DAT_PROTECTION_VIOLATION, 0));
     }
     let signaled = completion_flags & DAT_COMPLETION_SUPPRESS_FLAG == 0;

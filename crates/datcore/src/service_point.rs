@@ -45,7 +45,12 @@ pub struct ConnectionRequest {
     pub sp_handle: Handle,
     pub conn_qual: u64,
     pub request: Arc<dyn ProviderRequest>,
+    /// The EP the request names (`DAT_CR_PARAM.local_ep_handle`): an RSP's reserved EP, the
+    /// provider-created EP of a `DAT_PSP_PROVIDER_FLAG` PSP, or NULL.
     pub local_ep: Handle,
+    /// Whether `local_ep` was created by the provider for this request: it is freed with the
+    /// request unless the request is accepted on it.
+    provider_ep: bool,
     remote_sockaddr: Box<libc::sockaddr_storage>,
 }
 
@@ -77,9 +82,22 @@ impl ServicePoint {
         self.handle.get().copied().unwrap_or(Handle::NULL)
     }
 
-    /// Turns a provider request into a CR handle and a connection-request event.
+    /// Turns a provider request into a CR handle and a connection-request event; on a PSP with
+    /// `DAT_PSP_PROVIDER_FLAG`, also into a provider-created EP.
     fn deliver(self: &Arc<Self>, request: Arc<dyn ProviderRequest>) {
-        let local_ep = self.reserved_ep.as_ref().map_or(Handle::NULL, |(h, _)| *h);
+        let provider_ep = self.psp_flags == DAT_PSP_PROVIDER_FLAG;
+        let local_ep = if provider_ep {
+            match Endpoint::create_for_request(&self.ia, &request) {
+                Ok((h, _)) => h,
+                Err(e) => {
+                    tracing::warn!(?e, "cannot create the provider EP of a connection request; rejecting it");
+                    let _ = request.reject();
+                    return;
+                }
+            }
+        } else {
+            self.reserved_ep.as_ref().map_or(Handle::NULL, |(h, _)| *h)
+        };
         let cr = Arc::new(ConnectionRequest {
             ia: self.ia.clone(),
             sp_handle: self.handle(),
@@ -87,8 +105,12 @@ impl ServicePoint {
             remote_sockaddr: Box::new(crate::ia::to_sockaddr(request.remote_address())),
             request: request.clone(),
             local_ep,
+            provider_ep,
         });
         let Ok(cr_handle) = handle::insert(cr) else {
+            if provider_ep {
+                let _ = crate::endpoint::free_tentative(local_ep);
+            }
             let _ = request.reject();
             return;
         };
@@ -104,8 +126,7 @@ impl ServicePoint {
             },
         };
         if self.evd.post(ev).is_err() {
-            let _ = free_cr(cr_handle);
-            let _ = request.reject();
+            let _ = reject(cr_handle);
         }
     }
 }
@@ -148,11 +169,11 @@ fn listen<T: DatObject>(
     Ok(h)
 }
 
-/// `dat_psp_create`. Provider-created EPs (`DAT_PSP_PROVIDER_FLAG`) are not implemented.
+/// `dat_psp_create`. With `DAT_PSP_PROVIDER_FLAG` every request comes with an EP the
+/// provider creates (see [`Endpoint::create_for_request`]).
 pub fn create_psp(ia: &Arc<InterfaceAdapter>, conn_qual: u64, evd: Handle, flags: u32) -> DatResult<Handle> {
     match flags {
-        DAT_PSP_CONSUMER_FLAG => listen(ia, conn_qual, evd, flags, None, PublicServicePoint),
-        DAT_PSP_PROVIDER_FLAG => Err(DatError::NOT_IMPLEMENTED),
+        DAT_PSP_CONSUMER_FLAG | DAT_PSP_PROVIDER_FLAG => listen(ia, conn_qual, evd, flags, None, PublicServicePoint),
         _ => Err(DatError::invalid_arg(4)),
     }
 }
@@ -221,7 +242,16 @@ fn free_cr(h: Handle) -> DatResult<Arc<ConnectionRequest>> {
     Ok(cr)
 }
 
-/// `dat_cr_accept`: `ep_handle` may be NULL only for a CR that names its EP (RSP).
+/// Frees the request's provider-created EP (it reverts to the provider, dat_cr_reject(3)).
+fn free_provider_ep(cr: &ConnectionRequest) {
+    if cr.provider_ep {
+        let _ = crate::endpoint::free_tentative(cr.local_ep);
+    }
+}
+
+/// `dat_cr_accept`: `ep_handle` may be NULL only for a CR that names its EP (RSP, or a PSP with
+/// provider-created EPs). A request with a provider-created EP accepted on another EP frees
+/// the provider's one.
 pub fn accept(cr_handle: Handle, ep_handle: Handle, private_data: &[u8]) -> DatResult<()> {
     let cr = handle::get::<ConnectionRequest>(cr_handle, DAT_INVALID_HANDLE_CR)?;
     let ep_h = if ep_handle.is_null() { cr.local_ep } else { ep_handle };
@@ -229,14 +259,22 @@ pub fn accept(cr_handle: Handle, ep_handle: Handle, private_data: &[u8]) -> DatR
     if !Arc::ptr_eq(&ep.ia, &cr.ia) {
         return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_EP));
     }
+    if ep_h != cr.local_ep && ep.state() == DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING {
+        // Another request's provider-created EP.
+        return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_TENTCONNPENDING));
+    }
     ep.accept(&cr.request, private_data)?;
-    free_cr(cr_handle)?;
+    let cr = free_cr(cr_handle)?;
+    if ep_h != cr.local_ep {
+        free_provider_ep(&cr);
+    }
     Ok(())
 }
 
 /// `dat_cr_reject`.
 pub fn reject(cr_handle: Handle) -> DatResult<()> {
     let cr = free_cr(cr_handle)?;
+    free_provider_ep(&cr);
     if let Some((_, ep)) = handle::get::<ReservedServicePoint>(cr.sp_handle, DAT_INVALID_HANDLE_RSP)
         .ok()
         .and_then(|r| r.0.reserved_ep.clone())
@@ -259,6 +297,7 @@ pub fn handoff(cr_handle: Handle, conn_qual: u64) -> DatResult<()> {
         })
         .ok_or(DatError::invalid_arg(2))?;
     let cr = free_cr(cr_handle)?;
+    free_provider_ep(&cr);
     sp.deliver(cr.request.clone());
     Ok(())
 }

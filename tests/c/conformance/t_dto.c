@@ -423,6 +423,112 @@ static tres rdma_no_remote_priv(void)
     return T_PASS;
 }
 
+/* A target region of its own, registered for remote access: `len` bytes at the start of a
+ * page-aligned allocation of len + 4096 (the tail is ordinary, unregistered memory). */
+struct target {
+    char *buf;
+    DAT_LMR_HANDLE lmr;
+    DAT_LMR_CONTEXT lctx;
+    DAT_RMR_CONTEXT rctx;
+};
+
+static tres target_setup(struct conn *c, struct target *t, DAT_VLEN len)
+{
+    t->buf = aligned_alloc(4096, len + 4096);
+    CHECK(t->buf != NULL, "out of memory");
+    memset(t->buf, 0, len + 4096);
+    OK(make_lmr(c->ia, c->pz, t->buf, len, DAT_MEM_PRIV_ALL_FLAG, &t->lmr, &t->lctx, &t->rctx));
+    return T_PASS;
+}
+
+/* RDMA longer than the remote triplet's segment_length but inside the registered region: OFED
+ * checks no remote length at post (the target's region and rkey bound the access) and shipped
+ * programs advertise a short triplet, then move a larger buffer into the same region. */
+static tres rdma_beyond_triplet_length(void)
+{
+    struct conn c;
+    TRY(conn_setup(&c));
+    struct target t;
+    TRY(target_setup(&c, &t, 16384));
+    char *src = c.buf, *back = c.buf + 16384;
+    for (int i = 0; i < 8192; i++)
+        src[i] = (char)(i * 7 + 1);
+    DAT_LMR_TRIPLET s = trip(c.lctx, src, 8192);
+    DAT_RMR_TRIPLET rt;
+    memset(&rt, 0, sizeof rt);
+    rt.rmr_context = t.rctx;
+    rt.target_address = (DAT_VADDR)(uintptr_t)t.buf + 4096;
+    rt.segment_length = 64; /* advertised: 64 bytes; moved: 8192 */
+    OK(dat_ep_post_rdma_write(c.cep, 1, &s, cookie(1), &rt, DAT_COMPLETION_DEFAULT_FLAG));
+    TRY(expect_dto(c.c_dto, 3000000, 1, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
+    CHECK(memcmp(t.buf + 4096, src, 8192) == 0, "RDMA write beyond the triplet length: data mismatch");
+    DAT_LMR_TRIPLET b = trip(c.lctx, back, 8192);
+    rt.segment_length = 1;
+    OK(dat_ep_post_rdma_read(c.cep, 1, &b, cookie(2), &rt, DAT_COMPLETION_DEFAULT_FLAG));
+    TRY(expect_dto(c.c_dto, 3000000, 2, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
+    OK(dat_lmr_sync_rdma_read(c.ia, &b, 1));
+    CHECK(memcmp(back, src, 8192) == 0, "RDMA read beyond the triplet length: data mismatch");
+    OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+    free(t.buf);
+    return T_PASS;
+}
+
+/* An RDMA operation that runs past the end of the target's registered region (its triplet's
+ * segment_length covers it, so nothing can be caught at post): the post succeeds and the
+ * target refuses the access, completing it with DAT_DTO_ERR_REMOTE_ACCESS.  iWARP reports a
+ * refused access by terminating the connection instead: a write completes successfully once
+ * sent, a read is flushed (siw), and the connection breaks. */
+static tres rdma_outside_region(int write)
+{
+    struct conn c;
+    TRY(conn_setup(&c));
+    struct target t;
+    TRY(target_setup(&c, &t, 4096));
+    DAT_LMR_TRIPLET s = trip(c.lctx, c.buf, 256);
+    DAT_RMR_TRIPLET rt;
+    memset(&rt, 0, sizeof rt);
+    rt.rmr_context = t.rctx;
+    rt.target_address = (DAT_VADDR)(uintptr_t)t.buf + 4096 - 128; /* last 128 bytes + 128 past */
+    rt.segment_length = 256;
+    DAT_RETURN r = write ? dat_ep_post_rdma_write(c.cep, 1, &s, cookie(9), &rt, DAT_COMPLETION_DEFAULT_FLAG)
+                         : dat_ep_post_rdma_read(c.cep, 1, &s, cookie(9), &rt, DAT_COMPLETION_DEFAULT_FLAG);
+    CHECK(r == DAT_SUCCESS, "post of an RDMA %s past the remote region: %s (expected DAT_SUCCESS: the target "
+          "enforces its region)", write ? "write" : "read", rs(r));
+    DAT_EVENT ev;
+    r = wait_ev(c.c_dto, 3000000, &ev);
+    CHECK(r == DAT_SUCCESS && ev.event_number == DAT_DTO_COMPLETION_EVENT, "no completion: %s", rs(r));
+    const DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
+    CHECK(d->user_cookie.as_64 == 9, "completion cookie %llu", (unsigned long long)d->user_cookie.as_64);
+    if ((write && d->status == DAT_DTO_SUCCESS) || (!write && d->status == DAT_DTO_ERR_FLUSHED)) {
+        DAT_DTO_COMPLETION_STATUS st = d->status;
+        r = wait_ev(c.c_conn, 5000000, &ev);
+        CHECK(r == DAT_SUCCESS && (ev.event_number == DAT_CONNECTION_EVENT_BROKEN ||
+                                   ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED),
+              "RDMA %s past the remote region completed with %s and the connection stayed up",
+              write ? "write" : "read", dtostat(st));
+        vlog("refused %s reported by breaking the connection (%s)", write ? "write" : "read",
+             evname(ev.event_number));
+    } else {
+        CHECK(d->status == DAT_DTO_ERR_REMOTE_ACCESS, "RDMA %s past the remote region completed with %s, expected "
+              "DAT_DTO_ERR_REMOTE_ACCESS", write ? "write" : "read", dtostat(d->status));
+    }
+    for (int i = 0; i < 128; i++)
+        CHECK(t.buf[4096 + i] == 0, "RDMA write past the region changed the byte after it (+%d)", i);
+    OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+    free(t.buf);
+    return T_PASS;
+}
+
+static tres rdma_write_outside_region(void)
+{
+    return rdma_outside_region(1);
+}
+
+static tres rdma_read_outside_region(void)
+{
+    return rdma_outside_region(0);
+}
+
 static tres rmr_bind_rdma(void)
 {
     struct conn c;
@@ -637,6 +743,9 @@ const struct tcase dto_cases[] = {
     {"dto.rdma_bad_rmr_context", rdma_remote_errors, 0},
     {"dto.rdma_out_of_bounds", rdma_out_of_bounds, 0},
     {"dto.rdma_without_remote_write", rdma_no_remote_priv, 0},
+    {"dto.rdma_beyond_triplet_length", rdma_beyond_triplet_length, 0},
+    {"dto.rdma_write_outside_region", rdma_write_outside_region, 0},
+    {"dto.rdma_read_outside_region", rdma_read_outside_region, 0},
     {"dto.rmr_bind_rdma", rmr_bind_rdma, 0},
     {"dto.evd_threshold", evd_threshold_dto, 0},
     {"conn.disconnect_flush_reset", disconnect_flush, 0},

@@ -1166,6 +1166,274 @@ static tres e2e_srq(void)
     return run_pair(srq_server, srq_client, &a);
 }
 
+/* ================= PSP with provider-created EPs (DAT_PSP_PROVIDER_FLAG) ================= */
+
+static const char PROV_MSG[] = "to-the-provider-ep";
+static const char PROV_REPLY[] = "reply-from-provider-ep";
+
+/* a PSP with provider-created EPs; SKIP where the provider does not offer them */
+static tres prov_psp_create(struct side *s, DAT_CONN_QUAL q)
+{
+    DAT_RETURN r = dat_psp_create(s->ia, q, s->cr_evd, DAT_PSP_PROVIDER_FLAG, &s->psp);
+    if (is_not_impl(r)) {
+        peer_ready();
+        return t_skip("dat_psp_create(DAT_PSP_PROVIDER_FLAG): not supported");
+    }
+    CHECK(r == DAT_SUCCESS, "dat_psp_create(DAT_PSP_PROVIDER_FLAG) -> %s", rs(r));
+    return T_PASS;
+}
+
+/* the request's provider-created EP, checked as dat_psp_create(3) describes it: tentative, no
+ * PZ, no EVDs, the IA's default attributes; not freeable while the request is pending */
+static tres prov_take_ep(struct side *s, DAT_CR_HANDLE cr, DAT_EP_HANDLE *pep)
+{
+    DAT_CR_PARAM cp;
+    OK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &cp));
+    CHECK(cp.local_ep_handle != DAT_HANDLE_NULL, "provider PSP: CR local_ep_handle is NULL");
+    *pep = cp.local_ep_handle;
+    DAT_HANDLE_TYPE ht;
+    OK(dat_get_handle_type(*pep, &ht));
+    CHECK(ht == DAT_HANDLE_TYPE_EP, "CR local_ep_handle has handle type %d", (int)ht);
+    DAT_EP_PARAM p;
+    OK(dat_ep_query(*pep, DAT_EP_FIELD_ALL, &p));
+    CHECK(p.ep_state == DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING, "provider EP state %d", (int)p.ep_state);
+    CHECK(p.ia_handle == s->ia, "provider EP ia_handle");
+    CHECK(p.pz_handle == DAT_HANDLE_NULL && p.recv_evd_handle == DAT_HANDLE_NULL &&
+              p.request_evd_handle == DAT_HANDLE_NULL && p.connect_evd_handle == DAT_HANDLE_NULL,
+          "provider EP names a PZ or EVD (%p %p %p %p)", p.pz_handle, p.recv_evd_handle, p.request_evd_handle,
+          p.connect_evd_handle);
+    /* default attributes: those of an EP created with ep_attributes NULL */
+    DAT_EP_HANDLE ref;
+    DAT_EP_PARAM rp;
+    OK(dat_ep_create(s->ia, s->pz, DAT_HANDLE_NULL, DAT_HANDLE_NULL, DAT_HANDLE_NULL, NULL, &ref));
+    OK(dat_ep_query(ref, DAT_EP_FIELD_ALL, &rp));
+    OK(dat_ep_free(ref));
+    CHECK(p.ep_attr.max_recv_dtos == rp.ep_attr.max_recv_dtos &&
+              p.ep_attr.max_request_dtos == rp.ep_attr.max_request_dtos &&
+              p.ep_attr.max_recv_iov == rp.ep_attr.max_recv_iov &&
+              p.ep_attr.max_message_size == rp.ep_attr.max_message_size,
+          "provider EP attributes differ from the defaults");
+    DAT_EP_STATE st;
+    OK(dat_ep_get_status(*pep, &st, NULL, NULL));
+    CHECK(st == DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING, "dat_ep_get_status: provider EP state %d", (int)st);
+    EXPECT_ERR(dat_ep_free(*pep), DAT_INVALID_STATE, ANYSUB);
+    /* no PZ yet: nothing can be posted */
+    DAT_LMR_TRIPLET t = trip(s->lctx, s->buf, 64);
+    DAT_RETURN r = dat_ep_post_recv(*pep, 1, &t, ck(99), DAT_COMPLETION_DEFAULT_FLAG);
+    CHECK(r != DAT_SUCCESS, "dat_ep_post_recv on a provider EP without a PZ succeeded");
+    return T_PASS;
+}
+
+/* gives the provider EP our PZ and EVDs (receives to recv_evd) */
+static tres prov_bind(struct side *s, DAT_EP_HANDLE pep, DAT_EVD_HANDLE recv_evd)
+{
+    DAT_EP_PARAM p;
+    memset(&p, 0, sizeof p);
+    p.pz_handle = s->pz;
+    p.recv_evd_handle = recv_evd;
+    p.request_evd_handle = s->dto;
+    p.connect_evd_handle = s->conn;
+    OK(dat_ep_modify(pep,
+                     DAT_EP_FIELD_PZ_HANDLE | DAT_EP_FIELD_RECV_EVD_HANDLE | DAT_EP_FIELD_REQUEST_EVD_HANDLE |
+                         DAT_EP_FIELD_CONNECT_EVD_HANDLE,
+                     &p));
+    DAT_EP_PARAM q;
+    OK(dat_ep_query(pep, DAT_EP_FIELD_ALL, &q));
+    CHECK(q.pz_handle == s->pz && q.recv_evd_handle == recv_evd && q.request_evd_handle == s->dto &&
+              q.connect_evd_handle == s->conn,
+          "dat_ep_modify of the provider EP's PZ/EVDs not applied");
+    CHECK(q.ep_state == DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING, "state %d after dat_ep_modify", (int)q.ep_state);
+    return T_PASS;
+}
+
+/* accept with DAT_HANDLE_NULL on the provider EP; the client's message arrives in the receive
+ * posted before accept; the server replies */
+static tres prov_accept_exchange(struct side *s, DAT_CR_HANDLE cr, DAT_EP_HANDLE pep)
+{
+    OK(dat_cr_accept(cr, DAT_HANDLE_NULL, sizeof APD, (DAT_PVOID)APD));
+    DAT_EVENT ev;
+    TRY(wait_conn_event(s, DAT_CONNECTION_EVENT_ESTABLISHED, &ev));
+    CHECK(ev.event_data.connect_event_data.ep_handle == pep, "ESTABLISHED names EP %p, expected the provider's %p",
+          ev.event_data.connect_event_data.ep_handle, pep);
+    EXPECT_ERR(dat_cr_query(cr, DAT_CR_FIELD_ALL, &(DAT_CR_PARAM){0}), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
+    DAT_EP_STATE st;
+    OK(dat_ep_get_status(pep, &st, NULL, NULL));
+    CHECK(st == DAT_EP_STATE_CONNECTED, "provider EP state %d after accept", (int)st);
+    /* the PZ of a connected EP cannot change */
+    DAT_EP_PARAM p;
+    memset(&p, 0, sizeof p);
+    p.pz_handle = s->pz;
+    EXPECT_ERR(dat_ep_modify(pep, DAT_EP_FIELD_PZ_HANDLE, &p), DAT_INVALID_STATE, ANYSUB);
+    DAT_EVENT de;
+    TRY(expect_dto(s->rdto, E2E_WAIT, 1, DAT_DTO_SUCCESS, sizeof PROV_MSG, &de));
+    CHECK(de.event_data.dto_completion_event_data.ep_handle == pep, "receive completion names another EP");
+    CHECK(memcmp(s->buf, PROV_MSG, sizeof PROV_MSG) == 0, "message in the early receive: data mismatch");
+    memcpy(s->buf + 1024, PROV_REPLY, sizeof PROV_REPLY);
+    DAT_LMR_TRIPLET t = trip(s->lctx, s->buf + 1024, sizeof PROV_REPLY);
+    OK(dat_ep_post_send(pep, 1, &t, ck(2), DAT_COMPLETION_DEFAULT_FLAG));
+    return expect_dto(s->dto, E2E_WAIT, 2, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL);
+}
+
+static tres prov_server(void *v)
+{
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 0));
+    TRY(prov_psp_create(&s, a->q));
+    peer_ready();
+    DAT_EVENT ev;
+    TRY(srv_wait_cr(&s, &ev));
+    DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+    DAT_EP_HANDLE pep;
+    TRY(prov_take_ep(&s, cr, &pep));
+    /* first bind receives to the request EVD and post one, then move receives to rdto: the
+     * receive posted before the change must complete on rdto */
+    TRY(prov_bind(&s, pep, s.dto));
+    DAT_LMR_TRIPLET t = trip(s.lctx, s.buf, 256);
+    OK(dat_ep_post_recv(pep, 1, &t, ck(1), DAT_COMPLETION_DEFAULT_FLAG));
+    DAT_EP_PARAM p;
+    memset(&p, 0, sizeof p);
+    p.recv_evd_handle = s.rdto;
+    OK(dat_ep_modify(pep, DAT_EP_FIELD_RECV_EVD_HANDLE, &p));
+    TRY(prov_accept_exchange(&s, cr, pep));
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    DAT_EVENT stray;
+    CHECK(dat_evd_dequeue(s.dto, &stray) != DAT_SUCCESS, "unexpected %s on the request EVD (receives moved away)",
+          evname(stray.event_number));
+    /* accepted: the EP is the consumer's now */
+    OK(dat_ep_free(pep));
+    OK(dat_psp_free(s.psp));
+    return side_close(&s);
+}
+
+static tres prov_client(void *v, struct peer *peer)
+{
+    (void)peer;
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 1));
+    DAT_LMR_TRIPLET rt = trip(s.lctx, s.buf + 2048, 256);
+    OK(dat_ep_post_recv(s.ep, 1, &rt, ck(7), DAT_COMPLETION_DEFAULT_FLAG));
+    DAT_EVENT ev;
+    TRY(cli_connect(&s, a->q, CPD, sizeof CPD, &ev));
+    CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: expected ESTABLISHED, got %s",
+          evname(ev.event_number));
+    const DAT_CONNECTION_EVENT_DATA *cd = &ev.event_data.connect_event_data;
+    CHECK(cd->private_data_size >= (DAT_COUNT)sizeof APD && cd->private_data &&
+              memcmp(cd->private_data, APD, sizeof APD) == 0,
+          "client: accept private data mismatch");
+    memcpy(s.buf, PROV_MSG, sizeof PROV_MSG);
+    TRY(send_sync(&s, 0, sizeof PROV_MSG, 3));
+    TRY(expect_dto(s.rdto, E2E_WAIT, 7, DAT_DTO_SUCCESS, sizeof PROV_REPLY, NULL));
+    CHECK(memcmp(s.buf + 2048, PROV_REPLY, sizeof PROV_REPLY) == 0, "client: reply data mismatch");
+    OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    return side_close(&s);
+}
+
+static tres e2e_psp_provider_ep(void)
+{
+    struct pair_arg a = {fresh_qual(0), 0, 0};
+    return run_pair(prov_server, prov_client, &a);
+}
+
+/* reject frees the provider EP; a request accepted on a consumer EP frees its provider EP */
+static tres prov_rej_server(void *v)
+{
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 1));
+    DAT_EVD_HANDLE recv2;
+    OK(make_evd(s.ia, DAT_EVD_DTO_FLAG, 16, &recv2));
+    TRY(prov_psp_create(&s, a->q));
+    peer_ready();
+    DAT_EVENT ev;
+    TRY(srv_wait_cr(&s, &ev));
+    DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+    DAT_EP_HANDLE pep;
+    TRY(prov_take_ep(&s, cr, &pep));
+    TRY(prov_bind(&s, pep, recv2));
+    DAT_LMR_TRIPLET t = trip(s.lctx, s.buf, 64);
+    OK(dat_ep_post_recv(pep, 1, &t, ck(5), DAT_COMPLETION_DEFAULT_FLAG));
+    EXPECT_ERR(dat_evd_free(recv2), DAT_INVALID_STATE, ANYSUB); /* in use by the provider EP */
+    OK(dat_cr_reject(cr));
+    DAT_EP_PARAM p;
+    EXPECT_ERR(dat_ep_query(pep, DAT_EP_FIELD_ALL, &p), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+    EXPECT_ERR(dat_ep_free(pep), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+    OK(dat_evd_free(recv2)); /* the freed EP no longer uses it */
+    /* the client retries; accept on our own EP */
+    TRY(srv_wait_cr(&s, &ev));
+    cr = ev.event_data.cr_arrival_event_data.cr_handle;
+    TRY(prov_take_ep(&s, cr, &pep));
+    OK(dat_ep_post_recv(s.ep, 1, &t, ck(6), DAT_COMPLETION_DEFAULT_FLAG));
+    TRY(srv_accept(&s, cr, NULL, 0));
+    EXPECT_ERR(dat_ep_query(pep, DAT_EP_FIELD_ALL, &p), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+    TRY(expect_dto(s.rdto, E2E_WAIT, 6, DAT_DTO_SUCCESS, sizeof PROV_MSG, NULL));
+    CHECK(memcmp(s.buf, PROV_MSG, sizeof PROV_MSG) == 0, "message on the consumer EP: data mismatch");
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    OK(dat_psp_free(s.psp));
+    return side_close(&s);
+}
+
+static tres prov_rej_client(void *v, struct peer *peer)
+{
+    (void)peer;
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 1));
+    DAT_EVENT ev;
+    TRY(cli_connect(&s, a->q, NULL, 0, &ev));
+    CHECK(ev.event_number == DAT_CONNECTION_EVENT_PEER_REJECTED, "client: expected PEER_REJECTED, got %s",
+          evname(ev.event_number));
+    /* again, on a fresh EP */
+    OK(dat_ep_free(s.ep));
+    OK(dat_ep_create(s.ia, s.pz, s.rdto, s.dto, s.conn, NULL, &s.ep));
+    TRY(cli_connect(&s, a->q, NULL, 0, &ev));
+    CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: second connect: %s",
+          evname(ev.event_number));
+    memcpy(s.buf, PROV_MSG, sizeof PROV_MSG);
+    TRY(send_sync(&s, 0, sizeof PROV_MSG, 3));
+    OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    return side_close(&s);
+}
+
+static tres e2e_psp_provider_reject(void)
+{
+    struct pair_arg a = {fresh_qual(0), 0, 0};
+    return run_pair(prov_rej_server, prov_rej_client, &a);
+}
+
+/* dat_psp_free does not touch a pending request or its provider EP (dat_psp_free(3)) */
+static tres prov_freed_server(void *v)
+{
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 0));
+    TRY(prov_psp_create(&s, a->q));
+    peer_ready();
+    DAT_EVENT ev;
+    TRY(srv_wait_cr(&s, &ev));
+    DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+    OK(dat_psp_free(s.psp));
+    s.psp = DAT_HANDLE_NULL;
+    DAT_EP_HANDLE pep;
+    TRY(prov_take_ep(&s, cr, &pep));
+    TRY(prov_bind(&s, pep, s.rdto));
+    DAT_LMR_TRIPLET t = trip(s.lctx, s.buf, 256);
+    OK(dat_ep_post_recv(pep, 1, &t, ck(1), DAT_COMPLETION_DEFAULT_FLAG));
+    TRY(prov_accept_exchange(&s, cr, pep));
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    OK(dat_ep_free(pep));
+    return side_close(&s);
+}
+
+static tres e2e_psp_provider_psp_freed(void)
+{
+    struct pair_arg a = {fresh_qual(0), 0, 0};
+    return run_pair(prov_freed_server, prov_client, &a);
+}
+
 /* ================= abrupt IA close of a connected process ================= */
 
 static tres iaclose_server(void *v)
@@ -1649,6 +1917,9 @@ const struct tcase e2e_cases[] = {
     {"e2e.cr_handoff", e2e_handoff, 40},
     {"e2e.rsp", e2e_rsp, 40},
     {"e2e.srq", e2e_srq, 40},
+    {"e2e.psp_provider_ep", e2e_psp_provider_ep, 40},
+    {"e2e.psp_provider_reject", e2e_psp_provider_reject, 40},
+    {"e2e.psp_provider_psp_freed", e2e_psp_provider_psp_freed, 40},
     {"e2e.stress_threads", e2e_stress_threads, 120},
     {"e2e.stress_sleep_wake", e2e_sleep_wake, 120},
     {NULL, NULL, 0},

@@ -2,6 +2,7 @@
 #include "dct.h"
 
 #include <pthread.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -171,6 +172,48 @@ static tres lmr_create_errors(void)
               (DAT_GET_TYPE(r) == DAT_INVALID_HANDLE || DAT_GET_TYPE(r) == DAT_INVALID_PARAMETER ||
                DAT_GET_TYPE(r) == DAT_MODEL_NOT_SUPPORTED || is_not_impl(r)),
           "dat_lmr_create(DAT_MEM_TYPE_LMR, EP handle) -> %s", rs(r));
+    return fx_close(&f);
+}
+
+/* Registration checks the range: unmapped memory, or read-only memory asked to be writable,
+ * is refused at dat_lmr_create with DAT_INVALID_PARAMETER|DAT_INVALID_ARG3 (verbs: the kernel
+ * cannot pin it, EFAULT; shm: the process's mappings say so), never accepted and left to fault
+ * in a later transfer. */
+static tres lmr_create_unmapped(void)
+{
+    struct fx f;
+    TRY(fx_full(&f));
+    long pg = sysconf(_SC_PAGESIZE);
+    char *m = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(m != MAP_FAILED, "mmap");
+    memset(m, 1, 3 * pg);
+    CHECK(munmap(m + pg, pg) == 0, "munmap");
+    CHECK(mprotect(m + 2 * pg, pg, PROT_READ) == 0, "mprotect");
+    DAT_LMR_HANDLE l;
+    DAT_LMR_CONTEXT lc;
+    DAT_RMR_CONTEXT rc;
+    const DAT_MEM_PRIV_FLAGS rw = DAT_MEM_PRIV_LOCAL_READ_FLAG | DAT_MEM_PRIV_LOCAL_WRITE_FLAG;
+    /* a low address nothing maps */
+    EXPECT_ERR(make_lmr(f.ia, f.pz, (void *)(uintptr_t)0x1000, 4096, rw, &l, &lc, &rc), DAT_INVALID_PARAMETER,
+               DAT_INVALID_ARG3);
+    /* the hole, and ranges running into it from either side */
+    EXPECT_ERR(make_lmr(f.ia, f.pz, m + pg, pg, rw, &l, &lc, &rc), DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+    EXPECT_ERR(make_lmr(f.ia, f.pz, m, 2 * pg, rw, &l, &lc, &rc), DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+    EXPECT_ERR(make_lmr(f.ia, f.pz, m + pg / 2, 2 * pg, DAT_MEM_PRIV_LOCAL_READ_FLAG, &l, &lc, &rc),
+               DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+    /* read-only page: readable registrations work, writable ones do not */
+    EXPECT_ERR(make_lmr(f.ia, f.pz, m + 2 * pg, pg, rw, &l, &lc, &rc), DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+    EXPECT_ERR(make_lmr(f.ia, f.pz, m + 2 * pg, pg, DAT_MEM_PRIV_LOCAL_READ_FLAG | DAT_MEM_PRIV_REMOTE_WRITE_FLAG,
+                        &l, &lc, &rc),
+               DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+    OK(make_lmr(f.ia, f.pz, m + 2 * pg, pg, DAT_MEM_PRIV_LOCAL_READ_FLAG | DAT_MEM_PRIV_REMOTE_READ_FLAG, &l, &lc,
+                &rc));
+    OK(dat_lmr_free(l));
+    /* the mapped page itself still registers */
+    OK(make_lmr(f.ia, f.pz, m, pg, rw, &l, &lc, &rc));
+    OK(dat_lmr_free(l));
+    munmap(m, pg);
+    munmap(m + 2 * pg, pg);
     return fx_close(&f);
 }
 
@@ -1318,6 +1361,7 @@ const struct tcase obj_cases[] = {
     {"lmr.create_query_free", lmr_success, 0},
     {"lmr.create_from_lmr", lmr_create_from_lmr, 0},
     {"lmr.create_errors", lmr_create_errors, 0},
+    {"lmr.create_unmapped", lmr_create_unmapped, 0},
     {"lmr.query_free_errors", lmr_query_free_errors, 0},
     {"lmr.sync_rdma_read_write", lmr_sync, 0},
     {"rmr.create_query_free", rmr_success, 0},

@@ -36,6 +36,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod lookup;
+pub mod mapped;
+pub mod serve;
 pub mod shm;
 pub mod verbs;
 
@@ -95,6 +97,13 @@ pub struct Access {
     pub local_write: bool,
     pub remote_read: bool,
     pub remote_write: bool,
+}
+
+impl Access {
+    /// Whether the registered memory may be written (locally or remotely).
+    pub fn needs_write(&self) -> bool {
+        self.local_write || self.remote_write
+    }
 }
 
 /// An opened device: the provider side of an IA.
@@ -327,6 +336,8 @@ pub enum AsyncError {
     },
     CqOverflow,
     DeviceFatal,
+    /// A provider thread hit an internal error (a caught panic) and carries on.
+    ProviderInternal,
 }
 
 pub trait AsyncEvents: Send + Sync {

@@ -6,7 +6,8 @@
 //!   the table mapping dat.conf `lib_path`s (OFED DAPL libraries, `builtin:<name>`) to them.
 //! - [`resolve`]: what `dat_ia_openv(name, major, minor, thread_safe)` opens — a built-in
 //!   provider or a third-party provider library (which the face dlopen()s).
-//! - [`list`]: what `dat_registry_list_providers` reports.
+//! - [`list`]: what `dat_registry_list_providers` reports (entries of the asking face's major
+//!   API version only).
 //!
 //! Matching follows the reference: name, major, minor and thread safety must all be equal to a
 //! dat.conf entry's; built-in providers answer for every API in [`builtin::BUILTIN_API`] with
@@ -221,23 +222,29 @@ impl Registry {
         })
     }
 
-    /// What `dat_registry_list_providers` reports: built-in IA names first (provider
-    /// registration order, each once, as DAT 1.2 nonthreadsafe — the key `dat_ia_open` uses),
-    /// then every loadable dat.conf entry in file order (any API version); duplicate keys once.
-    pub fn list(&self) -> Vec<ProviderInfo> {
+    /// What `dat_registry_list_providers` of the face for DAT `major` reports: built-in IA
+    /// names first (provider registration order, each once, under the face's built-in API
+    /// version as nonthreadsafe — the key its `dat_ia_open` uses), then the loadable dat.conf
+    /// entries registered for DAT `major`, in file order; duplicate keys once.
+    ///
+    /// Entries for another major version are left out, as OFED's library does: Debian's
+    /// dat.conf lists dozens of `u2.0` lines that a DAT 1.2 consumer could never open, and
+    /// consumers that open every listed IA (MPI libraries do) would warn once per line.
+    pub fn list(&self, major: u32) -> Vec<ProviderInfo> {
         let mut out: Vec<ProviderInfo> = Vec::new();
         let mut push = |i: ProviderInfo| {
             if !out.contains(&i) {
                 out.push(i);
             }
         };
-        let (ma, mi) = builtin::BUILTIN_API[0];
-        for p in self.providers() {
-            for n in p.ia_names() {
-                push(ProviderInfo { ia_name: n, major: ma, minor: mi, thread_safe: false });
+        if let Some(&(ma, mi)) = builtin::BUILTIN_API.iter().find(|(ma, _)| *ma == major) {
+            for p in self.providers() {
+                for n in p.ia_names() {
+                    push(ProviderInfo { ia_name: n, major: ma, minor: mi, thread_safe: false });
+                }
             }
         }
-        for e in self.conf.entries.iter().filter(|e| e.is_loadable()) {
+        for e in self.conf.entries.iter().filter(|e| e.is_loadable() && e.major == major) {
             push(ProviderInfo {
                 ia_name: e.ia_name.clone(),
                 major: e.major,
@@ -266,7 +273,7 @@ pub fn resolve(name: &str, major: u32, minor: u32, thread_safe: bool) -> Result<
     global().resolve(name, major, minor, thread_safe)
 }
 
-/// [`Registry::list`] on the process-wide registry.
-pub fn list() -> Vec<ProviderInfo> {
-    global().list()
+/// [`Registry::list`] on the process-wide registry, for the face of DAT `major`.
+pub fn list(major: u32) -> Vec<ProviderInfo> {
+    global().list(major)
 }

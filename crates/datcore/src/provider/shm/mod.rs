@@ -178,6 +178,12 @@ impl ProtectionDomain for ShmPd {
         if len > MAX_MESSAGE || addr.checked_add(len).is_none() {
             return Err(DatError::new(DAT_LENGTH_ERROR, 0));
         }
+        // As the verbs provider (ibv_reg_mr fails with EFAULT): the range must be mapped with
+        // the access the LMR grants, else DAT_INVALID_PARAMETER | DAT_INVALID_ARG3.
+        if !super::mapped::is_mapped(addr, len, access.needs_write()) {
+            tracing::debug!(addr, len, ?access, "shm: registration of a range not mapped with that access");
+            return Err(DatError::new(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+        }
         let slot = memtable::alloc().ok_or(DatError::insufficient(DAT_RESOURCE_MEMORY_REGION))?;
         let key =
             memtable::publish(slot, memtable::Entry { kind: memtable::Kind::Region, pd: self.id, addr, len, access });

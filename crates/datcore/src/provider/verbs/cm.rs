@@ -8,6 +8,7 @@
 //! be dropped from any thread, the CM thread included. The same thread reads the device's
 //! asynchronous events (QP fatal errors, device fatal) and runs connect/disconnect deadlines.
 
+use super::super::serve::Served;
 use super::super::{AsyncError, ConnectionRequest, Listener, ListenerEvents};
 use super::qp::{set_nonblock, VerbsQp};
 use super::{fail, sys, DevInner, Reg};
@@ -69,6 +70,7 @@ fn cm_thread(dev: Arc<DevInner>) {
     let (cm_fd, async_fd) = unsafe { ((*dev.cm_channel).fd, (*dev.ctx).async_fd) };
     set_nonblock(cm_fd);
     set_nonblock(async_fd);
+    let mut served = Served::new("dat-verbs-cm");
     while !dev.stop.load(Ordering::Relaxed) {
         let mut fds = [
             libc::pollfd { fd: cm_fd, events: libc::POLLIN, revents: 0 },
@@ -76,13 +78,15 @@ fn cm_thread(dev: Arc<DevInner>) {
         ];
         // SAFETY: two valid pollfds.
         unsafe { libc::poll(fds.as_mut_ptr(), 2, 100) };
-        if fds[0].revents != 0 {
-            drain_cm(&dev);
-        }
-        if fds[1].revents != 0 {
-            drain_async(&dev);
-        }
-        run_deadlines(&dev);
+        served.iteration(&*dev.async_events, || {
+            if fds[0].revents != 0 {
+                drain_cm(&dev);
+            }
+            if fds[1].revents != 0 {
+                drain_async(&dev);
+            }
+            run_deadlines(&dev);
+        });
     }
     let _ = lib;
 }

@@ -6,6 +6,7 @@
 //! batch and allocates nothing. Completions the provider makes itself (receives flushed before
 //! their QP existed) wait in a small software queue checked through one atomic flag.
 
+use super::super::serve::Served;
 use super::super::{CompletionQueue, Waker, WcOpcode, WcStatus, WorkCompletion};
 use super::qp::{self, Slots};
 use super::{fail, sys, DevInner};
@@ -206,6 +207,7 @@ fn progress(dev: Arc<DevInner>) {
     // SAFETY: the channel lives as long as `dev`.
     let fd = unsafe { (*dev.comp_channel).fd };
     qp::set_nonblock(fd);
+    let mut served = Served::new("dat-verbs-cq");
     while !dev.stop.load(Ordering::Relaxed) {
         let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         // SAFETY: one valid pollfd.
@@ -213,21 +215,26 @@ fn progress(dev: Arc<DevInner>) {
         if r <= 0 {
             continue;
         }
-        loop {
-            let mut cq = std::ptr::null_mut();
-            let mut ctx = std::ptr::null_mut();
-            // SAFETY: live channel; non-blocking fd, so EAGAIN ends the loop.
-            if unsafe { (dev.lib.ibv_get_cq_event)(dev.comp_channel, &mut cq, &mut ctx) } != 0 {
-                break;
-            }
-            let c = dev.cqs.lock().get(&(ctx as usize as u64)).and_then(|w| w.upgrade());
-            // SAFETY: `cq` came from the event; ibv_destroy_cq waits for this acknowledgement,
-            // so the CQ is alive here even if its owner is dropping it.
-            unsafe { (dev.lib.ibv_ack_cq_events)(cq, 1) };
-            if let Some(c) = c {
-                c.arm();
-                c.wake();
-            }
+        served.iteration(&*dev.async_events, || wake_ready_cqs(&dev));
+    }
+}
+
+/// Acknowledges every pending completion-channel event, re-arms its CQ and wakes its waiters.
+fn wake_ready_cqs(dev: &DevInner) {
+    loop {
+        let mut cq = std::ptr::null_mut();
+        let mut ctx = std::ptr::null_mut();
+        // SAFETY: live channel; non-blocking fd, so EAGAIN ends the loop.
+        if unsafe { (dev.lib.ibv_get_cq_event)(dev.comp_channel, &mut cq, &mut ctx) } != 0 {
+            break;
+        }
+        let c = dev.cqs.lock().get(&(ctx as usize as u64)).and_then(|w| w.upgrade());
+        // SAFETY: `cq` came from the event; ibv_destroy_cq waits for this acknowledgement,
+        // so the CQ is alive here even if its owner is dropping it.
+        unsafe { (dev.lib.ibv_ack_cq_events)(cq, 1) };
+        if let Some(c) = c {
+            c.arm();
+            c.wake();
         }
     }
 }

@@ -76,6 +76,7 @@ use std::thread::JoinHandle;
 mod cm;
 mod cq;
 mod names;
+pub use names::{Port, Target};
 mod qp;
 mod srq;
 mod sys;
@@ -356,6 +357,32 @@ fn memlock_limit() -> Option<u64> {
     Some(r.rlim_cur)
 }
 
+/// For tools (`datinfo`): every port of every RDMA device, with its state and the netdevs and
+/// addresses rdma_cm maps to it. `Err` when rdma-core cannot be loaded.
+pub fn ports() -> Result<Vec<Port>, String> {
+    sys::lib().map(names::ports).ok_or_else(no_rdma_core)
+}
+
+/// For tools (`datinfo`): the port and address [`Provider::open`] would bind `ia_name` (with
+/// dat.conf `params`) to, or the one-line cause it fails with (port DOWN, no IP address, device
+/// absent, rdma-core missing): the same cause `open` logs.
+pub fn open_target(ia_name: &str, params: &str) -> Result<Target, String> {
+    let lib = sys::lib().ok_or_else(no_rdma_core)?;
+    names::resolve(lib, ia_name, params)
+}
+
+/// For tools (`datinfo`): why registrations will fail early (RLIMIT_MEMLOCK below 64 MiB), if
+/// they will.
+pub fn memlock_warning() -> Option<String> {
+    memlock_limit()
+        .filter(|&l| l < 64 << 20)
+        .map(|l| format!("RLIMIT_MEMLOCK is {l} bytes; registering more fails (raise it with ulimit -l)"))
+}
+
+fn no_rdma_core() -> String {
+    "rdma-core (libibverbs.so.1, librdmacm.so.1) not installed".to_string()
+}
+
 /// An opened IA. Dropping it stops the CM and progress threads; the device's resources go
 /// when the last PD / CQ / QP holding them does.
 pub struct VerbsDevice {
@@ -463,9 +490,30 @@ impl ProtectionDomain for VerbsPd {
         }
         tracing::trace!(len, ?access, flags, "verbs: ibv_reg_mr");
         // SAFETY: registration pins the consumer's range; the kernel validates it (EFAULT).
-        let mr = unsafe { (self.dev.lib.ibv_reg_mr)(self.pd, addr as *mut _, len as usize, flags) };
+        let mut mr = unsafe { (self.dev.lib.ibv_reg_mr)(self.pd, addr as *mut _, len as usize, flags) };
+        let writes = sys::IBV_ACCESS_LOCAL_WRITE | sys::IBV_ACCESS_REMOTE_WRITE;
+        if mr.is_null() && sys::errno() == libc::EFAULT && flags & sys::IBV_ACCESS_MW_BIND != 0 && flags & writes == 0 {
+            // The kernel pins MW_BIND regions for writing, so read-only memory (a const table,
+            // a PROT_READ mapping) fails with it; register it without windows, as shm accepts it.
+            tracing::debug!(len, "verbs: read-only range: registering without IBV_ACCESS_MW_BIND");
+            // SAFETY: as above.
+            mr = unsafe {
+                (self.dev.lib.ibv_reg_mr)(self.pd, addr as *mut _, len as usize, flags & !sys::IBV_ACCESS_MW_BIND)
+            };
+        }
         if mr.is_null() {
             let e = sys::errno();
+            if !super::mapped::is_mapped(addr, len, access.needs_write()) {
+                // Drivers differ in the errno (EFAULT, ENOMEM, …); the cause is the range.
+                tracing::debug!(
+                    addr,
+                    len,
+                    ?access,
+                    errno = e,
+                    "verbs: ibv_reg_mr of a range not mapped with that access"
+                );
+                return Err(DatError::new(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+            }
             return Err(match (e, memlock_limit()) {
                 (libc::ENOMEM | libc::EAGAIN, Some(l)) => {
                     tracing::warn!("verbs: ibv_reg_mr of {len} bytes failed: RLIMIT_MEMLOCK too small (limit {l} bytes, asked {len})");
