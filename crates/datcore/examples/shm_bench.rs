@@ -93,20 +93,20 @@ fn spin(cq: &Arc<dyn CompletionQueue>) -> WorkCompletion {
     let mut wc = [WorkCompletion::EMPTY; 1];
     let t = Instant::now();
     let spin = std::env::var_os("SHM_BENCH_SPIN").is_some();
-    let w = waker();
     loop {
-        let seen = *w.0.lock();
         if cq.poll(&mut wc) == 1 {
             break;
         }
         if spin {
-            // Yield: on a small machine the progress threads need this CPU.
-            std::thread::yield_now();
-        } else {
-            let mut g = w.0.lock();
-            if *g == seen {
-                w.1.wait_for(&mut g, Duration::from_millis(100));
+            std::hint::spin_loop();
+        } else if cq.arm() {
+            // The provider's sleeping protocol: arm, poll once more, block.
+            if cq.poll(&mut wc) == 1 {
+                break;
             }
+            cq.block(Some(Instant::now() + Duration::from_millis(100)));
+        } else {
+            std::thread::sleep(Duration::from_micros(50));
         }
         if t.elapsed() > Duration::from_secs(5) {
             eprintln!("shm_bench: no completion for 5 s (pid {})", std::process::id());

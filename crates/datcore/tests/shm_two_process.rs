@@ -275,6 +275,7 @@ fn peer_main() {
         "client_timeout" => assert_eq!(ep.event().0, ConnEvent::TimedOut),
         "echo" => peer_echo(&ep),
         "rdma_target" => peer_rdma_target(&ep),
+        "rdma_hammer" => peer_rdma_hammer(&ep),
         "flush" => {
             assert_eq!(ep.event().0, ConnEvent::Established);
             let b = Buf::new(&ep.pd, 64, ALL);
@@ -387,7 +388,76 @@ fn peer_rdma_target(ep: &Ep) {
     drop((ro, wo, big, mw));
 }
 
+/// RDMA-writes 1 MiB of 0xab to the region the parent names, again and again, until a write
+/// fails (the parent freed the region); then reports how many landed.
+fn peer_rdma_hammer(ep: &Ep) {
+    assert_eq!(ep.event().0, ConnEvent::Established);
+    let rb = Buf::new(&ep.pd, 64, ALL);
+    ep.qp.post_recv(0, &[rb.sge(0, 16)]).unwrap();
+    let wc = ep.rcq.expect();
+    assert_eq!(wc.status, WcStatus::Success);
+    let word = |i: usize| u64::from_le_bytes(rb.bytes()[i * 8..i * 8 + 8].try_into().unwrap());
+    let (addr, rkey) = (word(0), word(1) as u32);
+    let mut src = Buf::new(&ep.pd, HAMMER, ALL);
+    src.fill(|_| 0xab);
+    let mut landed = 0u64;
+    loop {
+        ep.op(landed, SendOp::RdmaWrite { remote_addr: addr, rkey }, &[src.sge(0, HAMMER)], true).unwrap();
+        let wc = ep.scq.expect();
+        if wc.status != WcStatus::Success {
+            assert_eq!(wc.status, WcStatus::RemoteAccess);
+            break;
+        }
+        landed += 1;
+    }
+    src.mem[..8].copy_from_slice(&landed.to_le_bytes());
+    ep.send(1, &[src.sge(0, 8)]);
+    assert_eq!(ep.scq.expect().status, WcStatus::Success);
+    assert_eq!(ep.event().0, ConnEvent::Disconnected);
+}
+
+const HAMMER: usize = 1 << 20;
+
 // ---- tests ------------------------------------------------------------------------------------
+
+/// Once deregistration returns, no peer copy into the region happens any more (the initiator's
+/// in-flight mark protocol), although the peer was writing it in a loop.
+#[test]
+fn dereg_waits_out_peer_writes() {
+    let dev = open();
+    let ep = Ep::new(&dev);
+    let (_l, _, child) = accept_one(&dev, port(12), &ep, b"", "rdma_hammer", &[]);
+    let target = vec![0u8; HAMMER];
+    let mr = ep.pd.reg_mr(target.as_ptr() as u64, HAMMER as u64, ALL).unwrap();
+    let rb = Buf::new(&ep.pd, 64, ALL);
+    ep.qp.post_recv(0, &[rb.sge(0, 64)]).unwrap();
+    let mut desc = Buf::new(&ep.pd, 16, ALL);
+    desc.mem[..8].copy_from_slice(&(target.as_ptr() as u64).to_le_bytes());
+    desc.mem[8..].copy_from_slice(&(mr.rkey() as u64).to_le_bytes());
+    ep.send(9, &[desc.sge(0, 16)]);
+    assert_eq!(ep.scq.expect().status, WcStatus::Success);
+    // Let writes land, then free the region in the middle of them.
+    let end = Instant::now() + T;
+    while std::hint::black_box(&target)[HAMMER - 1] != 0xab {
+        assert!(Instant::now() < end, "no RDMA write landed");
+        std::thread::yield_now();
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    drop(mr);
+    // From here on the bytes are ours alone: write a marker and check nothing overwrites it.
+    let mut target = target;
+    target.fill(0x5a);
+    let wc = ep.rcq.expect();
+    assert_eq!(wc.status, WcStatus::Success);
+    let landed = u64::from_le_bytes(rb.bytes()[..8].try_into().unwrap());
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    let late = std::hint::black_box(&target).iter().filter(|&&b| b != 0x5a).count();
+    assert_eq!(late, 0, "{late} bytes written after the region was freed ({landed} writes landed)");
+    assert!(landed > 0);
+    ep.qp.disconnect(true).unwrap();
+    assert_eq!(ep.event().0, ConnEvent::Disconnected);
+    wait_child(child);
+}
 
 #[test]
 fn connect_with_private_data_then_disconnect() {

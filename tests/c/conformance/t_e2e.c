@@ -15,6 +15,8 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -1476,6 +1478,432 @@ static tres e2e_ia_close_abrupt(void)
     return run_pair(iaclose_server, iaclose_client, &a);
 }
 
+/* ================= stress: threads, shared and private EVDs, dequeue and wait ================= */
+
+/* Six connections between the two processes.  Each side has four threads, one per EVD group:
+ *   group 0: EP0 + EP1 share one EVD for requests and receives, the thread waits;
+ *   group 1: EP2 has its own request EVD and receive EVD, the thread dequeues;
+ *   group 2: EP3 has its own single EVD, the thread waits;
+ *   group 3: EP4 + EP5 share a request EVD and a receive EVD, the thread dequeues.
+ * The client keeps up to ST_WIN messages in flight per EP (8 bytes to 12 KiB, so both the
+ * inline and the cross-memory path run); the server echoes each from its receive buffer.
+ * Every completion is checked: status, cookie (each exactly once and in order per EP), length,
+ * EP handle and payload. */
+#define ST_NEP 6
+#define ST_GROUPS 4
+#define ST_WIN 4
+#define ST_SLOT 12288u
+#define ST_MSGS 3000
+#define ST_RECV 0x1ull
+#define ST_SEND 0x2ull
+
+static tres wait_cr_on(DAT_EVD_HANDLE evd, DAT_EVENT *ev)
+{
+    DAT_RETURN r = wait_ev(evd, E2E_WAIT, ev);
+    CHECK(r == DAT_SUCCESS && ev->event_number == DAT_CONNECTION_REQUEST_EVENT, "server: no connection request: %s",
+          rs(r));
+    return T_PASS;
+}
+
+static tres wait_conn_event_on(DAT_EVD_HANDLE conn, DAT_EVENT_NUMBER want)
+{
+    DAT_EVENT ev;
+    DAT_RETURN r = wait_ev(conn, E2E_WAIT, &ev);
+    CHECK(r == DAT_SUCCESS && ev.event_number == want, "waiting for %s: %s %s", evname(want), rs(r),
+          r == DAT_SUCCESS ? evname(ev.event_number) : "");
+    return T_PASS;
+}
+
+struct st_side;
+struct st_group {
+    struct st_side *s;
+    int first, count; /* EPs first .. first+count-1 */
+    DAT_EVD_HANDLE req, rcv; /* equal for single-EVD groups */
+    int wait, turn;
+    tres res;
+};
+
+struct st_side {
+    int server;
+    DAT_IA_HANDLE ia;
+    DAT_EVD_HANDLE async_evd, cr_evd, conn;
+    DAT_PZ_HANDLE pz;
+    DAT_PSP_HANDLE psp;
+    DAT_EP_HANDLE ep[ST_NEP];
+    char *buf;
+    DAT_LMR_HANDLE lmr;
+    DAT_LMR_CONTEXT lctx;
+    struct st_group g[ST_GROUPS];
+    /* per EP progress */
+    int next_send[ST_NEP], next_echo[ST_NEP], sends_done[ST_NEP];
+    int flushed[ST_NEP]; /* receives flushed by the disconnect at the end */
+    volatile int stop;
+};
+
+static DAT_VLEN st_len(int ep, int seq)
+{
+    return 8 + ((unsigned)seq * 2657u + (unsigned)ep * 977u) % (ST_SLOT - 8);
+}
+
+/* each EP owns 4 * ST_WIN slots: receives at 0 .. 2W-1, sends at 2W .. 4W-1 */
+static char *st_slot(struct st_side *s, int ep, int k)
+{
+    return s->buf + ((size_t)ep * 4 * ST_WIN + (size_t)k) * ST_SLOT;
+}
+
+static void st_fill(char *b, int ep, int seq)
+{
+    DAT_VLEN n = st_len(ep, seq);
+    uint32_t h[2] = {(uint32_t)ep, (uint32_t)seq};
+    memcpy(b, h, 8);
+    fill(b + 8, n - 8, (unsigned)(ep * 100000 + seq));
+}
+
+static int st_check(const char *b, int ep, int seq)
+{
+    uint32_t h[2];
+    memcpy(h, b, 8);
+    return h[0] == (uint32_t)ep && h[1] == (uint32_t)seq &&
+           check_fill(b + 8, st_len(ep, seq) - 8, (unsigned)(ep * 100000 + seq));
+}
+
+static DAT_UINT64 st_cookie(DAT_UINT64 kind, int ep, int v)
+{
+    return kind << 56 | (DAT_UINT64)ep << 32 | (DAT_UINT64)(uint32_t)v;
+}
+
+static tres st_post_recv(struct st_side *s, int ep, int k)
+{
+    DAT_LMR_TRIPLET t = trip(s->lctx, st_slot(s, ep, k), ST_SLOT);
+    OK(dat_ep_post_recv(s->ep[ep], 1, &t, ck(st_cookie(ST_RECV, ep, k)), DAT_COMPLETION_DEFAULT_FLAG));
+    return T_PASS;
+}
+
+static tres st_send(struct st_side *s, int ep, int seq, const char *from)
+{
+    DAT_LMR_TRIPLET t = trip(s->lctx, from, st_len(ep, seq));
+    OK(dat_ep_post_send(s->ep[ep], 1, &t, ck(st_cookie(ST_SEND, ep, seq)), DAT_COMPLETION_DEFAULT_FLAG));
+    return T_PASS;
+}
+
+/* client: send what the window allows on `ep` */
+static tres st_client_push(struct st_side *s, int ep)
+{
+    while (s->next_send[ep] < ST_MSGS && s->next_send[ep] < s->next_echo[ep] + ST_WIN &&
+           s->next_send[ep] < s->sends_done[ep] + 2 * ST_WIN) {
+        int seq = s->next_send[ep];
+        char *b = st_slot(s, ep, 2 * ST_WIN + seq % (2 * ST_WIN));
+        st_fill(b, ep, seq);
+        TRY(st_send(s, ep, seq, b));
+        s->next_send[ep]++;
+    }
+    return T_PASS;
+}
+
+static tres st_event(struct st_group *g, const DAT_EVENT *ev)
+{
+    struct st_side *s = g->s;
+    CHECK(ev->event_number == DAT_DTO_COMPLETION_EVENT, "%s: unexpected %s", s->server ? "server" : "client",
+          evname(ev->event_number));
+    const DAT_DTO_COMPLETION_EVENT_DATA *d = &ev->event_data.dto_completion_event_data;
+    DAT_UINT64 c = d->user_cookie.as_64;
+    int ep = (int)(c >> 32 & 0xffffff), v = (int)(uint32_t)c;
+    DAT_UINT64 kind = c >> 56;
+    const char *who = s->server ? "server" : "client";
+    CHECK(ep >= g->first && ep < g->first + g->count, "%s: completion of EP%d on group of EP%d", who, ep, g->first);
+    CHECK(d->ep_handle == s->ep[ep], "%s: EP%d completion names another EP", who, ep);
+    if (kind == ST_RECV && d->status == DAT_DTO_ERR_FLUSHED) {
+        /* the server disconnects once it is done; counted (and checked) at the end */
+        s->flushed[ep]++;
+        return T_PASS;
+    }
+    CHECK(d->status == DAT_DTO_SUCCESS, "%s: EP%d cookie 0x%llx status %d", who, ep, (unsigned long long)c,
+          (int)d->status);
+    if (kind == ST_SEND) {
+        /* exactly once and in order */
+        CHECK(v == s->sends_done[ep], "%s: EP%d send completion %d, expected %d", who, ep, v, s->sends_done[ep]);
+        s->sends_done[ep]++;
+        if (s->server)
+            return st_post_recv(s, ep, v % (2 * ST_WIN)); /* its echo is out: reuse the buffer */
+        return st_client_push(s, ep);
+    }
+    CHECK(kind == ST_RECV, "%s: unknown cookie 0x%llx", who, (unsigned long long)c);
+    int seq = s->next_echo[ep];
+    CHECK(seq < ST_MSGS, "%s: EP%d: more receives than messages", who, ep);
+    int want = s->server ? seq % (2 * ST_WIN) : seq % ST_WIN;
+    CHECK(v == want, "%s: EP%d message %d in receive %d, expected %d", who, ep, seq, v, want);
+    CHECK(d->transfered_length == st_len(ep, seq), "%s: EP%d message %d length %llu, expected %llu", who, ep, seq,
+          (unsigned long long)d->transfered_length, (unsigned long long)st_len(ep, seq));
+    CHECK(st_check(st_slot(s, ep, v), ep, seq), "%s: EP%d message %d payload corrupt", who, ep, seq);
+    s->next_echo[ep]++;
+    if (s->server)
+        return st_send(s, ep, seq, st_slot(s, ep, v));
+    TRY(st_post_recv(s, ep, v));
+    return st_client_push(s, ep);
+}
+
+static int st_group_done(struct st_group *g)
+{
+    for (int e = g->first; e < g->first + g->count; e++)
+        if (g->s->next_echo[e] < ST_MSGS || g->s->sends_done[e] < ST_MSGS)
+            return 0;
+    return 1;
+}
+
+static tres st_group_loop(struct st_group *g)
+{
+    DAT_EVENT ev;
+    while (!st_group_done(g)) {
+        if (g->s->stop)
+            return t_fail("stopped: another thread failed");
+        DAT_RETURN r;
+        if (g->wait) {
+            DAT_COUNT n;
+            r = dat_evd_wait(g->req, E2E_WAIT, 1, &ev, &n);
+            CHECK(r == DAT_SUCCESS, "%s: group of EP%d: dat_evd_wait: %s (lost wake-up?)",
+                  g->s->server ? "server" : "client", g->first, rs(r));
+        } else {
+            /* alternate which EVD is looked at first, so neither starves */
+            DAT_EVD_HANDLE first = g->turn ? g->req : g->rcv, second = g->turn ? g->rcv : g->req;
+            g->turn = !g->turn;
+            r = dat_evd_dequeue(first, &ev);
+            if (r != DAT_SUCCESS && second != first)
+                r = dat_evd_dequeue(second, &ev);
+            if (r != DAT_SUCCESS) {
+                sched_yield();
+                continue;
+            }
+        }
+        TRY(st_event(g, &ev));
+    }
+    return T_PASS;
+}
+
+static void *st_thread(void *v)
+{
+    struct st_group *g = v;
+    g->res = st_group_loop(g);
+    if (g->res != T_PASS)
+        g->s->stop = 1;
+    return NULL;
+}
+
+static tres st_open(struct st_side *s, int server)
+{
+    memset(s, 0, sizeof *s);
+    s->server = server;
+    OK(open_ia(&s->ia, &s->async_evd));
+    OK(dat_pz_create(s->ia, &s->pz));
+    OK(make_evd(s->ia, DAT_EVD_CR_FLAG, 8, &s->cr_evd));
+    OK(make_evd(s->ia, DAT_EVD_CONNECTION_FLAG, 16, &s->conn));
+    size_t len = (size_t)ST_NEP * 4 * ST_WIN * ST_SLOT;
+    s->buf = aligned_alloc(4096, len);
+    CHECK(s->buf != NULL, "oom");
+    memset(s->buf, 0, len);
+    DAT_REGION_DESCRIPTION rd;
+    memset(&rd, 0, sizeof rd);
+    rd.for_va = s->buf;
+    DAT_VLEN rl;
+    DAT_VADDR ra;
+    DAT_RMR_CONTEXT rctx;
+    OK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, rd, len, s->pz, DAT_MEM_PRIV_ALL_FLAG, &s->lmr, &s->lctx, &rctx,
+                      &rl, &ra));
+    static const int first[ST_GROUPS] = {0, 2, 3, 4}, count[ST_GROUPS] = {2, 1, 1, 2};
+    static const int single[ST_GROUPS] = {1, 0, 1, 0}, waits[ST_GROUPS] = {1, 0, 1, 0};
+    for (int k = 0; k < ST_GROUPS; k++) {
+        struct st_group *g = &s->g[k];
+        g->s = s;
+        g->first = first[k];
+        g->count = count[k];
+        g->wait = waits[k];
+        OK(make_evd(s->ia, DAT_EVD_DTO_FLAG, 256, &g->req));
+        g->rcv = g->req;
+        if (!single[k])
+            OK(make_evd(s->ia, DAT_EVD_DTO_FLAG, 256, &g->rcv));
+        for (int e = g->first; e < g->first + g->count; e++)
+            OK(dat_ep_create(s->ia, s->pz, g->rcv, g->req, s->conn, NULL, &s->ep[e]));
+    }
+    return T_PASS;
+}
+
+static tres st_run_threads(struct st_side *s)
+{
+    pthread_t t[ST_GROUPS];
+    for (int k = 0; k < ST_GROUPS; k++)
+        CHECK(pthread_create(&t[k], NULL, st_thread, &s->g[k]) == 0, "pthread_create");
+    for (int k = 0; k < ST_GROUPS; k++)
+        pthread_join(t[k], NULL);
+    for (int k = 0; k < ST_GROUPS; k++)
+        if (s->g[k].res != T_PASS)
+            return s->g[k].res;
+    return T_PASS;
+}
+
+/* After the disconnect: what is left must be exactly the `posted` receives each EP still had,
+ * flushed; a second completion of anything fails in st_event. */
+static tres st_finish(struct st_side *s, int posted)
+{
+    for (int k = 0; k < ST_GROUPS; k++) {
+        DAT_EVENT ev;
+        while (dat_evd_dequeue(s->g[k].req, &ev) == DAT_SUCCESS || dat_evd_dequeue(s->g[k].rcv, &ev) == DAT_SUCCESS)
+            TRY(st_event(&s->g[k], &ev));
+    }
+    for (int e = 0; e < ST_NEP; e++)
+        CHECK(s->flushed[e] == posted, "%s: EP%d: %d receives flushed, expected %d", s->server ? "server" : "client",
+              e, s->flushed[e], posted);
+    OK(dat_ia_close(s->ia, DAT_CLOSE_ABRUPT_FLAG));
+    free(s->buf);
+    return T_PASS;
+}
+
+static tres st_server(void *v)
+{
+    struct pair_arg *a = v;
+    struct st_side s;
+    TRY(st_open(&s, 1));
+    for (int e = 0; e < ST_NEP; e++)
+        for (int k = 0; k < 2 * ST_WIN; k++)
+            TRY(st_post_recv(&s, e, k));
+    OK(dat_psp_create(s.ia, a->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
+    peer_ready();
+    for (int e = 0; e < ST_NEP; e++) {
+        DAT_EVENT ev;
+        TRY(wait_cr_on(s.cr_evd, &ev));
+        DAT_CR_PARAM p;
+        OK(dat_cr_query(ev.event_data.cr_arrival_event_data.cr_handle, DAT_CR_FIELD_ALL, &p));
+        CHECK(p.private_data_size >= 1 && ((const char *)p.private_data)[0] == e, "server: connection %d out of order",
+              e);
+        OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s.ep[e], 0, NULL));
+        DAT_RETURN r = wait_ev(s.conn, E2E_WAIT, &ev);
+        CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "server: EP%d: %s %s", e, rs(r),
+              r == DAT_SUCCESS ? evname(ev.event_number) : "");
+    }
+    TRY(st_run_threads(&s));
+    /* all echoes are out and acknowledged: the server ends the connections */
+    for (int e = 0; e < ST_NEP; e++) {
+        OK(dat_ep_disconnect(s.ep[e], DAT_CLOSE_GRACEFUL_FLAG));
+        TRY(wait_conn_event_on(s.conn, DAT_CONNECTION_EVENT_DISCONNECTED));
+    }
+    return st_finish(&s, 2 * ST_WIN);
+}
+
+static tres st_client(void *v, struct peer *peer)
+{
+    (void)peer;
+    struct pair_arg *a = v;
+    struct st_side s;
+    TRY(st_open(&s, 0));
+    struct sockaddr_in sin;
+    set_peer_addr(&sin);
+    for (int e = 0; e < ST_NEP; e++) {
+        for (int k = 0; k < ST_WIN; k++)
+            TRY(st_post_recv(&s, e, k));
+        char pd = (char)e;
+        OK(dat_ep_connect(s.ep[e], (DAT_IA_ADDRESS_PTR)&sin, a->q, E2E_WAIT, 1, &pd, DAT_QOS_BEST_EFFORT,
+                          DAT_CONNECT_DEFAULT_FLAG));
+        DAT_EVENT ev;
+        DAT_RETURN r = wait_ev(s.conn, E2E_WAIT, &ev);
+        CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: EP%d: %s %s", e, rs(r),
+              r == DAT_SUCCESS ? evname(ev.event_number) : "");
+    }
+    double t0 = mono();
+    for (int e = 0; e < ST_NEP; e++)
+        TRY(st_client_push(&s, e));
+    TRY(st_run_threads(&s));
+    vlog("stress: %d messages echoed on %d EPs in %.2f s", ST_NEP * ST_MSGS, ST_NEP, mono() - t0);
+    for (int e = 0; e < ST_NEP; e++)
+        TRY(wait_conn_event_on(s.conn, DAT_CONNECTION_EVENT_DISCONNECTED));
+    return st_finish(&s, ST_WIN);
+}
+
+static tres e2e_stress_threads(void)
+{
+    struct pair_arg a = {fresh_qual(0), 0, 0};
+    return run_pair(st_server, st_client, &a);
+}
+
+/* ================= stress: sleep-then-wake cycles ================= */
+
+/* Each side pauses longer than dat_evd_wait's spin budget before it sends, so the other side
+ * is asleep in the provider every time; a lost wake-up shows as a timeout (not a hang). */
+#define SW_CYCLES 2000
+#define SW_WAIT (2000000u * g_tscale) /* 2 s */
+
+static void sw_pause(int i)
+{
+    usleep(100 + (unsigned)(i * 37 % 150));
+}
+
+static tres sw_loop(struct side *s, int server, int cycles)
+{
+    uint32_t *rb = (uint32_t *)s->buf, *sb = (uint32_t *)(s->buf + 64);
+    DAT_LMR_TRIPLET rt = trip(s->lctx, rb, 8), st = trip(s->lctx, sb, 8);
+    for (int i = 0; i < cycles; i++) {
+        if (server) {
+            TRY(expect_dto(s->rdto, SW_WAIT, (DAT_UINT64)i, DAT_DTO_SUCCESS, 8, NULL));
+            CHECK(rb[0] == (uint32_t)i && rb[1] == 0x51ee9u, "server: cycle %d: got %u", i, rb[0]);
+            OK(dat_ep_post_recv(s->ep, 1, &rt, ck((DAT_UINT64)i + 1), DAT_COMPLETION_DEFAULT_FLAG));
+        }
+        sw_pause(i);
+        sb[0] = (uint32_t)i;
+        sb[1] = server ? 0xa4a3eu : 0x51ee9u;
+        OK(dat_ep_post_send(s->ep, 1, &st, ck(1000000 + (DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
+        TRY(expect_dto(s->dto, SW_WAIT, 1000000 + (DAT_UINT64)i, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
+        if (!server) {
+            TRY(expect_dto(s->rdto, SW_WAIT, (DAT_UINT64)i, DAT_DTO_SUCCESS, 8, NULL));
+            CHECK(rb[0] == (uint32_t)i && rb[1] == 0xa4a3eu, "client: cycle %d: got %u", i, rb[0]);
+            OK(dat_ep_post_recv(s->ep, 1, &rt, ck((DAT_UINT64)i + 1), DAT_COMPLETION_DEFAULT_FLAG));
+        }
+    }
+    return T_PASS;
+}
+
+static tres sw_server(void *v)
+{
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 1));
+    DAT_LMR_TRIPLET rt = trip(s.lctx, s.buf, 8);
+    OK(dat_ep_post_recv(s.ep, 1, &rt, ck(0), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_psp_create(s.ia, a->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
+    peer_ready();
+    DAT_EVENT ev;
+    TRY(srv_wait_cr(&s, &ev));
+    TRY(srv_accept(&s, ev.event_data.cr_arrival_event_data.cr_handle, NULL, 0));
+    TRY(sw_loop(&s, 1, a->iters));
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    return side_close(&s);
+}
+
+static tres sw_client(void *v, struct peer *peer)
+{
+    (void)peer;
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 1));
+    DAT_LMR_TRIPLET rt = trip(s.lctx, s.buf, 8);
+    OK(dat_ep_post_recv(s.ep, 1, &rt, ck(0), DAT_COMPLETION_DEFAULT_FLAG));
+    DAT_EVENT ev;
+    TRY(cli_connect(&s, a->q, NULL, 0, &ev));
+    CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: %s", evname(ev.event_number));
+    double t0 = mono();
+    TRY(sw_loop(&s, 0, a->iters));
+    vlog("sleep-wake: %d cycles in %.2f s", a->iters, mono() - t0);
+    OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    return side_close(&s);
+}
+
+static tres e2e_sleep_wake(void)
+{
+    /* no spinning: every wait that finds nothing sleeps at once; and on shm, no background
+     * rescue of stalled work, so a lost wake-up fails instead of costing a millisecond */
+    setenv("DAT_EVD_SPIN_US", "0", 1);
+    setenv("DAT_SHM_LOOK_US", "0", 1);
+    struct pair_arg a = {fresh_qual(0), 0, SW_CYCLES};
+    return run_pair(sw_server, sw_client, &a);
+}
+
 const struct tcase e2e_cases[] = {
     {"e2e.connect_private_data", e2e_private_data, 40},
     {"e2e.send_recv_pingpong", e2e_pingpong, 60},
@@ -1492,5 +1920,7 @@ const struct tcase e2e_cases[] = {
     {"e2e.psp_provider_ep", e2e_psp_provider_ep, 40},
     {"e2e.psp_provider_reject", e2e_psp_provider_reject, 40},
     {"e2e.psp_provider_psp_freed", e2e_psp_provider_psp_freed, 40},
+    {"e2e.stress_threads", e2e_stress_threads, 120},
+    {"e2e.stress_sleep_wake", e2e_sleep_wake, 120},
     {NULL, NULL, 0},
 };

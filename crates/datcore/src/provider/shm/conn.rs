@@ -3,8 +3,9 @@
 //! ```text
 //! active                                   passive
 //! connect(q<port>.sock) --REQ(pid, probe word, private data)-->  listener: ConnectionRequest
-//!                        <--ACC(pid, probe word, private data) + segment memfd--  accept
-//! map segment, probe     --RTU(probe result)-->
+//!                        <--ACC(pid, probe word, private data) + segment memfd
+//!                                               + published area (2 memfds)--  accept
+//! map segment, probe     --RTU(probe result) + published area (2 memfds)-->
 //! Established(accept pd)                                          Established
 //!                        <--REJ--                                 reject (PeerRejected)
 //! ```
@@ -12,7 +13,8 @@
 //! peer died (the kernel closes its sockets on kill -9), which breaks the connection at once.
 
 use super::super::{ConnEvent, ConnectionRequest, Listener, ListenerEvents};
-use super::qp::{After, Fault, Link, Phase, QpShared, QpState};
+use super::area::{self, PeerArea};
+use super::qp::{After, Fault, Link, PeerEnd, Phase, QpShared, QpState};
 use super::ring::{segment_len, Segment};
 use super::sys::{self, Mapping, Recv};
 use super::{cma, progress, rendezvous, wire, CRS};
@@ -25,21 +27,41 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn send_msg(sock: &OwnedFd, m: &wire::Msg<'_>, fd: Option<&OwnedFd>) -> std::io::Result<()> {
+fn send_msg(sock: &OwnedFd, m: &wire::Msg<'_>, fds: &[&OwnedFd]) -> std::io::Result<()> {
     let mut b = [0u8; wire::MAX_MSG];
     let n = wire::encode(m, &mut b);
-    sys::send(sock, &b[..n], fd.map(|f| f.as_raw_fd()))
+    let mut raw = [0; sys::MAX_FDS];
+    for (r, f) in raw.iter_mut().zip(fds) {
+        *r = f.as_raw_fd();
+    }
+    sys::send(sock, &b[..n], &raw[..fds.len().min(sys::MAX_FDS)])
 }
 
 pub fn send_disc(st: &QpState) {
     if let Some(s) = &st.sock {
-        let _ = send_msg(s, &wire::Msg::Disc, None);
+        let _ = send_msg(s, &wire::Msg::Disc, &[]);
     }
 }
 
-fn hello(can_cma_you: bool, ip: [u8; 4]) -> wire::Hello {
+fn hello(sh: &QpShared, can_cma_you: bool, ip: [u8; 4]) -> wire::Hello {
     let (cookie_addr, cookie_val) = cma::cookie();
-    wire::Hello { pid: sys::getpid() as u32, can_cma_you, cookie_addr, cookie_val, ip }
+    let cq = |c: &Option<Arc<super::cq::ShmCq>>| c.as_ref().map_or(wire::NO_CQ, |c| c.wake_index());
+    wire::Hello {
+        pid: sys::getpid() as u32,
+        can_cma_you,
+        cookie_addr,
+        cookie_val,
+        ip,
+        send_cq: cq(&sh.send_cq),
+        recv_cq: cq(&sh.recv_cq),
+        pd: sh.pd,
+    }
+}
+
+/// Maps the published area a peer passed with ACC or RTU (its wake-word and table fds).
+fn peer_area(fds: &[OwnedFd]) -> Result<PeerArea, Fault> {
+    let [wake, table] = fds else { return Err(Fault::Malformed("handshake without the published area")) };
+    PeerArea::map(wake, table).map_err(|_| Fault::Malformed("cannot map the published area"))
 }
 
 /// Whether `ip` is an address of this host.
@@ -117,7 +139,7 @@ pub fn connect(
         IpAddr::V4(v4) if !v4.is_unspecified() => v4.octets(),
         _ => [127, 0, 0, 1],
     };
-    if let Err(e) = send_msg(&sock, &wire::Msg::Req(hello(false, ip), pd), None) {
+    if let Err(e) = send_msg(&sock, &wire::Msg::Req(hello(sh, false, ip), pd), &[]) {
         tracing::debug!(port, "shm: connect request: {e}");
         return fail(&mut st, ConnEvent::NonPeerRejected);
     }
@@ -149,13 +171,18 @@ pub fn accept(sh: &Arc<QpShared>, req: &Arc<dyn ConnectionRequest>, pd: &[u8]) -
     })();
     let (seg, fd) = res.map_err(|e| {
         tracing::warn!("shm: accept: shared segment: {e}");
-        let _ = send_msg(&sock, &wire::Msg::Rej, None);
+        let _ = send_msg(&sock, &wire::Msg::Rej, &[]);
         DatError::insufficient(DAT_RESOURCE_MEMORY)
     })?;
+    let Some([wake_fd, table_fd]) = area::fds() else {
+        let _ = send_msg(&sock, &wire::Msg::Rej, &[]);
+        return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
+    };
     let we_copy = cma::probe(cr.peer_pid, cr.hello.cookie_addr, cr.hello.cookie_val);
-    st.link = Some(Link::new(seg, 1, cr.peer_pid, we_copy));
+    // The peer's area arrives with RTU.
+    st.link = Some(Link::new(seg, 1, cr.peer_pid, we_copy, PeerEnd::new(None, &cr.hello)));
     st.phase = Phase::Accepting;
-    if let Err(e) = send_msg(&sock, &wire::Msg::Acc(hello(we_copy, [0; 4]), pd), Some(&fd)) {
+    if let Err(e) = send_msg(&sock, &wire::Msg::Acc(hello(sh, we_copy, [0; 4]), pd), &[&fd, wake_fd, table_fd]) {
         tracing::debug!("shm: accept: peer gone: {e}");
         let mut a = After::default();
         sh.teardown(&mut st, &mut a);
@@ -175,8 +202,8 @@ pub fn on_socket(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<(), F
     let Some(sock) = st.sock.clone() else { return Ok(()) };
     let mut buf = [0u8; wire::MAX_MSG];
     loop {
-        let (n, fd) = match sys::recv(&sock, &mut buf) {
-            Ok(Recv::Data(n, fd)) => (n, fd),
+        let (n, fds) = match sys::recv(&sock, &mut buf) {
+            Ok(Recv::Data(n, fds)) => (n, fds),
             Ok(Recv::Empty) => return Ok(()),
             Ok(Recv::Closed) | Err(_) => {
                 st.peer_gone = true;
@@ -187,18 +214,20 @@ pub fn on_socket(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<(), F
         match (st.phase, msg) {
             (_, wire::Msg::Bell) => {}
             (Phase::Connecting, wire::Msg::Acc(h, pd)) => {
-                let fd = fd.ok_or(Fault::Malformed("accept without segment"))?;
+                let fd = fds.first().ok_or(Fault::Malformed("accept without segment"))?;
+                let area = peer_area(&fds[1..])?;
                 let peer_pid = sys::peer_pid_same_uid(&sock).map_err(|_| Fault::PeerGone)?;
-                let len = sys::file_size(&fd).map_err(|_| Fault::Malformed("bad segment"))?;
+                let len = sys::file_size(fd).map_err(|_| Fault::Malformed("bad segment"))?;
                 if len < segment_len() as u64 {
                     return Err(Fault::Malformed("segment too small"));
                 }
-                let map = Mapping::map(&fd, segment_len()).map_err(|_| Fault::Malformed("cannot map segment"))?;
+                let map = Mapping::map(fd, segment_len()).map_err(|_| Fault::Malformed("cannot map segment"))?;
                 let seg = Segment::new(map, false).ok_or(Fault::Malformed("bad segment"))?;
                 let we_copy = cma::probe(peer_pid, h.cookie_addr, h.cookie_val);
-                let mut link = Link::new(seg, 0, peer_pid, we_copy);
+                let mut link = Link::new(seg, 0, peer_pid, we_copy, PeerEnd::new(Some(area), &h));
                 link.peer_copies = h.can_cma_you;
-                send_msg(&sock, &wire::Msg::Rtu(hello(we_copy, [0; 4])), None).map_err(|_| Fault::PeerGone)?;
+                let ours = area::fds().ok_or(Fault::Malformed("no published area"))?;
+                send_msg(&sock, &wire::Msg::Rtu(hello(sh, we_copy, [0; 4])), &ours).map_err(|_| Fault::PeerGone)?;
                 st.link = Some(link);
                 st.phase = Phase::Connected;
                 st.deadline = None;
@@ -214,8 +243,10 @@ pub fn on_socket(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<(), F
                 return Ok(());
             }
             (Phase::Accepting, wire::Msg::Rtu(h)) => {
+                let area = peer_area(&fds)?;
                 if let Some(l) = st.link.as_mut() {
                     l.peer_copies = h.can_cma_you;
+                    l.peer = PeerEnd::new(Some(area), &h);
                 }
                 st.phase = Phase::Connected;
                 a.event = Some((ConnEvent::Established, Vec::new()));
@@ -254,7 +285,7 @@ impl ConnectionRequest for ShmCr {
         self.decided.store(true, Ordering::SeqCst);
         match self.sock.lock().take() {
             Some(s) => {
-                let _ = send_msg(&s, &wire::Msg::Rej, None);
+                let _ = send_msg(&s, &wire::Msg::Rej, &[]);
                 Ok(())
             }
             None => Err(DatError::invalid_state(0)),
@@ -266,7 +297,7 @@ impl Drop for ShmCr {
     fn drop(&mut self) {
         // Neither accepted nor rejected: the active side hears a reject rather than waiting.
         if let Some(s) = self.sock.get_mut().take() {
-            let _ = send_msg(&s, &wire::Msg::Rej, None);
+            let _ = send_msg(&s, &wire::Msg::Rej, &[]);
         }
     }
 }

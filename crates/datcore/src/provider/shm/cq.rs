@@ -1,18 +1,49 @@
-//! Completion queue: a fixed-capacity ring of work completions under its own lock.
+//! Completion queue: a fixed-capacity ring of work completions under its own lock, the queue
+//! pairs whose completions land here, and a cross-process wake word.
+//!
+//! Polling drives the data path: [`ShmCq::poll`] first services the rings of every attached
+//! queue pair in the caller's own thread (as the receive queue: executing inbound requests,
+//! placing sends into posted receives; as the send queue: completing outbound work; either
+//! way: issuing queued work), then hands out what is queued. Sleeping uses the published wake
+//! word ([`super::area::WakeWord`]), which producers in either process bump when they add
+//! work that feeds this queue.
 
 use super::super::{AsyncError, AsyncEvents, CompletionQueue, Waker, WorkCompletion};
+use super::area::OwnWake;
+use super::qp::QpShared;
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Instant;
 
 pub const MAX_CQE: u32 = 1 << 20;
+
+/// Where a sleeper is in the arm / re-poll / block protocol.
+const IDLE: u8 = 0;
+const ARMED: u8 = 1;
+const REPOLLED: u8 = 2;
 
 pub struct ShmCq {
     q: Mutex<Ring>,
     waker: Arc<dyn Waker>,
     async_events: Arc<dyn AsyncEvents>,
+    /// Queue pairs with this as their send or receive queue (dropped ones are skipped).
+    qps: Mutex<Vec<Weak<QpShared>>>,
+    wake: OwnWake,
+    phase: AtomicU8,
+    /// The wake word's sequence value at `arm`.
+    armed_at: AtomicU32,
+    /// Which thread armed (see [`thread_id`]).
+    armer: AtomicUsize,
+}
+
+/// A cheap identity of the calling thread.
+fn thread_id() -> usize {
+    thread_local!(static ID: u8 = const { 0 });
+    ID.with(|b| b as *const u8 as usize)
 }
 
 struct Ring {
@@ -26,12 +57,33 @@ impl ShmCq {
         if min_entries > MAX_CQE {
             return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
         }
+        let wake = OwnWake::alloc().ok_or(DatError::insufficient(DAT_RESOURCE_TEVD))?;
         let cap = min_entries.max(1) as usize;
         Ok(ShmCq {
             q: Mutex::new(Ring { items: VecDeque::with_capacity(cap), cap, overflowed: false }),
             waker,
             async_events,
+            qps: Mutex::new(Vec::new()),
+            wake,
+            phase: AtomicU8::new(IDLE),
+            armed_at: AtomicU32::new(0),
+            armer: AtomicUsize::new(0),
         })
+    }
+
+    /// This queue's wake-word index in our published area (told to peers at connect time).
+    pub fn wake_index(&self) -> u32 {
+        self.wake.index
+    }
+
+    pub fn attach(&self, qp: &Arc<QpShared>) {
+        let mut l = self.qps.lock();
+        l.retain(|w| w.strong_count() > 0);
+        l.push(Arc::downgrade(qp));
+    }
+
+    pub fn detach(&self, qp: &QpShared) {
+        self.qps.lock().retain(|w| w.strong_count() > 0 && !std::ptr::eq(w.as_ptr(), qp));
     }
 
     /// Adds one completion. Returns false (and raises CqOverflow once) when the queue is full.
@@ -52,15 +104,48 @@ impl ShmCq {
         true
     }
 
+    /// Tells a sleeper (in `block`) and a CNO that completions arrived. Never call it from
+    /// inside this queue's own `poll` (the EVD lock is held there).
     pub fn wake(&self) {
-        if self.waker.wants_wake() {
+        if self.wake_sleeper() {
             self.waker.wake();
+        }
+    }
+
+    /// Wakes a sleeper in `block` (no lock taken); true when the core's waker wants a call too
+    /// (a CNO is attached).
+    pub fn wake_sleeper(&self) -> bool {
+        self.wake.word().notify();
+        self.waker.wants_wake()
+    }
+
+    /// Services the rings of every attached queue pair in the caller's thread.
+    fn drive(&self) {
+        let l = self.qps.lock();
+        for w in l.iter() {
+            if let Some(qp) = w.upgrade() {
+                qp.drive_from_poll(self);
+            }
         }
     }
 }
 
 impl CompletionQueue for ShmCq {
     fn poll(&self, out: &mut [WorkCompletion]) -> usize {
+        // The poll right after `arm` keeps the sleeping flag (the waiter blocks next unless it
+        // found something). A later poll by the thread that armed means it did not block: it is
+        // awake, so producers may stop waking. Polls by other threads leave the flag alone (the
+        // armer may be blocked). Callers serialize polls and `arm` (the EVD lock).
+        match self.phase.load(Ordering::Relaxed) {
+            IDLE => {}
+            ARMED => self.phase.store(REPOLLED, Ordering::Relaxed),
+            _ if self.armer.load(Ordering::Relaxed) == thread_id() => {
+                self.phase.store(IDLE, Ordering::Relaxed);
+                self.wake.word().disarm();
+            }
+            _ => {}
+        }
+        self.drive();
         let mut q = self.q.lock();
         let n = out.len().min(q.items.len());
         for (slot, wc) in out.iter_mut().zip(q.items.drain(..n)) {
@@ -83,5 +168,22 @@ impl CompletionQueue for ShmCq {
         q.cap = cap;
         q.overflowed = false;
         Ok(())
+    }
+
+    fn arm(&self) -> bool {
+        self.armer.store(thread_id(), Ordering::Relaxed);
+        self.armed_at.store(self.wake.word().arm(), Ordering::Relaxed);
+        self.phase.store(ARMED, Ordering::Relaxed);
+        true
+    }
+
+    fn block(&self, deadline: Option<Instant>) {
+        self.wake.word().block(self.armed_at.load(Ordering::Relaxed), deadline);
+        self.phase.store(IDLE, Ordering::Relaxed);
+        self.wake.word().disarm();
+    }
+
+    fn interrupt(&self) {
+        self.wake.word().interrupt();
     }
 }

@@ -1,4 +1,6 @@
 //! The process-wide table of memory regions and memory windows, looked up by key without locks.
+//! It lives in the published area ([`super::area`]), so connected peers can check keys
+//! themselves before they copy to or from our memory (read-only for them).
 //!
 //! A key is `generation << INDEX_BITS | index`. Each slot is a tiny seqlock: writers (register,
 //! bind, deregister; rare) clear the key, update the fields, then publish the new key; readers
@@ -7,6 +9,7 @@
 //! on at every reuse, so stale keys never match a new registration.
 
 use super::super::Access;
+use super::ring::Segment;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -38,8 +41,9 @@ impl Entry {
     }
 }
 
-#[derive(Default)]
-struct Slot {
+/// One slot; all-zero is a free slot (the area is a fresh memfd).
+#[repr(C)]
+pub struct Slot {
     key: AtomicU32,
     /// Generation of the last key published here (also while the slot is free).
     gen: AtomicU32,
@@ -49,16 +53,27 @@ struct Slot {
     len: AtomicU64,
 }
 
+/// Bytes of the table in the published area.
+pub const TABLE_BYTES: usize = SLOTS * std::mem::size_of::<Slot>();
+
 struct Table {
-    slots: Box<[Slot]>,
+    slots: &'static [Slot],
     free: Mutex<Vec<u32>>,
 }
 
 fn table() -> &'static Table {
     static T: OnceLock<Table> = OnceLock::new();
-    T.get_or_init(|| Table {
-        slots: (0..SLOTS).map(|_| Slot::default()).collect(),
-        free: Mutex::new((0..SLOTS as u32).rev().collect()),
+    T.get_or_init(|| {
+        // Without a published area (no memfd), a private table: peers then cannot check keys
+        // and every RDMA goes through the target.
+        let base = super::area::table_ptr().unwrap_or_else(|| {
+            let private: &'static mut [u64] = Box::leak(vec![0u64; TABLE_BYTES / 8].into_boxed_slice());
+            private.as_mut_ptr() as *mut u8
+        });
+        // SAFETY: base points to TABLE_BYTES zero-filled, 8-aligned bytes that live for the
+        // process; an all-zero Slot (atomics) is valid.
+        let slots = unsafe { std::slice::from_raw_parts(base as *const Slot, SLOTS) };
+        Table { slots, free: Mutex::new((0..SLOTS as u32).rev().collect()) }
     })
 }
 
@@ -82,17 +97,67 @@ pub fn alloc() -> Option<u32> {
     table().free.lock().pop()
 }
 
-/// Returns a slot: its key stops matching at once.
+/// Returns a slot: its key stops matching at once, and no peer copies through it once this
+/// returns.
 pub fn free(index: u32) {
     let t = table();
     t.slots[index as usize].key.store(0, Ordering::SeqCst);
+    quiesce(index);
     t.free.lock().push(index);
+}
+
+// ---- peers copying through our table ---------------------------------------------------------
+//
+// Invariant: once `free`, `revoke` or `publish` of a slot returns, no peer copies to or from
+// memory the slot's previous key named (nor do our own threads executing a peer's request).
+// An initiator stores `in_flight = 1 + slot` in the connection segment (SeqCst), then looks the
+// key up in our table, copies, and clears the mark; our threads executing a request do the
+// same with `target_busy`. We clear the key (SeqCst), then wait while any connection's mark names the slot. By
+// the SeqCst total order either the initiator's lookup sees the cleared key (and copies
+// nothing), or its mark precedes our check and we wait for the copy to end. A dead peer's mark
+// goes with its connection; a peer that neither finishes nor dies is given up on after
+// `QUIESCE_LIMIT` (logged).
+
+const QUIESCE_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Segments of our live connections and the side the *peer* initiates from.
+static TARGETS: Mutex<Vec<(std::sync::Weak<Segment>, usize)>> = Mutex::new(Vec::new());
+
+/// Registers a connection whose peer (at `peer_side`) may copy through our table.
+pub fn add_target(seg: &std::sync::Arc<Segment>, peer_side: usize) {
+    let mut t = TARGETS.lock();
+    t.retain(|(w, _)| w.strong_count() > 0);
+    t.push((std::sync::Arc::downgrade(seg), peer_side));
+}
+
+/// Waits until no peer copy started under an old key of slot `index` is still running.
+pub fn quiesce(index: u32) {
+    std::sync::atomic::fence(Ordering::SeqCst);
+    let mark = index + 1;
+    let start = std::time::Instant::now();
+    let t = TARGETS.lock();
+    for (w, side) in t.iter() {
+        let Some(seg) = w.upgrade() else { continue };
+        let busy = |seg: &Segment| {
+            seg.in_flight(*side).load(Ordering::SeqCst) == mark
+                || seg.target_busy(1 - side).load(Ordering::SeqCst) == mark
+        };
+        while busy(&seg) {
+            if start.elapsed() > QUIESCE_LIMIT {
+                tracing::warn!(slot = index, "shm: a peer's copy through a freed region did not end");
+                break;
+            }
+            std::thread::yield_now();
+        }
+    }
 }
 
 /// Publishes a new key for slot `index` with these contents and returns the key.
 pub fn publish(index: u32, e: Entry) -> u32 {
     let s = &table().slots[index as usize];
-    s.key.store(0, Ordering::SeqCst);
+    if s.key.swap(0, Ordering::SeqCst) != 0 {
+        quiesce(index);
+    }
     let mut gen = (s.gen.load(Ordering::Relaxed) + 1) & GEN_MASK;
     if gen == 0 {
         gen = 1;
@@ -107,17 +172,38 @@ pub fn publish(index: u32, e: Entry) -> u32 {
     key
 }
 
-/// Invalidates the current key of slot `index` without freeing the slot.
+/// Invalidates the current key of slot `index` without freeing the slot (and waits out peer
+/// copies under it).
 pub fn revoke(index: u32) {
     table().slots[index as usize].key.store(0, Ordering::SeqCst);
+    quiesce(index);
 }
 
 /// The entry `key` names, if it is live.
 pub fn lookup(key: u32) -> Option<Entry> {
+    lookup_in(table().slots, key)
+}
+
+/// A peer's table, mapped read-only from its published area.
+///
+/// # Safety
+/// `base` must point to a live mapping of at least [`TABLE_BYTES`] bytes, 8-aligned, for `'a`.
+pub unsafe fn peer_slots<'a>(base: *const u8) -> &'a [Slot] {
+    // SAFETY: per the contract; any bit pattern is a valid Slot (plain atomics).
+    unsafe { std::slice::from_raw_parts(base as *const Slot, SLOTS) }
+}
+
+/// The slot index a key names.
+pub fn slot_of(key: u32) -> u32 {
+    key & (SLOTS as u32 - 1)
+}
+
+/// Looks `key` up in `slots` (ours or a peer's): a consistent snapshot or None.
+pub fn lookup_in(slots: &[Slot], key: u32) -> Option<Entry> {
     if key == 0 {
         return None;
     }
-    let s = &table().slots[(key as usize) & (SLOTS - 1)];
+    let s = &slots[(key as usize) & (SLOTS - 1)];
     if s.key.load(Ordering::Acquire) != key {
         return None;
     }

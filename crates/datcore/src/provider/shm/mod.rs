@@ -4,9 +4,17 @@
 //!   private per-user directory ([`rendezvous`]). Any local IPv4/IPv6 address reaches it.
 //! - Connection management: a SOCK_SEQPACKET socket per connection carries REQ / ACC / REJ /
 //!   RTU / DISC and the doorbell; the passive side creates a memfd segment (mode 0600) with four
-//!   rings and passes it with ACC ([`conn`], [`ring`]).
-//! - Data: requests go into the request ring; the target's progress thread executes them in
-//!   order against its memory table ([`memtable`]) and answers on the response ring ([`xfer`]).
+//!   rings and passes it with ACC ([`conn`], [`ring`]). Each side also passes its published
+//!   area ([`area`]): completion-queue wake words and the memory table.
+//! - Data: sends go into the request ring; the target executes them in order and answers
+//!   errors on the response ring ([`xfer`]). The consumers' own polls drive this ([`cq`]):
+//!   polling a receive queue executes inbound requests and places sends into posted receives,
+//!   polling a send queue completes outbound work; no other thread is on the path. RDMA
+//!   writes and reads are done by the initiator itself against the target's published memory
+//!   table ([`rdma`], [`memtable`]); where it cannot, they go through the ring and the target
+//!   executes them. A sleeping consumer is woken through its queue's wake word
+//!   by whichever process produced work for it. The progress thread ([`progress`]) handles
+//!   connection management and only the work no consumer drives.
 //!   Large payloads move with one `process_vm_readv/writev` copy when the kernel allows it
 //!   ([`cma`]), else inline through the rings.
 //! - Peer death: end-of-file on the socket without DISC = Broken, outstanding work flushed.
@@ -27,12 +35,14 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
+mod area;
 mod cma;
 mod conn;
 mod cq;
 mod memtable;
 mod progress;
 mod qp;
+mod rdma;
 mod recvq;
 mod rendezvous;
 mod ring;

@@ -1,13 +1,16 @@
-//! The per-process progress thread: accepts connections, runs handshakes, executes inbound
-//! requests, completes outbound work, and notices dead peers.
+//! The per-process progress thread: accepts connections, runs handshakes, notices dead peers
+//! and disconnects, and does the data-path work that no consumer drives.
 //!
-//! While there is traffic it spins for a short while (`DAT_SHM_SPIN_US`, default 20 µs with 4+ CPUs, else 0) on the
-//! rings; then it announces `sleeping` in every connection's segment and blocks in poll(2) on
-//! all sockets plus an eventfd. Peers ring the doorbell (a one-byte datagram) only when they
-//! see that flag, so a busy connection costs no system call per message.
+//! It is never on the path of a message between consumers that poll or wait: they drive the
+//! rings themselves ([`super::cq`]). It blocks in poll(2) on all sockets plus an eventfd, and
+//! while connections exist it wakes every millisecond ([`look_every`]) to service connections whose work
+//! has waited since its previous look (see [`service`]). It announces `sleeping` in every
+//! connection's segment before it blocks; peers ring the socket doorbell (a one-byte
+//! datagram) only then, and only when they free ring space a producer waits for.
 
 use super::super::ConnEvent;
 use super::conn::{self, ListenerInner};
+use super::cq::ShmCq;
 use super::qp::{After, Fault, Phase, QpShared};
 use super::sys::{self, Recv};
 use super::{wire, xfer};
@@ -24,6 +27,7 @@ struct Cmds {
     qps: Vec<Arc<QpShared>>,
     listeners: Vec<Arc<ListenerInner>>,
     events: Vec<Deferred>,
+    cq_wakes: Vec<Arc<ShmCq>>,
 }
 
 pub struct Engine {
@@ -65,6 +69,12 @@ impl Engine {
         self.kick();
     }
 
+    /// Calls `cq`'s waker from the progress thread (for completions added inside a poll).
+    pub fn wake_later(&self, cq: Arc<ShmCq>) {
+        self.cmds.lock().cq_wakes.push(cq);
+        self.kick();
+    }
+
     /// Delivers `ev` from the progress thread (never from inside the caller's call).
     pub fn defer(&self, qp: Arc<QpShared>, ev: ConnEvent, data: Vec<u8>) {
         self.cmds.lock().events.push((qp, ev, data));
@@ -84,49 +94,45 @@ struct State {
     incoming: Vec<Incoming>,
 }
 
-/// How long to spin before sleeping. Spinning only pays when both processes' application and
-/// progress threads have a CPU each; on smaller machines it steals the CPU the peer needs.
-fn spin_time() -> Duration {
-    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let default = if cpus >= 4 { 20 } else { 0 };
-    let us = std::env::var("DAT_SHM_SPIN_US").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
-    Duration::from_micros(us)
+/// How often the thread looks for work no consumer drives (while connections exist):
+/// `DAT_SHM_LOOK_US` microseconds, default 1000; 0 = never (a test knob: then only consumers'
+/// polls move data, so a lost wake-up shows as a hang instead of a 1 ms delay).
+fn look_every() -> Option<Duration> {
+    let us = std::env::var("DAT_SHM_LOOK_US").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(1000u64);
+    (us > 0).then(|| Duration::from_micros(us))
 }
 
 fn run(e: &'static Engine) {
     let mut s = State { qps: Vec::new(), listeners: Vec::new(), incoming: Vec::new() };
-    let spin = spin_time();
-    let mut last_busy = Instant::now();
-    let mut iter = 0u64;
+    let look_every = look_every();
+    let mut next_look = Instant::now();
+    let mut kicked = false;
     loop {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            iter += 1;
-            let mut busy = commands(e, &mut s);
-            busy |= service_all(&mut s);
+            let kick = commands(e, &mut s) | kicked;
             let now = Instant::now();
-            if busy {
-                last_busy = now;
+            let look = look_every.is_some() && now >= next_look;
+            if let Some(every) = look_every.filter(|_| look) {
+                next_look = now + every;
             }
-            if busy || now.duration_since(last_busy) < spin {
-                if iter.is_multiple_of(128) {
-                    poll_all(e, &mut s, 0);
-                }
-                std::hint::spin_loop();
-                return;
-            }
-            // Going to sleep: announce it, then look once more so no doorbell is lost.
+            service_all(&mut s, look, kick);
+            // Going to sleep: announce it (peers ring the socket doorbell only then), then
+            // look at the commands once more so no kick is lost.
             set_sleeping(&s, 1);
             fence(Ordering::SeqCst);
-            if service_all(&mut s) || !e.cmds.lock().is_empty() {
+            if !e.cmds.lock().is_empty() {
                 set_sleeping(&s, 0);
-                last_busy = Instant::now();
                 return;
             }
-            let timeout = next_deadline(&s)
-                .map(|d| d.saturating_duration_since(Instant::now()).as_millis().min(60_000) as i32 + 1);
-            poll_all(e, &mut s, timeout.unwrap_or(-1));
+            let connected = s.qps.iter().any(|q| q.st.lock().phase == Phase::Connected);
+            let look_in = (connected && look_every.is_some()).then_some(next_look);
+            let deadline = next_deadline(&s).into_iter().chain(look_in).min();
+            let timeout = deadline.map(|d| {
+                let t = d.saturating_duration_since(Instant::now());
+                t.as_micros().div_ceil(1000).min(60_000) as i32
+            });
+            kicked = poll_all(e, &mut s, timeout.unwrap_or(-1));
             set_sleeping(&s, 0);
-            last_busy = Instant::now();
         }));
         if r.is_err() {
             tracing::warn!("shm: progress thread recovered from a panic");
@@ -136,7 +142,7 @@ fn run(e: &'static Engine) {
 
 impl Cmds {
     fn is_empty(&self) -> bool {
-        self.qps.is_empty() && self.listeners.is_empty() && self.events.is_empty()
+        self.qps.is_empty() && self.listeners.is_empty() && self.events.is_empty() && self.cq_wakes.is_empty()
     }
 }
 
@@ -150,6 +156,9 @@ fn commands(e: &Engine, s: &mut State) -> bool {
     };
     s.qps.extend(c.qps);
     s.listeners.extend(c.listeners);
+    for cq in c.cq_wakes {
+        cq.wake();
+    }
     for (qp, ev, data) in c.events {
         if !qp.st.lock().dropped {
             tracing::debug!(context = qp.context, ?ev, "shm: connection event");
@@ -173,31 +182,36 @@ fn next_deadline(s: &State) -> Option<Instant> {
     qd.into_iter().chain(id).min()
 }
 
-fn service_all(s: &mut State) -> bool {
-    let mut busy = false;
+/// Services every queue pair: sockets always, data where nobody else drives it (see
+/// [`service`]).
+fn service_all(s: &mut State, look: bool, kick: bool) {
     let mut closed = false;
     for qp in &s.qps {
-        let (b, c) = service(qp);
-        busy |= b;
-        closed |= c;
+        closed |= service(qp, look, kick);
     }
     if closed {
         s.qps.retain(|q| q.st.lock().phase != Phase::Closed);
     }
-    busy
 }
 
-/// One round of work on one queue pair: (did something, is closed).
-fn service(qp: &QpShared) -> (bool, bool) {
+/// One round on one queue pair; true when it is closed.
+///
+/// The data path of a connection is normally driven by its consumers' polls
+/// ([`super::cq::ShmCq::poll`]); this thread runs a data step only when the connection goes
+/// away (drain what arrived before DISC, flush), a graceful disconnect waits for its send
+/// queue, a poll parked a fault, the doorbell rang, the engine was kicked (`kick`: e.g. a
+/// receive posted to a starved SRQ) while work waits, or (at a `look`) work has waited since
+/// the previous look with nobody driving it (a consumer that does not poll: its peer's sends
+/// must still complete, and CNOs must still fire).
+fn service(qp: &QpShared, look: bool, kick: bool) -> bool {
     let mut a = After::default();
-    let mut busy = false;
     let closed;
     {
         let mut st = qp.st.lock();
         let r = (|| -> Result<(), Fault> {
+            let rang = st.sock_ready;
             if st.sock_ready {
                 st.sock_ready = false;
-                busy = true;
                 conn::on_socket(qp, &mut st, &mut a)?;
             }
             match st.phase {
@@ -218,13 +232,17 @@ fn service(qp: &QpShared) -> (bool, bool) {
                     }
                 }
                 Phase::Connected => {
-                    busy |= xfer::pump_resp(qp, &mut st, &mut a)?;
-                    if !st.peer_disc && !st.peer_gone {
-                        busy |= xfer::pump_rx(qp, &mut st, &mut a)?;
+                    if let Some(f) = st.fault.take() {
+                        return Err(f);
                     }
-                    let before = (st.sq.issued, st.sq.e.get(st.sq.slot(st.sq.issued)).map(|e| e.sent));
-                    xfer::pump_tx(&mut st)?;
-                    busy |= before != (st.sq.issued, st.sq.e.get(st.sq.slot(st.sq.issued)).map(|e| e.sent));
+                    let stale = st.data_pending() && (kick || look && st.data_gen == st.looked_gen);
+                    let driven = rang || stale || st.peer_disc || st.peer_gone || st.graceful_pending;
+                    if driven && xfer::step(qp, &mut st, &mut a, xfer::Part::ALL)? {
+                        st.data_gen += 1;
+                    }
+                    if look {
+                        st.looked_gen = st.data_gen;
+                    }
                     if st.peer_disc || st.peer_gone {
                         let ev = if st.peer_disc { ConnEvent::Disconnected } else { ConnEvent::Broken };
                         tracing::debug!(context = qp.context, ?ev, "shm: peer closed");
@@ -250,14 +268,13 @@ fn service(qp: &QpShared) -> (bool, bool) {
         }
         closed = st.phase == Phase::Closed;
     }
-    busy |= a.event.is_some();
     qp.finish(a);
-    (busy, closed)
+    closed
 }
 
 /// Polls every socket once (`timeout_ms`: 0 = just look, -1 = until something happens) and
-/// handles listeners and half-open incoming connections.
-fn poll_all(e: &Engine, s: &mut State, timeout_ms: i32) {
+/// handles listeners and half-open incoming connections. True when the engine was kicked.
+fn poll_all(e: &Engine, s: &mut State, timeout_ms: i32) -> bool {
     s.listeners.retain(|l| !l.closed.load(Ordering::SeqCst));
     let mut fds: Vec<libc::pollfd> = Vec::with_capacity(1 + s.listeners.len() + s.incoming.len() + s.qps.len());
     let pfd = |fd: i32| libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
@@ -277,10 +294,11 @@ fn poll_all(e: &Engine, s: &mut State, timeout_ms: i32) {
         if timeout_ms != 0 {
             drop_stale_incoming(s);
         }
-        return;
+        return false;
     }
     let mut k = 0;
-    if fds[k].revents != 0 {
+    let kicked = fds[k].revents != 0;
+    if kicked {
         if let Some(f) = &e.kick_fd {
             sys::eventfd_drain(f);
         }
@@ -334,6 +352,7 @@ fn poll_all(e: &Engine, s: &mut State, timeout_ms: i32) {
         }
     }
     drop_stale_incoming(s);
+    kicked
 }
 
 fn drop_stale_incoming(s: &mut State) {

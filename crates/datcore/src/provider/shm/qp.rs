@@ -1,17 +1,19 @@
 //! Queue pairs: state, send queue, and the `QueuePair` entry points.
 //!
 //! Everything about one connection (its rings, its queues, its state) sits behind one per-QP
-//! mutex. Posting threads and the progress thread both produce into the rings under it, so each
-//! ring has exactly one producer at a time.
+//! mutex. Posting threads, polling threads and the progress thread all produce into the rings
+//! under it, so each ring has exactly one producer at a time.
 
 use super::super::{
     Access, BindWr, CompletionQueue, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair, SendOp, SendWr,
     Sge, WcOpcode, WcStatus, WorkCompletion,
 };
+use super::area::PeerArea;
 use super::cq::ShmCq;
 use super::memtable::{self, Entry, Kind};
 use super::recvq::{self, Recv, RecvQueue, ShmSrq};
 use super::ring::{Consumer, Malformed, Producer, Segment};
+use super::xfer::Part;
 use super::{conn, progress, sys, wire, ShmMw, MWS};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
@@ -45,9 +47,42 @@ impl From<Malformed> for Fault {
     }
 }
 
+/// What the peer told us about its end at connect time.
+pub struct PeerEnd {
+    /// Its published area (None until the handshake delivered it).
+    pub area: Option<PeerArea>,
+    /// Wake-word indices of its QP's send and receive completion queues.
+    pub send_cq: u32,
+    pub recv_cq: u32,
+    /// Its QP's protection domain.
+    pub pd: u32,
+}
+
+impl PeerEnd {
+    pub fn new(area: Option<PeerArea>, h: &wire::Hello) -> PeerEnd {
+        PeerEnd { area, send_cq: h.send_cq, recv_cq: h.recv_cq, pd: h.pd }
+    }
+
+    fn notify(&self, cq: u32) {
+        if let Some(w) = self.area.as_ref().and_then(|a| a.wake(cq)) {
+            w.notify();
+        }
+    }
+
+    /// We added a request record: the peer's receive queue's poll will execute it.
+    pub fn notify_recv_cq(&self) {
+        self.notify(self.recv_cq)
+    }
+
+    /// We added a response record: the peer's send queue's poll will complete from it.
+    pub fn notify_send_cq(&self) {
+        self.notify(self.send_cq)
+    }
+}
+
 /// An established (or accepting) connection's shared-memory side.
 pub struct Link {
-    pub seg: Segment,
+    pub seg: Arc<Segment>,
     pub side: usize,
     pub peer_pid: i32,
     pub tx_req: Producer,
@@ -58,11 +93,15 @@ pub struct Link {
     pub peer_copies: bool,
     /// We can read/write the peer's memory.
     pub we_copy: bool,
+    pub peer: PeerEnd,
 }
 
 impl Link {
-    pub fn new(seg: Segment, side: usize, peer_pid: i32, we_copy: bool) -> Link {
+    pub fn new(seg: Segment, side: usize, peer_pid: i32, we_copy: bool, peer: PeerEnd) -> Link {
+        let seg = Arc::new(seg);
+        memtable::add_target(&seg, 1 - side);
         Link {
+            peer,
             tx_req: seg.producer(side, false),
             tx_resp: seg.producer(side, true),
             rx_req: seg.consumer(1 - side, false),
@@ -100,6 +139,13 @@ pub struct SqEntry {
     /// RDMA read bytes already received inline.
     pub got: u64,
     pub err: Option<WcStatus>,
+    /// Sent through the request ring; else executed here.
+    pub via_ring: bool,
+    /// Ring position just past its last record: once the target's consumer head passes it
+    /// with no ACK naming it, it succeeded (reads always get an ACK).
+    pub ring_end: u64,
+    /// Finished with this status and byte count; completes when it reaches the head.
+    pub done: Option<(WcStatus, u64)>,
 }
 
 const NO_ENTRY: SqEntry = SqEntry {
@@ -116,15 +162,20 @@ const NO_ENTRY: SqEntry = SqEntry {
     hdr_sent: false,
     got: 0,
     err: None,
+    via_ring: false,
+    ring_end: 0,
+    done: None,
 };
 
-/// Fixed-capacity send queue: `[head, issued)` are in flight (awaiting an ACK), `[issued,
-/// tail)` wait to be (fully) written to the request ring.
+/// Fixed-capacity send queue: `[head, issued)` are issued (in the ring awaiting their outcome,
+/// or done and waiting for earlier ones to complete: completions come out in queue order),
+/// `[issued, tail)` wait to be issued. Before `acked` every ring op has its outcome.
 pub struct SendQueue {
     pub e: Vec<SqEntry>,
     sges: Vec<Sge>,
     max_sge: usize,
     pub head: u64,
+    pub acked: u64,
     pub issued: u64,
     pub tail: u64,
 }
@@ -138,15 +189,62 @@ impl SendQueue {
             sges: vec![Sge::default(); cap * max_sge],
             max_sge,
             head: 0,
+            acked: 0,
             issued: 0,
             tail: 0,
+        }
+    }
+
+    /// Moves `acked` past ops that have their outcome (and past retired ones: their slots may
+    /// hold newer ops).
+    fn skip_done(&mut self) {
+        self.acked = self.acked.max(self.head);
+        while self.acked < self.issued {
+            let e = &self.e[self.slot(self.acked)];
+            if e.via_ring && e.done.is_none() {
+                return;
+            }
+            self.acked += 1;
+        }
+    }
+
+    /// The pending ring op (slot) whose last record ends at `pos`, or the oldest pending RDMA
+    /// read through the ring (`pos` None).
+    pub fn pending_ring_op(&mut self, pos: Option<u64>) -> Option<usize> {
+        self.skip_done();
+        (self.acked..self.issued).map(|n| self.slot(n)).find(|&i| {
+            let e = &self.e[i];
+            e.via_ring && e.done.is_none() && pos.map_or(e.kind == OpKind::Read, |p| e.ring_end == p)
+        })
+    }
+
+    /// Marks as succeeded every pending ring op other than a read whose records the target
+    /// consumed (`consumed`: its head position).
+    pub fn consumed_up_to(&mut self, consumed: u64) {
+        self.skip_done();
+        for n in self.acked..self.issued {
+            let i = self.slot(n);
+            let e = &mut self.e[i];
+            if !e.via_ring || e.done.is_some() {
+                continue;
+            }
+            if e.ring_end.wrapping_sub(consumed) as i64 > 0 {
+                break;
+            }
+            if e.kind != OpKind::Read {
+                let status = e.err.unwrap_or(WcStatus::Success);
+                e.done = Some((status, if status == WcStatus::Success { e.total } else { 0 }));
+            }
         }
     }
     pub fn slot(&self, n: u64) -> usize {
         (n % self.e.len() as u64) as usize
     }
     pub fn sges(&self, n: u64) -> &[Sge] {
-        let i = self.slot(n);
+        self.sges_at(self.slot(n))
+    }
+    /// The SGEs of the entry in slot `i`.
+    pub fn sges_at(&self, i: usize) -> &[Sge] {
         &self.sges[i * self.max_sge..i * self.max_sge + self.e[i].nsge]
     }
     pub fn is_empty(&self) -> bool {
@@ -173,15 +271,29 @@ impl SendQueue {
 #[allow(clippy::large_enum_variant)] // one per QP, never moved on the hot path
 pub enum Rx {
     Idle,
-    Inline { dest: Dest, total: u64, off: u64, status: WcStatus, ack: WcStatus },
-    ReadResp { src: u64, total: u64, off: u64 },
+    Inline {
+        dest: Dest,
+        total: u64,
+        off: u64,
+        status: WcStatus,
+        ack: WcStatus,
+    },
+    /// `pos`: where the READ record ended in the ring (named in the ACK).
+    ReadResp {
+        src: u64,
+        rkey: u32,
+        total: u64,
+        off: u64,
+        pos: u64,
+    },
 }
 
 #[derive(Clone, Copy)]
 #[allow(clippy::large_enum_variant)] // lives inside Rx
 pub enum Dest {
     Recv(Recv, bool),
-    Mem(u64),
+    /// Our memory at this address, under this rkey (checked again for every chunk).
+    Mem(u64, u32),
 }
 
 pub struct QpState {
@@ -192,7 +304,7 @@ pub struct QpState {
     pub sq: SendQueue,
     pub rq: RecvQueue,
     pub rx: Rx,
-    pub pending_ack: Option<(WcStatus, u64)>,
+    pub pending_ack: Option<Ack>,
     pub reads_out: u32,
     pub graceful_pending: bool,
     pub peer_disc: bool,
@@ -201,6 +313,37 @@ pub struct QpState {
     pub sock_ready: bool,
     /// Dropped by the core: no more events.
     pub dropped: bool,
+    /// A data step run from a poll found the connection broken; the progress thread tears it
+    /// down and reports it.
+    pub fault: Option<Fault>,
+    /// Counts data steps that did something; the progress thread services a connection
+    /// itself only when work waits and this did not move since its last look.
+    pub data_gen: u64,
+    pub looked_gen: u64,
+}
+
+impl QpState {
+    /// Whether data-path work waits: records to consume, work to issue, an answer to send.
+    pub fn data_pending(&self) -> bool {
+        let Some(l) = &self.link else { return false };
+        !l.rx_req.is_empty()
+            || !l.rx_resp.is_empty()
+            || self.sq.head < self.sq.tail
+            || self.pending_ack.is_some()
+            || !matches!(self.rx, Rx::Idle)
+    }
+}
+
+/// An answer the target owes: errors and RDMA reads. `pos` is the request-ring position just
+/// past the op's last record (the initiator matches it to the op); with `then_consume` that
+/// record is still unconsumed and is consumed right after the ACK is written, so the
+/// initiator, which takes a consumed record without an ACK as success, sees the ACK first.
+#[derive(Clone, Copy, Debug)]
+pub struct Ack {
+    pub status: WcStatus,
+    pub len: u64,
+    pub pos: u64,
+    pub then_consume: bool,
 }
 
 /// What a locked section asks to have done once the lock is gone.
@@ -220,7 +363,7 @@ pub struct QpShared {
     pub caps: QpCaps,
     pub events: Arc<dyn ConnectionEvents>,
     pub st: Mutex<QpState>,
-    /// Stalled on an empty receive queue: the next post_recv kicks the progress thread.
+    /// Stalled on an empty receive queue: the next post_recv runs a data step itself.
     pub need_recv: AtomicBool,
 }
 
@@ -277,14 +420,33 @@ impl QpShared {
 
     /// Wakes CQ waiters and delivers the event; call with no lock held.
     pub fn finish(&self, a: After) {
+        self.finish_except(a, None)
+    }
+
+    /// As [`finish`](Self::finish), but leaves `polling` (the queue whose poll runs this, under
+    /// its EVD's lock; its poller takes the completions itself) alone.
+    ///
+    /// Inside a poll, the EVD lock of `polling` is held: the core's waker of another queue
+    /// (which takes that queue's EVD lock, for a CNO) is left to the progress thread, so two
+    /// threads polling two queues can never wait for each other's EVD locks.
+    fn finish_except(&self, a: After, polling: Option<&ShmCq>) {
+        let other = |cq: &Arc<ShmCq>| polling.is_none_or(|p| !std::ptr::eq(p, &**cq));
+        let wake = |cq: &Arc<ShmCq>| match polling {
+            None => cq.wake(),
+            Some(_) => {
+                if cq.wake_sleeper() {
+                    progress::engine().wake_later(cq.clone());
+                }
+            }
+        };
         if a.wake_send {
-            if let Some(cq) = &self.send_cq {
-                cq.wake();
+            if let Some(cq) = self.send_cq.as_ref().filter(|c| other(c)) {
+                wake(cq);
             }
         }
         if a.wake_recv {
-            if let Some(cq) = &self.recv_cq {
-                cq.wake();
+            if let Some(cq) = self.recv_cq.as_ref().filter(|c| other(c)) {
+                wake(cq);
             }
         }
         if let Some((ev, data)) = a.event {
@@ -329,10 +491,17 @@ impl QpShared {
         }
         while st.sq.head < st.sq.tail {
             let e = st.sq.e[st.sq.slot(st.sq.head)];
-            self.complete_send(a, e.wr_id, e.kind, WcStatus::Flushed, 0);
+            match e.done {
+                Some((status, len)) if e.signaled || status != WcStatus::Success => {
+                    self.complete_send(a, e.wr_id, e.kind, status, len)
+                }
+                Some(_) => {}
+                None => self.complete_send(a, e.wr_id, e.kind, WcStatus::Flushed, 0),
+            }
             st.sq.head += 1;
         }
         st.sq.issued = st.sq.head;
+        st.sq.acked = st.sq.head;
         if let Rx::Inline { dest: Dest::Recv(r, _), .. } = st.rx {
             self.complete_recv(a, r.wr_id, WcStatus::Flushed, 0);
         }
@@ -342,14 +511,56 @@ impl QpShared {
         }
     }
 
-    /// Rings the peer's doorbell if its progress thread sleeps.
+    /// Completes, in queue order, the send-queue ops at the head that are done.
+    pub fn retire(&self, sq: &mut SendQueue, a: &mut After) {
+        while sq.head < sq.issued {
+            let e = sq.e[sq.slot(sq.head)];
+            let Some((status, len)) = e.done else { break };
+            if e.signaled || status != WcStatus::Success {
+                self.complete_send(a, e.wr_id, e.kind, status, len);
+            }
+            sq.head += 1;
+        }
+    }
+
+    /// One data step from `cq`'s poll, in the poller's thread. A broken connection is left to
+    /// the progress thread (events are never delivered from inside a poll).
+    pub fn drive_from_poll(&self, cq: &ShmCq) {
+        let mut a = After::default();
+        {
+            let mut st = self.st.lock();
+            if st.phase != Phase::Connected || st.fault.is_some() || st.peer_gone || st.peer_disc {
+                return;
+            }
+            let is = |c: &Option<Arc<ShmCq>>| c.as_ref().is_some_and(|c| std::ptr::eq(&**c, cq));
+            let part = Part { requests: is(&self.recv_cq), completions: is(&self.send_cq) };
+            self.data_step(&mut st, &mut a, part);
+        }
+        self.finish_except(a, Some(cq));
+    }
+
+    /// Runs (part of) the data path once; a fault is parked in `st.fault` for the progress
+    /// thread.
+    pub fn data_step(&self, st: &mut QpState, a: &mut After, part: Part) {
+        match super::xfer::step(self, st, a, part) {
+            Ok(true) => st.data_gen += 1,
+            Ok(false) => {}
+            Err(f) => {
+                st.fault = Some(f);
+                progress::engine().kick();
+            }
+        }
+    }
+
+    /// Rings the peer's progress-thread doorbell if that thread sleeps (only where no
+    /// consumer's poll is expected to notice: ring space freed for a waiting producer).
     pub fn bell(st: &QpState) {
         if let (Some(l), Some(s)) = (&st.link, &st.sock) {
             fence(Ordering::SeqCst);
             if l.seg.sleeping(1 - l.side).load(Ordering::Relaxed) != 0 {
                 let mut b = [0u8; wire::MAX_MSG];
                 let n = wire::encode(&wire::Msg::Bell, &mut b);
-                let _ = sys::send(s, &b[..n], None);
+                let _ = sys::send(s, &b[..n], &[]);
             }
         }
     }
@@ -386,32 +597,48 @@ impl ShmQp {
             peer_gone: false,
             sock_ready: false,
             dropped: false,
+            fault: None,
+            data_gen: 0,
+            looked_gen: 0,
         };
-        ShmQp {
-            sh: Arc::new(QpShared {
-                pd,
-                context,
-                send_cq,
-                recv_cq,
-                srq,
-                caps,
-                events,
-                st: Mutex::new(st),
-                need_recv: AtomicBool::new(false),
-            }),
+        let sh = Arc::new(QpShared {
+            pd,
+            context,
+            send_cq,
+            recv_cq,
+            srq,
+            caps,
+            events,
+            st: Mutex::new(st),
+            need_recv: AtomicBool::new(false),
+        });
+        for cq in sh.cqs() {
+            cq.attach(&sh);
         }
+        ShmQp { sh }
+    }
+}
+
+impl QpShared {
+    /// The distinct completion queues this QP completes on.
+    fn cqs(&self) -> impl Iterator<Item = &Arc<ShmCq>> {
+        let recv = self.recv_cq.as_ref().filter(|r| self.send_cq.as_ref().is_none_or(|s| !Arc::ptr_eq(r, s)));
+        self.send_cq.iter().chain(recv)
     }
 }
 
 impl Drop for ShmQp {
     fn drop(&mut self) {
+        for cq in self.sh.cqs() {
+            cq.detach(&self.sh);
+        }
         let mut st = self.sh.st.lock();
         st.dropped = true;
         if st.phase != Phase::Closed && st.phase != Phase::Idle {
             if let Some(s) = &st.sock {
                 let mut b = [0u8; wire::MAX_MSG];
                 let n = wire::encode(&wire::Msg::Disc, &mut b);
-                let _ = sys::send(s, &b[..n], None);
+                let _ = sys::send(s, &b[..n], &[]);
             }
             let mut a = After::default();
             self.sh.teardown(&mut st, &mut a);
@@ -457,7 +684,7 @@ impl QueuePair for ShmQp {
                 _ => return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED)),
             }
             st.sq.push(entry, wr.sges)?;
-            if let Err(f) = super::xfer::pump_tx(&mut st) {
+            if let Err(f) = super::xfer::pump_tx(sh, &mut st, &mut a) {
                 tracing::warn!(context = sh.context, ?f, "shm: connection broken");
                 sh.teardown(&mut st, &mut a);
                 a.event = Some((ConnEvent::Broken, Vec::new()));
@@ -484,9 +711,14 @@ impl QueuePair for ShmQp {
             return Ok(());
         }
         st.rq.push(wr_id, sges)?;
-        drop(st);
+        // A send waits for this receive: place it now, in the caller's thread.
         if sh.need_recv.load(Ordering::Acquire) && sh.need_recv.swap(false, Ordering::AcqRel) {
-            progress::engine().kick();
+            let mut a = After::default();
+            if st.phase == Phase::Connected && st.fault.is_none() {
+                sh.data_step(&mut st, &mut a, Part::ALL);
+            }
+            drop(st);
+            sh.finish(a);
         }
         Ok(())
     }

@@ -10,8 +10,10 @@
 use super::sys::Mapping;
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
+/// Ring capacities: powers of two (offsets are positions masked by `cap - 1`).
 pub const REQ_CAP: u64 = 512 * 1024;
 pub const RESP_CAP: u64 = 128 * 1024;
+const _: () = assert!(REQ_CAP.is_power_of_two() && RESP_CAP.is_power_of_two());
 pub const HDR: usize = 8;
 const PAD: u16 = 0;
 const MAGIC: u64 = 0x6461_742d_7368_6d31; // "dat-shm1"
@@ -33,8 +35,14 @@ struct RingCtl {
 struct SegHeader {
     magic: u64,
     /// `sleeping[side]`: that side's progress thread is about to block in poll(2) and must be
-    /// woken through the socket.
+    /// woken through the socket (only for ring space freed under a waiting producer).
     sleeping: [Line<AtomicU32>; 2],
+    /// `in_flight[side]`: 1 + the slot of the peer's memory table that side is copying to or
+    /// from right now (0: none); see [`super::memtable::quiesce`].
+    in_flight: [Line<AtomicU32>; 2],
+    /// `target_busy[side]`: 1 + the slot of its own table that side copies through while it
+    /// executes a request of the peer (target-executed RDMA), else 0.
+    target_busy: [Line<AtomicU32>; 2],
     rings: [RingCtl; 4],
 }
 
@@ -97,6 +105,14 @@ impl Segment {
         &self.header().sleeping[side].0
     }
 
+    pub fn in_flight(&self, side: usize) -> &AtomicU32 {
+        &self.header().in_flight[side].0
+    }
+
+    pub fn target_busy(&self, side: usize) -> &AtomicU32 {
+        &self.header().target_busy[side].0
+    }
+
     pub fn producer(&self, side: usize, response: bool) -> Producer {
         let i = ring_index(side, response);
         let ctl = &self.header().rings[i];
@@ -106,6 +122,7 @@ impl Segment {
             data: unsafe { self.map.ptr.add(ring_data_off(i) as usize) },
             cap: ring_cap(i),
             tail: ctl.tail.0.load(Ordering::Acquire),
+            head_seen: ctl.head.0.load(Ordering::Acquire),
         }
     }
 
@@ -132,6 +149,8 @@ pub struct Producer {
     data: *mut u8,
     cap: u64,
     tail: u64,
+    /// The consumer's head as last read: space known free without touching its cache line.
+    head_seen: u64,
 }
 
 // SAFETY: points into a shared mapping kept alive by the owner; used under the owner's lock.
@@ -143,12 +162,14 @@ impl Producer {
         unsafe { &*self.ctl }
     }
 
-    fn used(&self) -> Result<u64, Malformed> {
+    /// Bytes not yet consumed, reading the consumer's head afresh.
+    fn used(&mut self) -> Result<u64, Malformed> {
         let head = self.ctl().head.0.load(Ordering::Acquire);
         let used = self.tail.wrapping_sub(head);
         if used > self.cap {
             return Err(Malformed("ring head out of range"));
         }
+        self.head_seen = head;
         Ok(used)
     }
 
@@ -157,12 +178,32 @@ impl Producer {
         (HDR + payload + 7) & !7
     }
 
-    /// Whether a record with `payload` bytes fits right now (counting any pad record).
-    pub fn fits(&self, payload: usize) -> Result<bool, Malformed> {
+    /// The ring position after the last record written.
+    pub fn position(&self) -> u64 {
+        self.tail
+    }
+
+    /// The consumer's position, read afresh: every record before it was consumed.
+    pub fn consumer_position(&mut self) -> Result<u64, Malformed> {
+        self.used()?;
+        Ok(self.head_seen)
+    }
+
+    /// Whether the consumer has taken every record we wrote.
+    pub fn drained(&mut self) -> Result<bool, Malformed> {
+        Ok(self.used()? == 0)
+    }
+
+    /// Whether a record with `payload` bytes fits right now (counting any pad record). Reads
+    /// the consumer's head only when the last value seen leaves too little space.
+    pub fn fits(&mut self, payload: usize) -> Result<bool, Malformed> {
         let need = Self::record_len(payload) as u64;
-        let off = self.tail % self.cap;
+        let off = self.tail & (self.cap - 1);
         let contiguous = self.cap - off;
         let need = if need > contiguous { need + contiguous } else { need };
+        if self.cap - self.tail.wrapping_sub(self.head_seen) >= need {
+            return Ok(true);
+        }
         Ok(self.cap - self.used()? >= need)
     }
 
@@ -184,7 +225,7 @@ impl Producer {
             }
         }
         let len = Self::record_len(payload) as u64;
-        let off = self.tail % self.cap;
+        let off = self.tail & (self.cap - 1);
         let contiguous = self.cap - off;
         let mut tail = self.tail;
         if len > contiguous {
@@ -192,7 +233,7 @@ impl Producer {
             unsafe { write_header(self.data.add(off as usize), contiguous as u32, PAD, 0) };
             tail += contiguous;
         }
-        let off = (tail % self.cap) as usize;
+        let off = (tail & (self.cap - 1)) as usize;
         // SAFETY: fits() guaranteed `len` contiguous free bytes at `off`; nobody else writes
         // them until we publish the new tail.
         unsafe {
@@ -254,6 +295,11 @@ impl Consumer {
         unsafe { &*self.ctl }
     }
 
+    /// Whether no record (not even a pad) waits.
+    pub fn is_empty(&self) -> bool {
+        self.ctl().tail.0.load(Ordering::Acquire) == self.head
+    }
+
     /// The oldest record, skipping pad records.
     pub fn peek(&mut self) -> Result<Option<Record>, Malformed> {
         loop {
@@ -265,7 +311,7 @@ impl Consumer {
             if avail > self.cap || !avail.is_multiple_of(8) {
                 return Err(Malformed("ring tail out of range"));
             }
-            let off = self.head % self.cap;
+            let off = self.head & (self.cap - 1);
             // SAFETY: off is 8-aligned and < cap; the header lies in the published region.
             let v = unsafe { std::ptr::read_volatile(self.data.add(off as usize) as *const u64) };
             let len = v as u32 as u64;
@@ -292,6 +338,11 @@ impl Consumer {
     fn advance(&mut self, len: u64) {
         self.head += len;
         self.ctl().head.0.store(self.head, Ordering::Release);
+    }
+
+    /// The ring position just past `rec` (the oldest record, from `peek`).
+    pub fn position_after(&self, rec: &Record) -> u64 {
+        self.head + rec.len
     }
 
     /// Releases `rec`. Returns true when the producer waits for space (doorbell it).

@@ -108,25 +108,33 @@ pub fn peer_pid_same_uid(fd: &OwnedFd) -> io::Result<i32> {
     Ok(cred.pid)
 }
 
-/// Sends one datagram, optionally with one file descriptor attached. Never blocks.
-pub fn send(fd: &OwnedFd, data: &[u8], pass: Option<RawFd>) -> io::Result<()> {
+/// Most file descriptors one datagram carries.
+pub const MAX_FDS: usize = 3;
+
+/// Sends one datagram with up to [`MAX_FDS`] file descriptors attached. Never blocks.
+pub fn send(fd: &OwnedFd, data: &[u8], pass: &[RawFd]) -> io::Result<()> {
+    if pass.len() > MAX_FDS {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
     let mut iov = libc::iovec { iov_base: data.as_ptr() as *mut libc::c_void, iov_len: data.len() };
     // SAFETY: msghdr is plain old data.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_iov = &mut iov;
     msg.msg_iovlen = 1;
     let mut cbuf = [0u64; 4];
-    if let Some(pfd) = pass {
+    if !pass.is_empty() {
+        let bytes = std::mem::size_of_val(pass) as u32;
         msg.msg_control = cbuf.as_mut_ptr() as *mut libc::c_void;
         // SAFETY: CMSG_SPACE is a pure computation.
-        msg.msg_controllen = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as _;
-        // SAFETY: msg_control points to cbuf, large enough for one fd cmsg (32 bytes).
+        msg.msg_controllen = unsafe { libc::CMSG_SPACE(bytes) } as _;
+        // SAFETY: msg_control points to cbuf (32 bytes), large enough for one cmsg of
+        // MAX_FDS descriptors (16 + 12 bytes, padded to 32).
         unsafe {
             let c = libc::CMSG_FIRSTHDR(&msg);
             (*c).cmsg_level = libc::SOL_SOCKET;
             (*c).cmsg_type = libc::SCM_RIGHTS;
-            (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
-            std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut RawFd, pfd);
+            (*c).cmsg_len = libc::CMSG_LEN(bytes) as _;
+            std::ptr::copy_nonoverlapping(pass.as_ptr(), libc::CMSG_DATA(c) as *mut RawFd, pass.len());
         }
     }
     // SAFETY: msg references live buffers for the duration of the call.
@@ -139,15 +147,15 @@ pub fn send(fd: &OwnedFd, data: &[u8], pass: Option<RawFd>) -> io::Result<()> {
 
 /// What one `recv` produced.
 pub enum Recv {
-    /// A datagram of this many bytes (truncated to the buffer), maybe with a passed fd.
-    Data(usize, Option<OwnedFd>),
+    /// A datagram of this many bytes (truncated to the buffer) and the fds passed with it.
+    Data(usize, Vec<OwnedFd>),
     /// Nothing pending.
     Empty,
     /// The peer closed its end (or died).
     Closed,
 }
 
-/// Receives one datagram without blocking; accepts at most one passed fd (others are closed).
+/// Receives one datagram without blocking; keeps up to [`MAX_FDS`] passed fds (others are closed).
 pub fn recv(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Recv> {
     let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
     // SAFETY: msghdr is plain old data.
@@ -167,7 +175,7 @@ pub fn recv(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Recv> {
             _ => Err(e),
         };
     }
-    let mut passed = None;
+    let mut passed = Vec::new();
     // SAFETY: walking the control messages the kernel filled in, within msg_controllen.
     unsafe {
         let mut c = libc::CMSG_FIRSTHDR(&msg);
@@ -177,8 +185,8 @@ pub fn recv(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Recv> {
                 let n = ((*c).cmsg_len as usize - (data as usize - c as usize)) / std::mem::size_of::<RawFd>();
                 for i in 0..n {
                     let f = OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i)));
-                    if passed.is_none() {
-                        passed = Some(f);
+                    if passed.len() < MAX_FDS {
+                        passed.push(f);
                     }
                 }
             }
@@ -211,17 +219,30 @@ pub fn eventfd_drain(fd: &OwnedFd) {
     unsafe { libc::read(fd.as_raw_fd(), &mut v as *mut u64 as *mut libc::c_void, 8) };
 }
 
-/// An anonymous shared-memory file of `len` bytes, mode 0600.
+/// An anonymous shared-memory file of `len` bytes, mode 0600, sealed against resizing (a
+/// peer holding it cannot truncate it under our mappings).
 pub fn memfd(len: usize) -> io::Result<OwnedFd> {
     // SAFETY: the name is a NUL-terminated literal.
-    let fd = cvt(unsafe { libc::memfd_create(c"dat-shm".as_ptr(), libc::MFD_CLOEXEC) })?;
+    let fd = cvt(unsafe { libc::memfd_create(c"dat-shm".as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) })?;
     // SAFETY: fresh fd.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
     // SAFETY: fchmod/ftruncate on our own fd.
     cvt(unsafe { libc::fchmod(fd.as_raw_fd(), 0o600) })?;
     // SAFETY: as above.
     cvt(unsafe { libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) })?;
+    let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL;
+    // SAFETY: fcntl on our own fd.
+    cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) })?;
     Ok(fd)
+}
+
+/// A read-only descriptor of the same file as `fd` (through /proc/self/fd).
+pub fn reopen_read_only(fd: &OwnedFd) -> io::Result<OwnedFd> {
+    let path = std::ffi::CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd()))?;
+    // SAFETY: path is NUL-terminated; the result is checked.
+    let r = cvt(unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })?;
+    // SAFETY: fresh fd.
+    Ok(unsafe { OwnedFd::from_raw_fd(r) })
 }
 
 pub fn file_size(fd: &OwnedFd) -> io::Result<u64> {
@@ -232,7 +253,7 @@ pub fn file_size(fd: &OwnedFd) -> io::Result<u64> {
     Ok(st.st_size as u64)
 }
 
-/// A shared read-write mapping, unmapped on drop.
+/// A shared mapping, unmapped on drop.
 pub struct Mapping {
     pub ptr: *mut u8,
     pub len: usize,
@@ -244,17 +265,17 @@ unsafe impl Send for Mapping {}
 unsafe impl Sync for Mapping {}
 
 impl Mapping {
+    /// Maps `len` bytes of `fd` read-write.
     pub fn map(fd: &OwnedFd, len: usize) -> io::Result<Mapping> {
+        Mapping::map_at(fd, 0, len, true)
+    }
+
+    /// Maps `len` bytes of `fd` from `offset` (page aligned), read-only unless `writable`.
+    pub fn map_at(fd: &OwnedFd, offset: usize, len: usize, writable: bool) -> io::Result<Mapping> {
+        let prot = if writable { libc::PROT_READ | libc::PROT_WRITE } else { libc::PROT_READ };
         // SAFETY: mapping a file we hold; the result is checked.
         let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd.as_raw_fd(),
-                0,
-            )
+            libc::mmap(std::ptr::null_mut(), len, prot, libc::MAP_SHARED, fd.as_raw_fd(), offset as libc::off_t)
         };
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
@@ -280,4 +301,23 @@ pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> usize {
 pub fn getpid() -> i32 {
     // SAFETY: getpid cannot fail.
     unsafe { libc::getpid() }
+}
+
+/// Sleeps while `word` holds `expected`, until a [`futex_wake`] on the same word (in any
+/// process mapping it: shared futex), `timeout`, or a signal. Spurious returns are allowed.
+pub fn futex_wait(word: &std::sync::atomic::AtomicU32, expected: u32, timeout: Option<std::time::Duration>) {
+    let ts = timeout.map(|t| libc::timespec {
+        tv_sec: t.as_secs().min(i32::MAX as u64) as libc::time_t,
+        tv_nsec: t.subsec_nanos() as libc::c_long,
+    });
+    let tp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: word is a live, aligned u32 (in a shared mapping or our memory); tp is null or
+    // points to a live timespec. FUTEX_WAIT only reads the word.
+    unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAIT, expected, tp, 0usize, 0u32) };
+}
+
+/// Wakes every sleeper in [`futex_wait`] on `word`.
+pub fn futex_wake(word: &std::sync::atomic::AtomicU32) {
+    // SAFETY: word is a live, aligned u32; FUTEX_WAKE does not access memory.
+    unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX, 0usize, 0usize, 0u32) };
 }

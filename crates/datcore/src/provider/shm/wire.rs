@@ -11,13 +11,13 @@ pub const MAX_PRIVATE_DATA: usize = 256;
 pub const MAX_MSG: usize = 64 + MAX_PRIVATE_DATA;
 
 pub const M_REQ: u32 = 0x5145_5244; // connect request
-pub const M_ACC: u32 = 0x4343_4144; // accept (+ the segment fd)
+pub const M_ACC: u32 = 0x4343_4144; // accept (+ the segment fd and the published area fds)
 pub const M_REJ: u32 = 0x4a45_5244; // reject
-pub const M_RTU: u32 = 0x5554_5244; // ready to use: the active side is established
+pub const M_RTU: u32 = 0x5554_5244; // ready to use (+ the published area fds)
 pub const M_DISC: u32 = 0x4353_4444; // graceful disconnect
 /// The doorbell is a one-byte datagram.
 pub const BELL: u8 = 0xb1;
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// The identity/credential block each side sends: who it is and how to test cross-memory
 /// attach on it.
@@ -30,7 +30,15 @@ pub struct Hello {
     pub cookie_val: u64,
     /// IPv4 address the active side dialled (passive side: unused).
     pub ip: [u8; 4],
+    /// Wake-word indices (in the sender's published area) of the sender's QP's send and
+    /// receive completion queues ([`NO_CQ`]: none), and the QP's protection domain.
+    pub send_cq: u32,
+    pub recv_cq: u32,
+    pub pd: u32,
 }
+
+/// No completion queue.
+pub const NO_CQ: u32 = u32::MAX;
 
 #[derive(Debug)]
 pub enum Msg<'a> {
@@ -64,6 +72,9 @@ impl W<'_> {
         self.u64(h.cookie_addr);
         self.u64(h.cookie_val);
         self.put(&h.ip);
+        self.u32(h.send_cq);
+        self.u32(h.recv_cq);
+        self.u32(h.pd);
     }
 }
 
@@ -93,7 +104,8 @@ impl<'a> R<'a> {
         let cookie_val = self.u64()?;
         let mut ip = [0u8; 4];
         ip.copy_from_slice(self.take(4)?);
-        Ok(Hello { pid, can_cma_you: can, cookie_addr, cookie_val, ip })
+        let (send_cq, recv_cq, pd) = (self.u32()?, self.u32()?, self.u32()?);
+        Ok(Hello { pid, can_cma_you: can, cookie_addr, cookie_val, ip, send_cq, recv_cq, pd })
     }
     fn private(&mut self) -> Result<&'a [u8], Malformed> {
         let n = self.u32()? as usize;
@@ -220,5 +232,7 @@ pub fn read_iov(b: &[u8]) -> (u64, u64) {
     (u64::from_le_bytes(a), u64::from_le_bytes(l))
 }
 
-/// ACK payload: status code (see [`super::qp::status_code`]) and byte count.
-pub const ACK_LEN: usize = 16;
+/// ACK payload: status code (see [`super::qp::status_code`]), byte count, and the request-ring
+/// position just past the acknowledged op's last record. Only errors and RDMA reads are
+/// acknowledged; a send or write whose records the target consumed without an ACK succeeded.
+pub const ACK_LEN: usize = 24;

@@ -1,8 +1,10 @@
 //! The data path: issuing send-queue work into the request ring (initiator), executing
 //! requests against local memory (target), and completing from responses (initiator).
 //!
-//! Every request is executed by the *target's* progress thread, in ring order, which gives RC
-//! ordering for free: data of op N is placed before op N+1 starts, and ACKs come back in order.
+//! Requests are executed by the *target*, in ring order, from whichever of its threads drives
+//! the connection (normally the consumer's own poll of its receive queue, see
+//! [`super::cq::ShmCq::poll`]), which gives RC ordering: data of op N is placed before op N+1
+//! starts, and ACKs come back in order.
 //! With cross-memory attach the target copies straight between the two processes' buffers (one
 //! copy, one syscall); small payloads, and everything when attach is not permitted, travel
 //! inline through the rings (two copies, no syscall).
@@ -10,7 +12,8 @@
 use super::super::{Access, Sge, WcStatus};
 use super::cma::{self, MAX_IOV};
 use super::memtable;
-use super::qp::{status_code, status_from, After, Dest, Fault, OpKind, QpShared, QpState, Rx};
+use super::qp::{status_code, status_from, Ack, After, Dest, Fault, OpKind, QpShared, QpState, Rx};
+use super::rdma;
 use super::recvq;
 use super::wire::*;
 
@@ -75,7 +78,7 @@ unsafe fn scatter(sges: &[Sge], mut off: u64, mut src: *const u8, mut len: u64) 
 }
 
 /// The first `total` bytes of `sges` as (addr, len) pairs.
-fn iovs(sges: &[Sge], total: u64, out: &mut [(u64, u64); MAX_IOV]) -> usize {
+pub fn iovs(sges: &[Sge], total: u64, out: &mut [(u64, u64); MAX_IOV]) -> usize {
     let mut n = 0;
     let mut left = total;
     for s in sges {
@@ -92,14 +95,47 @@ fn iovs(sges: &[Sge], total: u64, out: &mut [(u64, u64); MAX_IOV]) -> usize {
     n
 }
 
-/// Writes as much of the send queue into the request ring as fits.
-pub fn pump_tx(st: &mut QpState) -> Result<(), Fault> {
+/// One data step on a connected QP, in whatever thread drives it: execute requests (unless
+/// the peer is going away), complete outbound work, issue queued work. True if it did
+/// something.
+pub fn step(sh: &QpShared, st: &mut QpState, a: &mut After, part: Part) -> Result<bool, Fault> {
+    let mut did = false;
+    if part.requests && !st.peer_disc && !st.peer_gone {
+        did |= pump_rx(sh, st, a)?;
+    }
+    // A receive-queue poll also completes sends when the send queue fills up, so programs
+    // that post unsignaled sends and never poll their request EVD keep going.
+    let sq_half_full = (st.sq.issued - st.sq.head) * 2 > st.sq.e.len() as u64;
+    if part.completions || sq_half_full {
+        did |= pump_resp(sh, st, a)?;
+    }
+    did |= pump_tx(sh, st, a)?;
+    Ok(did)
+}
+
+/// Which halves of the data path a step runs: a receive queue's poll executes inbound
+/// requests, a send queue's poll completes outbound work; the progress thread does both.
+#[derive(Clone, Copy, Debug)]
+pub struct Part {
+    pub requests: bool,
+    pub completions: bool,
+}
+
+impl Part {
+    pub const ALL: Part = Part { requests: true, completions: true };
+}
+
+/// Issues as much of the send queue as it can: RDMA ops this side may execute itself are done
+/// here ([`rdma`]), the rest is written into the request ring as far as it fits. True if it
+/// issued anything.
+pub fn pump_tx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, Fault> {
     let QpState { link, sq, reads_out, sock, .. } = st;
-    let Some(link) = link.as_mut() else { return Ok(()) };
+    let Some(link) = link.as_mut() else { return Ok(false) };
     if sock.is_none() {
-        return Ok(());
+        return Ok(false);
     }
     let mut pushed = false;
+    let mut local = false;
     while sq.issued < sq.tail {
         let n = sq.issued;
         let i = sq.slot(n);
@@ -108,6 +144,22 @@ pub fn pump_tx(st: &mut QpState) -> Result<(), Fault> {
             break;
         }
         let sges = sq.sges(n);
+        if e.kind != OpKind::Send && !e.hdr_sent {
+            let op =
+                rdma::Op { kind: e.kind, remote_addr: e.remote_addr, rkey: e.rkey, total: e.total, sges, pd: sh.pd };
+            match rdma::execute(link, *reads_out, &op)? {
+                rdma::Outcome::Unavailable => {}
+                rdma::Outcome::NotYet => break,
+                rdma::Outcome::Done(status) => {
+                    let len = if status == WcStatus::Success { e.total } else { 0 };
+                    sq.e[i].done = Some((status, len));
+                    sq.issued += 1;
+                    local = true;
+                    continue;
+                }
+            }
+        }
+        e.via_ring = true;
         let flags = if e.solicited { F_SOLICITED } else { 0 };
         let kind = match e.kind {
             OpKind::Send => R_SEND,
@@ -169,34 +221,43 @@ pub fn pump_tx(st: &mut QpState) -> Result<(), Fault> {
                 break;
             }
         }
+        e.ring_end = link.tx_req.position();
         sq.e[i] = e;
         sq.issued += 1;
         pushed = true;
     }
     if pushed {
-        QpShared::bell(st);
+        link.peer.notify_recv_cq();
     }
-    Ok(())
+    if local {
+        sh.retire(sq, a);
+    }
+    Ok(pushed || local)
 }
 
-/// Completes send-queue work from ACKs and places inline RDMA read data.
+/// Completes send-queue work: ops the target consumed without an ACK succeeded; ACKs carry
+/// errors and RDMA read outcomes; inline RDMA read data is placed.
 pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, Fault> {
     let mut did = false;
     let mut ring = false;
     {
         let QpState { link, sq, reads_out, .. } = &mut *st;
         let Some(link) = link.as_mut() else { return Ok(false) };
+        if sq.head == sq.issued {
+            return Ok(false);
+        }
+        // Read the target's position first: an ACK for a consumed op was written before the
+        // op's record was consumed, so the ring below holds every ACK up to there.
+        let consumed = link.tx_req.consumer_position()?;
         while let Some(rec) = link.rx_resp.peek()? {
             did = true;
-            if sq.head == sq.issued {
-                return Err(Fault::Malformed("response without outstanding request"));
-            }
-            let i = sq.slot(sq.head);
             match rec.kind {
                 R_ACK => {
                     let b: [u8; ACK_LEN] = rec.fixed()?;
+                    let word = |k: usize| u64::from_le_bytes(b[k..k + 8].try_into().unwrap_or_default());
                     let status = status_from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-                    let len = u64::from_le_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
+                    let (len, pos) = (word(8), word(16));
+                    let i = sq.pending_ring_op(Some(pos)).ok_or(Fault::Malformed("ACK without outstanding request"))?;
                     let e = sq.e[i];
                     if e.kind == OpKind::Read {
                         *reads_out = reads_out.saturating_sub(1);
@@ -205,20 +266,18 @@ pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool,
                         }
                     }
                     let status = if status == WcStatus::Success { e.err.unwrap_or(status) } else { status };
-                    if e.signaled || status != WcStatus::Success {
-                        let len = if status == WcStatus::Success { len.min(e.total) } else { 0 };
-                        sh.complete_send(a, e.wr_id, e.kind, status, len);
-                    }
-                    sq.head += 1;
+                    let len = if status == WcStatus::Success { len.min(e.total) } else { 0 };
+                    sq.e[i].done = Some((status, len));
                 }
                 R_READ_DATA => {
+                    let i = sq.pending_ring_op(None).ok_or(Fault::Malformed("unexpected rdma read data"))?;
                     let mut e = sq.e[i];
                     // Records are padded to 8 bytes; chunk sizes are implied by the protocol.
                     let n = e.total.saturating_sub(e.got).min(CHUNK);
-                    if e.kind != OpKind::Read || !chunk_fits(rec.payload_len, n) || n == 0 {
+                    if !chunk_fits(rec.payload_len, n) || n == 0 {
                         return Err(Fault::Malformed("unexpected rdma read data"));
                     }
-                    let sink = sq.sges(sq.head);
+                    let sink = sq.sges_at(i);
                     if e.err.is_none()
                         && !recvq::still_valid(sink, sh.pd, Access { local_write: true, ..Access::default() })
                     {
@@ -235,6 +294,14 @@ pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool,
             }
             ring |= link.rx_resp.consume(rec);
         }
+        sq.consumed_up_to(consumed);
+        let before = sq.head;
+        sh.retire(sq, a);
+        did |= sq.head != before;
+        if ring {
+            // The peer's responder waits for response space.
+            link.peer.notify_recv_cq();
+        }
     }
     if ring {
         QpShared::bell(st);
@@ -242,12 +309,13 @@ pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool,
     Ok(did)
 }
 
-fn push_ack(st: &mut QpState, status: WcStatus, len: u64) -> Result<bool, Fault> {
+fn push_ack(st: &mut QpState, ack: Ack) -> Result<bool, Fault> {
     let Some(link) = st.link.as_mut() else { return Ok(false) };
     let ok = link.tx_resp.push(R_ACK, 0, ACK_LEN, |b| {
-        b[0..4].copy_from_slice(&status_code(status).to_le_bytes());
+        b[0..4].copy_from_slice(&status_code(ack.status).to_le_bytes());
         b[4..8].fill(0);
-        b[8..16].copy_from_slice(&len.to_le_bytes());
+        b[8..16].copy_from_slice(&ack.len.to_le_bytes());
+        b[16..24].copy_from_slice(&ack.pos.to_le_bytes());
     })?;
     Ok(ok)
 }
@@ -262,6 +330,23 @@ fn remote_ok(sh: &QpShared, rkey: u32, addr: u64, len: u64, write: bool) -> bool
     })
 }
 
+/// Runs `copy` (touching our memory under `rkey`) if the access is allowed, with the copy
+/// announced in `busy` (the segment's `target_busy` word of our side) so deregistration waits
+/// for it; see [`memtable::quiesce`]. None when not allowed.
+fn guarded<T>(
+    sh: &QpShared,
+    busy: &std::sync::atomic::AtomicU32,
+    (rkey, addr, len, write): (u32, u64, u64, bool),
+    copy: impl FnOnce() -> T,
+) -> Option<T> {
+    use std::sync::atomic::{fence, Ordering};
+    busy.store(memtable::slot_of(rkey) + 1, Ordering::SeqCst);
+    fence(Ordering::SeqCst);
+    let r = remote_ok(sh, rkey, addr, len, write).then(copy);
+    busy.store(0, Ordering::Release);
+    r
+}
+
 fn cma_status(sh: &QpShared, r: std::io::Result<()>) -> Result<WcStatus, Fault> {
     match r {
         Ok(()) => Ok(WcStatus::Success),
@@ -273,20 +358,31 @@ fn cma_status(sh: &QpShared, r: std::io::Result<()>) -> Result<WcStatus, Fault> 
     }
 }
 
-/// Finishes an inbound op whose payload is complete.
+/// Finishes an inbound op whose payload is complete: `status` for the receive, `ack` for the
+/// initiator.
+/// `recv`: the work request id of the receive it filled, if it was a send.
 fn finish_inbound(
     sh: &QpShared,
     st: &mut QpState,
     a: &mut After,
-    dest: Dest,
+    recv: Option<u64>,
     total: u64,
-    status: WcStatus,
-    ack: WcStatus,
+    (status, ack): (WcStatus, WcStatus),
+    end: u64,
 ) {
-    if let Dest::Recv(r, _) = dest {
-        sh.complete_recv(a, r.wr_id, status, if status == WcStatus::Success { total } else { 0 });
+    if let Some(wr_id) = recv {
+        sh.complete_recv(a, wr_id, status, if status == WcStatus::Success { total } else { 0 });
     }
-    st.pending_ack = Some((ack, total));
+    answer(st, ack, total, end);
+}
+
+/// Sets the answer to the op whose last record ends at ring position `end`: success needs
+/// none (the initiator sees the record consumed), an error is acknowledged before the record
+/// is consumed.
+fn answer(st: &mut QpState, status: WcStatus, len: u64, end: u64) {
+    if status != WcStatus::Success {
+        st.pending_ack = Some(Ack { status, len, pos: end, then_consume: true });
+    }
 }
 
 /// Executes inbound requests until the ring is empty or something must wait (no receive
@@ -295,7 +391,13 @@ pub fn pump_rx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, F
     let mut did = false;
     let mut ring = false;
     let r = pump_rx_inner(sh, st, a, &mut did, &mut ring);
-    if ring || did {
+    if let Some(link) = &st.link {
+        if ring || did {
+            // Responses for its send queue, or request space it waits for.
+            link.peer.notify_send_cq();
+        }
+    }
+    if ring {
         QpShared::bell(st);
     }
     r.map(|()| did)
@@ -303,38 +405,55 @@ pub fn pump_rx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, F
 
 fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool, ring: &mut bool) -> Result<(), Fault> {
     loop {
-        if let Some((status, len)) = st.pending_ack {
-            if !push_ack(st, status, len)? {
+        if let Some(ack) = st.pending_ack {
+            if !push_ack(st, ack)? {
                 return Ok(());
             }
             st.pending_ack = None;
             *did = true;
+            if ack.then_consume {
+                let Some(link) = st.link.as_mut() else { return Ok(()) };
+                let rec = link.rx_req.peek()?.ok_or(Fault::Malformed("acknowledged request vanished"))?;
+                *ring |= link.rx_req.consume(rec);
+            }
         }
-        if let Rx::ReadResp { src, total, mut off } = st.rx {
+        if let Rx::ReadResp { src, rkey, total, mut off, pos } = st.rx {
             let Some(link) = st.link.as_mut() else { return Ok(()) };
+            let mut status = WcStatus::Success;
             while off < total {
                 let c = (total - off).min(CHUNK);
                 let from = src + off;
-                // SAFETY: [src, src+total) was validated against an rkey with remote_read.
-                let ok = link.tx_resp.push(R_READ_DATA, 0, c as usize, |b| unsafe {
-                    std::ptr::copy_nonoverlapping(from as *const u8, b.as_mut_ptr(), c as usize)
-                })?;
-                if !ok {
-                    st.rx = Rx::ReadResp { src, total, off };
-                    return Ok(());
+                let busy = link.seg.target_busy(link.side);
+                let pushed = guarded(sh, busy, (rkey, src, total, false), || {
+                    // SAFETY: [src, src+total) was checked against the rkey just now.
+                    link.tx_resp.push(R_READ_DATA, 0, c as usize, |b| unsafe {
+                        std::ptr::copy_nonoverlapping(from as *const u8, b.as_mut_ptr(), c as usize)
+                    })
+                });
+                match pushed.transpose()? {
+                    None => {
+                        status = WcStatus::RemoteAccess; // deregistered meanwhile
+                        break;
+                    }
+                    Some(false) => {
+                        st.rx = Rx::ReadResp { src, rkey, total, off, pos };
+                        return Ok(());
+                    }
+                    Some(true) => {}
                 }
                 off += c;
                 *did = true;
             }
             st.rx = Rx::Idle;
-            st.pending_ack = Some((WcStatus::Success, total));
+            st.pending_ack = Some(Ack { status, len: total, pos, then_consume: false });
             continue;
         }
         let Some(link) = st.link.as_mut() else { return Ok(()) };
         let Some(rec) = link.rx_req.peek()? else { return Ok(()) };
         let (peer, we_copy) = (link.peer_pid, link.we_copy);
+        let end = link.rx_req.position_after(&rec);
         match (st.rx, rec.kind) {
-            (Rx::Inline { dest, total, off, status, ack }, R_DATA) => {
+            (Rx::Inline { dest, total, off, status, mut ack }, R_DATA) => {
                 let n = (total - off).min(CHUNK);
                 if !chunk_fits(rec.payload_len, n) {
                     return Err(Fault::Malformed("inline data overruns its operation"));
@@ -343,15 +462,25 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                     match dest {
                         // SAFETY: the receive SGEs were re-validated when the op started.
                         Dest::Recv(r, _) => unsafe { scatter(r.sges.as_slice(), off, rec.payload, n) },
-                        // SAFETY: [addr, addr+total) was validated against an rkey.
-                        Dest::Mem(addr) => unsafe {
-                            std::ptr::copy_nonoverlapping(rec.payload, (addr + off) as *mut u8, n as usize)
-                        },
+                        Dest::Mem(addr, rkey) => {
+                            let busy = link.seg.target_busy(link.side);
+                            // SAFETY: [addr, addr+total) is checked against the rkey first.
+                            let copy = || unsafe {
+                                std::ptr::copy_nonoverlapping(rec.payload, (addr + off) as *mut u8, n as usize)
+                            };
+                            if guarded(sh, busy, (rkey, addr, total, true), copy).is_none() {
+                                ack = WcStatus::RemoteAccess; // deregistered meanwhile
+                            }
+                        }
                     }
                 }
                 if off + n == total {
                     st.rx = Rx::Idle;
-                    finish_inbound(sh, st, a, dest, total, status, ack);
+                    let recv = match dest {
+                        Dest::Recv(r, _) => Some(r.wr_id),
+                        Dest::Mem(..) => None,
+                    };
+                    finish_inbound(sh, st, a, recv, total, (status, ack), end);
                 } else {
                     st.rx = Rx::Inline { dest, total, off: off + n, status, ack };
                 }
@@ -406,15 +535,17 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                             status = WcStatus::LocalProtection;
                             ack = WcStatus::RemoteOperation;
                         }
-                        let dest = Dest::Recv(r, sh.srq.is_some());
+                        // (The receive is copied into `Dest` only for a multi-record payload: it
+                        // is large.)
                         if inline {
                             if status == WcStatus::Success {
                                 // SAFETY: receive SGEs validated; the chunk is in the record.
                                 unsafe { scatter(r.sges.as_slice(), 0, rec.payload.add(OP_HDR), chunk) };
                             }
                             if chunk == total {
-                                finish_inbound(sh, st, a, dest, total, status, ack);
+                                finish_inbound(sh, st, a, Some(r.wr_id), total, (status, ack), end);
                             } else {
+                                let dest = Dest::Recv(r, sh.srq.is_some());
                                 st.rx = Rx::Inline { dest, total, off: chunk, status, ack };
                             }
                         } else {
@@ -427,52 +558,58 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                                     ack = s;
                                 }
                             }
-                            finish_inbound(sh, st, a, dest, total, status, ack);
+                            finish_inbound(sh, st, a, Some(r.wr_id), total, (status, ack), end);
                         }
                     }
                     R_WRITE => {
-                        let ok = remote_ok(sh, hdr.rkey, hdr.remote_addr, total, true);
-                        let ack = if ok { WcStatus::Success } else { WcStatus::RemoteAccess };
-                        let dest = Dest::Mem(hdr.remote_addr);
+                        let busy = link.seg.target_busy(link.side);
+                        let access = (hdr.rkey, hdr.remote_addr, total, true);
+                        let dest = Dest::Mem(hdr.remote_addr, hdr.rkey);
                         if inline {
-                            if ok {
-                                // SAFETY: destination validated against the rkey above.
-                                unsafe {
-                                    std::ptr::copy_nonoverlapping(
-                                        rec.payload.add(OP_HDR),
-                                        hdr.remote_addr as *mut u8,
-                                        chunk as usize,
-                                    )
-                                };
-                            }
+                            // SAFETY: the destination is checked against the rkey first.
+                            let copy = || unsafe {
+                                std::ptr::copy_nonoverlapping(
+                                    rec.payload.add(OP_HDR),
+                                    hdr.remote_addr as *mut u8,
+                                    chunk as usize,
+                                )
+                            };
+                            let ack = match guarded(sh, busy, access, copy) {
+                                Some(()) => WcStatus::Success,
+                                None => WcStatus::RemoteAccess,
+                            };
                             if chunk == total {
-                                st.pending_ack = Some((ack, total));
+                                answer(st, ack, total, end);
                             } else {
                                 st.rx = Rx::Inline { dest, total, off: chunk, status: WcStatus::Success, ack };
                             }
                         } else {
-                            let mut ack = ack;
-                            if ok && total > 0 {
-                                ack = cma_status(
-                                    sh,
-                                    cma::transfer(peer, &[(hdr.remote_addr, total)], &riov[..nr], false),
-                                )?;
-                            }
-                            st.pending_ack = Some((ack, total));
+                            let copy = || cma::transfer(peer, &[(hdr.remote_addr, total)], &riov[..nr], false);
+                            let ack = match guarded(sh, busy, access, copy) {
+                                Some(r) => cma_status(sh, r)?,
+                                None => WcStatus::RemoteAccess,
+                            };
+                            answer(st, ack, total, end);
                         }
                     }
                     _ => {
-                        // R_READ
+                        // R_READ: always acknowledged (the initiator has no other sign of the
+                        // data), before the record is consumed.
+                        let ack = |status| Some(Ack { status, len: total, pos: end, then_consume: true });
                         if !remote_ok(sh, hdr.rkey, hdr.remote_addr, total, false) {
-                            st.pending_ack = Some((WcStatus::RemoteAccess, total));
+                            st.pending_ack = ack(WcStatus::RemoteAccess);
                         } else if total == 0 {
-                            st.pending_ack = Some((WcStatus::Success, 0));
+                            st.pending_ack = ack(WcStatus::Success);
                         } else if we_copy && nr > 0 {
-                            let s =
-                                cma_status(sh, cma::transfer(peer, &[(hdr.remote_addr, total)], &riov[..nr], true))?;
-                            st.pending_ack = Some((s, total));
+                            let busy = link.seg.target_busy(link.side);
+                            let copy = || cma::transfer(peer, &[(hdr.remote_addr, total)], &riov[..nr], true);
+                            st.pending_ack =
+                                ack(match guarded(sh, busy, (hdr.rkey, hdr.remote_addr, total, false), copy) {
+                                    Some(r) => cma_status(sh, r)?,
+                                    None => WcStatus::RemoteAccess,
+                                });
                         } else {
-                            st.rx = Rx::ReadResp { src: hdr.remote_addr, total, off: 0 };
+                            st.rx = Rx::ReadResp { src: hdr.remote_addr, rkey: hdr.rkey, total, off: 0, pos: end };
                         }
                     }
                 }
@@ -480,6 +617,9 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
             _ => return Err(Fault::Malformed("unknown request record")),
         }
         *did = true;
+        if st.pending_ack.is_some_and(|a| a.then_consume) {
+            continue; // acknowledge first, then consume (top of the loop)
+        }
         let Some(link) = st.link.as_mut() else { return Ok(()) };
         *ring |= link.rx_req.consume(rec);
     }

@@ -1,0 +1,172 @@
+//! The process's published area: two sealed memfds that every connected peer maps:
+//!
+//! - the wake words, one [`WakeWord`] per completion queue (read-write for peers): a producer
+//!   in any process that adds work feeding that queue wakes its sleeper without a thread
+//!   hand-off;
+//! - the memory table ([`super::memtable`]), passed as a read-only fd: initiators check rkey,
+//!   bounds, protection domain and rights there before they copy, and cannot change it (which
+//!   matters where cross-memory attach is refused and the target executes RDMA itself).
+//!
+//! The fds travel with the connection handshake ([`super::conn`]).
+
+use super::sys::{self, Mapping};
+use parking_lot::Mutex;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{fence, AtomicU32, Ordering};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+/// Completion queues per process (the device's `max_cq`).
+pub const WAKE_SLOTS: usize = 4096;
+const WAKE_BYTES: usize = WAKE_SLOTS * std::mem::size_of::<WakeWord>();
+
+/// A cross-process sleeping word for one completion queue.
+///
+/// Lost-wake-up invariant: a producer makes its work visible (ring tail or queue entry), then
+/// `fence(SeqCst)` and reads `sleeping`; the sleeper stores `sleeping = 1`, then (SeqCst) reads
+/// `seq`, then polls for work, then `FUTEX_WAIT`s on `seq` with the value it read. By the
+/// SeqCst order, either the sleeper's poll sees the work, or the producer sees `sleeping` and
+/// bumps `seq` (so the wait returns at once, or is woken by the `FUTEX_WAKE` that follows).
+#[repr(C, align(64))]
+pub struct WakeWord {
+    seq: AtomicU32,
+    sleeping: AtomicU32,
+}
+
+impl WakeWord {
+    /// Producer side: call after the work is visible. A system call only when someone sleeps.
+    pub fn notify(&self) {
+        fence(Ordering::SeqCst);
+        if self.sleeping.load(Ordering::Relaxed) != 0 {
+            self.interrupt();
+        }
+    }
+
+    /// Ends a current or coming sleep unconditionally.
+    pub fn interrupt(&self) {
+        self.seq.fetch_add(1, Ordering::SeqCst);
+        if self.sleeping.load(Ordering::SeqCst) != 0 {
+            sys::futex_wake(&self.seq);
+        }
+    }
+
+    /// Announces a sleeper; returns the sequence value to wait on.
+    pub fn arm(&self) -> u32 {
+        self.sleeping.store(1, Ordering::SeqCst);
+        self.seq.load(Ordering::SeqCst)
+    }
+
+    /// Sleeps until `seq` moves past `armed_at` or `deadline` passes.
+    pub fn block(&self, armed_at: u32, deadline: Option<Instant>) {
+        let timeout = match deadline {
+            Some(d) => match d.checked_duration_since(Instant::now()) {
+                Some(t) if !t.is_zero() => Some(t),
+                _ => return,
+            },
+            None => None,
+        };
+        if self.seq.load(Ordering::SeqCst) == armed_at {
+            sys::futex_wait(&self.seq, armed_at, timeout);
+        }
+    }
+
+    pub fn disarm(&self) {
+        self.sleeping.store(0, Ordering::SeqCst);
+    }
+}
+
+struct Area {
+    wake_fd: OwnedFd,
+    /// A read-only descriptor of the table's memfd (what peers get).
+    table_fd: OwnedFd,
+    wake: Mapping,
+    table: Mapping,
+    free_wake: Mutex<Vec<u32>>,
+}
+
+fn area() -> Option<&'static Area> {
+    static A: OnceLock<Option<Area>> = OnceLock::new();
+    A.get_or_init(|| {
+        let made = (|| -> std::io::Result<Area> {
+            let wake_fd = sys::memfd(WAKE_BYTES)?;
+            let table_rw = sys::memfd(super::memtable::TABLE_BYTES)?;
+            Ok(Area {
+                wake: Mapping::map(&wake_fd, WAKE_BYTES)?,
+                table: Mapping::map(&table_rw, super::memtable::TABLE_BYTES)?,
+                table_fd: sys::reopen_read_only(&table_rw)?,
+                wake_fd,
+                free_wake: Mutex::new((0..WAKE_SLOTS as u32).rev().collect()),
+            })
+        })();
+        made.map_err(|e| tracing::warn!("shm: cannot create the published area: {e}")).ok()
+    })
+    .as_ref()
+}
+
+/// The published area's fds (wake words, read-only table), to pass to a peer.
+pub fn fds() -> Option<[&'static OwnedFd; 2]> {
+    area().map(|a| [&a.wake_fd, &a.table_fd])
+}
+
+/// Our memory table's bytes (zero-filled at creation).
+pub fn table_ptr() -> Option<*mut u8> {
+    area().map(|a| a.table.ptr)
+}
+
+fn wake_at<'a>(base: *mut u8, i: u32) -> &'a WakeWord {
+    // SAFETY: callers pass i < WAKE_SLOTS; the mapping lives as long as its owner, which hands
+    // out these references only while it lives (process area: forever; peer area: the link).
+    unsafe { &*(base.add(i as usize * std::mem::size_of::<WakeWord>()) as *const WakeWord) }
+}
+
+/// A wake word of our own, for one completion queue; freed on drop.
+pub struct OwnWake {
+    pub index: u32,
+}
+
+impl OwnWake {
+    pub fn alloc() -> Option<OwnWake> {
+        let index = area()?.free_wake.lock().pop()?;
+        Some(OwnWake { index })
+    }
+
+    pub fn word(&self) -> &WakeWord {
+        let a = area().expect("allocated from the area");
+        wake_at(a.wake.ptr, self.index)
+    }
+}
+
+impl Drop for OwnWake {
+    fn drop(&mut self) {
+        self.word().disarm();
+        if let Some(a) = area() {
+            a.free_wake.lock().push(self.index);
+        }
+    }
+}
+
+/// A peer's published area, mapped: wake words read-write, memory table read-only.
+pub struct PeerArea {
+    wake: Mapping,
+    pub table: Mapping,
+}
+
+impl PeerArea {
+    /// Maps a peer's wake words (read-write) and memory table (read-only).
+    pub fn map(wake_fd: &OwnedFd, table_fd: &OwnedFd) -> std::io::Result<PeerArea> {
+        if sys::file_size(wake_fd)? < WAKE_BYTES as u64
+            || sys::file_size(table_fd)? < super::memtable::TABLE_BYTES as u64
+        {
+            return Err(std::io::Error::other("published area too small"));
+        }
+        Ok(PeerArea {
+            wake: Mapping::map_at(wake_fd, 0, WAKE_BYTES, true)?,
+            table: Mapping::map_at(table_fd, 0, super::memtable::TABLE_BYTES, false)?,
+        })
+    }
+
+    /// The peer's wake word `i` (None: out of range, the peer has no such queue).
+    pub fn wake(&self, i: u32) -> Option<&WakeWord> {
+        ((i as usize) < WAKE_SLOTS).then(|| wake_at(self.wake.ptr, i))
+    }
+}
