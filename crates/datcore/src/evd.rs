@@ -133,6 +133,9 @@ impl EventDispatcher {
         if let Some(e) = cq_error {
             return Err(e);
         }
+        if let (Some(cq), Some(_)) = (&evd.cq, &cno) {
+            cq.set_notify(true);
+        }
         if let Some(c) = &cno {
             c.evds.fetch_add(1, Ordering::SeqCst);
         }
@@ -379,7 +382,13 @@ impl EventDispatcher {
             old.evds.fetch_sub(1, Ordering::SeqCst);
         }
         self.has_cno.store(cno.is_some(), Ordering::SeqCst);
+        if let Some(cq) = &self.cq {
+            cq.set_notify(cno.is_some());
+        }
         st.cno = cno;
+        // A waiter sleeping on the condition variable (CNO mode) re-enters the provider's
+        // sleeping protocol, which may have changed with the mode.
+        self.cond.notify_all();
     }
 
     /// Detaches from its CNO on free.
