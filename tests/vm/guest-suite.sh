@@ -14,6 +14,8 @@ t0=$(date +%s)
 
 step "verbs provider integration tests ($1)"
 "$1" --test-threads=1 || fail=1
+step "verbs stress tests again with DAT_EVD_SPIN_US=0 (every dat_evd_wait sleeps)"
+DAT_EVD_SPIN_US=0 "$1" --test-threads=1 stress || fail=1
 
 step "C conformance suite on $ia"
 # Known device deviations, counted as skipped (XFAIL) with their reason printed:
