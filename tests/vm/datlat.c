@@ -288,6 +288,7 @@ int main(int argc, char **argv)
     uint64_t k = (uint64_t)iters;
     struct ctl *c = (struct ctl *)(s.buf + 2 * SLOT);
     if (server) {
+        poll_mode = 0; /* idle until the client is done: leave the CPUs to the transfer */
         while (s.unreaped > 0) {
             dto_done(s.req_evd, "send completion");
             s.unreaped--;
