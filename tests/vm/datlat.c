@@ -12,7 +12,8 @@
  * 2. -N RDMA writes of -b bytes (default 200 x 1 MiB) with up to -d (default 128) in flight,
  *    into the server's buffer: prints MB/s (10^6 bytes/s, as ib_write_bw's BW average); the
  *    server checks the written pattern.
- * Every send is signaled; its completion is taken without waiting when it is already there.
+ * Sends are signaled (-c N: every Nth only, the others DAT_COMPLETION_SUPPRESS_FLAG, as
+ * ib_send_lat signals every 100th); a completion is taken without waiting when it is there.
  */
 #define _GNU_SOURCE
 #include <dat/udat.h>
@@ -32,6 +33,7 @@
 #define MAX_UNREAPED 32    /* send completions left in the EVD before we wait for one */
 
 static int poll_mode;
+static int signal_every = 1;
 
 static void check(DAT_RETURN r, const char *what)
 {
@@ -133,11 +135,14 @@ static void reap_sends(struct side *s)
     }
 }
 
-static void post_send(struct side *s, uint64_t k, DAT_VLEN len)
+/* Posts a send; only every signal_every-th (and every control message) completes. */
+static void post_send(struct side *s, uint64_t k, DAT_VLEN len, int control)
 {
     DAT_LMR_TRIPLET t = seg(s, 2 * SLOT, len);
-    check(dat_ep_post_send(s->ep, 1, &t, ck(k), DAT_COMPLETION_DEFAULT_FLAG), "dat_ep_post_send");
-    s->unreaped++;
+    int signaled = control || (k + 1) % (uint64_t)signal_every == 0;
+    check(dat_ep_post_send(s->ep, 1, &t, ck(k), signaled ? DAT_COMPLETION_DEFAULT_FLAG : DAT_COMPLETION_SUPPRESS_FLAG),
+          "dat_ep_post_send");
+    s->unreaped += signaled;
 }
 
 static void fill(char *p, size_t n, uint64_t seq)
@@ -217,7 +222,7 @@ int main(int argc, char **argv)
     int server = 0, iters = 1000, depth = 128, bw_iters = 200, opt;
     DAT_CONN_QUAL qual = 18515;
     size_t msg = 8, bw = 1 << 20;
-    while ((opt = getopt(argc, argv, "sh:P:q:n:m:b:N:d:p")) != -1) {
+    while ((opt = getopt(argc, argv, "sh:P:q:n:m:b:N:d:pc:")) != -1) {
         switch (opt) {
         case 's': server = 1; break;
         case 'h': host = optarg; break;
@@ -229,10 +234,11 @@ int main(int argc, char **argv)
         case 'N': bw_iters = atoi(optarg); break;
         case 'd': depth = atoi(optarg); break;
         case 'p': poll_mode = 1; break;
+        case 'c': signal_every = atoi(optarg); break;
         default: fprintf(stderr, "usage: see the comment at the top of datlat.c\n"); return 2;
         }
     }
-    if ((!server && !host) || msg < 1 || msg > SLOT || iters < 1 || depth < 1 || bw_iters < 1)
+    if ((!server && !host) || msg < 1 || msg > SLOT || iters < 1 || depth < 1 || bw_iters < 1 || signal_every < 1)
         return 2;
     struct side s;
     setup(&s, ia, 4096 + bw);
@@ -270,7 +276,7 @@ int main(int argc, char **argv)
         stamp[k] = now();
         if (!server) {
             fill(s.buf + 2 * SLOT, msg, k);
-            post_send(&s, k, msg);
+            post_send(&s, k, msg, 0);
         }
         if (dto_done(s.recv_evd, "receive") != k)
             return 1;
@@ -278,7 +284,7 @@ int main(int argc, char **argv)
         post_recv(&s, k + 2, SLOT);
         if (server) {
             memcpy(s.buf + 2 * SLOT, s.buf + (k & 1) * SLOT, msg);
-            post_send(&s, k, msg);
+            post_send(&s, k, msg, 0);
         }
         reap_sends(&s);
     }
@@ -291,9 +297,10 @@ int main(int argc, char **argv)
     int nthreads = threads();
     if (!server) {
         qsort(rtt, (size_t)iters, sizeof *rtt, cmp_double);
-        printf("datlat %s %zu B x %d: one-way typical %.2f us, average %.2f us; %.2f context switches per round "
-               "trip; %d threads\n",
-               poll_mode ? "poll (dat_evd_dequeue)" : "wait (dat_evd_wait)", msg, iters, rtt[iters / 2] * 1e6 / 2,
+        printf("datlat %s %zu B x %d, every %d%s send signaled: one-way typical %.2f us, average %.2f us; %.2f "
+               "context switches per round trip; %d threads\n",
+               poll_mode ? "poll (dat_evd_dequeue)" : "wait (dat_evd_wait)", msg, iters, signal_every,
+               signal_every == 1 ? "" : "th", rtt[iters / 2] * 1e6 / 2,
                t_all * 1e6 / iters / 2, (double)switches / iters, nthreads);
     }
 
@@ -309,7 +316,7 @@ int main(int argc, char **argv)
         c->addr = (uint64_t)(uintptr_t)(s.buf + 4096);
         c->len = bw;
         c->rkey = s.rkey;
-        post_send(&s, k, sizeof *c);
+        post_send(&s, k, sizeof *c, 1);
         if (dto_done(s.recv_evd, "done message") != k)
             return 1;
         DAT_LMR_TRIPLET t = seg(&s, 4096, bw);
@@ -350,7 +357,7 @@ int main(int argc, char **argv)
         double dt = now() - t0;
         printf("datlat RDMA write %zu B x %d, %d in flight: %.2f MB/s\n", bw, bw_iters, depth,
                (double)bw * bw_iters / dt / 1e6);
-        post_send(&s, k, 8);
+        post_send(&s, k, 8, 1);
         dto_done(s.req_evd, "send completion");
         check(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG), "dat_ep_disconnect");
         ev = next_event(s.conn_evd, "disconnect");

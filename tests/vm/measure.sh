@@ -4,7 +4,8 @@
 #   flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --rxe -- tests/vm/measure.sh   (or --siw)
 # Needs `make` (build/lib) first; builds build/tests/vm/datlat.
 # Prints: ib_send_lat 8 B (polling, -R rdma_cm, -e events, -I 0 no inline data), ib_write_bw 1 MiB (and -R);
-# datlat 8 B polling, waiting (default spin budget), waiting with DAT_EVD_SPIN_US=0, and the
+# datlat 8 B polling and waiting (default spin budget), each with every send signaled and every
+# 100th (as ib_send_lat), waiting with DAT_EVD_SPIN_US=0, and the
 # 1 MiB RDMA write bandwidth. Environment from the harness: RDMA_DEV RDMA_IP RDMA_NETDEV.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,6 +49,8 @@ for round in 1 2; do
     perf ib_send_lat -e -n "$n" -s 8
     perf ib_send_lat -I 0 -n "$n" -s 8
     dat -p -n "$n" -N 200
+    dat -p -c 100 -n "$n" -N 20
+    dat -c 100 -n "$n" -N 20
     dat -n "$n" -N 200
     DAT_EVD_SPIN_US=0 dat -n "$n" -N 200
     perf ib_write_bw -n 200 -s 1048576
