@@ -310,9 +310,13 @@ int main(int argc, char **argv)
     int nthreads = threads();
     if (!server) {
         qsort(rtt, (size_t)iters, sizeof *rtt, cmp_double);
+        const char *spin = getenv("DAT_EVD_SPIN_US");
+        char mode[64];
+        snprintf(mode, sizeof mode, poll_mode ? "poll (dat_evd_dequeue)" : "wait (dat_evd_wait, spin %s us)",
+                 spin ? spin : "default");
         printf("datlat %s %zu B x %d, every %d%s send signaled: one-way typical %.2f us, average %.2f us; %.2f "
                "context switches per round trip; %d threads\n",
-               poll_mode ? "poll (dat_evd_dequeue)" : "wait (dat_evd_wait)", msg, iters, signal_every,
+               mode, msg, iters, signal_every,
                signal_every == 1 ? "" : "th", rtt[iters / 2] * 1e6 / 2,
                t_all * 1e6 / iters / 2, (double)switches / iters, nthreads);
     }
