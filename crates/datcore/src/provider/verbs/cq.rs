@@ -231,19 +231,22 @@ impl CompletionQueue for VerbsCq {
                 self.has_soft.store(false, Ordering::Release);
             }
         }
-        let mut wcs = [sys::ibv_wc::ZERO; BATCH];
+        // Left uninitialized: zeroing it would cost more than an empty poll.
+        let mut wcs = std::mem::MaybeUninit::<[sys::ibv_wc; BATCH]>::uninit();
         // SAFETY: live CQ; poll_cq is the op slot ibv_poll_cq calls.
         let poll_cq = unsafe { (*(*self.cq).context).ops.poll_cq };
         let Some(poll_cq) = poll_cq else { return n };
         while n < out.len() {
             let want = (out.len() - n).min(BATCH);
-            // SAFETY: `wcs` has room for `want` entries.
-            let got = unsafe { poll_cq(self.cq, want as i32, wcs.as_mut_ptr()) };
+            // SAFETY: `wcs` has room for `want` (<= BATCH) entries.
+            let got = unsafe { poll_cq(self.cq, want as i32, wcs.as_mut_ptr() as *mut sys::ibv_wc) };
             if got <= 0 {
                 break;
             }
+            // SAFETY: poll_cq wrote the first `got` entries.
+            let polled = unsafe { std::slice::from_raw_parts(wcs.as_ptr() as *const sys::ibv_wc, got as usize) };
             let qps = self.qps.read();
-            for wc in &wcs[..got as usize] {
+            for wc in polled {
                 let Some((_, slots)) = qps.iter().find(|(q, _)| *q == wc.qp_num) else { continue };
                 if let Some(c) = slots.complete(wc) {
                     out[n] = c;
