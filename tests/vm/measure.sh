@@ -3,9 +3,10 @@
 # same device in one run, so the ratios compare like with like.
 #   flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --rxe -- tests/vm/measure.sh   (or --siw)
 # Needs `make` (build/lib) first; builds build/tests/vm/datlat.
-# Prints: ib_send_lat 8 B (polling, -R rdma_cm, -e events, -I 0 no inline data), ib_write_bw 1 MiB (and -R);
+# Prints: ib_send_lat 8 B (polling, -R over rdma_cm, -R -e completion events), ib_write_bw -R
+# 1 MiB (iWARP needs rdma_cm, so siw runs only the -R ones);
 # datlat 8 B polling and waiting (default spin budget), each with every send signaled and every
-# 100th (as ib_send_lat), waiting with DAT_EVD_SPIN_US=0, and the
+# 100th (as ib_send_lat), waiting with DAT_EVD_SPIN_US=200 and =0, and the
 # 1 MiB RDMA write bandwidth. Environment from the harness: RDMA_DEV RDMA_IP RDMA_NETDEV.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -50,12 +51,13 @@ for round in $(seq "$rounds"); do
     {
         perf ib_send_lat -n "$n" -s 8
         perf ib_send_lat -R -n "$n" -s 8
-        perf ib_send_lat -e -n "$n" -s 8
+        perf ib_send_lat -R -e -n "$n" -s 8
         dat -p -n "$n" -N 200
         dat -p -c 100 -n "$n" -N 20
         dat -n "$n" -N 20
+        DAT_EVD_SPIN_US=200 dat -n "$n" -N 20
         DAT_EVD_SPIN_US=0 dat -n "$n" -N 20
-        perf ib_write_bw -n 200 -s 1048576
+        perf ib_write_bw -R -n 200 -s 1048576
     } 2>&1 | tee -a $log
 done
 # The best round of each (a loaded host only ever makes a round slower): typical one-way
@@ -66,5 +68,5 @@ function keep(k, v, higher) { if (!(k in best) || (higher ? v + 0 > best[k] + 0 
 /^ib_send_lat/ { k = $0; sub(/:.*/, "", k); sub(/ -n [0-9]+/, "", k); r = $0; sub(/^[^:]*:/, "", r); split(r, f, " "); keep(k " (typical us)", f[5], 0) }
 /^datlat poll|^datlat wait/ { k = $0; sub(/ 8 B x [0-9]+/, "", k); sub(/: one-way.*/, "", k); v = $0; sub(/.*typical /, "", v); sub(/ us.*/, "", v); keep(k " (typical us)", v, 0) }
 /^datlat RDMA write 1048576 B x 200/ { v = $0; sub(/.*: /, "", v); sub(/ MB.*/, "", v); keep("datlat RDMA write 1 MiB (MB/s)", v, 1) }
-/^ib_write_bw/ { r = $0; sub(/^[^:]*:/, "", r); split(r, f, " "); keep("ib_write_bw 1 MiB (BW average MB/s)", f[4], 1) }
+/^ib_write_bw/ { r = $0; sub(/^[^:]*:/, "", r); split(r, f, " "); keep("ib_write_bw -R 1 MiB (BW average MB/s)", f[4], 1) }
 END { for (k in best) printf "%-80s %s\n", k, best[k] }' $log | sort
