@@ -15,6 +15,8 @@ t0=$(date +%s)
 
 step "verbs provider integration tests ($1)"
 "$1" --test-threads=1 || fail=1
+step "verbs stress tests again with DAT_EVD_SPIN_US=0 (every dat_evd_wait sleeps)"
+DAT_EVD_SPIN_US=0 "$1" --test-threads=1 stress || fail=1
 
 step "datinfo; datinfo -v $ia"
 case $RDMA_TYPE in

@@ -36,6 +36,9 @@ pub fn spin_budget() -> Duration {
 /// `DAT_TIMEOUT_INFINITE`.
 pub const TIMEOUT_INFINITE: u32 = u32::MAX;
 
+/// How many empty polls a spinning `dat_evd_wait` makes between two reads of the clock.
+const SPIN_POLLS_PER_CLOCK: u32 = 16;
+
 /// How many provider completions one wait or dequeue step moves at a time (stack buffer).
 const DRAIN_BATCH: usize = 16;
 
@@ -132,6 +135,9 @@ impl EventDispatcher {
         });
         if let Some(e) = cq_error {
             return Err(e);
+        }
+        if let (Some(cq), Some(_)) = (&evd.cq, &cno) {
+            cq.set_notify(true);
         }
         if let Some(c) = &cno {
             c.evds.fetch_add(1, Ordering::SeqCst);
@@ -276,6 +282,10 @@ impl EventDispatcher {
             deadline.map_or(s, |d| s.min(d))
         };
         st.waiter = true;
+        // While spinning, the clock is read once per SPIN_POLLS_PER_CLOCK polls: where it is
+        // not the TSC (an emulated guest's HPET) a read is a system call of microseconds.
+        let mut polls = 0u32;
+        let mut now = start;
         let result = loop {
             self.drain(&mut st);
             if !st.waitable {
@@ -285,7 +295,10 @@ impl EventDispatcher {
                 let ev = st.queue.pop_front().expect("non-empty");
                 break Ok((ev, st.queue.len() as i32));
             }
-            let now = Instant::now();
+            polls = polls.wrapping_add(1);
+            if now >= spin_until || polls.is_multiple_of(SPIN_POLLS_PER_CLOCK) {
+                now = Instant::now();
+            }
             if deadline.is_some_and(|d| now >= d) {
                 break Err(DatError::TIMEOUT);
             }
@@ -379,7 +392,13 @@ impl EventDispatcher {
             old.evds.fetch_sub(1, Ordering::SeqCst);
         }
         self.has_cno.store(cno.is_some(), Ordering::SeqCst);
+        if let Some(cq) = &self.cq {
+            cq.set_notify(cno.is_some());
+        }
         st.cno = cno;
+        // A waiter sleeping on the condition variable (CNO mode) re-enters the provider's
+        // sleeping protocol, which may have changed with the mode.
+        self.cond.notify_all();
     }
 
     /// Detaches from its CNO on free.

@@ -75,16 +75,29 @@ struct Ep {
 }
 
 fn ep(ia: &Ia) -> Ep {
-    let (rh, recv) = EventDispatcher::create(&ia.ia, 256, None, DAT_EVD_DTO_FLAG).expect("recv evd");
-    let (qh, req) =
-        EventDispatcher::create(&ia.ia, 256, None, DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG).expect("req evd");
+    ep_on(ia, &dto_evd(ia, DAT_EVD_DTO_FLAG), &dto_evd(ia, DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG))
+}
+
+fn dto_evd(ia: &Ia, flags: u32) -> Arc<EventDispatcher> {
+    EventDispatcher::create(&ia.ia, 256, None, flags).expect("dto evd").1
+}
+
+/// An EP completing on the given (possibly shared) EVDs.
+fn ep_on(ia: &Ia, recv: &Arc<EventDispatcher>, req: &Arc<EventDispatcher>) -> Ep {
     let (ch, conn) = EventDispatcher::create(&ia.ia, 16, None, DAT_EVD_CONNECTION_FLAG).expect("conn evd");
     let (h, ep) = Endpoint::create(
         &ia.ia,
-        &EpCreate { pz: ia.pz, recv_evd: rh, request_evd: qh, connect_evd: ch, srq: Handle::NULL, attr: None },
+        &EpCreate {
+            pz: ia.pz,
+            recv_evd: recv.handle(),
+            request_evd: req.handle(),
+            connect_evd: ch,
+            srq: Handle::NULL,
+            attr: None,
+        },
     )
     .expect("ep");
-    Ep { h, ep, recv, req, conn }
+    Ep { h, ep, recv: recv.clone(), req: req.clone(), conn }
 }
 
 fn wait(evd: &EventDispatcher, what: &str) -> Event {
@@ -470,4 +483,346 @@ fn verbs_pingpong() {
     c.ep.disconnect(false).unwrap();
     let _ = wait(&s.conn, "disconnected");
     let _ = Duration::ZERO;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stress: several threads, shared and private EVDs, dequeue and wait, sleep/wake cycles, CNOs.
+// The suite runs these once more with DAT_EVD_SPIN_US=0, so that every wait really sleeps.
+
+/// How long any single wait in the stress tests may take before it counts as a lost wake-up.
+const STRESS_WAIT_US: u32 = 10_000_000;
+/// Messages of the stress ping-pong.
+const MSG: usize = 64;
+/// Messages in flight per connection.
+const WINDOW: usize = 4;
+
+fn stress_iters(default: usize) -> usize {
+    std::env::var("VERBS_STRESS_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Waits (`wait`) or polls (`dequeue`, bounded) for the next event of `evd`.
+fn next_event(evd: &EventDispatcher, poll: bool, what: &str) -> Event {
+    if !poll {
+        return match evd.wait(STRESS_WAIT_US, 1) {
+            Ok((e, _)) => e,
+            Err(e) => panic!("{what}: no event within {} s (lost wake-up?): {e:?}", STRESS_WAIT_US / 1_000_000),
+        };
+    }
+    let t0 = Instant::now();
+    loop {
+        match evd.dequeue() {
+            Ok(e) => return e,
+            Err(e) if e.ty() == DAT_QUEUE_EMPTY => {
+                assert!(t0.elapsed() < Duration::from_micros(STRESS_WAIT_US as u64), "{what}: nothing dequeued");
+                std::hint::spin_loop();
+            }
+            Err(e) => panic!("{what}: dequeue: {e:?}"),
+        }
+    }
+}
+
+/// A successful DTO completion: (ep, cookie, length).
+fn dto_ok(e: &Event, what: &str) -> (Handle, u64, u64) {
+    match e.data {
+        EventData::Dto { ep, cookie, status, length } if status == DAT_DTO_SUCCESS => (ep, cookie, length),
+        d => panic!("{what}: expected a successful DTO completion, got {:#x} {d:?}", e.number),
+    }
+}
+
+/// The payload of message `seq` of connection `pair`: both numbers, then a pattern of both.
+fn fill_payload(b: &mut [u8], pair: usize, seq: usize) {
+    b[..4].copy_from_slice(&(pair as u32).to_le_bytes());
+    b[4..8].copy_from_slice(&(seq as u32).to_le_bytes());
+    for (i, x) in b[8..].iter_mut().enumerate() {
+        *x = (pair * 31 + seq * 7 + i) as u8;
+    }
+}
+
+fn check_payload(b: &[u8], pair: usize, seq: usize, what: &str) {
+    let mut want = [0u8; MSG];
+    fill_payload(&mut want, pair, seq);
+    assert!(b == want, "{what}: payload of connection {pair} message {seq} is wrong: {:?}", &b[..8]);
+}
+
+/// Connection `pair`'s message slots in one buffer: WINDOW receive slots, then WINDOW send slots.
+fn slot(pair: usize, send: bool, i: usize) -> usize {
+    ((pair * 2 + send as usize) * WINDOW + i) * MSG
+}
+
+/// Cookies: the connection, the slot and whether it is a send.
+fn cookie(pair: usize, send: bool, i: usize) -> u64 {
+    (pair as u64) << 16 | (send as u64) << 8 | i as u64
+}
+
+fn uncookie(c: u64) -> (usize, bool, usize) {
+    ((c >> 16) as usize, (c >> 8) & 1 == 1, (c & 0xff) as usize)
+}
+
+/// Four connections in one process. Clients 0 and 1 share their receive and request EVDs,
+/// clients 2 and 3 have their own; all four servers share one receive EVD and one request EVD.
+/// Each client keeps WINDOW messages in flight, the server echoes every one; client workers
+/// alternate between `wait` and polling `dequeue`; a second server thread reaps the server's
+/// send completions concurrently with the echo thread. Every completion is counted exactly
+/// once, in order per connection, with its payload checked.
+#[test]
+fn verbs_stress_threads() {
+    let Some(name) = ia_name() else { return };
+    eprintln!("spin budget {:?}", datcore::evd::spin_budget());
+    const PAIRS: usize = 4;
+    let msgs = stress_iters(300);
+    let ia = open(&name);
+    let (crecv_shared, creq_shared) = (dto_evd(&ia, DAT_EVD_DTO_FLAG), dto_evd(&ia, DAT_EVD_DTO_FLAG));
+    let (srecv, sreq) = (dto_evd(&ia, DAT_EVD_DTO_FLAG), dto_evd(&ia, DAT_EVD_DTO_FLAG));
+    let clients: Vec<Ep> =
+        (0..PAIRS).map(|p| if p < 2 { ep_on(&ia, &crecv_shared, &creq_shared) } else { ep(&ia) }).collect();
+    let servers: Vec<Ep> = (0..PAIRS).map(|_| ep_on(&ia, &srecv, &sreq)).collect();
+    let cbuf = Buf::new(&ia, PAIRS * 2 * WINDOW * MSG, 0);
+    let sbuf = Buf::new(&ia, PAIRS * 2 * WINDOW * MSG, 0);
+    for p in 0..PAIRS {
+        for i in 0..WINDOW {
+            servers[p].ep.post_recv(&[sbuf.sge(slot(p, false, i), MSG)], cookie(p, false, i), 0).unwrap();
+            clients[p].ep.post_recv(&[cbuf.sge(slot(p, false, i), MSG)], cookie(p, false, i), 0).unwrap();
+        }
+        connect(&ia, &clients[p], &servers[p], 20100 + p as u64, b"");
+    }
+    let server_eps: Vec<(Handle, Arc<Endpoint>)> = servers.iter().map(|s| (s.h, s.ep.clone())).collect();
+    let client_eps: Vec<(Handle, Arc<Endpoint>)> = clients.iter().map(|c| (c.h, c.ep.clone())).collect();
+
+    // Server echo thread: every receive, checked, echoed from a send slot, receive re-posted.
+    let echo = {
+        let (srecv, eps) = (srecv.clone(), server_eps.clone());
+        let mut sbuf = sbuf;
+        std::thread::spawn(move || {
+            let mut next = [0usize; PAIRS];
+            for n in 0..PAIRS * msgs {
+                let e = next_event(&srecv, n % 5 == 4, "server receive");
+                let (ep, c, len) = dto_ok(&e, "server receive");
+                let (p, send, i) = uncookie(c);
+                assert!(!send && p < PAIRS && i < WINDOW && ep == eps[p].0, "server receive cookie {c:#x}");
+                assert_eq!(len, MSG as u64);
+                let seq = next[p];
+                next[p] += 1;
+                let (r, s) = (slot(p, false, i), slot(p, true, seq % WINDOW));
+                check_payload(&sbuf.mem[r..r + MSG], p, seq, "server receive");
+                sbuf.mem.copy_within(r..r + MSG, s);
+                eps[p].1.post_recv(&[sbuf.sge(r, MSG)], c, 0).unwrap();
+                eps[p].1.post_request(SendOp::Send, &[sbuf.sge(s, MSG)], cookie(p, true, seq % WINDOW), 0).unwrap();
+            }
+            assert_eq!(next, [msgs; PAIRS]);
+            sbuf
+        })
+    };
+    // Server reaper thread: the echoes' send completions, in order per connection.
+    let reaper = {
+        let (sreq, eps) = (sreq.clone(), server_eps);
+        std::thread::spawn(move || {
+            let mut done = [0usize; PAIRS];
+            for _ in 0..PAIRS * msgs {
+                let (ep, c, _) = dto_ok(&next_event(&sreq, false, "server send completion"), "server send");
+                let (p, send, i) = uncookie(c);
+                assert!(send && p < PAIRS && ep == eps[p].0, "server send cookie {c:#x}");
+                assert_eq!(i, done[p] % WINDOW, "server send completions of connection {p} out of order");
+                done[p] += 1;
+            }
+            assert_eq!(done, [msgs; PAIRS]);
+        })
+    };
+    // Client workers: one per EVD pair (clients 0+1 share theirs).
+    let groups: Vec<Vec<usize>> = vec![vec![0, 1], vec![2], vec![3]];
+    let cbuf = Arc::new(std::sync::Mutex::new(cbuf));
+    let workers: Vec<_> = groups
+        .into_iter()
+        .map(|group| {
+            let (recv, req) = (clients[group[0]].recv.clone(), clients[group[0]].req.clone());
+            let (eps, cbuf) = (client_eps.clone(), cbuf.clone());
+            std::thread::spawn(move || {
+                let mut sent = [0usize; PAIRS];
+                let mut echoed = [0usize; PAIRS];
+                let mut send_done = [0usize; PAIRS];
+                let mut round = 0usize;
+                while group.iter().any(|&p| echoed[p] < msgs || send_done[p] < msgs) {
+                    round += 1;
+                    for &p in &group {
+                        while sent[p] < msgs && sent[p] - echoed[p] < WINDOW {
+                            let s = slot(p, true, sent[p] % WINDOW);
+                            let mut b = cbuf.lock().unwrap();
+                            fill_payload(&mut b.mem[s..s + MSG], p, sent[p]);
+                            let sge = b.sge(s, MSG);
+                            drop(b);
+                            eps[p].1.post_request(SendOp::Send, &[sge], cookie(p, true, sent[p] % WINDOW), 0).unwrap();
+                            sent[p] += 1;
+                        }
+                    }
+                    // Send completions: whatever is there now, or wait for one when only they
+                    // are missing.
+                    let only_sends = group.iter().all(|&p| echoed[p] == msgs);
+                    loop {
+                        let e = if only_sends {
+                            next_event(&req, round.is_multiple_of(2), "client send completion")
+                        } else {
+                            match req.dequeue() {
+                                Ok(e) => e,
+                                Err(_) => break,
+                            }
+                        };
+                        let (ep, c, _) = dto_ok(&e, "client send");
+                        let (p, send, i) = uncookie(c);
+                        assert!(send && group.contains(&p) && ep == eps[p].0, "client send cookie {c:#x}");
+                        assert_eq!(i, send_done[p] % WINDOW, "client send completions of {p} out of order");
+                        send_done[p] += 1;
+                        assert!(send_done[p] <= sent[p], "connection {p}: more send completions than sends");
+                        if only_sends {
+                            break;
+                        }
+                    }
+                    if only_sends {
+                        continue;
+                    }
+                    let e = next_event(&recv, round.is_multiple_of(3), "client receive (echo)");
+                    let (ep, c, len) = dto_ok(&e, "client receive");
+                    let (p, send, i) = uncookie(c);
+                    assert!(!send && group.contains(&p) && ep == eps[p].0, "client receive cookie {c:#x}");
+                    assert_eq!(len, MSG as u64);
+                    let r = slot(p, false, i);
+                    let b = cbuf.lock().unwrap();
+                    check_payload(&b.mem[r..r + MSG], p, echoed[p], "client receive (echo)");
+                    let sge = b.sge(r, MSG);
+                    drop(b);
+                    echoed[p] += 1;
+                    eps[p].1.post_recv(&[sge], c, 0).unwrap();
+                }
+                // Nothing more may arrive: every completion was taken exactly once.
+                assert!(recv.wait(100_000, 1).is_err(), "extra receive completion");
+                assert!(req.wait(100_000, 1).is_err(), "extra send completion");
+                (group, echoed, send_done)
+            })
+        })
+        .collect();
+    for w in workers {
+        let (group, echoed, send_done) = w.join().expect("client worker");
+        for p in group {
+            assert_eq!((echoed[p], send_done[p]), (msgs, msgs), "connection {p}");
+        }
+    }
+    echo.join().expect("server echo thread");
+    reaper.join().expect("server reaper thread");
+    for e in [&srecv, &sreq] {
+        assert!(e.dequeue().is_err(), "extra server completion");
+    }
+    eprintln!("stress: {PAIRS} connections x {msgs} echoed messages, every completion once");
+    for c in &clients {
+        c.ep.disconnect(true).unwrap();
+    }
+}
+
+/// Sleep-then-wake cycles on one connection: each side waits while the other answers after a
+/// varying delay, so waits find their completion already there, racing with the arm, or
+/// after a real sleep. Every wait is bounded: a lost wake-up fails the test. Every 8th cycle
+/// a third thread posts a software event to the sleeping waiter's EVD instead, which must
+/// end its sleep too.
+#[test]
+fn verbs_stress_sleep_wake() {
+    let Some(name) = ia_name() else { return };
+    eprintln!("spin budget {:?}", datcore::evd::spin_budget());
+    let cycles = stress_iters(300);
+    let ia = open(&name);
+    let crecv = dto_evd(&ia, DAT_EVD_DTO_FLAG | DAT_EVD_SOFTWARE_FLAG);
+    let c = ep_on(&ia, &crecv, &dto_evd(&ia, DAT_EVD_DTO_FLAG));
+    let s = ep(&ia);
+    let cb = Buf::new(&ia, 4096, 0);
+    let sb = Buf::new(&ia, 4096, 0);
+    c.ep.post_recv(&[cb.sge(0, 64)], 0, 0).unwrap();
+    s.ep.post_recv(&[sb.sge(0, 64)], 0, 0).unwrap();
+    connect(&ia, &c, &s, 20110, b"");
+    let delay = |i: usize| Duration::from_micros([0, 20, 150, 1000, 3000][i % 5]);
+    let server = {
+        let (sep, srecv, sreq, sge, crecv) = (s.ep.clone(), s.recv.clone(), s.req.clone(), sb.sge(0, 8), crecv.clone());
+        std::thread::spawn(move || {
+            for i in 0..cycles {
+                std::thread::sleep(delay(i));
+                if i % 8 == 7 {
+                    crecv.post(datcore::evd::software_event(i as u64)).unwrap();
+                } else {
+                    sep.post_request(SendOp::Send, &[sge], i as u64, 0).unwrap();
+                    assert_eq!(dto_ok(&next_event(&sreq, false, "server send"), "server send").1, i as u64);
+                }
+                let (_, _, len) = dto_ok(&next_event(&srecv, false, &format!("server receive {i}")), "server");
+                assert_eq!(len, 8);
+                sep.post_recv(&[Sge { length: 64, ..sge }], 0, 0).unwrap();
+            }
+        })
+    };
+    let t0 = Instant::now();
+    for i in 0..cycles {
+        let e = next_event(&crecv, false, &format!("client cycle {i}"));
+        if i % 8 == 7 {
+            assert_eq!(e.number, DAT_SOFTWARE_EVENT, "cycle {i}: {e:?}");
+        } else {
+            dto_ok(&e, "client receive");
+            c.ep.post_recv(&[cb.sge(0, 64)], 0, 0).unwrap();
+        }
+        std::thread::sleep(delay(i + 2));
+        c.ep.post_request(SendOp::Send, &[cb.sge(64, 8)], i as u64, 0).unwrap();
+        assert_eq!(dto_ok(&next_event(&c.req, false, "client send"), "client send").1, i as u64);
+    }
+    server.join().expect("server thread");
+    eprintln!("sleep/wake: {cycles} cycles in {:?}", t0.elapsed());
+    c.ep.disconnect(true).unwrap();
+}
+
+/// CNO-attached EVDs: completions trigger the CNO while nobody waits on the EVD; a CNO
+/// attached and detached while a thread sleeps in `wait` on the EVD does not lose that
+/// thread's completion.
+#[test]
+fn verbs_stress_cno() {
+    let Some(name) = ia_name() else { return };
+    let cycles = stress_iters(300) / 5;
+    let ia = open(&name);
+    let (_, cno) = datcore::evd::ConsumerNotifier::create(&ia.ia, Default::default()).expect("cno");
+    let (_, crecv) = EventDispatcher::create(&ia.ia, 256, Some(cno.clone()), DAT_EVD_DTO_FLAG).expect("evd");
+    let c = ep_on(&ia, &crecv, &dto_evd(&ia, DAT_EVD_DTO_FLAG));
+    let s = ep(&ia);
+    let cb = Buf::new(&ia, 4096, 0);
+    let sb = Buf::new(&ia, 4096, 0);
+    for i in 0..8 {
+        c.ep.post_recv(&[cb.sge(i * 64, 64)], i as u64, 0).unwrap();
+    }
+    connect(&ia, &c, &s, 20111, b"");
+    let send = |i: usize| {
+        s.ep.post_request(SendOp::Send, &[sb.sge(0, 8)], i as u64, 0).unwrap();
+        dto_ok(&next_event(&s.req, false, "server send"), "server send");
+    };
+    let repost = |e: &Event| {
+        let (_, k, _) = dto_ok(e, "client receive");
+        c.ep.post_recv(&[cb.sge(k as usize * 64, 64)], k, 0).unwrap();
+    };
+    // Nobody waits on the EVD: the CNO triggers.
+    for i in 0..cycles {
+        send(i);
+        let t0 = Instant::now();
+        let e = loop {
+            let h = cno.wait(STRESS_WAIT_US).unwrap_or_else(|e| panic!("CNO cycle {i}: not triggered: {e:?}"));
+            assert_eq!(h, crecv.handle());
+            if let Ok(e) = crecv.dequeue() {
+                break e;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(10), "CNO cycle {i}: triggered without a completion");
+        };
+        repost(&e);
+    }
+    // A thread waits on the EVD while the CNO is detached and re-attached under it.
+    for i in 0..cycles {
+        let waiter = {
+            let crecv = crecv.clone();
+            std::thread::spawn(move || next_event(&crecv, false, "waiter across a CNO change"))
+        };
+        std::thread::sleep(Duration::from_millis(2));
+        crecv.set_cno(if i % 2 == 0 { None } else { Some(cno.clone()) });
+        std::thread::sleep(Duration::from_millis(1));
+        send(i);
+        repost(&waiter.join().expect("waiter"));
+    }
+    crecv.set_cno(None);
+    eprintln!("CNO: {cycles} triggers and {cycles} CNO changes under a waiter");
+    c.ep.disconnect(true).unwrap();
 }

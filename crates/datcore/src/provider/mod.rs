@@ -35,6 +35,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub mod eventfd;
 mod lookup;
 pub mod mapped;
 pub mod serve;
@@ -112,8 +113,10 @@ pub trait Device: Send + Sync {
     /// The IA address consumers connect to (DAT_IA_ATTR.ia_address_ptr).
     fn address(&self) -> SocketAddr;
     fn alloc_pd(&self) -> DatResult<Arc<dyn ProtectionDomain>>;
-    /// A completion queue of at least `min_entries`. The provider calls `waker.wake()` every
-    /// time entries are added (it may skip calls while [`Waker::wants_wake`] is false).
+    /// A completion queue of at least `min_entries`. The provider calls `waker.wake()` when
+    /// entries are added (it may skip calls while [`Waker::wants_wake`] is false); a provider
+    /// whose [`CompletionQueue::arm`] returns true needs to do so only while
+    /// [`CompletionQueue::set_notify`] is on or `arm` returns false.
     fn create_cq(&self, min_entries: u32, waker: Arc<dyn Waker>) -> DatResult<Arc<dyn CompletionQueue>>;
     /// Listens on connection qualifier `port` (rdma_listen). `DAT_CONN_QUAL_IN_USE` when taken.
     fn listen(&self, port: u64, events: Arc<dyn ListenerEvents>) -> DatResult<Arc<dyn Listener>>;
@@ -256,6 +259,12 @@ pub trait CompletionQueue: Send + Sync {
     /// when a software event is queued on the EVD or the EVD becomes unwaitable. Cheap (no
     /// system call) when nobody sleeps.
     fn interrupt(&self) {}
+    /// On while the EVD has a CNO attached: every arrival must then reach the [`Waker`] even
+    /// when no thread polls or waits (the CNO triggers when nobody waits on the EVD). Called
+    /// with the EVD's lock held, so the provider must not call the waker from here.
+    fn set_notify(&self, on: bool) {
+        let _ = on;
+    }
 }
 
 /// A scatter/gather element. Same layout as a DAT 1.2 `DAT_LMR_TRIPLET`

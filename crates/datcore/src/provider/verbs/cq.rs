@@ -1,29 +1,49 @@
-//! Completion queues: an `ibv_cq` on the IA's completion channel, and the progress thread that
-//! re-arms a CQ (`ibv_req_notify_cq`) and wakes its EVD when the channel fires.
+//! Completion queues: an `ibv_cq` on its own completion channel, polled and slept on in the
+//! consumer's thread.
 //!
 //! `poll` is `ibv_poll_cq` into a stack array plus a translation of each `ibv_wc` through the
 //! QP's slot ring (see [`super::qp::Slots`]); it takes one read lock of this CQ's QP table per
-//! batch and allocates nothing. Completions the provider makes itself (receives flushed before
-//! their QP existed) wait in a small software queue checked through one atomic flag.
+//! batch, allocates nothing and makes no system call. Completions the provider makes itself
+//! (receives flushed before their QP existed) wait in a small software queue checked through
+//! one atomic flag.
+//!
+//! **Sleeping** (the core's arm / re-poll / block protocol, see [`CompletionQueue`]): only a
+//! waiter about to sleep arms the CQ (`ibv_req_notify_cq`); it then sleeps in its own thread in
+//! `ppoll` on this CQ's channel fd and an eventfd that [`CompletionQueue::interrupt`] rings, and
+//! on waking takes the channel event and acknowledges it at once (so `ibv_destroy_cq` never
+//! waits for an acknowledgement). While the consumer polls, nothing is armed and no other
+//! thread is involved.
+//!
+//! **CNO mode**: an EVD with a CNO attached must trigger it when completions arrive and nobody
+//! waits, so while [`CompletionQueue::set_notify`] is on, the device's notifier thread
+//! ([`super::notify`]) watches the channel, re-arms and calls the [`Waker`]; `arm` then returns
+//! false and a waiter sleeps on the core's condition variable instead.
 
-use super::super::serve::Served;
+use super::super::eventfd::EventFd;
 use super::super::{CompletionQueue, Waker, WcOpcode, WcStatus, WorkCompletion};
 use super::qp::{self, Slots};
-use super::{fail, sys, DevInner};
+use super::{fail, notify, sys, DevInner};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::{Mutex, RwLock};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
+use std::time::Instant;
 
 const BATCH: usize = 16;
 
 pub struct VerbsCq {
     pub(crate) dev: Arc<DevInner>,
     pub(crate) cq: *mut sys::ibv_cq,
-    key: u64,
+    /// This CQ's own completion channel (non-blocking fd): a sleeper waits on exactly its CQ.
+    channel: *mut sys::ibv_comp_channel,
+    /// Rung by `interrupt` while a waiter sleeps.
+    intr: EventFd,
+    /// A waiter armed and has not left `block` yet: `interrupt` must ring `intr`.
+    sleeping: AtomicBool,
+    /// CNO mode: the notifier thread watches the channel and wakes through `waker`.
+    notify: AtomicBool,
     waker: Arc<dyn Waker>,
     /// The QPs completing here, by QP number.
     qps: RwLock<Vec<(u32, Arc<Slots>)>>,
@@ -31,7 +51,8 @@ pub struct VerbsCq {
     has_soft: AtomicBool,
 }
 
-// SAFETY: ibv_cq is polled and armed through thread-safe verbs; destroyed once in Drop.
+// SAFETY: ibv_cq and its channel are polled, armed and read through thread-safe verbs; both
+// are destroyed once in Drop.
 unsafe impl Send for VerbsCq {}
 // SAFETY: as above.
 unsafe impl Sync for VerbsCq {}
@@ -41,35 +62,87 @@ impl VerbsCq {
         if min_entries > dev.attr.max_cqe {
             return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
         }
-        let key = dev.key();
+        let intr = EventFd::new().map_err(|e| {
+            tracing::warn!("verbs: eventfd for a CQ failed: {e}");
+            DatError::insufficient(DAT_RESOURCE_MEMORY)
+        })?;
+        // SAFETY: live context; the channel is destroyed in Drop or below on error.
+        let channel = unsafe { (dev.lib.ibv_create_comp_channel)(dev.ctx) };
+        if channel.is_null() {
+            let e = sys::errno();
+            return Err(fail("ibv_create_comp_channel", e, DatError::insufficient(DAT_RESOURCE_MEMORY)));
+        }
+        // SAFETY: the channel just created.
+        qp::set_nonblock(unsafe { (*channel).fd });
         // SAFETY: live context and channel; the CQ is destroyed in Drop.
-        let cq = unsafe {
-            (dev.lib.ibv_create_cq)(dev.ctx, min_entries.max(1) as i32, key as usize as *mut _, dev.comp_channel, 0)
-        };
+        let cq =
+            unsafe { (dev.lib.ibv_create_cq)(dev.ctx, min_entries.max(1) as i32, std::ptr::null_mut(), channel, 0) };
         if cq.is_null() {
             let e = sys::errno();
+            // SAFETY: no CQ uses the channel.
+            unsafe { (dev.lib.ibv_destroy_comp_channel)(channel) };
             return Err(fail("ibv_create_cq", e, DatError::insufficient(DAT_RESOURCE_MEMORY)));
         }
-        let c = Arc::new(VerbsCq {
+        Ok(Arc::new(VerbsCq {
             dev: dev.clone(),
             cq,
-            key,
+            channel,
+            intr,
+            sleeping: AtomicBool::new(false),
+            notify: AtomicBool::new(false),
             waker,
             qps: RwLock::new(Vec::new()),
             soft: Mutex::new(VecDeque::new()),
             has_soft: AtomicBool::new(false),
-        });
-        dev.cqs.lock().insert(key, Arc::downgrade(&c));
-        c.arm();
-        Ok(c)
+        }))
     }
 
-    fn arm(&self) {
+    /// The completion channel's fd, readable when an armed CQ got a completion.
+    pub(super) fn channel_fd(&self) -> i32 {
+        // SAFETY: the channel lives as long as `self`.
+        unsafe { (*self.channel).fd }
+    }
+
+    /// `ibv_req_notify_cq`: the next completion makes the channel readable.
+    fn request_notification(&self) {
         // SAFETY: live CQ; the op slot is what ibv_req_notify_cq calls.
-        unsafe {
-            if let Some(f) = (*(*self.cq).context).ops.req_notify_cq {
-                f(self.cq, 0);
+        let r = unsafe {
+            match (*(*self.cq).context).ops.req_notify_cq {
+                Some(f) => f(self.cq, 0),
+                None => libc::ENOSYS,
             }
+        };
+        if r != 0 {
+            tracing::warn!("verbs: ibv_req_notify_cq failed: {}", sys::errno_str(sys::err_of(r)));
+        }
+    }
+
+    /// Takes and acknowledges the channel's pending events; how many there were.
+    fn take_channel_events(&self) -> u32 {
+        let mut n = 0;
+        loop {
+            let mut cq = std::ptr::null_mut();
+            let mut ctx = std::ptr::null_mut();
+            // SAFETY: live channel; its fd is non-blocking, so EAGAIN ends the loop.
+            if unsafe { (self.dev.lib.ibv_get_cq_event)(self.channel, &mut cq, &mut ctx) } != 0 {
+                break;
+            }
+            n += 1;
+        }
+        if n > 0 {
+            // SAFETY: acknowledging the events just taken on our own CQ (the only one on this
+            // channel); no system call.
+            unsafe { (self.dev.lib.ibv_ack_cq_events)(self.cq, n) };
+        }
+        n
+    }
+
+    /// The channel fired. In CNO mode: re-arm, then tell the EVD (in this order, so a
+    /// completion that lands in between is found by the poll the wake causes).
+    pub(super) fn on_channel_event(&self) {
+        if self.take_channel_events() > 0 && self.notify.load(Ordering::SeqCst) {
+            self.request_notification();
+            self.wake();
         }
     }
 
@@ -87,23 +160,39 @@ impl VerbsCq {
         self.qps.write().retain(|(n, _)| *n != qpn);
     }
 
-    /// Queues a completion made in software and wakes the EVD.
+    /// Queues a completion made in software and wakes whoever sleeps on the EVD.
     pub fn push_soft(&self, wc: WorkCompletion) {
         self.soft.lock().push_back(wc);
-        self.has_soft.store(true, Ordering::Release);
-        self.waker.wake();
+        self.has_soft.store(true, Ordering::SeqCst);
+        self.interrupt();
+        self.wake();
     }
 }
 
 impl Drop for VerbsCq {
     fn drop(&mut self) {
-        self.dev.cqs.lock().remove(&self.key);
-        // SAFETY: no QP uses this CQ any more (they hold Arcs to it); destroyed once.
-        let r = unsafe { (self.dev.lib.ibv_destroy_cq)(self.cq) };
-        if r != 0 {
-            tracing::warn!("verbs: ibv_destroy_cq failed: {}", sys::errno_str(sys::err_of(r)));
+        // SAFETY: no QP uses this CQ any more (they hold Arcs to it), every channel event was
+        // acknowledged when taken; CQ then channel, each destroyed once.
+        unsafe {
+            let r = (self.dev.lib.ibv_destroy_cq)(self.cq);
+            if r != 0 {
+                tracing::warn!("verbs: ibv_destroy_cq failed: {}", sys::errno_str(sys::err_of(r)));
+            }
+            let r = (self.dev.lib.ibv_destroy_comp_channel)(self.channel);
+            if r != 0 {
+                tracing::warn!("verbs: ibv_destroy_comp_channel failed: {}", sys::errno_str(sys::err_of(r)));
+            }
         }
     }
+}
+
+/// The time left until `deadline` for ppoll (None: no limit).
+fn timespec_until(deadline: Option<Instant>) -> Option<libc::timespec> {
+    let left = deadline?.saturating_duration_since(Instant::now());
+    Some(libc::timespec {
+        tv_sec: left.as_secs().min(i32::MAX as u64) as libc::time_t,
+        tv_nsec: left.subsec_nanos() as libc::c_long,
+    })
 }
 
 pub fn status(s: u32) -> WcStatus {
@@ -125,7 +214,9 @@ pub fn status(s: u32) -> WcStatus {
 impl CompletionQueue for VerbsCq {
     fn poll(&self, out: &mut [WorkCompletion]) -> usize {
         let mut n = 0;
-        if self.has_soft.load(Ordering::Acquire) {
+        // SeqCst pairs with `arm`'s store of `sleeping` and `push_soft`'s of `has_soft`: either the
+        // re-poll after `arm` sees the software completion or `push_soft` sees the sleeper.
+        if self.has_soft.load(Ordering::SeqCst) {
             let mut s = self.soft.lock();
             while n < out.len() {
                 match s.pop_front() {
@@ -140,19 +231,22 @@ impl CompletionQueue for VerbsCq {
                 self.has_soft.store(false, Ordering::Release);
             }
         }
-        let mut wcs = [sys::ibv_wc::ZERO; BATCH];
+        // Left uninitialized: zeroing it would cost more than an empty poll.
+        let mut wcs = std::mem::MaybeUninit::<[sys::ibv_wc; BATCH]>::uninit();
         // SAFETY: live CQ; poll_cq is the op slot ibv_poll_cq calls.
         let poll_cq = unsafe { (*(*self.cq).context).ops.poll_cq };
         let Some(poll_cq) = poll_cq else { return n };
         while n < out.len() {
             let want = (out.len() - n).min(BATCH);
-            // SAFETY: `wcs` has room for `want` entries.
-            let got = unsafe { poll_cq(self.cq, want as i32, wcs.as_mut_ptr()) };
+            // SAFETY: `wcs` has room for `want` (<= BATCH) entries.
+            let got = unsafe { poll_cq(self.cq, want as i32, wcs.as_mut_ptr() as *mut sys::ibv_wc) };
             if got <= 0 {
                 break;
             }
+            // SAFETY: poll_cq wrote the first `got` entries.
+            let polled = unsafe { std::slice::from_raw_parts(wcs.as_ptr() as *const sys::ibv_wc, got as usize) };
             let qps = self.qps.read();
-            for wc in &wcs[..got as usize] {
+            for wc in polled {
                 let Some((_, slots)) = qps.iter().find(|(q, _)| *q == wc.qp_num) else { continue };
                 if let Some(c) = slots.complete(wc) {
                     out[n] = c;
@@ -165,6 +259,61 @@ impl CompletionQueue for VerbsCq {
             }
         }
         n
+    }
+
+    fn arm(&self) -> bool {
+        if self.notify.load(Ordering::SeqCst) {
+            return false;
+        }
+        self.sleeping.store(true, Ordering::SeqCst);
+        self.request_notification();
+        true
+    }
+
+    fn block(&self, deadline: Option<Instant>) {
+        let mut fds = [
+            libc::pollfd { fd: self.channel_fd(), events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: self.intr.fd(), events: libc::POLLIN, revents: 0 },
+        ];
+        let ts = timespec_until(deadline);
+        let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: two valid pollfds and a timespec (or NULL) living across the call.
+        let r = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, tsp, std::ptr::null()) };
+        if r > 0 {
+            if fds[1].revents != 0 {
+                self.intr.clear();
+            }
+            if fds[0].revents != 0 {
+                self.on_channel_event();
+            }
+        }
+        self.sleeping.store(false, Ordering::SeqCst);
+    }
+
+    fn interrupt(&self) {
+        if self.sleeping.load(Ordering::SeqCst) {
+            self.intr.ring();
+        }
+    }
+
+    fn set_notify(&self, on: bool) {
+        if self.notify.load(Ordering::SeqCst) == on {
+            return;
+        }
+        if on {
+            // Armed and watched before the flag is seen, so a waiter that finds `arm` false
+            // and then polls is covered by the notifier from its poll on.
+            self.request_notification();
+            if !notify::watch(&self.dev, self) {
+                return;
+            }
+            self.notify.store(true, Ordering::SeqCst);
+            // A waiter blocked on the channel moves to the core's condition variable.
+            self.interrupt();
+        } else {
+            self.notify.store(false, Ordering::SeqCst);
+            notify::unwatch(&self.dev, self);
+        }
     }
 
     fn resize(&self, min_entries: u32) -> DatResult<()> {
@@ -191,50 +340,4 @@ impl CompletionQueue for VerbsCq {
 /// A completion for a receive flushed before it reached a QP.
 pub fn flushed_recv(wr_id: u64, context: u64) -> WorkCompletion {
     WorkCompletion { wr_id, context, status: WcStatus::Flushed, opcode: WcOpcode::Recv, byte_len: 0 }
-}
-
-/// Starts the progress thread of a device: waits on the completion channel, acknowledges,
-/// re-arms and wakes.
-pub fn start(dev: &Arc<DevInner>) -> DatResult<JoinHandle<()>> {
-    let d = dev.clone();
-    std::thread::Builder::new().name("dat-verbs-cq".into()).spawn(move || progress(d)).map_err(|e| {
-        tracing::warn!("verbs: cannot start progress thread: {e}");
-        DatError::insufficient(DAT_RESOURCE_MEMORY)
-    })
-}
-
-fn progress(dev: Arc<DevInner>) {
-    // SAFETY: the channel lives as long as `dev`.
-    let fd = unsafe { (*dev.comp_channel).fd };
-    qp::set_nonblock(fd);
-    let mut served = Served::new("dat-verbs-cq");
-    while !dev.stop.load(Ordering::Relaxed) {
-        let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-        // SAFETY: one valid pollfd.
-        let r = unsafe { libc::poll(&mut pfd, 1, 100) };
-        if r <= 0 {
-            continue;
-        }
-        served.iteration(&*dev.async_events, || wake_ready_cqs(&dev));
-    }
-}
-
-/// Acknowledges every pending completion-channel event, re-arms its CQ and wakes its waiters.
-fn wake_ready_cqs(dev: &DevInner) {
-    loop {
-        let mut cq = std::ptr::null_mut();
-        let mut ctx = std::ptr::null_mut();
-        // SAFETY: live channel; non-blocking fd, so EAGAIN ends the loop.
-        if unsafe { (dev.lib.ibv_get_cq_event)(dev.comp_channel, &mut cq, &mut ctx) } != 0 {
-            break;
-        }
-        let c = dev.cqs.lock().get(&(ctx as usize as u64)).and_then(|w| w.upgrade());
-        // SAFETY: `cq` came from the event; ibv_destroy_cq waits for this acknowledgement,
-        // so the CQ is alive here even if its owner is dropping it.
-        unsafe { (dev.lib.ibv_ack_cq_events)(cq, 1) };
-        if let Some(c) = c {
-            c.arm();
-            c.wake();
-        }
-    }
 }

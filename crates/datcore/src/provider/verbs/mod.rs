@@ -21,10 +21,11 @@
 //! MADV_DONTFORK, so a forked child must not touch registered buffers (exec is fine).
 //!
 //! **Objects:** IA = the `ibv_context` of an rdma_cm id bound to the IA's IP address (kept for
-//! the IA's life) plus one rdma_cm event channel with a CM thread ([`cm`]) and one completion
-//! channel with a progress thread ([`cq`]). PZ = `ibv_pd`; LMR = `ibv_mr`; RMR = `ibv_mw`
-//! (type 1 when the device offers it, else type 2; none on siw: `DAT_MODEL_NOT_SUPPORTED`);
-//! EVD's DTO side = `ibv_cq` on the IA's completion channel; PSP/RSP = listening rdma_cm id on
+//! the IA's life) plus one rdma_cm event channel with a CM thread ([`cm`]). PZ = `ibv_pd`;
+//! LMR = `ibv_mr`; RMR = `ibv_mw` (type 1 when the device offers it, else type 2; none on siw:
+//! `DAT_MODEL_NOT_SUPPORTED`); EVD's DTO side = `ibv_cq` on its own completion channel, polled
+//! and slept on by the consumer's thread ([`cq`]; a device thread watches it only while a CNO is
+//! attached, [`notify`]); PSP/RSP = listening rdma_cm id on
 //! port = conn_qual (must fit 16 bits); CR = the CONNECT_REQUEST id; SRQ = `ibv_srq`.
 //!
 //! **When the QP exists:** a DAT EP exists, and may have receives posted, long before it is
@@ -76,6 +77,7 @@ use std::thread::JoinHandle;
 mod cm;
 mod cq;
 mod names;
+mod notify;
 pub use names::{Port, Target};
 mod qp;
 mod srq;
@@ -150,7 +152,7 @@ impl Provider for VerbsProvider {
             }
         })?;
         let dev = DevInner::open(lib, ia_name, target, events)?;
-        let threads = vec![cm::start(&dev)?, cq::start(&dev)?];
+        let threads = vec![cm::start(&dev)?];
         Ok(Arc::new(VerbsDevice { inner: dev, threads: Mutex::new(threads) }))
     }
 }
@@ -162,7 +164,6 @@ pub(crate) struct DevInner {
     /// The rdma_cm id bound to the IA address; owns `ctx`'s use by this IA.
     bound_id: *mut sys::rdma_cm_id,
     pub cm_channel: *mut sys::rdma_event_channel,
-    pub comp_channel: *mut sys::ibv_comp_channel,
     pub ip: IpAddr,
     /// RDMA read sinks must be remotely writable (iWARP devices but siw, which places read
     /// responses into memory with local write access only).
@@ -176,8 +177,8 @@ pub(crate) struct DevInner {
     pub stop: AtomicBool,
     /// rdma_cm id contexts (our keys) → who owns the id.
     pub ids: Mutex<HashMap<u64, cm::Owner>>,
-    /// CQ contexts (our keys) → the CQ, for the progress thread.
-    pub cqs: Mutex<HashMap<u64, Weak<cq::VerbsCq>>>,
+    /// The thread watching CQs of EVDs with a CNO, once one needed it.
+    pub notifier: Mutex<Option<Arc<notify::Notifier>>>,
     /// Queue pairs with a pending deadline (connect timeout, graceful disconnect).
     pub timed: Mutex<Vec<Weak<qp::VerbsQp>>>,
     next_key: AtomicU64,
@@ -233,18 +234,12 @@ impl DevInner {
             unsafe { std::mem::zeroed() }
         };
         // SAFETY: live context; output structs sized for the library.
-        let (qd, qp_ok, comp) = unsafe {
-            let qd = (lib.ibv_query_device)(ctx, &mut a);
-            let qp = (lib.ibv_query_port)(ctx, t.port.max(1), &mut pa);
-            (qd, qp, (lib.ibv_create_comp_channel)(ctx))
-        };
-        if qd != 0 || comp.is_null() {
-            let e = nodev(if qd != 0 { "ibv_query_device" } else { "ibv_create_comp_channel" });
+        let (qd, qp_ok) =
+            unsafe { ((lib.ibv_query_device)(ctx, &mut a), (lib.ibv_query_port)(ctx, t.port.max(1), &mut pa)) };
+        if qd != 0 {
+            let e = nodev("ibv_query_device");
             // SAFETY: freeing what we created above.
             unsafe {
-                if !comp.is_null() {
-                    (lib.ibv_destroy_comp_channel)(comp);
-                }
                 (lib.rdma_destroy_id)(id);
                 (lib.rdma_destroy_event_channel)(ch);
             }
@@ -303,7 +298,6 @@ impl DevInner {
             ctx,
             bound_id: id,
             cm_channel: ch,
-            comp_channel: comp,
             ip: t.ip,
             read_sink_remote_write,
             attr,
@@ -312,7 +306,7 @@ impl DevInner {
             async_events: events,
             stop: AtomicBool::new(false),
             ids: Mutex::new(HashMap::new()),
-            cqs: Mutex::new(HashMap::new()),
+            notifier: Mutex::new(None),
             timed: Mutex::new(Vec::new()),
             next_key: AtomicU64::new(1),
         }))
@@ -327,7 +321,6 @@ impl Drop for DevInner {
     fn drop(&mut self) {
         // SAFETY: every CQ, QP, id and listener holds an Arc<DevInner>, so all are gone.
         unsafe {
-            (self.lib.ibv_destroy_comp_channel)(self.comp_channel);
             (self.lib.rdma_destroy_id)(self.bound_id);
             (self.lib.rdma_destroy_event_channel)(self.cm_channel);
         }
@@ -383,7 +376,7 @@ fn no_rdma_core() -> String {
     "rdma-core (libibverbs.so.1, librdmacm.so.1) not installed".to_string()
 }
 
-/// An opened IA. Dropping it stops the CM and progress threads; the device's resources go
+/// An opened IA. Dropping it stops the CM thread (and the CNO notifier thread, if any); the device's resources go
 /// when the last PD / CQ / QP holding them does.
 pub struct VerbsDevice {
     inner: Arc<DevInner>,
@@ -393,6 +386,10 @@ pub struct VerbsDevice {
 impl Drop for VerbsDevice {
     fn drop(&mut self) {
         self.inner.stop.store(true, Ordering::SeqCst);
+        let notifier = self.inner.notifier.lock().take();
+        if let Some(n) = notifier {
+            n.shutdown();
+        }
         let me = std::thread::current().id();
         for t in self.threads.lock().drain(..) {
             if t.thread().id() != me {

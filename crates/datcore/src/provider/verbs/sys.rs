@@ -201,24 +201,6 @@ pub struct ibv_wc {
     pub dlid_path_bits: u8,
 }
 
-impl ibv_wc {
-    pub const ZERO: ibv_wc = ibv_wc {
-        wr_id: 0,
-        status: 0,
-        opcode: 0,
-        vendor_err: 0,
-        byte_len: 0,
-        imm_data: 0,
-        qp_num: 0,
-        src_qp: 0,
-        wc_flags: 0,
-        pkey_index: 0,
-        slid: 0,
-        sl: 0,
-        dlid_path_bits: 0,
-    };
-}
-
 /// `struct ibv_sge`: same layout as our [`crate::provider::Sge`] except the field order, so we
 /// convert.
 #[repr(C)]
