@@ -12,7 +12,7 @@
 # (default 5; guests BENCH_VM_ROUNDS, default 3) and the MEDIAN of the rounds is reported:
 # one table (figure, ours, baseline, ratio, target) on stdout and in build/bench/table.md;
 # every run's output in build/bench/raw.log, every value in build/bench/results.txt.
-# BENCH_VM=0 skips the guests; BENCH_NATIVE=0 skips the host part (then the table is made
+# BENCH_VM=0 skips the guests (BENCH_VM_DEVICES="rxe" runs one kind only); BENCH_NATIVE=0 skips the host part (then the table is made
 # from the guests alone); BENCH_TABLE_ONLY=1 only makes the table from build/bench/results.txt.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -104,7 +104,7 @@ if [ "${BENCH_VM:-1}" = 1 ]; then
     else
         echo "bench: no DAT 2.0 headers (libdapl-dev): no datperf over OFED uDAPL" >&2
     fi
-    for t in rxe siw; do
+    for t in ${BENCH_VM_DEVICES:-rxe siw}; do
         echo "bench: verbs in one $t guest ($VM_ROUNDS rounds; waiting for /tmp/dat-vm.lock)" >&2
         flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --"$t" --timeout 1500 --env BENCH_ROUNDS="$VM_ROUNDS" --env BENCH_RAWLOG=/dev/stderr \
             -- bash tools/bench/guest-bench.sh >"$OUT/guest-$t.log" 2>&1
