@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs inside a soft-RDMA guest (started by tests/vm/check.sh through rdma-guest.sh):
 # the verbs provider's Rust integration tests, datinfo (the IA on RDMA_NETDEV listed as usable,
-# `datinfo -v` of it), the C conformance suite against the verbs IA on RDMA_NETDEV, our
+# `datinfo -v` of it, `datinfo --conf` on a dat.conf of our own), the C conformance suite against the verbs IA on RDMA_NETDEV, our
 # ping-pong example, and perftest on the same device for comparison.
 # usage: guest-suite.sh VERBS_TEST_BINARY
 # Environment from the harness: RDMA_TYPE RDMA_DEV RDMA_NETDEV RDMA_IP (RDMA_GID_INDEX on rxe).
@@ -39,7 +39,20 @@ if [ $st = 0 ] && grep -Eq "^transport: +$transport\$" "$out" && grep -Eq "^ia_a
 else
     echo "FAIL datinfo -v $ia: exit status $st, or wrong transport/address/adapter"; fail=1
 fi
-rm -f "$out"
+# datinfo --conf on a dat.conf as admins write it: a DAT 1.2 line naming OFED's cma provider
+# library on this netdev resolves to our verbs provider and opens; a u2.0 line is explained.
+conf=$(mktemp)
+printf '%s\n' "dat-guest u1.2 nonthreadsafe default libdaplcma.so.1 dapl.1.2 \"$RDMA_NETDEV 0\" \"\"" \
+    "ofa-v2-guest u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \"$RDMA_NETDEV 0\" \"\"" >"$conf"
+DAT_OVERRIDE=$conf build/bin/datinfo --conf >"$out"; st=$?
+cat "$out"
+if [ $st = 0 ] && grep -Eq "^$conf:1 +dat-guest .*built-in provider verbs .* usable\$" "$out" &&
+   grep -Eq "^$conf:2 +ofa-v2-guest .*registered for DAT 2\.0" "$out"; then
+    echo "ok   datinfo --conf: the u1.2 line opens through verbs, the u2.0 line is explained"
+else
+    echo "FAIL datinfo --conf: exit status $st, or a line not resolved as expected"; fail=1
+fi
+rm -f "$out" "$conf"
 
 step "C conformance suite on $ia"
 # Known device deviations, counted as skipped (XFAIL) with their reason printed:

@@ -8,6 +8,7 @@
 //! connection's segment before it blocks; peers ring the socket doorbell (a one-byte
 //! datagram) only then, and only when they free ring space a producer waits for.
 
+use super::super::eventfd::EventFd;
 use super::super::ConnEvent;
 use super::conn::{self, ListenerInner};
 use super::cq::ShmCq;
@@ -31,7 +32,7 @@ struct Cmds {
 }
 
 pub struct Engine {
-    kick_fd: Option<OwnedFd>,
+    kick_fd: Option<EventFd>,
     cmds: Mutex<Cmds>,
 }
 
@@ -40,7 +41,7 @@ pub fn engine() -> &'static Engine {
     static E: OnceLock<Engine> = OnceLock::new();
     static STARTED: std::sync::Once = std::sync::Once::new();
     let e = E.get_or_init(|| {
-        let kick_fd = sys::eventfd().map_err(|e| tracing::warn!("shm: eventfd: {e}")).ok();
+        let kick_fd = EventFd::new().map_err(|e| tracing::warn!("shm: eventfd: {e}")).ok();
         Engine { kick_fd, cmds: Mutex::new(Cmds::default()) }
     });
     STARTED.call_once(|| {
@@ -55,7 +56,7 @@ pub fn engine() -> &'static Engine {
 impl Engine {
     pub fn kick(&self) {
         if let Some(fd) = &self.kick_fd {
-            sys::eventfd_signal(fd);
+            fd.ring();
         }
     }
 
@@ -278,7 +279,7 @@ fn poll_all(e: &Engine, s: &mut State, timeout_ms: i32) -> bool {
     s.listeners.retain(|l| !l.closed.load(Ordering::SeqCst));
     let mut fds: Vec<libc::pollfd> = Vec::with_capacity(1 + s.listeners.len() + s.incoming.len() + s.qps.len());
     let pfd = |fd: i32| libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-    fds.push(pfd(e.kick_fd.as_ref().map_or(-1, |f| f.as_raw_fd())));
+    fds.push(pfd(e.kick_fd.as_ref().map_or(-1, |f| f.fd())));
     for l in &s.listeners {
         fds.push(pfd(l.sock.as_raw_fd()));
     }
@@ -300,7 +301,7 @@ fn poll_all(e: &Engine, s: &mut State, timeout_ms: i32) -> bool {
     let kicked = fds[k].revents != 0;
     if kicked {
         if let Some(f) = &e.kick_fd {
-            sys::eventfd_drain(f);
+            f.clear();
         }
     }
     k += 1;

@@ -199,26 +199,6 @@ pub fn recv(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Recv> {
     Ok(Recv::Data(r as usize, passed))
 }
 
-/// An eventfd used to kick the progress thread.
-pub fn eventfd() -> io::Result<OwnedFd> {
-    // SAFETY: plain eventfd(2) call.
-    let fd = cvt(unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) })?;
-    // SAFETY: fresh fd.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-pub fn eventfd_signal(fd: &OwnedFd) {
-    let one: u64 = 1;
-    // SAFETY: writes 8 bytes from a live u64.
-    unsafe { libc::write(fd.as_raw_fd(), &one as *const u64 as *const libc::c_void, 8) };
-}
-
-pub fn eventfd_drain(fd: &OwnedFd) {
-    let mut v: u64 = 0;
-    // SAFETY: reads 8 bytes into a live u64.
-    unsafe { libc::read(fd.as_raw_fd(), &mut v as *mut u64 as *mut libc::c_void, 8) };
-}
-
 /// An anonymous shared-memory file of `len` bytes, mode 0600, sealed against resizing (a
 /// peer holding it cannot truncate it under our mappings).
 pub fn memfd(len: usize) -> io::Result<OwnedFd> {
