@@ -21,6 +21,7 @@
  * Bandwidth tests also report the message rate.
  *
  * Completions: -p (default) spins on dat_evd_dequeue; -b sleeps in dat_evd_wait.
+ * Round trips are stamped with the TSC on x86 (see ticks()), like perftest.
  * Each result carries the CPU time (getrusage user+system) and the voluntary and involuntary
  * context switches per operation of both sides, and both processes' thread counts (from
  * /proc/self/status), so one sees whether a message crossed threads.
@@ -128,6 +129,40 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Round-trip stamps. On x86 the time-stamp counter (as perftest's get_cycles), converted to
+ * seconds with its rate measured against CLOCK_MONOTONIC over the whole run: in an emulated
+ * guest CLOCK_MONOTONIC reads the HPET, a system call of microseconds that would otherwise be
+ * counted in every round trip. Elsewhere the clock itself, in nanoseconds. */
+static uint64_t ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    return (uint64_t)(now() * 1e9);
+#endif
+}
+
+/* A run's tick rate: start before the first stamp, then ticks_to_seconds on the samples. */
+struct tick_rate {
+    double clock0;
+    uint64_t ticks0;
+};
+
+static struct tick_rate tick_rate_start(void)
+{
+    struct tick_rate r = {now(), ticks()};
+    return r;
+}
+
+static void ticks_to_seconds(const struct tick_rate *r, double *samples, uint64_t n)
+{
+    double secs = now() - r->clock0;
+    uint64_t dt = ticks() - r->ticks0;
+    double per_tick = dt ? secs / (double)dt : 0;
+    for (uint64_t i = 0; i < n; i++)
+        samples[i] *= per_tick;
 }
 
 static long thread_count(void)
@@ -542,12 +577,13 @@ static void send_lat_client(struct side *s, uint32_t size, struct result *res)
     const struct config *c = &s->cfg;
     int verify = c->flags & F_VERIFY;
     uint64_t total = (uint64_t)c->iters + c->warmup;
+    struct tick_rate rate = tick_rate_start();
     for (uint64_t i = 0; i < total; i++) {
         if (i == c->warmup)
             s->mark = usage_now();
         if (verify)
             fill_pattern(s->src, size, i);
-        double t0 = now();
+        uint64_t t0 = ticks();
         post_send(s, s->src, size);
         char *pong = NULL;
         if (s->poll) {
@@ -561,7 +597,7 @@ static void send_lat_client(struct side *s, uint32_t size, struct result *res)
             reap_request(s);
             pong = take_recv(s, 1, "receive pong");
         }
-        double t1 = now();
+        uint64_t t1 = ticks();
         if (verify) {
             if (!pattern_ok(pong, size, ~i))
                 fail("send_lat: pong %llu has wrong data", (unsigned long long)i);
@@ -569,9 +605,10 @@ static void send_lat_client(struct side *s, uint32_t size, struct result *res)
         }
         post_recv(s);
         if (i >= c->warmup)
-            res->rtt[i - c->warmup] = t1 - t0;
+            res->rtt[i - c->warmup] = (double)(t1 - t0);
     }
     res->mine = usage_since(&s->mark);
+    ticks_to_seconds(&rate, res->rtt, c->iters);
 }
 
 static void send_lat_server(struct side *s, uint32_t size)
@@ -628,6 +665,7 @@ static void write_lat_side(struct side *s, uint32_t size, struct result *res)
 {
     const struct config *c = &s->cfg;
     uint64_t total = (uint64_t)c->iters + c->warmup;
+    struct tick_rate rate = tick_rate_start();
     for (uint64_t i = 0; i < total; i++) {
         if (i == c->warmup)
             s->mark = usage_now();
@@ -638,17 +676,19 @@ static void write_lat_side(struct side *s, uint32_t size, struct result *res)
                 reap_request(s);
             continue;
         }
-        double t0 = now();
+        uint64_t t0 = ticks();
         write_one(s, size, i);
         wait_written(s, size, i, 1);
         while (s->req_done < s->req_posted)
             reap_request(s);
-        double t1 = now();
+        uint64_t t1 = ticks();
         if (i >= c->warmup)
-            res->rtt[i - c->warmup] = t1 - t0;
+            res->rtt[i - c->warmup] = (double)(t1 - t0);
     }
-    if (res)
+    if (res) {
         res->mine = usage_since(&s->mark);
+        ticks_to_seconds(&rate, res->rtt, c->iters);
+    }
 }
 
 /* Reap request completions: all that are there, and at least one when must_wait. */
