@@ -359,10 +359,48 @@ unsafe fn post_request(
     flags: DAT_COMPLETION_FLAGS,
 ) -> DatResult<()> {
     let ep = ep_of(ep_handle)?;
+    // SAFETY: the caller's contract.
+    unsafe { post_on(&ep, num_segments, local_iov, cookie, op, flags) }
+}
+
+/// Posts `op` on an EP already looked up.
+///
+/// # Safety
+/// `local_iov` points at `num_segments` readable triplets (or is checked NULL).
+unsafe fn post_on(
+    ep: &Endpoint,
+    num_segments: DAT_COUNT,
+    local_iov: *mut DAT_LMR_TRIPLET,
+    cookie: DAT_DTO_COOKIE,
+    op: SendOp,
+    flags: DAT_COMPLETION_FLAGS,
+) -> DatResult<()> {
     // SAFETY: the consumer passes `num_segments` readable triplets.
     let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
     // SAFETY: the cookie union is 8 bytes of plain data.
     ep.post_request(op, sges(iov), unsafe { cookie.as_64 }, flags)
+}
+
+/// An RDMA read or write: the EP is looked up once, then the remote triplet (ARG5), then the
+/// local IOV.
+///
+/// # Safety
+/// As [`post_on`]; `remote_iov` is a readable triplet or checked NULL.
+unsafe fn post_rdma(
+    ep_handle: DAT_EP_HANDLE,
+    num_segments: DAT_COUNT,
+    local_iov: *mut DAT_LMR_TRIPLET,
+    cookie: DAT_DTO_COOKIE,
+    remote_iov: *const DAT_RMR_TRIPLET,
+    flags: DAT_COMPLETION_FLAGS,
+    read: bool,
+) -> DatResult<()> {
+    let ep = ep_of(ep_handle)?;
+    // SAFETY: remote triplet from the consumer.
+    let (remote_addr, rkey) = unsafe { remote(remote_iov)? };
+    let op = if read { SendOp::RdmaRead { remote_addr, rkey } } else { SendOp::RdmaWrite { remote_addr, rkey } };
+    // SAFETY: the caller's contract.
+    unsafe { post_on(&ep, num_segments, local_iov, cookie, op, flags) }
 }
 
 /// The remote side of an RDMA operation: target address and rmr_context.
@@ -449,20 +487,8 @@ pub unsafe extern "C" fn dat_ep_post_rdma_read(
         ) {
             return crate::registry::ret(r);
         }
-        ep_of(ep_handle)?;
-        // SAFETY: remote triplet from the consumer.
-        let (remote_addr, rkey) = unsafe { remote(remote_iov)? };
         // SAFETY: arguments straight from the consumer, validated inside.
-        unsafe {
-            post_request(
-                ep_handle,
-                num_segments,
-                local_iov,
-                user_cookie,
-                SendOp::RdmaRead { remote_addr, rkey },
-                completion_flags,
-            )
-        }
+        unsafe { post_rdma(ep_handle, num_segments, local_iov, user_cookie, remote_iov, completion_flags, true) }
     })
 }
 
@@ -484,20 +510,8 @@ pub unsafe extern "C" fn dat_ep_post_rdma_write(
         ) {
             return crate::registry::ret(r);
         }
-        ep_of(ep_handle)?;
-        // SAFETY: remote triplet from the consumer.
-        let (remote_addr, rkey) = unsafe { remote(remote_iov)? };
         // SAFETY: arguments straight from the consumer, validated inside.
-        unsafe {
-            post_request(
-                ep_handle,
-                num_segments,
-                local_iov,
-                user_cookie,
-                SendOp::RdmaWrite { remote_addr, rkey },
-                completion_flags,
-            )
-        }
+        unsafe { post_rdma(ep_handle, num_segments, local_iov, user_cookie, remote_iov, completion_flags, false) }
     })
 }
 
