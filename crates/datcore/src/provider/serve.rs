@@ -1,6 +1,6 @@
 //! Keeping a provider's service threads alive across a panic.
 //!
-//! A provider thread (the verbs CM and completion threads) serves every connection of its IA:
+//! A provider thread (the verbs CM thread and CNO notifier) serves every connection of its IA:
 //! if it died, completions would stop and `dat_evd_wait` would hang. Each thread runs every
 //! iteration of its work through [`Served::iteration`]: a panic is caught, logged, reported
 //! once per thread to the IA's async EVD (`DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR`; once, so

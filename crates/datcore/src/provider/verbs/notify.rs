@@ -8,6 +8,8 @@
 //! its EVD's waker. CQs of EVDs without a CNO never involve it.
 
 use super::super::eventfd::EventFd;
+use super::super::serve::Served;
+use super::super::AsyncEvents;
 use super::cq::VerbsCq;
 use super::DevInner;
 use parking_lot::Mutex;
@@ -24,16 +26,19 @@ pub(crate) struct Notifier {
     changed: EventFd,
     stop: AtomicBool,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// Where a caught panic is reported (the IA's async EVD).
+    events: Arc<dyn AsyncEvents>,
 }
 
 impl Notifier {
-    fn start() -> Option<Arc<Notifier>> {
+    fn start(events: Arc<dyn AsyncEvents>) -> Option<Arc<Notifier>> {
         let changed = EventFd::new().map_err(|e| tracing::warn!("verbs: notifier eventfd: {e}")).ok()?;
         let n = Arc::new(Notifier {
             watched: Mutex::new(Vec::new()),
             changed,
             stop: AtomicBool::new(false),
             thread: Mutex::new(None),
+            events,
         });
         let run = n.clone();
         match std::thread::Builder::new().name("dat-verbs-cno".into()).spawn(move || run.run()) {
@@ -61,11 +66,10 @@ impl Notifier {
     fn run(&self) {
         let mut fds = Vec::new();
         let mut cqs = Vec::new();
+        let mut served = Served::new("dat-verbs-cno");
         while !self.stop.load(Ordering::SeqCst) {
             // A panic below (e.g. in a waker) must not end the notifications of every CNO.
-            let step = std::panic::AssertUnwindSafe(|| self.step(&mut fds, &mut cqs));
-            if std::panic::catch_unwind(step).is_err() {
-                tracing::error!("verbs: panic in the CNO notifier thread; continuing");
+            if !served.iteration(&*self.events, || self.step(&mut fds, &mut cqs)) {
                 cqs.clear();
             }
         }
@@ -105,7 +109,7 @@ pub fn watch(dev: &DevInner, cq: &VerbsCq) -> bool {
     let Some(me) = cq_arc(cq) else { return false };
     let mut slot = dev.notifier.lock();
     if slot.is_none() {
-        *slot = Notifier::start();
+        *slot = Notifier::start(dev.async_events.clone());
     }
     let Some(n) = slot.as_ref() else { return false };
     let mut w = n.watched.lock();
