@@ -1636,7 +1636,7 @@ static tres st_event(struct st_group *g, const DAT_EVENT *ev)
         CHECK(v == s->sends_done[ep], "%s: EP%d send completion %d, expected %d", who, ep, v, s->sends_done[ep]);
         s->sends_done[ep]++;
         if (s->server)
-            return st_post_recv(s, ep, v % (2 * ST_WIN)); /* its echo is out: reuse the buffer */
+            return T_PASS;
         return st_client_push(s, ep);
     }
     CHECK(kind == ST_RECV, "%s: unknown cookie 0x%llx", who, (unsigned long long)c);
@@ -1648,8 +1648,16 @@ static tres st_event(struct st_group *g, const DAT_EVENT *ev)
           (unsigned long long)d->transfered_length, (unsigned long long)st_len(ep, seq));
     CHECK(st_check(st_slot(s, ep, v), ep, seq), "%s: EP%d message %d payload corrupt", who, ep, seq);
     s->next_echo[ep]++;
-    if (s->server)
-        return st_send(s, ep, seq, st_slot(s, ep, v));
+    if (s->server) {
+        /* Echo from a send slot and post the receive again at once: iWARP has no
+         * receiver-not-ready retry, so the receive must be back before the client can send into
+         * it again, which it does only after this echo (and W more) came back. Re-posting on
+         * the echo's send completion instead was seen to lose that race on siw. */
+        char *out = st_slot(s, ep, 2 * ST_WIN + seq % (2 * ST_WIN));
+        memcpy(out, st_slot(s, ep, v), st_len(ep, seq));
+        TRY(st_post_recv(s, ep, v));
+        return st_send(s, ep, seq, out);
+    }
     TRY(st_post_recv(s, ep, v));
     return st_client_push(s, ep);
 }
