@@ -2,17 +2,44 @@
 
 use crate::codes::*;
 use crate::handle::Handle;
+use crate::ib_ext::IbExtension;
 use crate::provider::{WcStatus, WorkCompletion};
 
 /// What an event carries, by kind.
 #[derive(Clone, Copy, Debug)]
 pub enum EventData {
-    Dto { ep: Handle, cookie: u64, status: u32, length: u64 },
-    RmrBind { rmr: Handle, cookie: u64, status: u32 },
-    ConnectionRequest { sp: Handle, local_address: *const libc::sockaddr, conn_qual: u64, cr: Handle },
-    Connection { ep: Handle, private_data_size: i32, private_data: *const u8 },
-    AsyncError { handle: Handle, reason: u32 },
-    Software { pointer: u64 },
+    /// `ext`: the IB extension the completion reports (a 2.0 face makes it a
+    /// `DAT_IB_DTO_EVENT`; the 1.2 face reports a plain DTO completion).
+    Dto {
+        ep: Handle,
+        cookie: u64,
+        status: u32,
+        length: u64,
+        ext: Option<IbExtension>,
+    },
+    RmrBind {
+        rmr: Handle,
+        cookie: u64,
+        status: u32,
+    },
+    ConnectionRequest {
+        sp: Handle,
+        local_address: *const libc::sockaddr,
+        conn_qual: u64,
+        cr: Handle,
+    },
+    Connection {
+        ep: Handle,
+        private_data_size: i32,
+        private_data: *const u8,
+    },
+    AsyncError {
+        handle: Handle,
+        reason: u32,
+    },
+    Software {
+        pointer: u64,
+    },
 }
 
 /// One event: its `DAT_EVENT_NUMBER`, the EVD it came from, and its data.
@@ -60,6 +87,7 @@ pub fn from_completion(evd: Handle, wc: &WorkCompletion) -> Event {
             cookie: wc.wr_id,
             status: dto_status(wc.status),
             length: wc.byte_len,
+            ext: IbExtension::of(wc),
         },
     }
 }
