@@ -365,7 +365,7 @@ pub trait ConnectionRequest: Send + Sync {
     /// The connection qualifier it arrived on.
     fn port(&self) -> u64;
     /// Refuses it; the active side sees `PeerRejected`.
-    fn reject(&self) -> DatResult<()>;
+    fn reject(&self, private_data: &[u8]) -> DatResult<()>;
 }
 
 pub trait QueuePair: Send + Sync {
