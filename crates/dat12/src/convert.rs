@@ -77,7 +77,7 @@ pub fn event(ev: &Event) -> DAT_EVENT {
     out.event_number = ev.number as _;
     out.evd_handle = ev.evd.as_ptr();
     match ev.data {
-        EventData::Dto { ep, cookie, status, length } => {
+        EventData::Dto { ep, cookie, status, length, op: _ } => {
             out.event_data.dto_completion_event_data = DAT_DTO_COMPLETION_EVENT_DATA {
                 ep_handle: ep.as_ptr(),
                 user_cookie: DAT_CONTEXT { as_64: cookie },

@@ -529,7 +529,7 @@ fn next_event(evd: &EventDispatcher, poll: bool, what: &str) -> Event {
 /// A successful DTO completion: (ep, cookie, length).
 fn dto_ok(e: &Event, what: &str) -> (Handle, u64, u64) {
     match e.data {
-        EventData::Dto { ep, cookie, status, length } if status == DAT_DTO_SUCCESS => (ep, cookie, length),
+        EventData::Dto { ep, cookie, status, length, .. } if status == DAT_DTO_SUCCESS => (ep, cookie, length),
         d => panic!("{what}: expected a successful DTO completion, got {:#x} {d:?}", e.number),
     }
 }
