@@ -42,7 +42,7 @@ DATINFO     := $(BUILD)/bin/datinfo
 TOOLS       := $(BUILD)/bin/datperf $(BUILD)/bin/rawperf
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror
 
-.PHONY: all rust check check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-tools check-vm check-vm-auto example bench bench-callgrind install clean
+.PHONY: all rust check check-lint check-rust check-abi check-elf check-prototypes check-c check-dat2 check-valgrind check-install check-tools check-vm check-vm-auto example bench bench-callgrind install clean
 
 all: $(LIB) $(LIB2) $(DATINFO) $(TOOLS)
 
@@ -95,7 +95,7 @@ $(BUILD)/bin/rawperf: tools/baselines/rawperf.c
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c11 $(TOOL_CFLAGS) -o $@ tools/baselines/rawperf.c
 
-check: all check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-man check-tools check-install check-vm-auto
+check: all check-lint check-rust check-abi check-elf check-prototypes check-c check-dat2 check-valgrind check-man check-tools check-install check-vm-auto
 	@echo "make check: all checks passed"
 
 # Formatting and lints are part of the test: rustfmt.toml's style, clippy with warnings as errors.
@@ -123,6 +123,10 @@ check-prototypes: $(LIB) $(LIB2)
 check-c: $(LIB)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
 	sh tests/c/run.sh $(IA)
+
+# The DAT 2.0 face from C: tests/dat2/smoke.c over $(IA) (two processes).
+check-dat2: $(LIB2)
+	sh tests/dat2/run.sh include $(BUILD)/lib $(BUILD)/tests/dat2 $(IA)
 
 check-valgrind: $(LIB)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
