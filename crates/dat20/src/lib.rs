@@ -6,31 +6,34 @@
 //! exports whose signature is DAT 2.0's own are in `face_specific` (`dat_lmr_create`,
 //! `dat_rmr_bind`, `dat_cr_reject`, `dats_get_ia_handle`) and `extension`
 //! (`dat_extension_op`).
+//!
+//! The export modules are public so that the Rust tests (`tests/shm_face.rs`) call the exports
+//! as a C program would.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![allow(non_camel_case_types, non_snake_case)]
 
 pub mod abi;
 #[path = "../../face/cm.rs"]
-mod cm;
+pub mod cm;
 pub mod convert;
 #[path = "../../face/ep.rs"]
-mod ep;
+pub mod ep;
 #[path = "../../face/evd.rs"]
-mod evd;
+pub mod evd;
 pub mod extension;
-mod face_specific;
+pub mod face_specific;
 #[path = "../../face/ffi.rs"]
 mod ffi;
 #[path = "../../face/ia.rs"]
-mod ia;
+pub mod ia;
 #[path = "../../face/memory.rs"]
-mod memory;
+pub mod memory;
 #[path = "../../face/open.rs"]
 mod open;
 #[path = "../../face/registry.rs"]
 pub mod registry;
 #[path = "../../face/srq.rs"]
-mod srq;
+pub mod srq;
 #[path = "../../face/strerror.rs"]
 pub mod strerror;
 
