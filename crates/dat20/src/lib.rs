@@ -8,8 +8,10 @@
 //! (`dat_extension_op`).
 //!
 //! The export modules are public so that the Rust tests (`tests/shm_face.rs`) call the exports
-//! as a C program would.
+//! as a C program would. Their safety contract is the C caller's contract of the DAT 2.0 API
+//! (valid pointers where non-NULL), stated once here rather than on every export.
 #![deny(unsafe_op_in_unsafe_fn)]
+#![allow(clippy::missing_safety_doc)]
 #![allow(non_camel_case_types, non_snake_case)]
 
 pub mod abi;
