@@ -157,7 +157,7 @@ impl EpBinding {
         if !Arc::ptr_eq(&pz.ia, ia) {
             return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_PZ));
         }
-        self.pz = Some(pz);
+        self.pz = Some(pz.arc());
         self.pz_handle = h;
         Ok(())
     }
@@ -244,7 +244,7 @@ fn optional_evd(h: Handle, sub: u32, flag: u32) -> DatResult<Option<Arc<EventDis
     if !evd.accepts(flag) {
         return Err(DatError::invalid_handle(sub));
     }
-    Ok(Some(evd))
+    Ok(Some(evd.arc()))
 }
 
 /// The DAT_INVALID_STATE subtype naming an EP state.
@@ -283,7 +283,7 @@ impl Endpoint {
         let srq = if c.srq.is_null() {
             None
         } else {
-            Some(handle::get::<SharedReceiveQueue>(c.srq, DAT_INVALID_HANDLE_SRQ)?)
+            Some(handle::get::<SharedReceiveQueue>(c.srq, DAT_INVALID_HANDLE_SRQ)?.arc())
         };
         let attr = c.attr.unwrap_or_else(|| EpAttr::defaults(ia));
         attr.validate(ia, if srq.is_some() { 7 } else { 6 })?;
