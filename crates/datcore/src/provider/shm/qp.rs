@@ -11,7 +11,7 @@ use super::super::{
 use super::area::PeerArea;
 use super::cq::ShmCq;
 use super::memtable::{self, Entry, Kind};
-use super::recvq::{self, Recv, RecvQueue, ShmSrq};
+use super::recvq::{self, RecvQueue, SgeList, ShmSrq};
 use super::ring::{Consumer, Malformed, Producer, Segment};
 use super::xfer::Part;
 use super::{conn, progress, sys, wire, ShmMw, MWS};
@@ -268,7 +268,6 @@ impl SendQueue {
 /// Target-side state of an inbound operation whose payload spans several records, or of an
 /// RDMA read being answered inline.
 #[derive(Clone, Copy)]
-#[allow(clippy::large_enum_variant)] // one per QP, never moved on the hot path
 pub enum Rx {
     Idle,
     Inline {
@@ -289,9 +288,10 @@ pub enum Rx {
 }
 
 #[derive(Clone, Copy)]
-#[allow(clippy::large_enum_variant)] // lives inside Rx
 pub enum Dest {
-    Recv(Recv, bool),
+    /// A posted receive: its work-request id (its SGEs are `QpState::recv_sges`) and whether
+    /// it came from the SRQ.
+    Recv(u64, bool),
     /// Our memory at this address, under this rkey (checked again for every chunk).
     Mem(u64, u32),
 }
@@ -304,6 +304,8 @@ pub struct QpState {
     pub sq: SendQueue,
     pub rq: RecvQueue,
     pub rx: Rx,
+    /// The SGEs of the receive last taken ([`QpShared::take_recv`]), the one `rx` fills.
+    pub recv_sges: SgeList,
     pub pending_ack: Option<Ack>,
     pub reads_out: u32,
     pub graceful_pending: bool,
@@ -455,20 +457,21 @@ impl QpShared {
         }
     }
 
-    /// Takes one receive from the SRQ or our own queue.
-    pub fn take_recv(&self, st: &mut QpState) -> Option<Recv> {
+    /// Takes one receive from the SRQ or our own queue: its work-request id; its SGEs go to
+    /// `st.recv_sges`.
+    pub fn take_recv(&self, st: &mut QpState) -> Option<u64> {
         match &self.srq {
             Some(s) => {
-                let r = s.q.lock().pop();
+                let r = s.q.lock().pop(&mut st.recv_sges);
                 if r.is_none() {
                     s.starved.store(true, Ordering::SeqCst);
                     // A post may have slipped in before the flag was visible.
-                    return s.q.lock().pop();
+                    return s.q.lock().pop(&mut st.recv_sges);
                 }
                 r
             }
             None => {
-                let r = st.rq.pop();
+                let r = st.rq.pop(&mut st.recv_sges);
                 if r.is_none() {
                     self.need_recv.store(true, Ordering::SeqCst);
                 }
@@ -502,12 +505,12 @@ impl QpShared {
         }
         st.sq.issued = st.sq.head;
         st.sq.acked = st.sq.head;
-        if let Rx::Inline { dest: Dest::Recv(r, _), .. } = st.rx {
-            self.complete_recv(a, r.wr_id, WcStatus::Flushed, 0);
+        if let Rx::Inline { dest: Dest::Recv(wr_id, _), .. } = st.rx {
+            self.complete_recv(a, wr_id, WcStatus::Flushed, 0);
         }
         st.rx = Rx::Idle;
-        while let Some(r) = st.rq.pop() {
-            self.complete_recv(a, r.wr_id, WcStatus::Flushed, 0);
+        while let Some(wr_id) = st.rq.pop(&mut st.recv_sges) {
+            self.complete_recv(a, wr_id, WcStatus::Flushed, 0);
         }
     }
 
@@ -590,6 +593,7 @@ impl ShmQp {
             sq: SendQueue::new(caps.max_send_wr, caps.max_send_sge),
             rq,
             rx: Rx::Idle,
+            recv_sges: SgeList::EMPTY,
             pending_ack: None,
             reads_out: 0,
             graceful_pending: false,
