@@ -171,7 +171,11 @@ const NO_ENTRY: SqEntry = SqEntry {
 /// or done and waiting for earlier ones to complete: completions come out in queue order),
 /// `[issued, tail)` wait to be issued. Before `acked` every ring op has its outcome.
 pub struct SendQueue {
+    /// Entries; the length is a power of two, so op `n` lives in slot `n & mask` (no division
+    /// per message).
     pub e: Vec<SqEntry>,
+    /// How many ops may be outstanding (the QP's send-queue depth, at most `e.len()`).
+    pub depth: usize,
     sges: Vec<Sge>,
     max_sge: usize,
     pub head: u64,
@@ -182,11 +186,13 @@ pub struct SendQueue {
 
 impl SendQueue {
     fn new(cap: u32, max_sge: u32) -> SendQueue {
-        let cap = cap.max(1) as usize;
+        let depth = cap.max(1) as usize;
+        let slots = depth.next_power_of_two();
         let max_sge = (max_sge as usize).clamp(1, super::cma::MAX_IOV);
         SendQueue {
-            e: vec![NO_ENTRY; cap],
-            sges: vec![Sge::default(); cap * max_sge],
+            e: vec![NO_ENTRY; slots],
+            depth,
+            sges: vec![Sge::default(); slots * max_sge],
             max_sge,
             head: 0,
             acked: 0,
@@ -238,7 +244,7 @@ impl SendQueue {
         }
     }
     pub fn slot(&self, n: u64) -> usize {
-        (n % self.e.len() as u64) as usize
+        (n & (self.e.len() as u64 - 1)) as usize
     }
     pub fn sges(&self, n: u64) -> &[Sge] {
         self.sges_at(self.slot(n))
@@ -251,7 +257,7 @@ impl SendQueue {
         self.head == self.tail
     }
     fn push(&mut self, e: SqEntry, sges: &[Sge]) -> DatResult<()> {
-        if (self.tail - self.head) as usize >= self.e.len() {
+        if (self.tail - self.head) as usize >= self.depth {
             return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
         }
         if sges.len() > self.max_sge {

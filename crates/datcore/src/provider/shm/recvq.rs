@@ -75,6 +75,15 @@ pub fn still_valid(sges: &[Sge], pd: u32, need: Access) -> bool {
     })
 }
 
+/// `i` (below twice `cap`) as an index below `cap`, without a division.
+fn wrap(i: usize, cap: usize) -> usize {
+    if i >= cap {
+        i - cap
+    } else {
+        i
+    }
+}
+
 /// A fixed-capacity FIFO of receives; its storage is allocated once.
 pub struct RecvQueue {
     wr_ids: Vec<u64>,
@@ -114,7 +123,7 @@ impl RecvQueue {
         if sges.len() > self.max_sge {
             return Err(DatError::invalid_arg(2));
         }
-        let i = (self.head + self.len) % self.cap();
+        let i = wrap(self.head + self.len, self.cap());
         self.wr_ids[i] = wr_id;
         self.counts[i] = sges.len() as u8;
         self.sges[i * self.max_sge..i * self.max_sge + sges.len()].copy_from_slice(sges);
@@ -131,7 +140,7 @@ impl RecvQueue {
         let i = self.head;
         let n = self.counts[i] as usize;
         sges.set(&self.sges[i * self.max_sge..i * self.max_sge + n]);
-        self.head = (self.head + 1) % self.cap();
+        self.head = wrap(self.head + 1, self.cap());
         self.len -= 1;
         Some(self.wr_ids[i])
     }

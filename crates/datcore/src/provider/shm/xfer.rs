@@ -106,7 +106,7 @@ pub fn step(sh: &QpShared, st: &mut QpState, a: &mut After, part: Part) -> Resul
     }
     // A receive-queue poll also completes sends when the send queue fills up, so programs
     // that post unsignaled sends and never poll their request EVD keep going.
-    let sq_half_full = (st.sq.issued - st.sq.head) * 2 > st.sq.e.len() as u64;
+    let sq_half_full = (st.sq.issued - st.sq.head) * 2 > st.sq.depth as u64;
     if part.completions || sq_half_full {
         did |= pump_resp(sh, st, a)?;
     }
