@@ -2,20 +2,21 @@
 
 use crate::codes::*;
 use crate::handle::Handle;
-use crate::ib_ext::IbExtension;
-use crate::provider::{WcStatus, WorkCompletion};
+use crate::provider::{WcOpcode, WcStatus, WorkCompletion};
 
 /// What an event carries, by kind.
 #[derive(Clone, Copy, Debug)]
 pub enum EventData {
-    /// `ext`: the IB extension the completion reports (a 2.0 face makes it a
-    /// `DAT_IB_DTO_EVENT`; the 1.2 face reports a plain DTO completion).
+    /// A DTO completion; `op` is what completed (DAT 2.0 shows it as `DAT_DTOS operation`),
+    /// `immed` the immediate data of a receive that carried some ([`IbExtension::of`](crate::ib_ext::IbExtension::of) says
+    /// which IB extension a completion reports; the 1.2 face shows a plain DTO completion).
     Dto {
         ep: Handle,
         cookie: u64,
         status: u32,
         length: u64,
-        ext: Option<IbExtension>,
+        op: WcOpcode,
+        immed: u32,
     },
     RmrBind {
         rmr: Handle,
@@ -87,7 +88,8 @@ pub fn from_completion(evd: Handle, wc: &WorkCompletion) -> Event {
             cookie: wc.wr_id,
             status: dto_status(wc.status),
             length: wc.byte_len,
-            ext: IbExtension::of(wc),
+            op: wc.opcode,
+            immed: wc.immed,
         },
     }
 }

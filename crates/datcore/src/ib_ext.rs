@@ -3,13 +3,14 @@
 //!
 //! The operations themselves are provider send operations ([`SendOp::RdmaWriteImmed`],
 //! [`SendOp::Atomic`]) posted through [`Endpoint::post_request`](crate::endpoint::Endpoint::post_request);
-//! their completions are DTO events whose `ext` names the extension ([`IbExtension`]). A face
-//! without extensions (DAT 1.2) reports them as plain DTO completions.
+//! their completions are DTO events whose operation (and immediate data) name the extension
+//! ([`IbExtension::of`]). A face without extensions (DAT 1.2) reports them as plain DTO
+//! completions.
 //!
 //! [`SendOp::RdmaWriteImmed`]: crate::provider::SendOp::RdmaWriteImmed
 //! [`SendOp::Atomic`]: crate::provider::SendOp::Atomic
 
-use crate::provider::{ExtensionCaps, WcOpcode, WorkCompletion};
+use crate::provider::{ExtensionCaps, WcOpcode};
 use std::ffi::CStr;
 
 /// `DAT_IB_EXT_TYPE` values.
@@ -44,12 +45,13 @@ pub enum IbExtension {
 }
 
 impl IbExtension {
-    /// The extension a provider completion reports, if any.
-    pub fn of(wc: &WorkCompletion) -> Option<IbExtension> {
-        match wc.opcode {
+    /// The extension a completion of `op` reports, if any (`immed`: its immediate data, see
+    /// [`WorkCompletion::immed`](crate::provider::WorkCompletion::immed)).
+    pub fn of(op: WcOpcode, immed: u32) -> Option<IbExtension> {
+        match op {
             WcOpcode::RdmaWriteImmed => Some(IbExtension::RdmaWriteImmed),
-            WcOpcode::RecvRdmaWriteImmed => Some(IbExtension::RdmaWriteImmedData { immed: wc.immed }),
-            WcOpcode::RecvImmed => Some(IbExtension::RecvImmedData { immed: wc.immed }),
+            WcOpcode::RecvRdmaWriteImmed => Some(IbExtension::RdmaWriteImmedData { immed }),
+            WcOpcode::RecvImmed => Some(IbExtension::RecvImmedData { immed }),
             WcOpcode::FetchAdd => Some(IbExtension::FetchAndAdd),
             WcOpcode::CmpSwap => Some(IbExtension::CmpAndSwap),
             WcOpcode::Send | WcOpcode::Recv | WcOpcode::RdmaWrite | WcOpcode::RdmaRead | WcOpcode::Bind => None,
@@ -87,31 +89,17 @@ impl IbExtension {
     }
 }
 
-/// How an IA advertises the extensions, as consumers probe for them (dtestx, Intel MPI):
-/// `DAT_IA_ATTR.extension_supported`/`extension_version`, and provider-specific attributes
-/// named as in `dat_ib_extensions.h` with the values "TRUE" / "FALSE".
-pub struct Advertised {
-    /// `DAT_EXTENSION_IB` when any extension operation works, else `DAT_EXTENSION_NONE` (as
-    /// OFED's provider on a device without them, e.g. iWARP).
-    pub extension_supported: u32,
-    /// [`DAT_IB_EXTENSION_VERSION`](crate::codes::DAT_IB_EXTENSION_VERSION), or 0 with none.
-    pub extension_version: u32,
-    /// (name, value) pairs for `DAT_PROVIDER_ATTR.provider_specific_attr`, NUL-terminated.
-    pub attrs: [(&'static CStr, &'static CStr); 4],
-}
-
-/// The advertisement for a device's [`ExtensionCaps`].
-pub fn advertised(caps: ExtensionCaps) -> Advertised {
-    let any = caps.immed_data || caps.atomics;
+/// The provider-specific attributes (`DAT_PROVIDER_ATTR.provider_specific_attr`) that announce
+/// each extension, named as in `dat_ib_extensions.h` with the values "TRUE" / "FALSE", as
+/// consumers probe for them (dtestx reads `DAT_IB_FETCH_AND_ADD` and `DAT_IB_CMP_AND_SWAP`).
+/// With [`InterfaceAdapter::extension`](crate::ia::InterfaceAdapter::extension) (the IA
+/// attributes' `extension_supported` / `extension_version`) this is the whole advertisement.
+pub fn provider_attrs(caps: ExtensionCaps) -> [(&'static CStr, &'static CStr); 4] {
     let truth = |b: bool| if b { c"TRUE" } else { c"FALSE" };
-    Advertised {
-        extension_supported: if any { crate::codes::DAT_EXTENSION_IB } else { crate::codes::DAT_EXTENSION_NONE },
-        extension_version: if any { crate::codes::DAT_IB_EXTENSION_VERSION } else { 0 },
-        attrs: [
-            (c"DAT_EXTENSION_INTERFACE", truth(any)),
-            (c"DAT_IB_FETCH_AND_ADD", truth(caps.atomics)),
-            (c"DAT_IB_CMP_AND_SWAP", truth(caps.atomics)),
-            (c"DAT_IB_IMMED_DATA", truth(caps.immed_data)),
-        ],
-    }
+    [
+        (c"DAT_EXTENSION_INTERFACE", truth(caps.any())),
+        (c"DAT_IB_FETCH_AND_ADD", truth(caps.atomics)),
+        (c"DAT_IB_CMP_AND_SWAP", truth(caps.atomics)),
+        (c"DAT_IB_IMMED_DATA", truth(caps.immed_data)),
+    ]
 }

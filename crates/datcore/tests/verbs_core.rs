@@ -13,7 +13,7 @@ use datcore::endpoint::{Endpoint, EpCreate};
 use datcore::evd::EventDispatcher;
 use datcore::event::{Event, EventData};
 use datcore::handle::{self, Handle};
-use datcore::ia::InterfaceAdapter;
+use datcore::ia::{Extension, InterfaceAdapter};
 use datcore::ib_ext::{self, IbExtension};
 use datcore::lmr::LocalMemoryRegion;
 use datcore::provider::verbs::VerbsProvider;
@@ -417,9 +417,14 @@ fn verbs_reject_and_no_listener() {
     c.ep.connect(ia.addr, 20004, WAIT_US, b"please").unwrap();
     let e = wait(&ia.cr_evd, "cr");
     let EventData::ConnectionRequest { cr, .. } = e.data else { panic!("{e:?}") };
-    service_point::reject(cr).expect("reject");
+    service_point::reject(cr, b"busy").expect("reject");
     let e = wait(&c.conn, "rejected");
     assert_eq!(e.number, DAT_CONNECTION_EVENT_PEER_REJECTED, "{e:?}");
+    // The reject's private data arrives (IB CM pads it to the REJ's private-data size).
+    let EventData::Connection { private_data_size, private_data, .. } = e.data else { panic!("{e:?}") };
+    assert!(private_data_size >= 4, "{e:?}");
+    // SAFETY: the event's private data lives in the EP, which is alive.
+    assert_eq!(unsafe { std::slice::from_raw_parts(private_data, 4) }, b"busy");
     service_point::free_psp(psp).unwrap();
     // The receive posted before the failed connect is flushed.
     assert_eq!(dto(&c.recv, "flush after reject"), (5, DAT_DTO_ERR_FLUSHED, 0));
@@ -519,8 +524,7 @@ fn verbs_ib_extensions() {
     let Some(name) = ia_name() else { return };
     let ia = open(&name);
     let caps = ia.ia.device.attr().extensions;
-    let adv = ib_ext::advertised(caps);
-    eprintln!("extensions {caps:?}: {:?}", adv.attrs);
+    eprintln!("extensions {caps:?}: {:?} {:?}", ia.ia.extension(), ib_ext::provider_attrs(caps));
     if let Ok(t) = std::env::var("RDMA_TYPE") {
         assert_eq!(caps.immed_data, t == "rxe", "immediate data on {t}");
         assert_eq!(caps.atomics, t == "rxe", "atomics on {t}");
@@ -541,10 +545,10 @@ fn verbs_ib_extensions() {
     if !caps.atomics {
         let e = c.ep.post_request(fetch_add, &[res.sge(r, 8)], 2, 0).unwrap_err();
         assert_eq!(e.ty(), DAT_NOT_IMPLEMENTED);
-        assert_eq!(adv.extension_supported, DAT_EXTENSION_NONE);
+        assert_eq!(ia.ia.extension(), None);
         return;
     }
-    assert_eq!((adv.extension_supported, adv.extension_version), (DAT_EXTENSION_IB, DAT_IB_EXTENSION_VERSION));
+    assert_eq!(ia.ia.extension(), Some((Extension::Ib, DAT_IB_EXTENSION_VERSION as i32)));
     // Write 200 bytes with immediate data: the server's receive completes with it.
     let rb = Buf::new(&ia, 64, 0);
     s.ep.post_recv(&[rb.sge(0, 64)], 7, 0).expect("post recv");

@@ -102,6 +102,13 @@ pub struct ExtensionCaps {
     pub atomics: bool,
 }
 
+impl ExtensionCaps {
+    /// Whether any extension operation works.
+    pub fn any(self) -> bool {
+        self.immed_data || self.atomics
+    }
+}
+
 /// Memory access rights (`IBV_ACCESS_*`), from DAT_MEM_PRIV_FLAGS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Access {
@@ -351,18 +358,16 @@ pub enum AtomicOp {
     },
 }
 
-impl AtomicOp {
-    /// The new value of a word that held `old`.
-    pub fn apply(self, old: u64) -> u64 {
+impl SendOp {
+    /// The completion opcode of this operation.
+    pub fn opcode(self) -> WcOpcode {
         match self {
-            AtomicOp::FetchAdd { add } => old.wrapping_add(add),
-            AtomicOp::CmpSwap { compare, swap } => {
-                if old == compare {
-                    swap
-                } else {
-                    old
-                }
-            }
+            SendOp::Send => WcOpcode::Send,
+            SendOp::RdmaWrite { .. } => WcOpcode::RdmaWrite,
+            SendOp::RdmaRead { .. } => WcOpcode::RdmaRead,
+            SendOp::RdmaWriteImmed { .. } => WcOpcode::RdmaWriteImmed,
+            SendOp::Atomic { op: AtomicOp::FetchAdd { .. }, .. } => WcOpcode::FetchAdd,
+            SendOp::Atomic { op: AtomicOp::CmpSwap { .. }, .. } => WcOpcode::CmpSwap,
         }
     }
 }
@@ -450,7 +455,7 @@ pub trait ConnectionRequest: Send + Sync {
     /// The connection qualifier it arrived on.
     fn port(&self) -> u64;
     /// Refuses it; the active side sees `PeerRejected`.
-    fn reject(&self) -> DatResult<()>;
+    fn reject(&self, private_data: &[u8]) -> DatResult<()>;
 }
 
 pub trait QueuePair: Send + Sync {
