@@ -197,7 +197,8 @@ install-man:
 	install -m 0644 man/man7/*.7 $(DESTDIR)$(MANDIR)/man7/
 
 check-man:
-	sh tests/man/check.sh man crates/dat12/exports.txt include
+	sh tests/man/check.sh man crates/dat12/exports.txt include dat
+	sh tests/man/check.sh man crates/dat20/exports.txt include dat2
 
 clean:
 	rm -rf $(BUILD)
