@@ -14,8 +14,8 @@ use datcore::event::{Event, EventData};
 use datcore::ia::{Extension, InterfaceAdapter};
 use datcore::ib_ext::{self, IbExtension};
 use datcore::provider::{ExtensionCaps, Sge, WcOpcode};
-use std::sync::OnceLock;
 use datcore::DatResult;
+use std::sync::OnceLock;
 
 const TYPE_MASK: u32 = 0x3fff_0000;
 const SUBTYPE_MASK: u32 = 0xffff;
@@ -190,7 +190,9 @@ fn extension_attrs(caps: ExtensionCaps) -> &'static [DAT_NAMED_ATTR; 4] {
     let tables = TABLES.get_or_init(|| {
         [0, 1, 2, 3].map(|bits| {
             let caps = ExtensionCaps { immed_data: bits & 1 != 0, atomics: bits & 2 != 0 };
-            NamedAttrs(ib_ext::provider_attrs(caps).map(|(n, v)| DAT_NAMED_ATTR { name: n.as_ptr(), value: v.as_ptr() }))
+            NamedAttrs(
+                ib_ext::provider_attrs(caps).map(|(n, v)| DAT_NAMED_ATTR { name: n.as_ptr(), value: v.as_ptr() }),
+            )
         })
     });
     &tables[caps.immed_data as usize | (caps.atomics as usize) << 1].0

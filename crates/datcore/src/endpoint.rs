@@ -535,8 +535,8 @@ impl Endpoint {
         let caps = self.ia.device.attr().extensions;
         let mut atomic_sge = [Sge::default()];
         let sges = match op {
-            SendOp::RdmaWriteImmed { .. } if !caps.immed_data => return Err(DatError::new(DAT_NOT_IMPLEMENTED, 0)),
-            SendOp::Atomic { .. } if !caps.atomics => return Err(DatError::new(DAT_NOT_IMPLEMENTED, 0)),
+            SendOp::RdmaWriteImmed { .. } if !caps.immed_data => return Err(DatError::NOT_IMPLEMENTED),
+            SendOp::Atomic { .. } if !caps.atomics => return Err(DatError::NOT_IMPLEMENTED),
             SendOp::Atomic { .. } => {
                 let [sge] = sges else { return Err(DatError::invalid_arg(3)) };
                 if sge.length < ATOMIC_LEN {
@@ -555,7 +555,9 @@ impl Endpoint {
         let qp = self.connected_qp()?;
         let max_iov = match op {
             SendOp::Send => self.iov_limits.request.load(Ordering::Relaxed),
-            SendOp::RdmaWrite { .. } | SendOp::RdmaWriteImmed { .. } => self.iov_limits.rdma_write.load(Ordering::Relaxed),
+            SendOp::RdmaWrite { .. } | SendOp::RdmaWriteImmed { .. } => {
+                self.iov_limits.rdma_write.load(Ordering::Relaxed)
+            }
             SendOp::RdmaRead { .. } => self.iov_limits.rdma_read.load(Ordering::Relaxed),
             SendOp::Atomic { .. } => 1,
         };

@@ -19,7 +19,7 @@ use datcore::lmr::LocalMemoryRegion;
 use datcore::provider::verbs::VerbsProvider;
 use datcore::provider::{AtomicOp, Provider, SendOp, Sge};
 use datcore::pz::ProtectionZone;
-use datcore::{rmr, service_point};
+use datcore::{rmr, service_point, DatError};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -512,7 +512,9 @@ const WINDOW: usize = 4;
 fn ext_dto(evd: &EventDispatcher, what: &str) -> (u64, u32, u64, Option<IbExtension>) {
     let e = wait(evd, what);
     match e.data {
-        EventData::Dto { cookie, status, length, ext, .. } => (cookie, status, length, ext),
+        EventData::Dto { cookie, status, length, op, immed, .. } => {
+            (cookie, status, length, IbExtension::of(op, immed))
+        }
         d => panic!("{what}: expected a DTO event, got {:#x} {d:?}", e.number),
     }
 }
@@ -540,11 +542,11 @@ fn verbs_ib_extensions() {
         SendOp::Atomic { remote_addr: dst.addr() + w as u64, rkey: dst.rkey, op: AtomicOp::FetchAdd { add: 41 } };
     if !caps.immed_data {
         let e = c.ep.post_request(write_immed, &[src.sge(0, 64)], 1, 0).unwrap_err();
-        assert_eq!(e.ty(), DAT_NOT_IMPLEMENTED);
+        assert_eq!(e, DatError::NOT_IMPLEMENTED);
     }
     if !caps.atomics {
         let e = c.ep.post_request(fetch_add, &[res.sge(r, 8)], 2, 0).unwrap_err();
-        assert_eq!(e.ty(), DAT_NOT_IMPLEMENTED);
+        assert_eq!(e, DatError::NOT_IMPLEMENTED);
         assert_eq!(ia.ia.extension(), None);
         return;
     }

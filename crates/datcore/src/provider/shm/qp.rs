@@ -542,7 +542,8 @@ impl QpShared {
         st.sq.issued = st.sq.head;
         st.sq.acked = st.sq.head;
         match st.rx {
-            Rx::Inline { dest: Dest::Recv(wr_id, _), .. } | Rx::Inline { dest: Dest::Mem { immed: Some((wr_id, _)), .. }, .. } => {
+            Rx::Inline { dest: Dest::Recv(wr_id, _), .. }
+            | Rx::Inline { dest: Dest::Mem { immed: Some((wr_id, _)), .. }, .. } => {
                 self.complete_recv(a, wr_id, WcStatus::Flushed, 0, None)
             }
             _ => {}
