@@ -8,7 +8,8 @@
  *   - dat_ia_open asks for DAT 2.0; the provider attributes say DAT 2.0; the IA attributes
  *     offer the IB extensions exactly when the provider attributes say DAT_IB_FETCH_AND_ADD
  *     and DAT_IB_IMMED_DATA are "TRUE"; a few bad calls return DAT 2.0-numbered codes (and
- *     dat_strerror names them), DAT_VA_TYPE_ZB is refused, dat_extension_op answers;
+ *     dat_strerror names them), DAT_VA_TYPE_ZB is refused, dat_extension_op answers,
+ *     dat_ib_open_query / dat_ib_close_query open, query and close the IA;
  *   - the server rejects the first connection with private data, which the client sees in its
  *     PEER_REJECTED event; the second is accepted;
  *   - send/recv with 16-byte triplets; the completions report their DAT_DTOS operation and
@@ -292,6 +293,21 @@ static void extensions(struct side *s, const DAT_RMR_TRIPLET *rt)
     printf("client: RDMA write with immediate data completed\n");
 }
 
+/* dat_ib_open_query / dat_ib_close_query: the IA opened for a query says what check_api saw. */
+static void check_open_query(char *ia_name)
+{
+    DAT_IA_HANDLE q;
+    DAT_IA_ATTR a;
+    DAT_PROVIDER_ATTR p;
+
+    OK(dat_ib_open_query(ia_name, &q, DAT_IA_FIELD_ALL, &a, DAT_PROVIDER_FIELD_ALL, &p));
+    CHECK(p.dapl_version_major == 2 && (a.extension_supported == DAT_EXTENSION_IB) == ib_ext);
+    CHECK(strcmp(provider_attr(&p, DAT_IB_ATTR_IMMED_DATA), ib_ext ? "TRUE" : "FALSE") == 0);
+    OK(dat_ib_close_query(q));
+    EXPECT(dat_ib_close_query(q), ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA));
+    printf("%s: dat_ib_open_query and dat_ib_close_query as expected\n", role);
+}
+
 static int server(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
 {
     struct side s;
@@ -304,6 +320,7 @@ static int server(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
 
     open_side(&s, ia_name);
     check_api(&s);
+    check_open_query(ia_name);
     OK(dat_psp_create(s.ia, qual, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &psp));
     CHECK(write(ready_fd, "L", 1) == 1);
     printf("server: listening on %llu\n", (unsigned long long) qual);

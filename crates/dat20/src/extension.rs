@@ -12,7 +12,9 @@
 //! `DAT_NOT_IMPLEMENTED`). Their completions become `DAT_IB_DTO_EVENT`s in
 //! `convert::event`. Errors name the arguments of the `dat_ib_post_*` macros (ep 1, then
 //! in order: e.g. NULL local buffer `DAT_INVALID_PARAMETER|ARG3`, NULL remote triplet `|ARG5`).
-//! The other operations (UD, counters, open/close query, collectives) return
+//! `dat_ib_open_query` / `dat_ib_close_query` open and query an IA, and close it, through
+//! this face's own `dat_ia_openv` / `dat_ia_query` / `dat_ia_close`.
+//! The other operations (UD, counters, collectives) return
 //! `DAT_NOT_IMPLEMENTED` after their handle check. A bad handle gets its `DAT_INVALID_HANDLE`
 //! code first; an unknown operation code is `DAT_INVALID_PARAMETER|DAT_INVALID_ARG2`.
 
@@ -241,6 +243,43 @@ unsafe fn post(
     unsafe { crate::ep::post_on(&ep, segments, local as *mut _, cookie, op(remote_addr, rkey), flags) }
 }
 
+/// `dat_ib_open_query`: opens the IA `name` (DAT 2.0, no async EVD of the consumer's) and
+/// queries it; `dat_ib_close_query` closes it again. A failed query closes the IA.
+///
+/// # Safety
+/// `name` is NULL or a C string; `ia_out` NULL or writable; the attribute pointers as for
+/// `dat_ia_query`.
+unsafe fn open_query(
+    name: *const std::ffi::c_char,
+    ia_out: *mut DAT_HANDLE,
+    (ia_mask, ia_attr): (u64, *mut DAT_IA_ATTR),
+    (provider_mask, provider_attr): (u64, *mut DAT_PROVIDER_ATTR),
+) -> DatResult<()> {
+    if name.is_null() {
+        return Err(DatError::invalid_arg(3));
+    }
+    if ia_out.is_null() {
+        return Err(DatError::invalid_arg(4));
+    }
+    let mut async_evd: DAT_EVD_HANDLE = std::ptr::null_mut();
+    use crate::ia::{dat_ia_close, dat_ia_openv, dat_ia_query};
+    // SAFETY: checked C string and out-pointer; our own EVD slot.
+    crate::registry::ret(unsafe {
+        dat_ia_openv(name as DAT_NAME_PTR, 8, &mut async_evd, ia_out, DAT_VERSION_MAJOR, DAT_VERSION_MINOR, DAT_FALSE)
+    })?;
+    // SAFETY: the IA just opened; the consumer's attribute pointers.
+    let ia = unsafe { *ia_out };
+    // SAFETY: as above.
+    let r = crate::registry::ret(unsafe {
+        dat_ia_query(ia, std::ptr::null_mut(), ia_mask, ia_attr, provider_mask, provider_attr)
+    });
+    if r.is_err() {
+        // SAFETY: the IA we opened.
+        unsafe { dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG) };
+    }
+    r
+}
+
 /// Runs one extension operation: the single dispatch point the IB extensions plug into (one
 /// arm per operation).
 pub fn dispatch(op: Operation) -> DatResult<()> {
@@ -265,12 +304,15 @@ pub fn dispatch(op: Operation) -> DatResult<()> {
         | Operation::PrintCounters { handle, .. }
         | Operation::StartCounter { handle, .. }
         | Operation::StopCounter { handle, .. } => counter_owner(handle)?,
-        Operation::OpenQuery { name, .. } => {
-            if name.is_null() {
-                return Err(DatError::invalid_arg(3));
-            }
+        Operation::OpenQuery { name, ia_out, ia_mask, ia_attr, provider_mask, provider_attr } => {
+            // SAFETY: pointers from the consumer's dat_extension_op call, checked inside.
+            return unsafe { open_query(name, ia_out, (ia_mask, ia_attr), (provider_mask, provider_attr)) };
         }
-        Operation::CloseQuery { ia } => interface_adapter(ia)?,
+        Operation::CloseQuery { ia } => {
+            interface_adapter(ia)?;
+            // SAFETY: a live IA handle.
+            return crate::registry::ret(unsafe { crate::ia::dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG) });
+        }
         Operation::Collective { .. } => {}
     }
     Err(DatError::NOT_IMPLEMENTED)
