@@ -10,7 +10,7 @@
 #define DCT_H
 
 #define _GNU_SOURCE 1
-#include <dat/udat.h>
+#include "dct_compat.h"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -24,7 +24,7 @@ DAT_RETURN make_lmr(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz, void *buf, DAT_VLEN len,
     DAT_VADDR raddr = 0;
     memset(&rd, 0, sizeof rd);
     rd.for_va = buf;
-    return dat_lmr_create(ia, DAT_MEM_TYPE_VIRTUAL, rd, len, pz, priv, lmr, lctx, rctx, &rlen,
+    return lmr_create(ia, DAT_MEM_TYPE_VIRTUAL, rd, len, pz, priv, lmr, lctx, rctx, &rlen,
                           &raddr);
 }
 
@@ -51,7 +51,7 @@ tres fx_full(struct fx *f)
     DAT_REGION_DESCRIPTION rd;
     memset(&rd, 0, sizeof rd);
     rd.for_va = f->buf;
-    OK(dat_lmr_create(f->ia, DAT_MEM_TYPE_VIRTUAL, rd, f->buflen, f->pz, DAT_MEM_PRIV_ALL_FLAG,
+    OK(lmr_create(f->ia, DAT_MEM_TYPE_VIRTUAL, rd, f->buflen, f->pz, DAT_MEM_PRIV_ALL_FLAG,
                       &f->lmr, &f->lmr_ctx, &f->rmr_ctx, &f->reg_len, &f->reg_addr));
     return T_PASS;
 }

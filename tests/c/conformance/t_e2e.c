@@ -74,7 +74,7 @@ static tres side_open(struct side *s, DAT_VLEN buflen, int with_ep)
     memset(&rd, 0, sizeof rd);
     rd.for_va = s->buf;
     DAT_VLEN rl;
-    OK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, rd, buflen, s->pz, DAT_MEM_PRIV_ALL_FLAG, &s->lmr, &s->lctx,
+    OK(lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, rd, buflen, s->pz, DAT_MEM_PRIV_ALL_FLAG, &s->lmr, &s->lctx,
                       &s->rctx, &rl, &s->raddr));
     return T_PASS;
 }
@@ -175,7 +175,7 @@ static tres server_barrier(void)
     DAT_RETURN r = wait_ev(cr_evd, 120000000u * g_tscale, &ev);
     CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_REQUEST_EVENT,
           "server: no barrier probe from the client within 120 s: %s", rs(r));
-    OK(dat_cr_reject(ev.event_data.cr_arrival_event_data.cr_handle));
+    OK(cr_reject(ev.event_data.cr_arrival_event_data.cr_handle));
     usleep(50000);
     OK(dat_psp_free(psp));
     OK(dat_evd_free(cr_evd));
@@ -634,7 +634,7 @@ static tres rdma_client(void *v, struct peer *peer)
     DAT_RMR_TRIPLET rt;
     memset(&rt, 0, sizeof rt);
     rt.rmr_context = m.ctx;
-    rt.target_address = m.addr + off;
+    rt.RMR_ADDR = m.addr + off;
     rt.segment_length = len;
     OK(dat_ep_post_rdma_write(s.ep, 2, w, ck(20), &rt, DAT_COMPLETION_DEFAULT_FLAG));
     TRY(expect_dto(s.dto, E2E_WAIT, 20, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
@@ -706,7 +706,7 @@ static tres rdma_bad_client(void *v, struct peer *peer)
     DAT_RMR_TRIPLET rt;
     memset(&rt, 0, sizeof rt);
     rt.rmr_context = m.ctx ^ 0x13572468u;
-    rt.target_address = m.addr;
+    rt.RMR_ADDR = m.addr;
     rt.segment_length = 256;
     TRY(completion_error(&s, dat_ep_post_rdma_write(s.ep, 1, &w, ck(30), &rt, DAT_COMPLETION_DEFAULT_FLAG), 30,
                          "rdma_write with a bad rmr_context"));
@@ -739,7 +739,7 @@ static tres rdma_bad_client(void *v, struct peer *peer)
         OK(dat_ep_create(s.ia, s.pz, s.rdto, s.dto, s.conn, NULL, &s.ep));
     }
     rt.rmr_context = m.ctx;
-    rt.target_address = m.addr + m.len - 64;
+    rt.RMR_ADDR = m.addr + m.len - 64;
     rt.segment_length = 256;
     TRY(completion_error(&s, dat_ep_post_rdma_read(s.ep, 1, &w, ck(31), &rt, DAT_COMPLETION_DEFAULT_FLAG), 31,
                          "rdma_read past the remote region"));
@@ -767,7 +767,7 @@ static tres rej_server(void *v)
     peer_ready();
     DAT_EVENT ev;
     TRY(srv_wait_cr(&s, &ev));
-    OK(dat_cr_reject(ev.event_data.cr_arrival_event_data.cr_handle));
+    OK(cr_reject(ev.event_data.cr_arrival_event_data.cr_handle));
     usleep(300000);
     return side_close(&s);
 }
@@ -995,7 +995,7 @@ static tres handoff_server(void *v)
     DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
     DAT_RETURN r = dat_cr_handoff(cr, a->q2);
     if (is_not_impl(r)) {
-        dat_cr_reject(cr);
+        cr_reject(cr);
         return t_skip("dat_cr_handoff: not implemented");
     }
     CHECK(r == DAT_SUCCESS, "dat_cr_handoff -> %s", rs(r));
@@ -1368,7 +1368,7 @@ static tres prov_rej_server(void *v)
     DAT_LMR_TRIPLET t = trip(s.lctx, s.buf, 64);
     OK(dat_ep_post_recv(pep, 1, &t, ck(5), DAT_COMPLETION_DEFAULT_FLAG));
     EXPECT_ERR(dat_evd_free(recv2), DAT_INVALID_STATE, ANYSUB); /* in use by the provider EP */
-    OK(dat_cr_reject(cr));
+    OK(cr_reject(cr));
     DAT_EP_PARAM p;
     EXPECT_ERR(dat_ep_query(pep, DAT_EP_FIELD_ALL, &p), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
     EXPECT_ERR(dat_ep_free(pep), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
@@ -1726,7 +1726,7 @@ static tres st_open(struct st_side *s, int server)
     DAT_VLEN rl;
     DAT_VADDR ra;
     DAT_RMR_CONTEXT rctx;
-    OK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, rd, len, s->pz, DAT_MEM_PRIV_ALL_FLAG, &s->lmr, &s->lctx, &rctx,
+    OK(lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, rd, len, s->pz, DAT_MEM_PRIV_ALL_FLAG, &s->lmr, &s->lctx, &rctx,
                       &rl, &ra));
     static const int first[ST_GROUPS] = {0, 2, 3, 4}, count[ST_GROUPS] = {2, 1, 1, 2};
     static const int single[ST_GROUPS] = {1, 0, 1, 0}, waits[ST_GROUPS] = {1, 0, 1, 0};
