@@ -138,6 +138,13 @@ DAT_CONN_QUAL fresh_qual(unsigned k)
     return (DAT_CONN_QUAL)(10000u + ((unsigned)getpid() % 5000u) * 10u + (k % 10u));
 }
 
+DAT_DTO_COOKIE cookie(DAT_UINT64 v)
+{
+    DAT_DTO_COOKIE c;
+    c.as_64 = v;
+    return c;
+}
+
 DAT_LMR_TRIPLET trip(DAT_LMR_CONTEXT ctx, const void *addr, DAT_VLEN len)
 {
     DAT_LMR_TRIPLET t;

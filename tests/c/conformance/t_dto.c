@@ -6,13 +6,6 @@
 
 #include <unistd.h>
 
-static DAT_DTO_COOKIE cookie(DAT_UINT64 v)
-{
-    DAT_DTO_COOKIE c;
-    c.as_64 = v;
-    return c;
-}
-
 /* A post that the man pages let fail immediately (with one of the listed types) or succeed
  * and then complete with an error status.  Passes in both cases. */
 static tres post_must_fail(const char *what, DAT_RETURN r, DAT_EVD_HANDLE evd, DAT_UINT64 ck,
