@@ -52,6 +52,14 @@ if [ "${COMPILE_ONLY:-0}" = 1 ]; then
     exit 0
 fi
 
+# -l would quietly take the system's library (OFED's libdat2.so from libdapl-dev) when LIB_DIR
+# lacks ours: refuse instead.
+libname=${LIBS%% *}
+if [ ! -e "$lib/lib${libname#-l}.so" ]; then
+    echo "$0: no lib${libname#-l}.so in $lib" >&2
+    exit 1
+fi
+
 echo "  CC   $out/$suite"
 $CC $CFLAGS -o "$out/$suite" "$here"/conformance/*.c $LDFLAGS $LIBS
 echo "  CXX  $out/$cxx"
