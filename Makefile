@@ -1,7 +1,7 @@
 # libdat: DAT 1.2 (libdat.so.1) on a Rust core.
 #
 #   make                 build build/lib/libdat.so.1 (+ libdat.so link), build/bin/datinfo,
-#                        build/bin/datperf and build/bin/rawperf
+#                        build/bin/datperf, build/bin/datperf2 (DAT 2.0) and build/bin/rawperf
 #   make check           build and run every test: lint, Rust unit/integration tests, ABI checks,
 #                        ELF export check, prototype check, C conformance suite on shm (also
 #                        under valgrind), man pages, datperf smoke test, install check, and the
@@ -32,9 +32,10 @@ RUST_STATIC := $(CARGO_TARGET_DIR)/release/libdat12.a
 EXPORTS     := $(shell cat crates/dat12/exports.txt)
 LIB         := $(BUILD)/lib/libdat.so.1
 DATINFO     := $(BUILD)/bin/datinfo
-# datperf finds libdat.so.1 in ../lib beside its own directory: build/lib here, $(PREFIX)/lib
-# once installed.
-TOOLS       := $(BUILD)/bin/datperf $(BUILD)/bin/rawperf
+# datperf finds libdat.so.1 (datperf2: libdat2.so.2) in ../lib beside its own directory:
+# build/lib here, $(PREFIX)/lib once installed.
+TOOLS       := $(BUILD)/bin/datperf $(BUILD)/bin/datperf2 $(BUILD)/bin/rawperf
+DAT2_LIB    := $(BUILD)/lib/libdat2.so.2
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror
 
 .PHONY: all rust check check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-tools check-vm check-vm-auto example bench bench-callgrind install clean
@@ -74,6 +75,14 @@ $(BUILD)/bin/datperf: tools/datperf/datperf.c tools/datperf/dat_compat.h $(LIB)
 	$(CC) -std=c99 $(TOOL_CFLAGS) -Iinclude -o $@ tools/datperf/datperf.c \
 	  -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/../lib' -ldat
 
+# The same datperf on the DAT 2.0 face: <dat2/udat.h>, linked with our libdat2.so.2 by path (a
+# -ldat2 would quietly take OFED's from the system when ours is missing); LD_LIBRARY_PATH can
+# still run it on OFED's library.
+$(BUILD)/bin/datperf2: tools/datperf/datperf.c tools/datperf/dat_compat.h $(DAT2_LIB)
+	@mkdir -p $(BUILD)/bin
+	$(CC) -std=c99 $(TOOL_CFLAGS) -DDATPERF_DAT2 -Iinclude -o $@ tools/datperf/datperf.c \
+	  $(DAT2_LIB) -Wl,-rpath,'$$ORIGIN/../lib'
+
 $(BUILD)/bin/rawperf: tools/baselines/rawperf.c
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c11 $(TOOL_CFLAGS) -o $@ tools/baselines/rawperf.c
@@ -101,13 +110,20 @@ check-elf: $(LIB)
 check-prototypes: $(LIB)
 	sh tests/prototypes/check.sh crates/dat12 include $(BUILD)/prototypes
 
-check-c: $(LIB)
+# The C conformance suite on both faces: dat_conformance on libdat.so.1, then dat2_conformance
+# (the same cases built against include/dat2, plus the 2.0-only ones) on libdat2.so.2. Each run
+# prints a header and a summary naming its face.
+check-c: $(LIB) $(DAT2_LIB)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
+	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c dat2
 	sh tests/c/run.sh $(IA)
+	DAT_FACE=dat2 sh tests/c/run.sh $(IA)
 
-check-valgrind: $(LIB)
+check-valgrind: $(LIB) $(DAT2_LIB)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
+	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c dat2
 	VALGRIND=1 sh tests/c/run.sh $(IA)
+	VALGRIND=1 DAT_FACE=dat2 sh tests/c/run.sh $(IA)
 
 check-install: $(LIB)
 	rm -rf $(BUILD)/stage
@@ -118,6 +134,7 @@ check-install: $(LIB)
 # fields only (no timing thresholds).
 check-tools: $(TOOLS)
 	sh tests/tools/datperf-smoke.sh $(BUILD)/bin
+	DATPERF=datperf2 sh tests/tools/datperf-smoke.sh $(BUILD)/bin
 
 # Not part of check: timings, minutes long, and guests.
 bench: $(TOOLS)
@@ -148,6 +165,7 @@ example: $(LIB)
 install: $(LIB) $(DATINFO) $(TOOLS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/dat $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 0755 $(BUILD)/bin/datperf $(DESTDIR)$(BINDIR)/datperf
+	install -m 0755 $(BUILD)/bin/datperf2 $(DESTDIR)$(BINDIR)/datperf2
 	install -m 0755 $(LIB) $(DESTDIR)$(LIBDIR)/libdat.so.1
 	install -m 0755 $(DATINFO) $(DESTDIR)$(BINDIR)/datinfo
 	ln -sf libdat.so.1 $(DESTDIR)$(LIBDIR)/libdat.so
