@@ -9,7 +9,8 @@
  *   - dat_lmr_create: 2.0 adds a DAT_VA_TYPE argument after the privileges (lmr_create below
  *     passes DAT_VA_TYPE_VA, the 1.2 meaning);
  *   - dat_rmr_bind: 2.0 adds the LMR handle of the triplet and a DAT_VA_TYPE (rmr_bind below);
- *   - dat_cr_reject: 2.0 adds private data (cr_reject below sends none);
+ *   - dat_cr_reject: 2.0 adds private data (cr_reject_pd below; 1.2 drops it, and
+ *     DCT_REJECT_PRIVATE_DATA says whether the active side can see it);
  *   - DAT_RMR_TRIPLET: the remote address is target_address in 1.2, virtual_address in 2.0
  *     (RMR_ADDR names the field);
  *   - DAT_CNO_PARAM: 1.2's agent field is 2.0's proxy.agent, DAT_CNO_FIELD_AGENT is
@@ -57,9 +58,10 @@ static inline DAT_RETURN rmr_bind(DAT_RMR_HANDLE rmr, DAT_LMR_HANDLE lmr, const 
     return dat_rmr_bind(rmr, lmr, t, priv, DAT_VA_TYPE_VA, ep, ck, flags, ctx);
 }
 
-static inline DAT_RETURN cr_reject(DAT_CR_HANDLE cr)
+#define DCT_REJECT_PRIVATE_DATA 1
+static inline DAT_RETURN cr_reject_pd(DAT_CR_HANDLE cr, DAT_COUNT size, const void *data)
 {
-    return dat_cr_reject(cr, 0, NULL);
+    return dat_cr_reject(cr, size, (DAT_PVOID)data);
 }
 
 #else
@@ -89,11 +91,19 @@ static inline DAT_RETURN rmr_bind(DAT_RMR_HANDLE rmr, DAT_LMR_HANDLE lmr, const 
     return dat_rmr_bind(rmr, t, priv, ep, ck, flags, ctx);
 }
 
-static inline DAT_RETURN cr_reject(DAT_CR_HANDLE cr)
+#define DCT_REJECT_PRIVATE_DATA 0
+static inline DAT_RETURN cr_reject_pd(DAT_CR_HANDLE cr, DAT_COUNT size, const void *data)
 {
+    (void)size;
+    (void)data;
     return dat_cr_reject(cr);
 }
 
 #endif
+
+static inline DAT_RETURN cr_reject(DAT_CR_HANDLE cr)
+{
+    return cr_reject_pd(cr, 0, NULL);
+}
 
 #endif

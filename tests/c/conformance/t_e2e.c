@@ -751,6 +751,9 @@ static tres e2e_rdma_bad(void)
 
 /* ================= reject / no listener ================= */
 
+/* the reason the server rejects with; DAT 2.0 carries it to the active side */
+static const char rej_why[] = "e2e reject: not now";
+
 static tres rej_server(void *v)
 {
     struct pair_arg *a = v;
@@ -760,7 +763,7 @@ static tres rej_server(void *v)
     peer_ready();
     DAT_EVENT ev;
     TRY(srv_wait_cr(&s, &ev));
-    OK(cr_reject(ev.event_data.cr_arrival_event_data.cr_handle));
+    OK(cr_reject_pd(ev.event_data.cr_arrival_event_data.cr_handle, (DAT_COUNT)sizeof rej_why, rej_why));
     usleep(300000);
     return side_close(&s);
 }
@@ -775,6 +778,11 @@ static tres rej_client(void *v, struct peer *peer)
     TRY(cli_connect(&s, a->q, "x", 1, &ev));
     CHECK(ev.event_number == DAT_CONNECTION_EVENT_PEER_REJECTED, "client: expected PEER_REJECTED, got %s",
           evname(ev.event_number));
+    const DAT_CONNECTION_EVENT_DATA *cd = &ev.event_data.connect_event_data;
+    if (DCT_REJECT_PRIVATE_DATA)
+        CHECK(cd->private_data_size >= (DAT_COUNT)sizeof rej_why && cd->private_data &&
+                  memcmp(cd->private_data, rej_why, sizeof rej_why) == 0,
+              "client: the reject's private data did not arrive (size %d)", cd->private_data_size);
     DAT_EP_STATE st;
     OK(dat_ep_get_status(s.ep, &st, NULL, NULL));
     CHECK(st == DAT_EP_STATE_DISCONNECTED || st == DAT_EP_STATE_UNCONNECTED,
