@@ -130,12 +130,18 @@ check-prototypes: $(LIB) $(LIB2)
 
 # The C conformance suite on both faces: dat_conformance on libdat.so.1, then dat2_conformance
 # (the same cases built against include/dat2, plus the 2.0-only ones) on libdat2.so.2. Each run
-# prints a header and a summary naming its face.
+# prints a header and a summary naming its face; both run even when the first fails, and the
+# failure names the face(s). $(1): environment for both runs (VALGRIND=1).
+define conformance_both_faces
+	@failed=; $(1) sh tests/c/run.sh $(IA) || failed="$$failed 1.2"; \
+	$(1) DAT_FACE=dat2 sh tests/c/run.sh $(IA) || failed="$$failed 2.0"; \
+	[ -z "$$failed" ] || { echo "FAIL $@: the C conformance suite failed on DAT$$failed"; exit 1; }
+endef
+
 check-c: $(LIB) $(LIB2)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c dat2
-	sh tests/c/run.sh $(IA)
-	DAT_FACE=dat2 sh tests/c/run.sh $(IA)
+	$(call conformance_both_faces,)
 
 # The DAT 2.0 face from C: tests/dat2/smoke.c over $(IA) (two processes).
 check-dat2: $(LIB2)
@@ -144,8 +150,7 @@ check-dat2: $(LIB2)
 check-valgrind: $(LIB) $(LIB2)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c dat2
-	VALGRIND=1 sh tests/c/run.sh $(IA)
-	VALGRIND=1 DAT_FACE=dat2 sh tests/c/run.sh $(IA)
+	$(call conformance_both_faces,VALGRIND=1)
 
 check-install: $(LIB) $(LIB2)
 	rm -rf $(BUILD)/stage
