@@ -204,6 +204,7 @@ struct conn {
     DAT_RMR_CONTEXT rctx;
 };
 tres conn_setup(struct conn *c);
+tres conn_request(struct conn *c, unsigned k, DAT_CR_HANDLE *cr);
 void set_loopback_addr(struct sockaddr_in *sin);
 DAT_CONN_QUAL fresh_qual(unsigned k);
 DAT_DTO_COOKIE cookie(DAT_UINT64 v);

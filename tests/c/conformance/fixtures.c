@@ -179,6 +179,32 @@ tres expect_dto(DAT_EVD_HANDLE evd, DAT_TIMEOUT us, DAT_UINT64 cookie,
 }
 
 /*
+ * In-process loopback up to a pending connection request: one IA, a PSP on fresh_qual(k), a
+ * client EP (cep, c_dto, c_conn) connecting to it; *cr is the request the PSP delivered.
+ */
+tres conn_request(struct conn *c, unsigned k, DAT_CR_HANDLE *cr)
+{
+    memset(c, 0, sizeof *c);
+    OK(open_ia(&c->ia, &c->async_evd));
+    OK(dat_pz_create(c->ia, &c->pz));
+    OK(make_evd(c->ia, DAT_EVD_CR_FLAG, 4, &c->cr_evd));
+    OK(make_evd(c->ia, DAT_EVD_CONNECTION_FLAG, 4, &c->c_conn));
+    OK(make_evd(c->ia, DAT_EVD_DTO_FLAG, 8, &c->c_dto));
+    OK(dat_ep_create(c->ia, c->pz, c->c_dto, c->c_dto, c->c_conn, NULL, &c->cep));
+    c->qual = fresh_qual(k);
+    OK(dat_psp_create(c->ia, c->qual, c->cr_evd, DAT_PSP_CONSUMER_FLAG, &c->psp));
+    struct sockaddr_in sin;
+    set_loopback_addr(&sin);
+    OK(dat_ep_connect(c->cep, (DAT_IA_ADDRESS_PTR)&sin, c->qual, 5000000, 0, NULL, DAT_QOS_BEST_EFFORT,
+                      DAT_CONNECT_DEFAULT_FLAG));
+    DAT_EVENT ev;
+    DAT_RETURN r = wait_ev(c->cr_evd, 5000000, &ev);
+    CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_REQUEST_EVENT, "no CR: %s", rs(r));
+    *cr = ev.event_data.cr_arrival_event_data.cr_handle;
+    return T_PASS;
+}
+
+/*
  * In-process loopback connection: one IA, a PSP on a fresh qualifier, a client EP that
  * connects to 127.0.0.1 and a server EP that accepts.  Both sides see ESTABLISHED.
  */

@@ -17,25 +17,10 @@
 static tres cr_reject_private_data(void)
 {
     struct conn c;
-    memset(&c, 0, sizeof c);
-    OK(open_ia(&c.ia, &c.async_evd));
-    OK(dat_pz_create(c.ia, &c.pz));
-    OK(make_evd(c.ia, DAT_EVD_CR_FLAG, 4, &c.cr_evd));
-    OK(make_evd(c.ia, DAT_EVD_CONNECTION_FLAG, 4, &c.c_conn));
-    OK(make_evd(c.ia, DAT_EVD_DTO_FLAG, 8, &c.c_dto));
-    OK(dat_ep_create(c.ia, c.pz, c.c_dto, c.c_dto, c.c_conn, NULL, &c.cep));
-    c.qual = fresh_qual(4);
-    OK(dat_psp_create(c.ia, c.qual, c.cr_evd, DAT_PSP_CONSUMER_FLAG, &c.psp));
+    DAT_CR_HANDLE cr;
+    TRY(conn_request(&c, 4, &cr));
     DAT_PROVIDER_ATTR pattr;
     OK(dat_ia_query(c.ia, NULL, 0, NULL, DAT_PROVIDER_FIELD_MAX_PRIVATE_DATA_SIZE, &pattr));
-    struct sockaddr_in sin;
-    set_loopback_addr(&sin);
-    OK(dat_ep_connect(c.cep, (DAT_IA_ADDRESS_PTR)&sin, c.qual, 5000000, 0, NULL, DAT_QOS_BEST_EFFORT,
-                      DAT_CONNECT_DEFAULT_FLAG));
-    DAT_EVENT ev;
-    DAT_RETURN r = wait_ev(c.cr_evd, 5000000, &ev);
-    CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_REQUEST_EVENT, "no CR: %s", rs(r));
-    DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
 
     static char why[] = "dat2 reject: queue full, try later";
     DAT_COUNT too_big = pattr.max_private_data_size + 1;
@@ -48,7 +33,8 @@ static tres cr_reject_private_data(void)
     EXPECT_BAD_HANDLES(c.cep, DAT_HANDLE_NULL, H, dat_cr_reject(H, (DAT_COUNT)sizeof why, why), DAT_INVALID_HANDLE_CR);
 
     OK(dat_cr_reject(cr, (DAT_COUNT)sizeof why, why));
-    r = wait_ev(c.c_conn, 5000000, &ev);
+    DAT_EVENT ev;
+    DAT_RETURN r = wait_ev(c.c_conn, 5000000, &ev);
     CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_EVENT_PEER_REJECTED, "client after reject: %s %s",
           rs(r), evname(ev.event_number));
     const DAT_CONNECTION_EVENT_DATA *cd = &ev.event_data.connect_event_data;
@@ -168,13 +154,19 @@ static tres error_numbering(void)
 
 /* ---------------- dat_ep_recv_query / dat_ep_set_watermark ---------------- */
 
+/* an EP handle of f's IA that was freed (stale) */
+static DAT_RETURN freed_ep(struct fx *f, DAT_EP_HANDLE *ep)
+{
+    DAT_RETURN r = dat_ep_create(f->ia, f->pz, f->dto_evd, f->dto_evd, f->conn_evd, NULL, ep);
+    return r == DAT_SUCCESS ? dat_ep_free(*ep) : r;
+}
+
 static tres ep_recv_query(void)
 {
     struct fx f;
     TRY(fx_full(&f));
     DAT_EP_HANDLE stale;
-    OK(dat_ep_create(f.ia, f.pz, f.dto_evd, f.dto_evd, f.conn_evd, NULL, &stale));
-    OK(dat_ep_free(stale));
+    OK(freed_ep(&f, &stale));
     DAT_COUNT nb = -1, span = -1;
     OK(dat_ep_recv_query(f.ep, &nb, &span));
     CHECK(nb == 0, "dat_ep_recv_query of a fresh EP: nbufs_allocated %d, expected 0", nb);
@@ -195,8 +187,7 @@ static tres ep_set_watermark(void)
     struct fx f;
     TRY(fx_full(&f));
     DAT_EP_HANDLE stale;
-    OK(dat_ep_create(f.ia, f.pz, f.dto_evd, f.dto_evd, f.conn_evd, NULL, &stale));
-    OK(dat_ep_free(stale));
+    OK(freed_ep(&f, &stale));
     /* "no watermark" is the default and always accepted */
     OK(dat_ep_set_watermark(f.ep, DAT_WATERMARK_INFINITE, DAT_WATERMARK_INFINITE));
     EXPECT_BAD_HANDLES(f.pz, stale, H, dat_ep_set_watermark(H, DAT_WATERMARK_INFINITE, DAT_WATERMARK_INFINITE),
@@ -272,8 +263,7 @@ static tres extension_op_checks(void)
     struct fx f;
     TRY(fx_full(&f));
     DAT_EP_HANDLE stale;
-    OK(dat_ep_create(f.ia, f.pz, f.dto_evd, f.dto_evd, f.conn_evd, NULL, &stale));
-    OK(dat_ep_free(stale));
+    OK(freed_ep(&f, &stale));
     /* a bad handle is refused before the operation's arguments are read */
     EXPECT_BAD_HANDLES(DAT_HANDLE_NULL, stale, H, dat_extension_op(H, DAT_IB_RDMA_WRITE_IMMED_OP), ANYSUB);
     /* an operation no extension defines: an error, never success or a crash */

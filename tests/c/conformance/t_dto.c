@@ -675,25 +675,11 @@ static tres abrupt_disconnect_and_free(void)
 static tres cr_reject_loopback(void)
 {
     struct conn c;
-    memset(&c, 0, sizeof c);
-    OK(open_ia(&c.ia, &c.async_evd));
-    OK(dat_pz_create(c.ia, &c.pz));
-    OK(make_evd(c.ia, DAT_EVD_CR_FLAG, 4, &c.cr_evd));
-    OK(make_evd(c.ia, DAT_EVD_CONNECTION_FLAG, 4, &c.c_conn));
-    OK(make_evd(c.ia, DAT_EVD_DTO_FLAG, 8, &c.c_dto));
-    OK(dat_ep_create(c.ia, c.pz, c.c_dto, c.c_dto, c.c_conn, NULL, &c.cep));
-    c.qual = fresh_qual(3);
-    OK(dat_psp_create(c.ia, c.qual, c.cr_evd, DAT_PSP_CONSUMER_FLAG, &c.psp));
-    struct sockaddr_in sin;
-    set_loopback_addr(&sin);
-    OK(dat_ep_connect(c.cep, (DAT_IA_ADDRESS_PTR)&sin, c.qual, 5000000, 0, NULL, DAT_QOS_BEST_EFFORT,
-                      DAT_CONNECT_DEFAULT_FLAG));
-    DAT_EVENT ev;
-    DAT_RETURN r = wait_ev(c.cr_evd, 5000000, &ev);
-    CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_REQUEST_EVENT, "no CR: %s", rs(r));
-    DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+    DAT_CR_HANDLE cr;
+    TRY(conn_request(&c, 3, &cr));
     OK(cr_reject(cr));
-    r = wait_ev(c.c_conn, 5000000, &ev);
+    DAT_EVENT ev;
+    DAT_RETURN r = wait_ev(c.c_conn, 5000000, &ev);
     CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_EVENT_PEER_REJECTED,
           "client after reject: %s %s", rs(r), evname(ev.event_number));
     EXPECT_ERR(cr_reject(cr), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
