@@ -12,9 +12,8 @@ use datcore::endpoint::{self, Endpoint, EpAttr, EpCreate, EpModify, CONNECT_EVD,
 use datcore::handle;
 use datcore::provider::SendOp;
 use datcore::{DatError, DatResult};
-use std::sync::Arc;
 
-pub fn ep_of(p: DAT_EP_HANDLE) -> DatResult<Arc<Endpoint>> {
+pub fn ep_of(p: DAT_EP_HANDLE) -> DatResult<handle::Ref<Endpoint>> {
     handle::get_ptr::<Endpoint>(p, DAT_INVALID_HANDLE_EP)
 }
 
@@ -237,7 +236,7 @@ pub unsafe extern "C" fn dat_ep_modify(
             merge_attr(mask, &ep_attr_in(&p.ep_attr), &mut attr);
             attr
         });
-        ep.modify(&EpModify {
+        ep.arc().modify(&EpModify {
             attr,
             pz: field(DAT_EP_FIELD_PZ_HANDLE, p.pz_handle),
             evds: [
@@ -599,7 +598,7 @@ pub unsafe extern "C" fn dat_ep_reset(ep_handle: DAT_EP_HANDLE) -> DAT_RETURN {
         if let Some(r) = crate::foreign_call!(ep_handle, ep_reset_func, (ep_handle)) {
             return crate::registry::ret(r);
         }
-        ep_of(ep_handle)?.reset()
+        ep_of(ep_handle)?.arc().reset()
     })
 }
 

@@ -10,12 +10,12 @@ use datcore::{DatError, DatResult};
 use std::sync::Arc;
 
 /// EVD lookups report `DAT_INVALID_HANDLE_EVD_REQUEST`, as the reference libdat does.
-fn evd_of(p: DAT_EVD_HANDLE) -> DatResult<Arc<EventDispatcher>> {
+fn evd_of(p: DAT_EVD_HANDLE) -> DatResult<handle::Ref<EventDispatcher>> {
     handle::get_ptr::<EventDispatcher>(p, DAT_INVALID_HANDLE_EVD_REQUEST)
 }
 
 fn cno_of(p: DAT_CNO_HANDLE) -> DatResult<Arc<ConsumerNotifier>> {
-    handle::get_ptr::<ConsumerNotifier>(p, DAT_INVALID_HANDLE_CNO)
+    handle::get_ptr::<ConsumerNotifier>(p, DAT_INVALID_HANDLE_CNO).map(|c| c.arc())
 }
 
 fn optional_cno(p: DAT_CNO_HANDLE) -> DatResult<Option<Arc<ConsumerNotifier>>> {
