@@ -32,12 +32,9 @@ fi
 
 # Known deviations of our libdat2.so.2, counted as skipped (XFAIL) with their reason printed:
 #  cno.create_query_modify_free: dat_cno_query refuses DAT_CNO_FIELD_PROXY (0x3, a mask the 2.0
-#    header defines) with DAT_INVALID_PARAMETER|ARG2;
-#  ia_openv.wrong_version: dat_ia_openv of libdat2.so.2 opens a built-in IA for DAT 1.2 (OFED's
-#    libdat2 answers DAT_PROVIDER_NOT_FOUND|DAT_NAME_NOT_REGISTERED); libdat.so.1 likewise opens
-#    one for 2.0, which the 1.2 run reports as a failure.
+#    header defines) with DAT_INVALID_PARAMETER|ARG2.
 if [ "$face" = dat2 ]; then
-    DAT_CONFORMANCE_XFAIL="${DAT_CONFORMANCE_XFAIL:+$DAT_CONFORMANCE_XFAIL,}cno.create_query_modify_free,ia_openv.wrong_version"
+    DAT_CONFORMANCE_XFAIL="${DAT_CONFORMANCE_XFAIL:+$DAT_CONFORMANCE_XFAIL,}cno.create_query_modify_free"
     export DAT_CONFORMANCE_XFAIL
 fi
 
