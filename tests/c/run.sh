@@ -30,14 +30,6 @@ if [ ! -x "$bindir/$suite" ] || [ ! -x "$bindir/$cxx" ]; then
     "$here/build.sh" "$root/include" "$libdir" "$bindir" "$face"
 fi
 
-# Known deviations of our libdat2.so.2, counted as skipped (XFAIL) with their reason printed:
-#  cno.create_query_modify_free: dat_cno_query refuses DAT_CNO_FIELD_PROXY (0x3, a mask the 2.0
-#    header defines) with DAT_INVALID_PARAMETER|ARG2.
-if [ "$face" = dat2 ]; then
-    DAT_CONFORMANCE_XFAIL="${DAT_CONFORMANCE_XFAIL:+$DAT_CONFORMANCE_XFAIL,}cno.create_query_modify_free"
-    export DAT_CONFORMANCE_XFAIL
-fi
-
 LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export LD_LIBRARY_PATH
 
