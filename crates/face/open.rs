@@ -1,5 +1,5 @@
 //! Opening and closing IAs through the registry: built-in providers in the core, or
-//! third-party DAT 1.2 provider libraries named in dat.conf.
+//! third-party provider libraries of the face's DAT version named in dat.conf.
 
 use crate::abi::*;
 use datcore::handle::Handle;
@@ -17,6 +17,14 @@ pub fn open_ia(
     minor: u32,
     thread_safe: bool,
 ) -> DatResult<()> {
+    if major != DAT_VERSION_MAJOR {
+        // Each library serves its own DAT major version only (a DAT 2.0 provider table is not a
+        // DAT 1.2 one), as the listing shows only that version's entries.
+        tracing::warn!(
+            "dat_ia_open('{name}'): DAT {major}.{minor} asked of the DAT {DAT_VERSION_MAJOR}.{DAT_VERSION_MINOR} library"
+        );
+        return Err(registry::NOT_FOUND);
+    }
     let resolved = registry::resolve(name, major, minor, thread_safe);
     match resolved {
         Ok(Resolution::Builtin { provider, ia_name, params }) => {
