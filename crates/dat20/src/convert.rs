@@ -9,7 +9,6 @@
 //! - `DAT_SRQ_STATE` swapped its two values.
 
 use crate::abi::*;
-use datcore::endpoint::EpAttr;
 use datcore::event::{Event, EventData};
 use datcore::ia::{Extension, InterfaceAdapter};
 use datcore::provider::{Sge, WcOpcode};
@@ -231,63 +230,6 @@ pub fn event(ev: &Event) -> DAT_EVENT {
         }
     }
     out
-}
-
-/// A C `DAT_EP_ATTR` as core attributes.
-pub fn ep_attr_in(a: &DAT_EP_ATTR) -> EpAttr {
-    EpAttr {
-        service_type: a.service_type,
-        max_message_size: a.max_message_size as u64,
-        max_rdma_size: a.max_rdma_size as u64,
-        qos: a.qos,
-        recv_completion_flags: a.recv_completion_flags,
-        request_completion_flags: a.request_completion_flags,
-        max_recv_dtos: a.max_recv_dtos,
-        max_request_dtos: a.max_request_dtos,
-        max_recv_iov: a.max_recv_iov,
-        max_request_iov: a.max_request_iov,
-        max_rdma_read_in: a.max_rdma_read_in,
-        max_rdma_read_out: a.max_rdma_read_out,
-        srq_soft_hw: a.srq_soft_hw,
-        max_rdma_read_iov: a.max_rdma_read_iov,
-        max_rdma_write_iov: a.max_rdma_write_iov,
-    }
-}
-
-/// Core attributes as a C `DAT_EP_ATTR` (no transport- or provider-specific attributes).
-pub fn ep_attr_out(a: &EpAttr) -> DAT_EP_ATTR {
-    DAT_EP_ATTR {
-        service_type: a.service_type as _,
-        max_message_size: seg_len(a.max_message_size),
-        max_rdma_size: seg_len(a.max_rdma_size),
-        qos: a.qos as _,
-        recv_completion_flags: a.recv_completion_flags as _,
-        request_completion_flags: a.request_completion_flags as _,
-        max_recv_dtos: a.max_recv_dtos,
-        max_request_dtos: a.max_request_dtos,
-        max_recv_iov: a.max_recv_iov,
-        max_request_iov: a.max_request_iov,
-        max_rdma_read_in: a.max_rdma_read_in,
-        max_rdma_read_out: a.max_rdma_read_out,
-        srq_soft_hw: a.srq_soft_hw,
-        max_rdma_read_iov: a.max_rdma_read_iov,
-        max_rdma_write_iov: a.max_rdma_write_iov,
-        ep_transport_specific_count: 0,
-        ep_transport_specific: std::ptr::null_mut(),
-        ep_provider_specific_count: 0,
-        ep_provider_specific: std::ptr::null_mut(),
-    }
-}
-
-/// Copies a Rust string into a fixed C char array, NUL-terminated and truncated.
-pub fn fill_name(dst: &mut [libc::c_char], s: &str) {
-    let n = s.len().min(dst.len().saturating_sub(1));
-    for (d, b) in dst.iter_mut().zip(s.as_bytes()[..n].iter()) {
-        *d = *b as libc::c_char;
-    }
-    if let Some(d) = dst.get_mut(n) {
-        *d = 0;
-    }
 }
 
 #[cfg(test)]
