@@ -5,12 +5,11 @@
 //!   (0x1a) and `DAT_INVALID_STATE_SRQ_SHUTDOWN` (0x58) into the subtypes and moved
 //!   `DAT_NOT_IMPLEMENTED` to 0x3fff0000 ([`code_out`], [`code_in`]).
 //! - Triplets are 16 bytes (`virtual_address`, 32-bit `segment_length`, context).
-//! - `DAT_EVENT` is 120 bytes; DTO completions carry a 32-bit length and the operation.
+//! - DTO completions carry a 32-bit length and the operation.
 //! - `DAT_SRQ_STATE` swapped its two values.
 
 use crate::abi::*;
-use datcore::endpoint::EpAttr;
-use datcore::event::{Event, EventData};
+use datcore::handle::Handle;
 use datcore::ia::{Extension, InterfaceAdapter};
 use datcore::ib_ext::{self, IbExtension};
 use datcore::provider::{ExtensionCaps, Sge, WcOpcode};
@@ -145,6 +144,12 @@ pub fn srq_state(core: u32) -> DAT_SRQ_STATE {
     }
 }
 
+/// The `DAT_CNO_PARAM_MASK` bits `dat_cno_query` accepts. DAT 2.0 numbers its CNO fields 1, 2,
+/// 3 (`DAT_CNO_FIELD_PROXY`) and 4 (`DAT_CNO_FIELD_ALL`) rather than as single bits, so any
+/// combination of them is a valid request.
+pub const CNO_FIELDS: DAT_CNO_PARAM_MASK =
+    DAT_CNO_FIELD_IA_HANDLE | DAT_CNO_FIELD_PROXY_TYPE | DAT_CNO_FIELD_PROXY | DAT_CNO_FIELD_ALL;
+
 /// Stores a CNO's proxy agent in a `DAT_CNO_PARAM` (proxy type `DAT_PROXY_TYPE_AGENT`).
 pub fn set_cno_agent(p: &mut DAT_CNO_PARAM, agent: DAT_OS_WAIT_PROXY_AGENT) {
     p.proxy_type = DAT_PROXY_TYPE_AGENT;
@@ -212,125 +217,41 @@ fn operation(op: WcOpcode, immed: u32) -> DAT_DTOS {
     }
 }
 
-/// Writes an IB extension completion's `DAT_IB_EXTENSION_EVENT_DATA` into the event's
+/// A DTO completion in `out` as DAT 2.0 reports it: the operation, a 32-bit length; an IB
+/// extension completion becomes a `DAT_IB_DTO_EVENT` with its `DAT_IB_EXTENSION_EVENT_DATA` in
 /// `event_extension_data` (type at byte 0, status at 4, immediate data at 8, as OFED's header
-/// lays it out) and makes the event a `DAT_IB_DTO_EVENT`.
-fn extension_event(out: &mut DAT_EVENT, ext: IbExtension, status: u32) {
-    out.event_number = DAT_IB_DTO_EVENT as _;
-    let words = &mut out.event_extension_data;
-    words[0] = ext.ext_type() as u64 | (status as u64) << 32;
-    words[1] = ext.immed() as u64;
-}
-
-/// A core event as a DAT 2.0 `DAT_EVENT`, with the extension data of an IB extension
-/// completion.
-pub fn event(ev: &Event) -> DAT_EVENT {
-    // SAFETY: DAT_EVENT is plain old data; all-zero is a valid value.
-    let mut out: DAT_EVENT = unsafe { std::mem::zeroed() };
-    out.event_number = ev.number as _;
-    out.evd_handle = ev.evd.as_ptr();
-    match ev.data {
-        EventData::Dto { ep, cookie, status, length, op, immed } => {
-            out.event_data.dto_completion_event_data = DAT_DTO_COMPLETION_EVENT_DATA {
-                ep_handle: ep.as_ptr(),
-                user_cookie: DAT_CONTEXT { as_64: cookie },
-                status: status as _,
-                transfered_length: seg_len(length),
-                operation: operation(op, immed),
-                rmr_context: 0,
-            };
-            if let Some(ext) = IbExtension::of(op, immed) {
-                extension_event(&mut out, ext, status);
-            }
-        }
-        EventData::RmrBind { rmr, cookie, status } => {
-            out.event_data.rmr_completion_event_data = DAT_RMR_BIND_COMPLETION_EVENT_DATA {
-                rmr_handle: rmr.as_ptr(),
-                user_cookie: DAT_CONTEXT { as_64: cookie },
-                status: status as _,
-            }
-        }
-        EventData::ConnectionRequest { sp, local_address, conn_qual, cr } => {
-            out.event_data.cr_arrival_event_data = DAT_CR_ARRIVAL_EVENT_DATA {
-                sp_handle: DAT_SP_HANDLE { psp_handle: sp.as_ptr() },
-                local_ia_address_ptr: local_address as DAT_IA_ADDRESS_PTR,
-                conn_qual,
-                cr_handle: cr.as_ptr(),
-                truncate_flag: DAT_FALSE,
-            }
-        }
-        EventData::Connection { ep, private_data_size, private_data } => {
-            out.event_data.connect_event_data = DAT_CONNECTION_EVENT_DATA {
-                ep_handle: ep.as_ptr(),
-                private_data_size,
-                private_data: private_data as DAT_PVOID,
-            }
-        }
-        EventData::AsyncError { handle, reason } => {
-            out.event_data.asynch_error_event_data =
-                DAT_ASYNCH_ERROR_EVENT_DATA { dat_handle: handle.as_ptr(), reason: reason as _ }
-        }
-        EventData::Software { pointer } => {
-            out.event_data.software_event_data = DAT_SOFTWARE_EVENT_DATA { pointer: pointer as usize as DAT_PVOID }
-        }
-    }
-    out
-}
-
-/// A C `DAT_EP_ATTR` as core attributes.
-pub fn ep_attr_in(a: &DAT_EP_ATTR) -> EpAttr {
-    EpAttr {
-        service_type: a.service_type,
-        max_message_size: a.max_message_size as u64,
-        max_rdma_size: a.max_rdma_size as u64,
-        qos: a.qos,
-        recv_completion_flags: a.recv_completion_flags,
-        request_completion_flags: a.request_completion_flags,
-        max_recv_dtos: a.max_recv_dtos,
-        max_request_dtos: a.max_request_dtos,
-        max_recv_iov: a.max_recv_iov,
-        max_request_iov: a.max_request_iov,
-        max_rdma_read_in: a.max_rdma_read_in,
-        max_rdma_read_out: a.max_rdma_read_out,
-        srq_soft_hw: a.srq_soft_hw,
-        max_rdma_read_iov: a.max_rdma_read_iov,
-        max_rdma_write_iov: a.max_rdma_write_iov,
+/// lays it out).
+#[inline]
+pub fn dto_event(out: &mut DAT_EVENT, ep: Handle, cookie: u64, status: u32, length: u64, op: WcOpcode, immed: u32) {
+    out.event_data.dto_completion_event_data = DAT_DTO_COMPLETION_EVENT_DATA {
+        ep_handle: ep.as_ptr(),
+        user_cookie: DAT_CONTEXT { as_64: cookie },
+        status: status as _,
+        transfered_length: seg_len(length),
+        operation: operation(op, immed),
+        rmr_context: 0,
+    };
+    if let Some(ext) = IbExtension::of(op, immed) {
+        out.event_number = DAT_IB_DTO_EVENT as _;
+        let words = &mut out.event_extension_data;
+        words[0] = ext.ext_type() as u64 | (status as u64) << 32;
+        words[1] = ext.immed() as u64;
     }
 }
 
-/// Core attributes as a C `DAT_EP_ATTR` (no transport- or provider-specific attributes).
-pub fn ep_attr_out(a: &EpAttr) -> DAT_EP_ATTR {
-    DAT_EP_ATTR {
-        service_type: a.service_type as _,
-        max_message_size: seg_len(a.max_message_size),
-        max_rdma_size: seg_len(a.max_rdma_size),
-        qos: a.qos as _,
-        recv_completion_flags: a.recv_completion_flags as _,
-        request_completion_flags: a.request_completion_flags as _,
-        max_recv_dtos: a.max_recv_dtos,
-        max_request_dtos: a.max_request_dtos,
-        max_recv_iov: a.max_recv_iov,
-        max_request_iov: a.max_request_iov,
-        max_rdma_read_in: a.max_rdma_read_in,
-        max_rdma_read_out: a.max_rdma_read_out,
-        srq_soft_hw: a.srq_soft_hw,
-        max_rdma_read_iov: a.max_rdma_read_iov,
-        max_rdma_write_iov: a.max_rdma_write_iov,
-        ep_transport_specific_count: 0,
-        ep_transport_specific: std::ptr::null_mut(),
-        ep_provider_specific_count: 0,
-        ep_provider_specific: std::ptr::null_mut(),
-    }
-}
-
-/// Copies a Rust string into a fixed C char array, NUL-terminated and truncated.
-pub fn fill_name(dst: &mut [libc::c_char], s: &str) {
-    let n = s.len().min(dst.len().saturating_sub(1));
-    for (d, b) in dst.iter_mut().zip(s.as_bytes()[..n].iter()) {
-        *d = *b as libc::c_char;
-    }
-    if let Some(d) = dst.get_mut(n) {
-        *d = 0;
+/// A connection request's arrival as DAT 2.0 reports it (private data is never truncated).
+pub fn cr_arrival(
+    sp: Handle,
+    local_address: DAT_IA_ADDRESS_PTR,
+    conn_qual: u64,
+    cr: Handle,
+) -> DAT_CR_ARRIVAL_EVENT_DATA {
+    DAT_CR_ARRIVAL_EVENT_DATA {
+        sp_handle: DAT_SP_HANDLE { psp_handle: sp.as_ptr() },
+        local_ia_address_ptr: local_address,
+        conn_qual,
+        cr_handle: cr.as_ptr(),
+        truncate_flag: DAT_FALSE,
     }
 }
 
