@@ -286,7 +286,7 @@ pub unsafe extern "C" fn dat_cno_query(
             return crate::registry::ret(r);
         }
         let c = cno_of(cno_handle)?;
-        if cno_param_mask & !DAT_CNO_FIELD_ALL != 0 {
+        if cno_param_mask & !crate::convert::CNO_FIELDS != 0 {
             return Err(DatError::invalid_arg(2));
         }
         // SAFETY: writable out-pointer from the consumer.

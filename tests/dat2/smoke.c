@@ -1,7 +1,8 @@
 /*
  * smoke.c - a DAT 2.0 program against libdat2.so.2 (<dat2/udat.h>, -ldat2).
  *
- *   smoke [-P ia_name] [-q conn_qual]        (default IA "shm")
+ *   smoke [-P ia_name] [-q conn_qual] [-h address]   (default IA "shm", address 127.0.0.1:
+ *                                                     the IA's own IPv4 address)
  *
  * Forks a client; the parent is the server.  Checks, as a DAT 2.0 consumer sees them:
  *   - dat_ia_open asks for DAT 2.0; the provider attributes say DAT 2.0, the IA attributes
@@ -37,6 +38,7 @@ static const char *role = "server";
 /* An error code as the library builds it (DAT_ERROR is not in the consumer headers). */
 #define ERR(type, subtype) (DAT_CLASS_ERROR | (type) | (subtype))
 static const char REJECT_PD[] = "busy, try again";
+static const char *server_address = "127.0.0.1";
 
 static void fail(const char *what, DAT_RETURN r)
 {
@@ -267,7 +269,7 @@ static int client(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
     open_side(&s, ia_name);
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(inet_pton(AF_INET, server_address, &addr.sin_addr) == 1);
 
     /* the first attempt is rejected with private data */
     OK(dat_ep_connect(s.ep, (DAT_IA_ADDRESS_PTR) &addr, qual, WAIT_US, 0, NULL, DAT_QOS_BEST_EFFORT,
@@ -326,13 +328,15 @@ int main(int argc, char **argv)
     int fds[2], opt, status;
     pid_t pid;
 
-    while ((opt = getopt(argc, argv, "P:q:")) != -1) {
+    while ((opt = getopt(argc, argv, "P:q:h:")) != -1) {
         if (opt == 'P')
             ia_name = optarg;
         else if (opt == 'q')
             qual = strtoull(optarg, NULL, 0);
+        else if (opt == 'h')
+            server_address = optarg;
         else {
-            fprintf(stderr, "usage: %s [-P ia_name] [-q conn_qual]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-P ia_name] [-q conn_qual] [-h address]\n", argv[0]);
             return 2;
         }
     }

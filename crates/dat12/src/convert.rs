@@ -59,6 +59,9 @@ pub fn srq_state(core: u32) -> DAT_SRQ_STATE {
     core
 }
 
+/// The `DAT_CNO_PARAM_MASK` bits `dat_cno_query` accepts.
+pub const CNO_FIELDS: DAT_CNO_PARAM_MASK = DAT_CNO_FIELD_ALL;
+
 /// Stores a CNO's proxy agent in a `DAT_CNO_PARAM`.
 pub fn set_cno_agent(p: &mut DAT_CNO_PARAM, agent: DAT_OS_WAIT_PROXY_AGENT) {
     p.agent = agent;

@@ -143,6 +143,12 @@ pub fn srq_state(core: u32) -> DAT_SRQ_STATE {
     }
 }
 
+/// The `DAT_CNO_PARAM_MASK` bits `dat_cno_query` accepts. DAT 2.0 numbers its CNO fields 1, 2,
+/// 3 (`DAT_CNO_FIELD_PROXY`) and 4 (`DAT_CNO_FIELD_ALL`) rather than as single bits, so any
+/// combination of them is a valid request.
+pub const CNO_FIELDS: DAT_CNO_PARAM_MASK =
+    DAT_CNO_FIELD_IA_HANDLE | DAT_CNO_FIELD_PROXY_TYPE | DAT_CNO_FIELD_PROXY | DAT_CNO_FIELD_ALL;
+
 /// Stores a CNO's proxy agent in a `DAT_CNO_PARAM` (proxy type `DAT_PROXY_TYPE_AGENT`).
 pub fn set_cno_agent(p: &mut DAT_CNO_PARAM, agent: DAT_OS_WAIT_PROXY_AGENT) {
     p.proxy_type = DAT_PROXY_TYPE_AGENT;

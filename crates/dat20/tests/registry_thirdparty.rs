@@ -51,6 +51,7 @@ fn dat20_provider_through_the_exports() {
     let so = copy_provider(b, "v2");
     let reg = registry_for(&format!("tp2 u2.0 nonthreadsafe default dlopen:{} tp.2.0 \"dev0 1\" \"\"\n", so.display()));
     assert_eq!(reg.list(2), vec![ProviderInfo { ia_name: "tp2".into(), major: 2, minor: 0, thread_safe: false }]);
+    assert!(reg.list(1).is_empty(), "a u2.0 entry is not listed for DAT 1");
     let lib = library(reg.resolve("tp2", 2, 0, false));
     assert_eq!(lib.lib_path, so.to_str().unwrap(), "the dlopen: marker is stripped");
 
