@@ -1,8 +1,8 @@
 # libdat: DAT 1.2 (libdat.so.1) and DAT 2.0 (libdat2.so.2) on one Rust core.
 #
 #   make                 build build/lib/libdat.so.1 and build/lib/libdat2.so.2 (+ libdat.so,
-#                        libdat2.so links), build/bin/datinfo, build/bin/datperf and
-#                        build/bin/rawperf
+#                        libdat2.so links), build/bin/datinfo, build/bin/datperf,
+#                        build/bin/datperf2 (DAT 2.0) and build/bin/rawperf
 #   make check           build and run every test: lint, Rust unit/integration tests, ABI checks,
 #                        ELF export check, prototype check, C conformance suite on shm (also
 #                        under valgrind), man pages, datperf smoke test, install check, and the
@@ -37,9 +37,9 @@ RUST_STATIC2 := $(CARGO_TARGET_DIR)/release/libdat20.a
 EXPORTS2    := $(shell cat crates/dat20/exports.txt)
 LIB2        := $(BUILD)/lib/libdat2.so.2
 DATINFO     := $(BUILD)/bin/datinfo
-# datperf finds libdat.so.1 in ../lib beside its own directory: build/lib here, $(PREFIX)/lib
-# once installed.
-TOOLS       := $(BUILD)/bin/datperf $(BUILD)/bin/rawperf
+# datperf finds libdat.so.1 (datperf2: libdat2.so.2) in ../lib beside its own directory:
+# build/lib here, $(PREFIX)/lib once installed.
+TOOLS       := $(BUILD)/bin/datperf $(BUILD)/bin/datperf2 $(BUILD)/bin/rawperf
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror
 
 .PHONY: all rust check check-lint check-rust check-abi check-elf check-prototypes check-c check-dat2 check-valgrind check-install check-tools check-vm check-vm-auto example bench bench-callgrind install clean
@@ -91,6 +91,14 @@ $(BUILD)/bin/datperf: tools/datperf/datperf.c tools/datperf/dat_compat.h $(LIB)
 	$(CC) -std=c99 $(TOOL_CFLAGS) -Iinclude -o $@ tools/datperf/datperf.c \
 	  -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/../lib' -ldat
 
+# The same datperf on the DAT 2.0 face: <dat2/udat.h>, linked with our libdat2.so.2 by path (a
+# -ldat2 would quietly take OFED's from the system when ours is missing); LD_LIBRARY_PATH can
+# still run it on OFED's library.
+$(BUILD)/bin/datperf2: tools/datperf/datperf.c tools/datperf/dat_compat.h $(LIB2)
+	@mkdir -p $(BUILD)/bin
+	$(CC) -std=c99 $(TOOL_CFLAGS) -DDATPERF_DAT2 -Iinclude -o $@ tools/datperf/datperf.c \
+	  $(LIB2) -Wl,-rpath,'$$ORIGIN/../lib'
+
 $(BUILD)/bin/rawperf: tools/baselines/rawperf.c
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c11 $(TOOL_CFLAGS) -o $@ tools/baselines/rawperf.c
@@ -120,17 +128,29 @@ check-prototypes: $(LIB) $(LIB2)
 	sh tests/prototypes/check.sh crates/dat12 include $(BUILD)/prototypes dat
 	sh tests/prototypes/check.sh crates/dat20 include $(BUILD)/prototypes2 dat2
 
-check-c: $(LIB)
+# The C conformance suite on both faces: dat_conformance on libdat.so.1, then dat2_conformance
+# (the same cases built against include/dat2, plus the 2.0-only ones) on libdat2.so.2. Each run
+# prints a header and a summary naming its face; both run even when the first fails, and the
+# failure names the face(s). $(1): environment for both runs (VALGRIND=1).
+define conformance_both_faces
+	@failed=; $(1) sh tests/c/run.sh $(IA) || failed="$$failed 1.2"; \
+	$(1) DAT_FACE=dat2 sh tests/c/run.sh $(IA) || failed="$$failed 2.0"; \
+	[ -z "$$failed" ] || { echo "FAIL $@: the C conformance suite failed on DAT$$failed"; exit 1; }
+endef
+
+check-c: $(LIB) $(LIB2)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
-	sh tests/c/run.sh $(IA)
+	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c dat2
+	$(call conformance_both_faces,)
 
 # The DAT 2.0 face from C: tests/dat2/smoke.c over $(IA) (two processes).
 check-dat2: $(LIB2)
 	sh tests/dat2/run.sh include $(BUILD)/lib $(BUILD)/tests/dat2 $(IA)
 
-check-valgrind: $(LIB)
+check-valgrind: $(LIB) $(LIB2)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
-	VALGRIND=1 sh tests/c/run.sh $(IA)
+	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c dat2
+	$(call conformance_both_faces,VALGRIND=1)
 
 check-install: $(LIB) $(LIB2)
 	rm -rf $(BUILD)/stage
@@ -141,6 +161,7 @@ check-install: $(LIB) $(LIB2)
 # fields only (no timing thresholds).
 check-tools: $(TOOLS)
 	sh tests/tools/datperf-smoke.sh $(BUILD)/bin
+	DATPERF=datperf2 sh tests/tools/datperf-smoke.sh $(BUILD)/bin
 
 # Not part of check: timings, minutes long, and guests.
 bench: $(TOOLS)
@@ -171,6 +192,7 @@ example: $(LIB)
 install: $(LIB) $(LIB2) $(DATINFO) $(TOOLS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/dat $(DESTDIR)$(INCLUDEDIR)/dat2 $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 0755 $(BUILD)/bin/datperf $(DESTDIR)$(BINDIR)/datperf
+	install -m 0755 $(BUILD)/bin/datperf2 $(DESTDIR)$(BINDIR)/datperf2
 	install -m 0755 $(LIB) $(DESTDIR)$(LIBDIR)/libdat.so.1
 	install -m 0755 $(LIB2) $(DESTDIR)$(LIBDIR)/libdat2.so.2
 	install -m 0755 $(DATINFO) $(DESTDIR)$(BINDIR)/datinfo
@@ -197,7 +219,8 @@ install-man:
 	install -m 0644 man/man7/*.7 $(DESTDIR)$(MANDIR)/man7/
 
 check-man:
-	sh tests/man/check.sh man crates/dat12/exports.txt include
+	sh tests/man/check.sh man crates/dat12/exports.txt include dat
+	sh tests/man/check.sh man crates/dat20/exports.txt include dat2
 
 clean:
 	rm -rf $(BUILD)

@@ -11,9 +11,8 @@ use datcore::endpoint::{self, Endpoint, EpAttr, EpCreate, EpModify, CONNECT_EVD,
 use datcore::handle;
 use datcore::provider::SendOp;
 use datcore::{DatError, DatResult};
-use std::sync::Arc;
 
-pub fn ep_of(p: DAT_EP_HANDLE) -> DatResult<Arc<Endpoint>> {
+pub fn ep_of(p: DAT_EP_HANDLE) -> DatResult<handle::Ref<Endpoint>> {
     handle::get_ptr::<Endpoint>(p, DAT_INVALID_HANDLE_EP)
 }
 
@@ -284,7 +283,7 @@ pub unsafe extern "C" fn dat_ep_modify(
             merge_attr(mask, &ep_attr_in(&p.ep_attr), &mut attr);
             attr
         });
-        ep.modify(&EpModify {
+        ep.arc().modify(&EpModify {
             attr,
             pz: field(DAT_EP_FIELD_PZ_HANDLE, p.pz_handle),
             evds: [
@@ -416,11 +415,11 @@ unsafe fn post_request(
     unsafe { post_on(&ep, num_segments, local_iov, cookie, op, flags) }
 }
 
-/// Posts `op` on an EP already looked up.
+/// Posts `op` on an EP already looked up (also the IB extension posts of the 2.0 face).
 ///
 /// # Safety
 /// `local_iov` points at `num_segments` readable triplets (or is checked NULL).
-unsafe fn post_on(
+pub(crate) unsafe fn post_on(
     ep: &Endpoint,
     num_segments: DAT_COUNT,
     local_iov: *mut DAT_LMR_TRIPLET,
@@ -463,7 +462,7 @@ unsafe fn post_rdma(
 /// does not check it: shipped consumers advertise a short triplet and then move a longer
 /// buffer within the same registered region. The target enforces the region itself (rkey,
 /// bounds, rights) and an access outside it completes with `DAT_DTO_ERR_REMOTE_ACCESS`.
-unsafe fn remote(p: *const DAT_RMR_TRIPLET) -> DatResult<(u64, u32)> {
+pub(crate) unsafe fn remote(p: *const DAT_RMR_TRIPLET) -> DatResult<(u64, u32)> {
     // SAFETY: readable triplet from the consumer.
     let r = unsafe { input(p, 5)? };
     Ok(crate::convert::rmr_target(r))
@@ -646,7 +645,7 @@ pub unsafe extern "C" fn dat_ep_reset(ep_handle: DAT_EP_HANDLE) -> DAT_RETURN {
         if let Some(r) = crate::foreign_call!(ep_handle, ep_reset_func, (ep_handle)) {
             return crate::registry::ret(r);
         }
-        ep_of(ep_handle)?.reset()
+        ep_of(ep_handle)?.arc().reset()
     })
 }
 

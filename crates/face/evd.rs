@@ -11,12 +11,12 @@ use datcore::{DatError, DatResult};
 use std::sync::Arc;
 
 /// EVD lookups report `DAT_INVALID_HANDLE_EVD_REQUEST`, as the reference libdat does.
-fn evd_of(p: DAT_EVD_HANDLE) -> DatResult<Arc<EventDispatcher>> {
+fn evd_of(p: DAT_EVD_HANDLE) -> DatResult<handle::Ref<EventDispatcher>> {
     handle::get_ptr::<EventDispatcher>(p, DAT_INVALID_HANDLE_EVD_REQUEST)
 }
 
 fn cno_of(p: DAT_CNO_HANDLE) -> DatResult<Arc<ConsumerNotifier>> {
-    handle::get_ptr::<ConsumerNotifier>(p, DAT_INVALID_HANDLE_CNO)
+    handle::get_ptr::<ConsumerNotifier>(p, DAT_INVALID_HANDLE_CNO).map(|c| c.arc())
 }
 
 fn optional_cno(p: DAT_CNO_HANDLE) -> DatResult<Option<Arc<ConsumerNotifier>>> {
@@ -39,8 +39,8 @@ fn c_event(ev: &Event) -> DAT_EVENT {
     out.event_number = ev.number as _;
     out.evd_handle = ev.evd.as_ptr();
     match ev.data {
-        EventData::Dto { ep, cookie, status, length, op } => {
-            out.event_data.dto_completion_event_data = crate::convert::dto_completion(ep, cookie, status, length, op)
+        EventData::Dto { ep, cookie, status, length, op, immed } => {
+            crate::convert::dto_event(&mut out, ep, cookie, status, length, op, immed)
         }
         EventData::RmrBind { rmr, cookie, status } => {
             out.event_data.rmr_completion_event_data = DAT_RMR_BIND_COMPLETION_EVENT_DATA {
@@ -327,7 +327,7 @@ pub unsafe extern "C" fn dat_cno_query(
             return crate::registry::ret(r);
         }
         let c = cno_of(cno_handle)?;
-        if cno_param_mask & !DAT_CNO_FIELD_ALL != 0 {
+        if cno_param_mask & !crate::convert::CNO_FIELDS != 0 {
             return Err(DatError::invalid_arg(2));
         }
         // SAFETY: writable out-pointer from the consumer.

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 /// The IA behind a handle, or `DAT_INVALID_HANDLE_IA`.
 pub fn ia_of(p: DAT_IA_HANDLE) -> DatResult<Arc<InterfaceAdapter>> {
-    handle::get_ptr::<InterfaceAdapter>(p, DAT_INVALID_HANDLE_IA)
+    handle::get_ptr::<InterfaceAdapter>(p, DAT_INVALID_HANDLE_IA).map(|ia| ia.arc())
 }
 
 /// Opens an IA by name. Errors: `DAT_INVALID_PARAMETER|ARG1` (name NULL or too long),

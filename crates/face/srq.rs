@@ -8,9 +8,8 @@ use datcore::codes::DAT_INVALID_HANDLE_SRQ;
 use datcore::handle;
 use datcore::srq::{self, SharedReceiveQueue};
 use datcore::DatResult;
-use std::sync::Arc;
 
-fn srq_of(p: DAT_SRQ_HANDLE) -> DatResult<Arc<SharedReceiveQueue>> {
+fn srq_of(p: DAT_SRQ_HANDLE) -> DatResult<handle::Ref<SharedReceiveQueue>> {
     handle::get_ptr::<SharedReceiveQueue>(p, DAT_INVALID_HANDLE_SRQ)
 }
 

@@ -4,7 +4,7 @@
 # and checks that the installed bin/datinfo opens the shm IA.
 # Also checks the installed man pages: one per exported function (or a `.so` link whose target
 # is installed too), dat.conf(5) and libdat(7), and that man(1) renders one.
-# Runs the installed datperf briefly over shm.
+# Runs the installed datperf and datperf2 (DAT 2.0) briefly over shm.
 # The DAT 2.0 face too: tests/dat2/smoke.c built against the installed <dat2/udat.h> and
 # libdat2.so.2 (pkg-config dat2 / -ldat2), run over shm.
 #   check.sh staged STAGE_DIR PREFIX   # after make install DESTDIR=STAGE_DIR: pkg-config build
@@ -78,6 +78,11 @@ fi
 # the installed datperf finds the installed libdat.so.1 by itself ($ORIGIN/../lib)
 readelf -d "$bindir/datperf" | grep -q 'NEEDED.*libdat.so.1' && echo "ok   datperf needs libdat.so.1"
 DATPERF_SMOKE_TESTS=send_lat sh "$root/tests/tools/datperf-smoke.sh" "$bindir"
+# datperf2 (datperf on the DAT 2.0 face) likewise finds the installed libdat2.so.2
+readelf -d "$bindir/datperf2" | grep -q 'NEEDED.*libdat2.so.2' ||
+    { echo "FAIL the installed datperf2 does not need libdat2.so.2"; exit 1; }
+echo "ok   datperf2 needs libdat2.so.2"
+DATPERF=datperf2 DATPERF_SMOKE_TESTS=send_lat sh "$root/tests/tools/datperf-smoke.sh" "$bindir" || exit 1
 # The DAT 2.0 program runs on the installed libdat2.so.2.
 readelf -d "$out/smoke2" | grep -q 'NEEDED.*libdat2.so.2' ||
     { echo "FAIL the DAT 2.0 program does not need libdat2.so.2"; exit 1; }
@@ -89,4 +94,4 @@ sed 's/^/  /' "$out/smoke2.log"
 [ -f "${stage:-}${prefix:-${PREFIX:-/usr/local}}/include/dat2/udat.h" ] ||
     { echo "FAIL include/dat2 not installed"; exit 1; }
 echo "ok   include/dat2 installed beside include/dat"
-echo "4 passed, 0 failed"
+echo "5 passed, 0 failed"

@@ -19,6 +19,7 @@ use crate::handle::{self, DatObject, Handle, HandleType};
 use crate::ia::InterfaceAdapter;
 use crate::provider::{
     ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendOp, SendWr, Sge, WcOpcode,
+    ATOMIC_LEN,
 };
 use crate::pz::ProtectionZone;
 use crate::srq::SharedReceiveQueue;
@@ -159,7 +160,7 @@ impl EpBinding {
         if !Arc::ptr_eq(&pz.ia, ia) {
             return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_PZ));
         }
-        self.pz = Some(pz);
+        self.pz = Some(pz.arc());
         self.pz_handle = h;
         Ok(())
     }
@@ -205,12 +206,34 @@ pub struct EpModify {
     pub evds: [Option<Handle>; 3],
 }
 
+/// How many SGEs each kind of post may carry (from the EP attributes; an RDMA op may use the
+/// request limit when it is the larger).
+#[derive(Default)]
+struct IovLimits {
+    request: AtomicU32,
+    recv: AtomicU32,
+    rdma_write: AtomicU32,
+    rdma_read: AtomicU32,
+}
+
+impl IovLimits {
+    fn set(&self, a: &EpAttr) {
+        let limit = |n: i32| n.max(0) as u32;
+        self.request.store(limit(a.max_request_iov), Ordering::Relaxed);
+        self.recv.store(limit(a.max_recv_iov), Ordering::Relaxed);
+        self.rdma_write.store(limit(a.max_rdma_write_iov.max(a.max_request_iov)), Ordering::Relaxed);
+        self.rdma_read.store(limit(a.max_rdma_read_iov.max(a.max_request_iov)), Ordering::Relaxed);
+    }
+}
+
 pub struct Endpoint {
     pub ia: Arc<InterfaceAdapter>,
     pub srq: Option<Arc<SharedReceiveQueue>>,
     pub srq_handle: Handle,
     binding: RwLock<EpBinding>,
     attr: Mutex<EpAttr>,
+    /// The attributes' IOV limits, read by every post without taking `attr`'s lock.
+    iov_limits: IovLimits,
     /// None while the EP has no PZ (a provider-created EP before `dat_ep_modify` names one).
     qp: RwLock<Option<Arc<dyn QueuePair>>>,
     /// Receives posted since the queue pair was made and before any connect or accept, so that
@@ -246,7 +269,7 @@ fn optional_evd(h: Handle, sub: u32, flag: u32) -> DatResult<Option<Arc<EventDis
     if !evd.accepts(flag) {
         return Err(DatError::invalid_handle(sub));
     }
-    Ok(Some(evd))
+    Ok(Some(evd.arc()))
 }
 
 /// The DAT_INVALID_STATE subtype naming an EP state.
@@ -285,7 +308,7 @@ impl Endpoint {
         let srq = if c.srq.is_null() {
             None
         } else {
-            Some(handle::get::<SharedReceiveQueue>(c.srq, DAT_INVALID_HANDLE_SRQ)?)
+            Some(handle::get::<SharedReceiveQueue>(c.srq, DAT_INVALID_HANDLE_SRQ)?.arc())
         };
         let attr = c.attr.unwrap_or_else(|| EpAttr::defaults(ia));
         attr.validate(ia, if srq.is_some() { 7 } else { 6 })?;
@@ -320,6 +343,7 @@ impl Endpoint {
             srq,
             srq_handle,
             binding: RwLock::new(binding),
+            iov_limits: IovLimits::default(),
             attr: Mutex::new(attr),
             qp: RwLock::new(None),
             early_recvs: Mutex::new(Vec::new()),
@@ -336,6 +360,7 @@ impl Endpoint {
             next_bind: AtomicU64::new(1 << 63),
             handle: OnceLock::new(),
         });
+        ep.iov_limits.set(&attr);
         let h = handle::insert(ep.clone())?;
         let _ = ep.handle.set(h);
         if let Err(e) = ep.new_qp() {
@@ -406,7 +431,7 @@ impl Endpoint {
         let qp = self.make_qp(&attr, &binding)?;
         binding.count_use(true);
         std::mem::replace(&mut *self.binding.write(), binding).count_use(false);
-        *self.attr.lock() = attr;
+        self.set_attr(attr);
         *self.qp.write() = qp.clone();
         self.repost_early_recvs(qp);
         Ok(())
@@ -455,6 +480,12 @@ impl Endpoint {
         *self.attr.lock()
     }
 
+    fn set_attr(&self, attr: EpAttr) {
+        let mut a = self.attr.lock();
+        *a = attr;
+        self.iov_limits.set(&attr);
+    }
+
     /// The queue pair; `DAT_INVALID_STATE_EP_NOTREADY` while the EP has no PZ.
     pub fn qp(&self) -> DatResult<Arc<dyn QueuePair>> {
         self.qp.read().clone().ok_or(DatError::invalid_state(DAT_INVALID_STATE_EP_NOTREADY))
@@ -493,23 +524,42 @@ impl Endpoint {
         Ok(())
     }
 
-    /// `dat_ep_post_send`, `dat_ep_post_rdma_write`, `dat_ep_post_rdma_read`.
+    /// `dat_ep_post_send`, `dat_ep_post_rdma_write`, `dat_ep_post_rdma_read`, and the IB
+    /// extension posts (`dat_ib_post_rdma_write_immed`, `dat_ib_post_fetch_and_add`,
+    /// `dat_ib_post_cmp_and_swap`): `DAT_NOT_IMPLEMENTED` where the device lacks the extension
+    /// ([`DeviceAttr::extensions`](crate::provider::DeviceAttr::extensions)); an atomic's local
+    /// buffer is one segment of at least 8 bytes (its first 8 receive the old value).
     pub fn post_request(&self, op: SendOp, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
         let flags_arg = if op == SendOp::Send { 5 } else { 6 };
         self.check_flags(flags, flags_arg)?;
+        let caps = self.ia.device.attr().extensions;
+        let mut atomic_sge = [Sge::default()];
+        let sges = match op {
+            SendOp::RdmaWriteImmed { .. } if !caps.immed_data => return Err(DatError::NOT_IMPLEMENTED),
+            SendOp::Atomic { .. } if !caps.atomics => return Err(DatError::NOT_IMPLEMENTED),
+            SendOp::Atomic { .. } => {
+                let [sge] = sges else { return Err(DatError::invalid_arg(3)) };
+                if sge.length < ATOMIC_LEN {
+                    return Err(DatError::new(DAT_LENGTH_ERROR, 0));
+                }
+                atomic_sge[0] = Sge { length: ATOMIC_LEN, ..*sge };
+                &atomic_sge[..]
+            }
+            _ => sges,
+        };
         if self.state() == DAT_EP_STATE_DISCONNECTED {
             // Valid, and flushed at once (dat_ep_post_send(3)).
             let evd = self.binding.read().request_evd.clone();
             return self.complete_now(evd.as_ref(), cookie, op.opcode(), DAT_DTO_ERR_FLUSHED);
         }
         let qp = self.connected_qp()?;
-        let max_iov = {
-            let a = self.attr.lock();
-            match op {
-                SendOp::Send => a.max_request_iov,
-                SendOp::RdmaWrite { .. } => a.max_rdma_write_iov.max(a.max_request_iov),
-                SendOp::RdmaRead { .. } => a.max_rdma_read_iov.max(a.max_request_iov),
+        let max_iov = match op {
+            SendOp::Send => self.iov_limits.request.load(Ordering::Relaxed),
+            SendOp::RdmaWrite { .. } | SendOp::RdmaWriteImmed { .. } => {
+                self.iov_limits.rdma_write.load(Ordering::Relaxed)
             }
+            SendOp::RdmaRead { .. } => self.iov_limits.rdma_read.load(Ordering::Relaxed),
+            SendOp::Atomic { .. } => 1,
         };
         if sges.len() > max_iov as usize {
             return Err(DatError::invalid_arg(2));
@@ -536,7 +586,7 @@ impl Endpoint {
         if self.srq.is_some() {
             return Err(DatError::invalid_state(0));
         }
-        if sges.len() > self.attr.lock().max_recv_iov as usize {
+        if sges.len() > self.iov_limits.recv.load(Ordering::Relaxed) as usize {
             return Err(DatError::invalid_arg(2));
         }
         self.qp()?.post_recv(cookie, sges)?;
@@ -560,7 +610,7 @@ impl Endpoint {
         let ev = Event {
             number: DAT_DTO_COMPLETION_EVENT,
             evd: Handle::NULL,
-            data: EventData::Dto { ep: self.handle(), cookie, status, length: 0, op },
+            data: EventData::Dto { ep: self.handle(), cookie, status, length: 0, op, immed: 0 },
         };
         match evd {
             Some(e) => e.post(ev),

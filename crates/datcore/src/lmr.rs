@@ -31,6 +31,7 @@ pub fn access(privileges: u32) -> Access {
         local_write: privileges & DAT_MEM_PRIV_LOCAL_WRITE_FLAG != 0,
         remote_read: privileges & DAT_MEM_PRIV_REMOTE_READ_FLAG != 0,
         remote_write: privileges & DAT_MEM_PRIV_REMOTE_WRITE_FLAG != 0,
+        remote_atomic: privileges & DAT_IB_MEM_PRIV_REMOTE_ATOMIC != 0,
     }
 }
 
@@ -54,11 +55,11 @@ impl LocalMemoryRegion {
         length: u64,
         privileges: u32,
     ) -> DatResult<LmrCreated> {
-        let pz = handle::get::<ProtectionZone>(pz_handle, DAT_INVALID_HANDLE_PZ)?;
+        let pz = handle::get::<ProtectionZone>(pz_handle, DAT_INVALID_HANDLE_PZ)?.arc();
         if !Arc::ptr_eq(&pz.ia, ia) {
             return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_PZ));
         }
-        if privileges & !DAT_MEM_PRIV_ALL_FLAG != 0 {
+        if privileges & !(DAT_MEM_PRIV_ALL_FLAG | DAT_IB_MEM_PRIV_REMOTE_ATOMIC) != 0 {
             return Err(DatError::invalid_arg(6));
         }
         if length == 0 || length > ia.device.attr().max_mr_size {
@@ -114,7 +115,7 @@ pub fn free(h: Handle) -> DatResult<()> {
 /// The LMR of this IA with `lmr_context`.
 pub fn by_context(ia: &InterfaceAdapter, lmr_context: u32) -> Option<Arc<LocalMemoryRegion>> {
     let h = *ia.lmrs_by_context.lock().get(&lmr_context)?;
-    handle::get::<LocalMemoryRegion>(h, DAT_INVALID_HANDLE_LMR).ok()
+    handle::get::<LocalMemoryRegion>(h, DAT_INVALID_HANDLE_LMR).ok().map(|l| l.arc())
 }
 
 /// `dat_lmr_sync_rdma_read` / `_write`: every segment must lie in an LMR of this IA. Memory is

@@ -136,7 +136,7 @@ fn cr_evd(h: Handle) -> DatResult<Arc<EventDispatcher>> {
     if !evd.accepts(DAT_EVD_CR_FLAG) {
         return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_EVD_CR));
     }
-    Ok(evd)
+    Ok(evd.arc())
 }
 
 /// Starts listening and registers the service point. `wrap` makes the PSP or RSP object.
@@ -203,7 +203,7 @@ pub fn create_rsp(ia: &Arc<InterfaceAdapter>, conn_qual: u64, ep_handle: Handle,
     if !ep.transition(DAT_EP_STATE_UNCONNECTED, DAT_EP_STATE_RESERVED) {
         return Err(DatError::invalid_state(crate::endpoint::state_subtype(ep.state())));
     }
-    listen(ia, conn_qual, evd, 0, Some((ep_handle, ep.clone())), ReservedServicePoint).inspect_err(|_| {
+    listen(ia, conn_qual, evd, 0, Some((ep_handle, ep.arc())), ReservedServicePoint).inspect_err(|_| {
         ep.transition(DAT_EP_STATE_RESERVED, DAT_EP_STATE_UNCONNECTED);
     })
 }

@@ -5,13 +5,13 @@
 //! under it, so each ring has exactly one producer at a time.
 
 use super::super::{
-    Access, BindWr, CompletionQueue, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair, SendOp, SendWr,
-    Sge, WcOpcode, WcStatus, WorkCompletion,
+    Access, AtomicOp, BindWr, CompletionQueue, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair,
+    SendOp, SendWr, Sge, WcOpcode, WcStatus, WorkCompletion,
 };
 use super::area::PeerArea;
 use super::cq::ShmCq;
 use super::memtable::{self, Entry, Kind};
-use super::recvq::{self, Recv, RecvQueue, ShmSrq};
+use super::recvq::{self, RecvQueue, SgeList, ShmSrq};
 use super::ring::{Consumer, Malformed, Producer, Segment};
 use super::xfer::Part;
 use super::{conn, progress, sys, wire, ShmMw, MWS};
@@ -120,6 +120,30 @@ pub enum OpKind {
     Send,
     Write,
     Read,
+    /// RDMA write with immediate data (always through the ring: the target consumes a receive).
+    WriteImmed,
+    /// Atomics (always through the ring: the target's thread executes them, see `xfer`).
+    FetchAdd,
+    CmpSwap,
+}
+
+impl OpKind {
+    /// Whether the target always answers with an ACK (the initiator needs data back).
+    pub fn acknowledged(self) -> bool {
+        matches!(self, OpKind::Read | OpKind::FetchAdd | OpKind::CmpSwap)
+    }
+
+    /// The completion opcode at the initiator.
+    fn wc_opcode(self) -> WcOpcode {
+        match self {
+            OpKind::Send => WcOpcode::Send,
+            OpKind::Write => WcOpcode::RdmaWrite,
+            OpKind::Read => WcOpcode::RdmaRead,
+            OpKind::WriteImmed => WcOpcode::RdmaWriteImmed,
+            OpKind::FetchAdd => WcOpcode::FetchAdd,
+            OpKind::CmpSwap => WcOpcode::CmpSwap,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -128,6 +152,10 @@ pub struct SqEntry {
     pub kind: OpKind,
     pub remote_addr: u64,
     pub rkey: u32,
+    /// [`super::wire::OpHdr::arg`]: immediate data, or an atomic's add / compare value.
+    pub arg: u64,
+    /// A compare-and-swap's swap value.
+    pub swap: u64,
     pub signaled: bool,
     pub solicited: bool,
     pub fence: bool,
@@ -153,6 +181,8 @@ const NO_ENTRY: SqEntry = SqEntry {
     kind: OpKind::Send,
     remote_addr: 0,
     rkey: 0,
+    arg: 0,
+    swap: 0,
     signaled: false,
     solicited: false,
     fence: false,
@@ -171,7 +201,11 @@ const NO_ENTRY: SqEntry = SqEntry {
 /// or done and waiting for earlier ones to complete: completions come out in queue order),
 /// `[issued, tail)` wait to be issued. Before `acked` every ring op has its outcome.
 pub struct SendQueue {
+    /// Entries; the length is a power of two, so op `n` lives in slot `n & mask` (no division
+    /// per message).
     pub e: Vec<SqEntry>,
+    /// How many ops may be outstanding (the QP's send-queue depth, at most `e.len()`).
+    pub depth: usize,
     sges: Vec<Sge>,
     max_sge: usize,
     pub head: u64,
@@ -182,11 +216,13 @@ pub struct SendQueue {
 
 impl SendQueue {
     fn new(cap: u32, max_sge: u32) -> SendQueue {
-        let cap = cap.max(1) as usize;
+        let depth = cap.max(1) as usize;
+        let slots = depth.next_power_of_two();
         let max_sge = (max_sge as usize).clamp(1, super::cma::MAX_IOV);
         SendQueue {
-            e: vec![NO_ENTRY; cap],
-            sges: vec![Sge::default(); cap * max_sge],
+            e: vec![NO_ENTRY; slots],
+            depth,
+            sges: vec![Sge::default(); slots * max_sge],
             max_sge,
             head: 0,
             acked: 0,
@@ -218,8 +254,8 @@ impl SendQueue {
         })
     }
 
-    /// Marks as succeeded every pending ring op other than a read whose records the target
-    /// consumed (`consumed`: its head position).
+    /// Marks as succeeded every pending ring op not [acknowledged](OpKind::acknowledged) whose
+    /// records the target consumed (`consumed`: its head position).
     pub fn consumed_up_to(&mut self, consumed: u64) {
         self.skip_done();
         for n in self.acked..self.issued {
@@ -231,14 +267,14 @@ impl SendQueue {
             if e.ring_end.wrapping_sub(consumed) as i64 > 0 {
                 break;
             }
-            if e.kind != OpKind::Read {
+            if !e.kind.acknowledged() {
                 let status = e.err.unwrap_or(WcStatus::Success);
                 e.done = Some((status, if status == WcStatus::Success { e.total } else { 0 }));
             }
         }
     }
     pub fn slot(&self, n: u64) -> usize {
-        (n % self.e.len() as u64) as usize
+        (n & (self.e.len() as u64 - 1)) as usize
     }
     pub fn sges(&self, n: u64) -> &[Sge] {
         self.sges_at(self.slot(n))
@@ -251,7 +287,7 @@ impl SendQueue {
         self.head == self.tail
     }
     fn push(&mut self, e: SqEntry, sges: &[Sge]) -> DatResult<()> {
-        if (self.tail - self.head) as usize >= self.e.len() {
+        if (self.tail - self.head) as usize >= self.depth {
             return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
         }
         if sges.len() > self.max_sge {
@@ -268,7 +304,6 @@ impl SendQueue {
 /// Target-side state of an inbound operation whose payload spans several records, or of an
 /// RDMA read being answered inline.
 #[derive(Clone, Copy)]
-#[allow(clippy::large_enum_variant)] // one per QP, never moved on the hot path
 pub enum Rx {
     Idle,
     Inline {
@@ -289,11 +324,13 @@ pub enum Rx {
 }
 
 #[derive(Clone, Copy)]
-#[allow(clippy::large_enum_variant)] // lives inside Rx
 pub enum Dest {
-    Recv(Recv, bool),
-    /// Our memory at this address, under this rkey (checked again for every chunk).
-    Mem(u64, u32),
+    /// A posted receive: its work-request id (its SGEs are `QpState::recv_sges`) and whether
+    /// it came from the SRQ.
+    Recv(u64, bool),
+    /// Our memory at `addr`, under `rkey` (checked again for every chunk); `immed`: an RDMA
+    /// write with immediate data, with the receive it consumed (work request id) and the data.
+    Mem { addr: u64, rkey: u32, immed: Option<(u64, u32)> },
 }
 
 pub struct QpState {
@@ -304,6 +341,8 @@ pub struct QpState {
     pub sq: SendQueue,
     pub rq: RecvQueue,
     pub rx: Rx,
+    /// The SGEs of the receive last taken ([`QpShared::take_recv`]), the one `rx` fills.
+    pub recv_sges: SgeList,
     pub pending_ack: Option<Ack>,
     pub reads_out: u32,
     pub graceful_pending: bool,
@@ -400,20 +439,19 @@ pub fn status_from(c: u32) -> WcStatus {
 
 impl QpShared {
     pub fn complete_send(&self, a: &mut After, wr_id: u64, kind: OpKind, status: WcStatus, byte_len: u64) {
-        let opcode = match kind {
-            OpKind::Send => WcOpcode::Send,
-            OpKind::Write => WcOpcode::RdmaWrite,
-            OpKind::Read => WcOpcode::RdmaRead,
-        };
         if let Some(cq) = &self.send_cq {
-            cq.push(WorkCompletion { wr_id, context: self.context, status, opcode, byte_len });
+            let opcode = kind.wc_opcode();
+            cq.push(WorkCompletion { wr_id, context: self.context, status, opcode, immed: 0, byte_len });
             a.wake_send = true;
         }
     }
 
-    pub fn complete_recv(&self, a: &mut After, wr_id: u64, status: WcStatus, byte_len: u64) {
+    /// Completes a receive; `immed`: it was consumed by an RDMA write with this immediate data.
+    pub fn complete_recv(&self, a: &mut After, wr_id: u64, status: WcStatus, byte_len: u64, immed: Option<u32>) {
         if let Some(cq) = &self.recv_cq {
-            cq.push(WorkCompletion { wr_id, context: self.context, status, opcode: WcOpcode::Recv, byte_len });
+            let opcode = if immed.is_some() { WcOpcode::RecvRdmaWriteImmed } else { WcOpcode::Recv };
+            let immed = immed.unwrap_or(0);
+            cq.push(WorkCompletion { wr_id, context: self.context, status, opcode, immed, byte_len });
             a.wake_recv = true;
         }
     }
@@ -455,20 +493,21 @@ impl QpShared {
         }
     }
 
-    /// Takes one receive from the SRQ or our own queue.
-    pub fn take_recv(&self, st: &mut QpState) -> Option<Recv> {
+    /// Takes one receive from the SRQ or our own queue: its work-request id; its SGEs go to
+    /// `st.recv_sges`.
+    pub fn take_recv(&self, st: &mut QpState) -> Option<u64> {
         match &self.srq {
             Some(s) => {
-                let r = s.q.lock().pop();
+                let r = s.q.lock().pop(&mut st.recv_sges);
                 if r.is_none() {
                     s.starved.store(true, Ordering::SeqCst);
                     // A post may have slipped in before the flag was visible.
-                    return s.q.lock().pop();
+                    return s.q.lock().pop(&mut st.recv_sges);
                 }
                 r
             }
             None => {
-                let r = st.rq.pop();
+                let r = st.rq.pop(&mut st.recv_sges);
                 if r.is_none() {
                     self.need_recv.store(true, Ordering::SeqCst);
                 }
@@ -502,12 +541,16 @@ impl QpShared {
         }
         st.sq.issued = st.sq.head;
         st.sq.acked = st.sq.head;
-        if let Rx::Inline { dest: Dest::Recv(r, _), .. } = st.rx {
-            self.complete_recv(a, r.wr_id, WcStatus::Flushed, 0);
+        match st.rx {
+            Rx::Inline { dest: Dest::Recv(wr_id, _), .. }
+            | Rx::Inline { dest: Dest::Mem { immed: Some((wr_id, _)), .. }, .. } => {
+                self.complete_recv(a, wr_id, WcStatus::Flushed, 0, None)
+            }
+            _ => {}
         }
         st.rx = Rx::Idle;
-        while let Some(r) = st.rq.pop() {
-            self.complete_recv(a, r.wr_id, WcStatus::Flushed, 0);
+        while let Some(wr_id) = st.rq.pop(&mut st.recv_sges) {
+            self.complete_recv(a, wr_id, WcStatus::Flushed, 0, None);
         }
     }
 
@@ -590,6 +633,7 @@ impl ShmQp {
             sq: SendQueue::new(caps.max_send_wr, caps.max_send_sge),
             rq,
             rx: Rx::Idle,
+            recv_sges: SgeList::EMPTY,
             pending_ack: None,
             reads_out: 0,
             graceful_pending: false,
@@ -650,12 +694,22 @@ impl Drop for ShmQp {
 impl QueuePair for ShmQp {
     fn post_send(&self, wr: &SendWr<'_>) -> DatResult<()> {
         let sh = &self.sh;
-        let (kind, remote_addr, rkey) = match wr.op {
-            SendOp::Send => (OpKind::Send, 0, 0),
-            SendOp::RdmaWrite { remote_addr, rkey } => (OpKind::Write, remote_addr, rkey),
-            SendOp::RdmaRead { remote_addr, rkey } => (OpKind::Read, remote_addr, rkey),
+        let (kind, remote_addr, rkey, arg, swap) = match wr.op {
+            SendOp::Send => (OpKind::Send, 0, 0, 0, 0),
+            SendOp::RdmaWrite { remote_addr, rkey } => (OpKind::Write, remote_addr, rkey, 0, 0),
+            SendOp::RdmaRead { remote_addr, rkey } => (OpKind::Read, remote_addr, rkey, 0, 0),
+            SendOp::RdmaWriteImmed { remote_addr, rkey, immed } => {
+                (OpKind::WriteImmed, remote_addr, rkey, immed as u64, 0)
+            }
+            SendOp::Atomic { remote_addr, rkey, op: AtomicOp::FetchAdd { add } } => {
+                (OpKind::FetchAdd, remote_addr, rkey, add, 0)
+            }
+            SendOp::Atomic { remote_addr, rkey, op: AtomicOp::CmpSwap { compare, swap } } => {
+                (OpKind::CmpSwap, remote_addr, rkey, compare, swap)
+            }
         };
-        let total = recvq::validate(wr.sges, sh.pd, kind == OpKind::Read, sh.caps.max_send_sge.max(1))?;
+        let sink = matches!(kind, OpKind::Read | OpKind::FetchAdd | OpKind::CmpSwap);
+        let total = recvq::validate(wr.sges, sh.pd, sink, sh.caps.max_send_sge.max(1))?;
         if total > super::MAX_MESSAGE {
             return Err(DatError::new(DAT_LENGTH_ERROR, 0));
         }
@@ -664,6 +718,8 @@ impl QueuePair for ShmQp {
             kind,
             remote_addr,
             rkey,
+            arg,
+            swap,
             signaled: wr.signaled,
             solicited: wr.solicited,
             fence: wr.fence,
@@ -705,7 +761,7 @@ impl QueuePair for ShmQp {
         let mut st = sh.st.lock();
         if st.phase == Phase::Closed {
             let mut a = After::default();
-            sh.complete_recv(&mut a, wr_id, WcStatus::Flushed, 0);
+            sh.complete_recv(&mut a, wr_id, WcStatus::Flushed, 0, None);
             drop(st);
             sh.finish(a);
             return Ok(());
@@ -753,9 +809,8 @@ impl QueuePair for ShmQp {
                     cq.push(WorkCompletion {
                         wr_id: wr.wr_id,
                         context: sh.context,
-                        status: WcStatus::Success,
                         opcode: WcOpcode::Bind,
-                        byte_len: 0,
+                        ..WorkCompletion::EMPTY
                     });
                     a.wake_send = true;
                 }
