@@ -65,6 +65,19 @@ for t in $tests; do
     done
 done
 
+# -u: send_lat with only every 4th send signaled (the rest suppressed), both modes, payloads
+# checked; the client reports signal_every
+case " $tests " in *" send_lat "*)
+    for mode in -p -b; do
+        name="send_lat-u4$mode"
+        if pair "$name" -t send_lat "$mode" -u 4 -c -n 21 -W 3; then
+            # shellcheck disable=SC2086
+            if has_fields "$out/$name" $lat $common signal_every; then ok "$name"; else bad "$name: fields"; cat "$out/$name"; fi
+        fi
+    done
+    ;;
+esac
+
 # -a: one line per size, 2 B up to the -s bound (2, 4, ..., 1024: 10 lines)
 first=${tests%% *}
 if pair all -t "$first" -a -s 1024 -c -n 5 -W 1 -w 2; then

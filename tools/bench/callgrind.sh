@@ -7,6 +7,8 @@
 # A latency iteration is one message each way (post send, its completion, the peer's message's
 # receive completion, the receive re-posted); a bandwidth op is one post and its completion.
 # Polling runs count the empty dat_evd_dequeue spins too, so they vary from run to run.
+# Each configuration also gets the inclusive instructions per call of every DAT data-path call
+# the client made (post, dequeue, wait), from the 2N profile.
 # CALLGRIND_ITERS sets N (default 2000); CALLGRIND_REUSE=1 re-reads the profiles of an earlier
 # run instead of running again. Report: build/bench/callgrind.md.
 set -u
@@ -64,6 +66,18 @@ functions() {
 }
 total() { sed -n 's/^summary: *//p; s/^totals: *//p' "$1" | head -1 | awk '{ print $1 }'; }
 
+# per_call FILE FUNC: "calls<TAB>inclusive instructions per call" of FUNC, from the call records
+# of its callers (cfn= / calls= lines; names are given once per id, then the id alone)
+per_call() {
+    awk -v want="$2" '
+        /^c?fn=\(/ { s = $0; sub(/^c?fn=/, "", s); p = index(s, ")"); id = substr(s, 1, p)
+                     if (length(s) > p + 1) name[id] = substr(s, p + 2)
+                     if ($0 ~ /^cfn=/) callee = id; next }
+        /^calls=/ { split($0, c, /[= ]/); n = c[2]; getline; split($0, d, " ")
+                    if (name[callee] == want) { calls += n; cost += d[2] }; next }
+        END { if (calls) printf "%d\t%.0f\n", calls, cost / calls }' "$1"
+}
+
 {
     echo "Instructions per steady-state operation (valgrind callgrind, client process, all threads;"
     echo "(Ir(2N) - Ir(N)) / N with N = $N; shm IA on this host)"
@@ -80,6 +94,14 @@ total() { sed -n 's/^summary: *//p; s/^totals: *//p' "$1" | head -1 | awk '{ pri
             continue
         fi
         echo "### datperf -t $c: $(( (t2 - t1) / N )) instructions per operation"
+        echo
+        # Inclusive cost of each DAT call the client made (2N run; polling counts empty polls
+        # and the successful ones together).
+        echo "| DAT call | calls | instructions per call |"
+        echo "|---|---:|---:|"
+        for f in dat_ep_post_send dat_ep_post_recv dat_ep_post_rdma_write dat_ep_post_rdma_read dat_evd_dequeue dat_evd_wait; do
+            per_call "$two" "$f" | awk -F '\t' -v f="$f" '{ printf "| `%s` | %s | %s |\n", f, $1, $2 }'
+        done
         echo
         echo "| instructions per op | function |"
         echo "|---:|---|"

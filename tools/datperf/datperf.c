@@ -63,6 +63,7 @@ enum ctrl_type { C_START = 1, C_READY, C_CREDIT, C_DONE, C_STATS };
 /* What the client asks for (connection request private data, with its RMR part). */
 struct config {
     uint32_t test, flags, min_size, max_size, iters, warmup, window;
+    uint32_t signal_every; /* send_lat: only every Nth send asks for a completion (-u) */
 };
 #define F_VERIFY 1u
 #define F_BLOCK 2u
@@ -247,7 +248,9 @@ static struct remote get_remote(const unsigned char *p)
 #define REQ_PD_LEN (4 + 6 * 4 + REMOTE_LEN)
 static void put_request(unsigned char *p, const struct config *c, const struct remote *r)
 {
-    const uint32_t v[6] = {c->test | c->flags << 8, c->min_size, c->max_size, c->iters, c->warmup, c->window};
+    /* test (8 bits), flags (8 bits), signal_every (16 bits) share the first word */
+    const uint32_t v[6] = {c->test | c->flags << 8 | c->signal_every << 16,
+                           c->min_size, c->max_size, c->iters, c->warmup, c->window};
     put32(p, PD_MAGIC);
     for (int i = 0; i < 6; i++)
         put32(p + 4 + 4 * i, v[i]);
@@ -260,7 +263,8 @@ static int get_request(const unsigned char *p, struct config *c, struct remote *
     uint32_t v[6];
     for (int i = 0; i < 6; i++)
         v[i] = get32(p + 4 + 4 * i);
-    c->test = v[0] & 0xff, c->flags = v[0] >> 8, c->min_size = v[1], c->max_size = v[2];
+    c->test = v[0] & 0xff, c->flags = (v[0] >> 8) & 0xff, c->signal_every = v[0] >> 16;
+    c->min_size = v[1], c->max_size = v[2];
     c->iters = v[3], c->warmup = v[4], c->window = v[5];
     *r = get_remote(p + 28);
     return 1;
@@ -422,6 +426,21 @@ static void post_send(struct side *s, const void *addr, DAT_VLEN len)
     s->req_posted++;
 }
 
+/* A send_lat message. With -u N only every Nth asks for a completion, the others carry
+ * DAT_COMPLETION_SUPPRESS_FLAG (as ib_send_lat signals one send in N); a suppressed send counts
+ * as done at once (every earlier one is reaped before the next message is posted). */
+static void post_ping(struct side *s, const void *addr, DAT_VLEN len)
+{
+    uint32_t n = s->cfg.signal_every;
+    int suppress = n > 1 && (s->req_posted + 1) % n != 0;
+    DAT_LMR_TRIPLET t = dp_lmr_triplet(s->lmr_ctx, addr, len);
+    check(dat_ep_post_send(s->ep, 1, &t, cookie(s->req_posted),
+                           suppress ? DAT_COMPLETION_SUPPRESS_FLAG : DAT_COMPLETION_DEFAULT_FLAG),
+          "dat_ep_post_send");
+    s->req_posted++;
+    s->req_done += (uint64_t)suppress;
+}
+
 static void post_rdma(struct side *s, int write, void *local, uint64_t remote, DAT_VLEN len)
 {
     DAT_LMR_TRIPLET l = dp_lmr_triplet(s->lmr_ctx, local, len);
@@ -492,8 +511,12 @@ static void create_ep(struct side *s)
     check(dat_ep_free(probe), "dat_ep_free");
     DAT_EP_ATTR attr = param.ep_attr;
     attr.max_recv_dtos = (DAT_COUNT)s->rq_depth;
-    /* the window, plus credits (at most 8 outstanding) or control messages */
-    attr.max_request_dtos = (DAT_COUNT)(s->cfg.window > 8 ? s->cfg.window : 8) + 4;
+    /* the window (or the unsignaled sends of -u, which hold send-queue slots until the next
+     * signaled one completes), plus credits (at most 8 outstanding) or control messages */
+    uint32_t depth = s->cfg.window > 8 ? s->cfg.window : 8;
+    if (s->cfg.signal_every > depth)
+        depth = s->cfg.signal_every;
+    attr.max_request_dtos = (DAT_COUNT)depth + 4;
     check(dat_ep_create(s->ia, s->pz, s->rcv_evd, s->req_evd, s->conn_evd, &attr, &s->ep), "dat_ep_create");
 }
 
@@ -584,7 +607,7 @@ static void send_lat_client(struct side *s, uint32_t size, struct result *res)
         if (verify)
             fill_pattern(s->src, size, i);
         uint64_t t0 = ticks();
-        post_send(s, s->src, size);
+        post_ping(s, s->src, size);
         char *pong = NULL;
         if (s->poll) {
             while (s->req_done < s->req_posted || !pong) {
@@ -594,7 +617,8 @@ static void send_lat_client(struct side *s, uint32_t size, struct result *res)
                     pong = take_recv(s, 0, "receive pong");
             }
         } else {
-            reap_request(s);
+            if (s->req_done < s->req_posted)
+                reap_request(s);
             pong = take_recv(s, 1, "receive pong");
         }
         uint64_t t1 = ticks();
@@ -627,8 +651,9 @@ static void send_lat_server(struct side *s, uint32_t size)
             fill_pattern(s->src, size, ~i);
         }
         post_recv(s);
-        post_send(s, s->src, size);
-        reap_request(s);
+        post_ping(s, s->src, size);
+        if (s->req_done < s->req_posted)
+            reap_request(s);
     }
 }
 
@@ -904,6 +929,8 @@ static void report(const struct side *s, const char *ia, uint32_t size, struct r
     if (machine) {
         printf("datperf test=%s ia=%s mode=%s size=%u iters=%llu", test_names[test], ia, mode, size,
                (unsigned long long)r->ops);
+        if (test == T_SEND_LAT && s->cfg.signal_every > 1)
+            printf(" signal_every=%u", s->cfg.signal_every);
         if (is_latency_test(test))
             printf(" lat_min_us=%.3f lat_median_us=%.3f lat_p99_us=%.3f lat_max_us=%.3f lat_avg_us=%.3f", lat[0],
                    lat[1], lat[2], lat[3], lat[4]);
@@ -916,9 +943,12 @@ static void report(const struct side *s, const char *ia, uint32_t size, struct r
         return;
     }
     if (first) {
-        printf("# datperf %s on IA %s, %s completions (%s), %u iterations%s\n", test_names[test], ia, mode,
+        printf("# datperf %s on IA %s, %s completions (%s), %u iterations%s", test_names[test], ia, mode,
                s->poll ? "dat_evd_dequeue spin" : "dat_evd_wait", s->cfg.iters,
                (s->cfg.flags & F_VERIFY) ? ", payloads checked" : "");
+        if (test == T_SEND_LAT && s->cfg.signal_every > 1)
+            printf(", every %uth send signaled", s->cfg.signal_every);
+        printf("\n");
         printf("# one-way latency = round trip / 2; cpu = user+sys us per op; cs = voluntary/involuntary "
                "context switches per op; thr = threads; c = client, s = server\n");
         if (is_latency_test(test))
@@ -966,7 +996,8 @@ static int run_server(char *ia, DAT_CONN_QUAL qual)
         check(DP_CR_REJECT(cr), "dat_cr_reject");
         fail("connection request is not from a datperf client");
     }
-    if (s.cfg.test >= T_COUNT || s.cfg.window == 0 || s.cfg.window > MAX_WINDOW || s.cfg.min_size == 0 ||
+    if (s.cfg.test >= T_COUNT || s.cfg.window == 0 || s.cfg.window > MAX_WINDOW || s.cfg.signal_every > MAX_WINDOW ||
+        s.cfg.min_size == 0 ||
         s.cfg.max_size > MAX_SIZE || s.cfg.min_size > s.cfg.max_size || s.cfg.iters == 0) {
         check(DP_CR_REJECT(cr), "dat_cr_reject");
         fail("connection request carries an invalid configuration");
@@ -1080,11 +1111,12 @@ static void usage(void)
             "  -n iters    measured iterations (default 1000 latency, 5000 bandwidth)\n"
             "  -W iters    warm-up iterations before measuring, latency tests (default min(100, n/10))\n"
             "  -w ops      outstanding operations, bandwidth tests (default 32, at most %d)\n"
+            "  -u n        send_lat: only every nth send is signaled (default 1; ib_send_lat: 100), at most %d\n"
             "  -p / -b     completions by spinning on dat_evd_dequeue (default) / sleeping in dat_evd_wait\n"
             "  -c          check every payload\n"
             "  -m          machine-readable output: one key=value line per result\n"
             "  -q qual     connection qualifier (default 18517)\n",
-            MAX_WINDOW);
+            MAX_WINDOW, MAX_WINDOW);
     exit(2);
 }
 
@@ -1108,9 +1140,9 @@ int main(int argc, char **argv)
     char *ia = "shm";
     const char *host = NULL;
     DAT_CONN_QUAL qual = 18517;
-    struct config cfg = {T_SEND_LAT, 0, 8, 8, 0, UINT32_MAX, 32};
+    struct config cfg = {T_SEND_LAT, 0, 8, 8, 0, UINT32_MAX, 32, 1};
     int all = 0, machine = 0, opt;
-    while ((opt = getopt(argc, argv, "P:h:q:t:s:an:W:w:pbcm")) != -1) {
+    while ((opt = getopt(argc, argv, "P:h:q:t:s:an:W:w:u:pbcm")) != -1) {
         switch (opt) {
         case 'P': ia = optarg; break;
         case 'h': host = optarg; break;
@@ -1129,6 +1161,7 @@ int main(int argc, char **argv)
         case 'n': cfg.iters = (uint32_t)strtoul(optarg, NULL, 0); break;
         case 'W': cfg.warmup = (uint32_t)strtoul(optarg, NULL, 0); break;
         case 'w': cfg.window = (uint32_t)strtoul(optarg, NULL, 0); break;
+        case 'u': cfg.signal_every = (uint32_t)strtoul(optarg, NULL, 0); break;
         case 'p': cfg.flags &= ~F_BLOCK; break;
         case 'b': cfg.flags |= F_BLOCK; break;
         case 'c': cfg.flags |= F_VERIFY; break;
@@ -1149,7 +1182,7 @@ int main(int argc, char **argv)
         cfg.warmup = cfg.iters / 10 < 100 ? cfg.iters / 10 : 100;
     if (!is_latency_test((int)cfg.test))
         cfg.warmup = 0;
-    if (cfg.window == 0 || cfg.window > MAX_WINDOW)
+    if (cfg.window == 0 || cfg.window > MAX_WINDOW || cfg.signal_every == 0 || cfg.signal_every > MAX_WINDOW)
         usage();
     if (!host)
         return run_server(ia, qual);

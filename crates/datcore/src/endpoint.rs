@@ -17,7 +17,9 @@ use crate::evd::EventDispatcher;
 use crate::event::{Event, EventData};
 use crate::handle::{self, DatObject, Handle, HandleType};
 use crate::ia::InterfaceAdapter;
-use crate::provider::{ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendOp, SendWr, Sge};
+use crate::provider::{
+    ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendOp, SendWr, Sge, WcOpcode,
+};
 use crate::pz::ProtectionZone;
 use crate::srq::SharedReceiveQueue;
 use parking_lot::{Mutex, RwLock};
@@ -157,7 +159,7 @@ impl EpBinding {
         if !Arc::ptr_eq(&pz.ia, ia) {
             return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_PZ));
         }
-        self.pz = Some(pz);
+        self.pz = Some(pz.arc());
         self.pz_handle = h;
         Ok(())
     }
@@ -203,12 +205,34 @@ pub struct EpModify {
     pub evds: [Option<Handle>; 3],
 }
 
+/// How many SGEs each kind of post may carry (from the EP attributes; an RDMA op may use the
+/// request limit when it is the larger).
+#[derive(Default)]
+struct IovLimits {
+    request: AtomicU32,
+    recv: AtomicU32,
+    rdma_write: AtomicU32,
+    rdma_read: AtomicU32,
+}
+
+impl IovLimits {
+    fn set(&self, a: &EpAttr) {
+        let limit = |n: i32| n.max(0) as u32;
+        self.request.store(limit(a.max_request_iov), Ordering::Relaxed);
+        self.recv.store(limit(a.max_recv_iov), Ordering::Relaxed);
+        self.rdma_write.store(limit(a.max_rdma_write_iov.max(a.max_request_iov)), Ordering::Relaxed);
+        self.rdma_read.store(limit(a.max_rdma_read_iov.max(a.max_request_iov)), Ordering::Relaxed);
+    }
+}
+
 pub struct Endpoint {
     pub ia: Arc<InterfaceAdapter>,
     pub srq: Option<Arc<SharedReceiveQueue>>,
     pub srq_handle: Handle,
     binding: RwLock<EpBinding>,
     attr: Mutex<EpAttr>,
+    /// The attributes' IOV limits, read by every post without taking `attr`'s lock.
+    iov_limits: IovLimits,
     /// None while the EP has no PZ (a provider-created EP before `dat_ep_modify` names one).
     qp: RwLock<Option<Arc<dyn QueuePair>>>,
     /// Receives posted since the queue pair was made and before any connect or accept, so that
@@ -244,7 +268,7 @@ fn optional_evd(h: Handle, sub: u32, flag: u32) -> DatResult<Option<Arc<EventDis
     if !evd.accepts(flag) {
         return Err(DatError::invalid_handle(sub));
     }
-    Ok(Some(evd))
+    Ok(Some(evd.arc()))
 }
 
 /// The DAT_INVALID_STATE subtype naming an EP state.
@@ -283,7 +307,7 @@ impl Endpoint {
         let srq = if c.srq.is_null() {
             None
         } else {
-            Some(handle::get::<SharedReceiveQueue>(c.srq, DAT_INVALID_HANDLE_SRQ)?)
+            Some(handle::get::<SharedReceiveQueue>(c.srq, DAT_INVALID_HANDLE_SRQ)?.arc())
         };
         let attr = c.attr.unwrap_or_else(|| EpAttr::defaults(ia));
         attr.validate(ia, if srq.is_some() { 7 } else { 6 })?;
@@ -318,6 +342,7 @@ impl Endpoint {
             srq,
             srq_handle,
             binding: RwLock::new(binding),
+            iov_limits: IovLimits::default(),
             attr: Mutex::new(attr),
             qp: RwLock::new(None),
             early_recvs: Mutex::new(Vec::new()),
@@ -334,6 +359,7 @@ impl Endpoint {
             next_bind: AtomicU64::new(1 << 63),
             handle: OnceLock::new(),
         });
+        ep.iov_limits.set(&attr);
         let h = handle::insert(ep.clone())?;
         let _ = ep.handle.set(h);
         if let Err(e) = ep.new_qp() {
@@ -404,7 +430,7 @@ impl Endpoint {
         let qp = self.make_qp(&attr, &binding)?;
         binding.count_use(true);
         std::mem::replace(&mut *self.binding.write(), binding).count_use(false);
-        *self.attr.lock() = attr;
+        self.set_attr(attr);
         *self.qp.write() = qp.clone();
         self.repost_early_recvs(qp);
         Ok(())
@@ -420,7 +446,7 @@ impl Endpoint {
                 Some(Ok(())) => kept.push((cookie, sges)),
                 _ => {
                     let evd = self.binding.read().recv_evd.clone();
-                    let _ = self.complete_now(evd.as_ref(), cookie, DAT_DTO_ERR_LOCAL_PROTECTION);
+                    let _ = self.complete_now(evd.as_ref(), cookie, WcOpcode::Recv, DAT_DTO_ERR_LOCAL_PROTECTION);
                 }
             }
         }
@@ -451,6 +477,12 @@ impl Endpoint {
 
     pub fn attr(&self) -> EpAttr {
         *self.attr.lock()
+    }
+
+    fn set_attr(&self, attr: EpAttr) {
+        let mut a = self.attr.lock();
+        *a = attr;
+        self.iov_limits.set(&attr);
     }
 
     /// The queue pair; `DAT_INVALID_STATE_EP_NOTREADY` while the EP has no PZ.
@@ -498,16 +530,13 @@ impl Endpoint {
         if self.state() == DAT_EP_STATE_DISCONNECTED {
             // Valid, and flushed at once (dat_ep_post_send(3)).
             let evd = self.binding.read().request_evd.clone();
-            return self.complete_now(evd.as_ref(), cookie, DAT_DTO_ERR_FLUSHED);
+            return self.complete_now(evd.as_ref(), cookie, op.opcode(), DAT_DTO_ERR_FLUSHED);
         }
         let qp = self.connected_qp()?;
-        let max_iov = {
-            let a = self.attr.lock();
-            match op {
-                SendOp::Send => a.max_request_iov,
-                SendOp::RdmaWrite { .. } => a.max_rdma_write_iov.max(a.max_request_iov),
-                SendOp::RdmaRead { .. } => a.max_rdma_read_iov.max(a.max_request_iov),
-            }
+        let max_iov = match op {
+            SendOp::Send => self.iov_limits.request.load(Ordering::Relaxed),
+            SendOp::RdmaWrite { .. } => self.iov_limits.rdma_write.load(Ordering::Relaxed),
+            SendOp::RdmaRead { .. } => self.iov_limits.rdma_read.load(Ordering::Relaxed),
         };
         if sges.len() > max_iov as usize {
             return Err(DatError::invalid_arg(2));
@@ -529,12 +558,12 @@ impl Endpoint {
         }
         if self.state() == DAT_EP_STATE_DISCONNECTED {
             let evd = self.binding.read().recv_evd.clone();
-            return self.complete_now(evd.as_ref(), cookie, DAT_DTO_ERR_FLUSHED);
+            return self.complete_now(evd.as_ref(), cookie, WcOpcode::Recv, DAT_DTO_ERR_FLUSHED);
         }
         if self.srq.is_some() {
             return Err(DatError::invalid_state(0));
         }
-        if sges.len() > self.attr.lock().max_recv_iov as usize {
+        if sges.len() > self.iov_limits.recv.load(Ordering::Relaxed) as usize {
             return Err(DatError::invalid_arg(2));
         }
         self.qp()?.post_recv(cookie, sges)?;
@@ -548,11 +577,17 @@ impl Endpoint {
     }
 
     /// Completes a DTO at once with `status` (e.g. `DAT_DTO_ERR_FLUSHED` on a disconnected EP).
-    fn complete_now(&self, evd: Option<&Arc<EventDispatcher>>, cookie: u64, status: u32) -> DatResult<()> {
+    fn complete_now(
+        &self,
+        evd: Option<&Arc<EventDispatcher>>,
+        cookie: u64,
+        op: WcOpcode,
+        status: u32,
+    ) -> DatResult<()> {
         let ev = Event {
             number: DAT_DTO_COMPLETION_EVENT,
             evd: Handle::NULL,
-            data: EventData::Dto { ep: self.handle(), cookie, status, length: 0 },
+            data: EventData::Dto { ep: self.handle(), cookie, status, length: 0, op },
         };
         match evd {
             Some(e) => e.post(ev),

@@ -9,14 +9,37 @@
 //! [  0xDA7   | type  |     generation (28)  | index (20)   ]
 //! ```
 //!
-//! Lookup decodes the value and reads one slot under that slot's own lock: no global lock,
-//! no allocation. A freed handle fails because its slot's generation moved on; a wrong-type
-//! handle fails on the type; garbage fails on the tag or the index. The caller picks the
-//! `DAT_INVALID_HANDLE_*` subtype, so the same lookup serves every function.
+//! Lookup ([`get`]) is lock-free and touches one word of one slot: it decodes the value, adds
+//! one to the slot's use count and checks generation, type and liveness in the word it read, in
+//! one atomic `fetch_add`. No lock, no allocation, no `Arc` reference count: the [`Ref`] it
+//! returns borrows the object from the slot, and dropping the `Ref` gives the use back. A freed
+//! handle fails because its slot's generation moved on (or the slot is no longer live); a
+//! wrong-type handle fails on the type; garbage fails on the tag or the index. The caller picks
+//! the `DAT_INVALID_HANDLE_*` subtype, so the same lookup serves every function.
+//!
+//! ## Why a concurrent free never frees memory a lookup uses
+//!
+//! Each slot's `state` word holds `generation | type | LIVE | DYING | uses`. The invariant:
+//! **the slot's object stays in the slot while `uses > 0`, and only a slot with `LIVE` set hands
+//! it out.** [`remove`] clears `LIVE` (and sets `DYING`) in one compare-and-swap, so every later
+//! lookup fails at once; whoever then brings `uses` to zero on a `DYING` slot (the remover
+//! itself, or the last `Ref` to be dropped, possibly in another thread) moves the word to the
+//! next generation with neither flag set, in one compare-and-swap that only one thread can win,
+//! and only that thread takes the object out and returns the index to the free list. A lookup
+//! that raced with the free and lost (it saw a word without `LIVE` or of another generation)
+//! never reads the object: it just gives its use back. [`insert`] writes the object before it
+//! publishes `LIVE` with release ordering, and a lookup's `fetch_add` acquires, so a lookup that
+//! sees `LIVE` sees the object. A free therefore never waits for users (a thread may sit in
+//! `dat_evd_wait` on an EVD another thread frees): the object is dropped when the last use ends,
+//! as an `Arc` would be.
 
 use crate::error::{DatError, DatResult};
-use parking_lot::{Mutex, RwLock};
-use std::any::Any;
+use parking_lot::Mutex;
+use std::any::{Any, TypeId};
+use std::cell::UnsafeCell;
+use std::ops::Deref;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Object types, numbered as `DAT_HANDLE_TYPE`.
@@ -116,17 +139,138 @@ pub trait DatObject: Any + Send + Sync {
     const TYPE: HandleType;
 }
 
-struct Slot {
-    generation: u32,
-    ty: Option<HandleType>,
-    object: Option<Arc<dyn Any + Send + Sync>>,
-    /// DAT consumer context (`dat_set_consumer_context`).
-    context: u64,
+// The slot state word (see the module comment):
+//  63           36 35  32  31     30    29            0
+// [ generation    | type | DYING | LIVE |     uses      ]
+const USES_MASK: u64 = (1 << 30) - 1;
+const LIVE: u64 = 1 << 30;
+const DYING: u64 = 1 << 31;
+const STATE_TYPE_SHIFT: u32 = 32;
+const STATE_GEN_SHIFT: u32 = 36;
+
+/// The word of a live slot holding generation `gen` and an object of type `ty`, with no uses.
+fn live_word(ty: HandleType, gen: u32) -> u64 {
+    (gen as u64) << STATE_GEN_SHIFT | (ty as u64) << STATE_TYPE_SHIFT | LIVE
 }
 
-struct Table {
-    chunks: Vec<OnceLock<Box<[RwLock<Slot>]>>>,
-    free: Mutex<FreeList>,
+/// What a live slot holds: the owning reference and, for lookups, the concrete type and the
+/// address of the object.
+struct Entry {
+    /// Owns the object (dropped at reclaim); lookups use `data` instead.
+    _owner: Arc<dyn Any + Send + Sync>,
+    type_id: TypeId,
+    data: NonNull<()>,
+}
+
+struct Slot {
+    /// `generation | type | DYING | LIVE | uses`; every lookup and free goes through it.
+    state: AtomicU64,
+    /// DAT consumer context (`dat_set_consumer_context`).
+    context: AtomicU64,
+    /// Written only by the thread that owns the slot while it is neither `LIVE` nor `DYING`
+    /// (the inserter before publishing `LIVE`, the reclaimer after its winning CAS); read only
+    /// by holders of a use taken while `LIVE` was set.
+    entry: UnsafeCell<Option<Entry>>,
+    index: u32,
+}
+
+// SAFETY: `entry` is accessed only under the protocol above (exclusive writers while the slot is
+// unpublished, shared readers while they hold a use), and the object in it is `Send + Sync`.
+unsafe impl Sync for Slot {}
+// SAFETY: as above; `Entry::data` points into the `Send + Sync` object it is stored with.
+unsafe impl Send for Slot {}
+
+impl Slot {
+    /// Takes a use and checks the word it read against `expected` (generation, type, `LIVE`,
+    /// `DYING` clear). On a mismatch the use is given back and None returned.
+    #[inline]
+    fn enter(&'static self, expected: u64) -> Option<Use> {
+        let used = Use(self);
+        let word = self.state.fetch_add(1, Ordering::Acquire);
+        (word & !USES_MASK == expected).then_some(used)
+    }
+
+    /// Gives a use back; the last use of a freed (`DYING`) slot reclaims it.
+    #[inline]
+    fn leave(&self) {
+        let before = self.state.fetch_sub(1, Ordering::Release);
+        if before & DYING != 0 && before & USES_MASK == 1 {
+            self.reclaim();
+        }
+    }
+
+    /// Moves a `DYING` slot without uses to the next generation, drops its object and returns
+    /// the index to the free list. Only the thread whose compare-and-swap wins does anything.
+    #[cold]
+    fn reclaim(&self) {
+        let mut word = self.state.load(Ordering::Acquire);
+        loop {
+            if word & DYING == 0 || word & USES_MASK != 0 {
+                return; // someone else reclaims (or a racing lookup will, when it leaves)
+            }
+            let next_gen = ((word >> STATE_GEN_SHIFT) + 1) & GEN_MASK;
+            match self.state.compare_exchange_weak(
+                word,
+                next_gen << STATE_GEN_SHIFT,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break,
+                Err(now) => word = now,
+            }
+        }
+        // SAFETY: the winning CAS made the slot neither LIVE nor DYING and its index is not on
+        // the free list yet: no lookup reads `entry` and no insert writes it; we own it.
+        let entry = unsafe { (*self.entry.get()).take() };
+        self.context.store(0, Ordering::Relaxed);
+        free_list().lock().free.push(self.index);
+        drop(entry); // the object's own drop runs outside every registry lock
+    }
+}
+
+/// One use of a slot: while it exists the slot's object stays put. Dropping it gives it back.
+struct Use(&'static Slot);
+
+impl Drop for Use {
+    #[inline]
+    fn drop(&mut self) {
+        self.0.leave();
+    }
+}
+
+/// A borrowed DAT object, from [`get`]. The object stays valid while the `Ref` lives, even if
+/// another thread frees the handle meanwhile (the handle stops resolving at once; the object is
+/// dropped when the last `Ref` and `Arc` to it are gone).
+pub struct Ref<T: DatObject> {
+    object: NonNull<T>,
+    _use: Use,
+}
+
+impl<T: DatObject> Ref<T> {
+    /// An owning reference, for callers that keep the object beyond this call.
+    pub fn arc(&self) -> Arc<T> {
+        let p = self.object.as_ptr().cast_const();
+        // SAFETY: `p` is `Arc::as_ptr` of the `Arc<T>` the slot holds, alive while our use is.
+        unsafe {
+            Arc::increment_strong_count(p);
+            Arc::from_raw(p)
+        }
+    }
+}
+
+impl<T: DatObject> Deref for Ref<T> {
+    type Target = T;
+    #[inline]
+    fn deref(&self) -> &T {
+        // SAFETY: the slot keeps the object alive while our use exists (module invariant).
+        unsafe { self.object.as_ref() }
+    }
+}
+
+impl<T: DatObject + std::fmt::Debug> std::fmt::Debug for Ref<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
 }
 
 struct FreeList {
@@ -134,35 +278,40 @@ struct FreeList {
     next: u32,
 }
 
-fn table() -> &'static Table {
-    static TABLE: OnceLock<Table> = OnceLock::new();
-    TABLE.get_or_init(|| Table {
-        chunks: (0..CHUNKS).map(|_| OnceLock::new()).collect(),
-        // Index 0 is never handed out, so no handle's low bits are all zero by accident.
-        free: Mutex::new(FreeList { free: Vec::new(), next: 1 }),
-    })
+static CHUNK_TABLE: [OnceLock<Box<[Slot]>>; CHUNKS] = [const { OnceLock::new() }; CHUNKS];
+
+fn free_list() -> &'static Mutex<FreeList> {
+    // Index 0 is never handed out, so no handle's low bits are all zero by accident.
+    static FREE: Mutex<FreeList> = parking_lot::const_mutex(FreeList { free: Vec::new(), next: 1 });
+    &FREE
 }
 
-impl Table {
-    fn slot(&self, index: usize) -> Option<&RwLock<Slot>> {
-        let chunk = self.chunks.get(index >> CHUNK_BITS)?.get()?;
-        chunk.get(index & (CHUNK - 1))
-    }
+#[inline]
+fn slot(index: usize) -> Option<&'static Slot> {
+    let chunk = CHUNK_TABLE[(index >> CHUNK_BITS) & (CHUNKS - 1)].get()?;
+    chunk.get(index & (CHUNK - 1))
+}
 
-    fn slot_or_create(&self, index: usize) -> &RwLock<Slot> {
-        let chunk = self.chunks[index >> CHUNK_BITS].get_or_init(|| {
-            (0..CHUNK).map(|_| RwLock::new(Slot { generation: 1, ty: None, object: None, context: 0 })).collect()
-        });
-        &chunk[index & (CHUNK - 1)]
-    }
+fn slot_or_create(index: usize) -> &'static Slot {
+    let chunk = CHUNK_TABLE[index >> CHUNK_BITS].get_or_init(|| {
+        let base = index & !(CHUNK - 1);
+        (0..CHUNK)
+            .map(|i| Slot {
+                state: AtomicU64::new(1 << STATE_GEN_SHIFT),
+                context: AtomicU64::new(0),
+                entry: UnsafeCell::new(None),
+                index: (base + i) as u32,
+            })
+            .collect()
+    });
+    &chunk[index & (CHUNK - 1)]
 }
 
 /// Registers `object` and returns its new handle. Fails with
 /// `DAT_INSUFFICIENT_RESOURCES` when all 2^20 slots are in use.
 pub fn insert<T: DatObject>(object: Arc<T>) -> DatResult<Handle> {
-    let t = table();
     let index = {
-        let mut fl = t.free.lock();
+        let mut fl = free_list().lock();
         match fl.free.pop() {
             Some(i) => i,
             None if (fl.next as usize) < CHUNK * CHUNKS => {
@@ -172,81 +321,77 @@ pub fn insert<T: DatObject>(object: Arc<T>) -> DatResult<Handle> {
             None => return Err(DatError::insufficient(crate::codes::DAT_RESOURCE_MEMORY)),
         }
     };
-    let mut slot = t.slot_or_create(index as usize).write();
-    slot.ty = Some(T::TYPE);
-    slot.object = Some(object);
-    slot.context = 0;
-    Ok(Handle::encode(T::TYPE, slot.generation, index))
+    let s = slot_or_create(index as usize);
+    let data = NonNull::from(&*object).cast::<()>();
+    // SAFETY: the index came off the free list, so the slot is neither LIVE nor DYING and no one
+    // else reads or writes `entry` until the store below publishes it.
+    unsafe { *s.entry.get() = Some(Entry { _owner: object, type_id: TypeId::of::<T>(), data }) };
+    s.context.store(0, Ordering::Relaxed);
+    let word = s.state.fetch_or(LIVE | (T::TYPE as u64) << STATE_TYPE_SHIFT, Ordering::Release);
+    Ok(Handle::encode(T::TYPE, (word >> STATE_GEN_SHIFT) as u32, index))
 }
 
-fn with_slot<R>(h: Handle, ty: HandleType, f: impl FnOnce(&RwLock<Slot>) -> Option<R>) -> Option<R> {
+/// Takes a use of `h`'s slot if `h` is a live handle of type `ty`.
+#[inline]
+fn enter(h: Handle, ty: HandleType) -> Option<Use> {
     if h.claimed_type() != Some(ty) {
         return None;
     }
-    f(table().slot(h.index())?)
-}
-
-fn live(slot: &Slot, h: Handle, ty: HandleType) -> bool {
-    slot.ty == Some(ty) && slot.generation & GEN_MASK as u32 == h.generation()
+    slot(h.index())?.enter(live_word(ty, h.generation()))
 }
 
 /// Looks up a live handle of type `T`. `invalid` is the DAT_INVALID_HANDLE subtype to report.
-pub fn get<T: DatObject>(h: Handle, invalid: u32) -> DatResult<Arc<T>> {
-    with_slot(h, T::TYPE, |s| {
-        let slot = s.read();
-        if !live(&slot, h, T::TYPE) {
-            return None;
-        }
-        slot.object.clone()?.downcast::<T>().ok()
-    })
-    .ok_or(DatError::invalid_handle(invalid))
+#[inline]
+pub fn get<T: DatObject>(h: Handle, invalid: u32) -> DatResult<Ref<T>> {
+    let found = enter(h, T::TYPE).and_then(|used| {
+        // SAFETY: our use was taken on a LIVE slot, so `entry` is set and stays put (invariant).
+        let entry = unsafe { (*used.0.entry.get()).as_ref() }?;
+        (entry.type_id == TypeId::of::<T>()).then(|| Ref { object: entry.data.cast::<T>(), _use: used })
+    });
+    found.ok_or(DatError::invalid_handle(invalid))
 }
 
 /// Like [`get`] but for a raw C pointer value.
-pub fn get_ptr<T: DatObject>(p: *const libc::c_void, invalid: u32) -> DatResult<Arc<T>> {
+#[inline]
+pub fn get_ptr<T: DatObject>(p: *const libc::c_void, invalid: u32) -> DatResult<Ref<T>> {
     get(Handle::from_ptr(p), invalid)
 }
 
-/// Removes a handle; later lookups of it fail. Returns the object if it was live.
+/// Removes a handle; later lookups of it fail at once. Returns the object if it was live (and
+/// this call, not a concurrent one, removed it). Lookups in flight keep their object.
 pub fn remove<T: DatObject>(h: Handle) -> Option<Arc<T>> {
-    with_slot(h, T::TYPE, |s| {
-        let mut slot = s.write();
-        if !live(&slot, h, T::TYPE) {
+    let found = get::<T>(h, 0).ok()?;
+    let state = &found._use.0.state;
+    let mut word = state.load(Ordering::Relaxed);
+    loop {
+        // Our use pins the generation, so only a concurrent remove can have cleared LIVE.
+        if word & LIVE == 0 {
             return None;
         }
-        slot.generation = slot.generation.wrapping_add(1) & GEN_MASK as u32;
-        slot.ty = None;
-        slot.context = 0;
-        let obj = slot.object.take();
-        drop(slot);
-        table().free.lock().free.push(h.index() as u32);
-        obj?.downcast::<T>().ok()
-    })
+        match state.compare_exchange_weak(word, word & !LIVE | DYING, Ordering::AcqRel, Ordering::Relaxed) {
+            Ok(_) => break,
+            Err(now) => word = now,
+        }
+    }
+    Some(found.arc()) // dropping `found` gives our use back; the last use reclaims the slot
 }
 
 /// The type of any live handle of ours.
 pub fn type_of(h: Handle) -> Option<HandleType> {
     let ty = h.claimed_type()?;
-    with_slot(h, ty, |s| live(&s.read(), h, ty).then_some(ty))
+    enter(h, ty).map(|_| ty)
 }
 
 /// Sets the consumer context of any live handle. False if the handle is not live.
 pub fn set_context(h: Handle, context: u64) -> bool {
     let Some(ty) = h.claimed_type() else { return false };
-    with_slot(h, ty, |s| {
-        let mut slot = s.write();
-        live(&slot, h, ty).then(|| slot.context = context)
-    })
-    .is_some()
+    enter(h, ty).map(|used| used.0.context.store(context, Ordering::Relaxed)).is_some()
 }
 
 /// The consumer context of any live handle.
 pub fn context(h: Handle) -> Option<u64> {
     let ty = h.claimed_type()?;
-    with_slot(h, ty, |s| {
-        let slot = s.read();
-        live(&slot, h, ty).then_some(slot.context)
-    })
+    enter(h, ty).map(|used| used.0.context.load(Ordering::Relaxed))
 }
 
 #[cfg(test)]
@@ -289,5 +434,96 @@ mod tests {
         assert_ne!(h, h2);
         assert!(get::<Thing>(h, 0xf).is_err());
         assert_eq!(get::<Thing>(h2, 0xf).unwrap().0, 8);
+    }
+
+    /// An object whose drop is recorded outside its own memory, so a reader can tell, without
+    /// touching freed memory, whether the object it holds was dropped under it.
+    struct Tracked(usize);
+    static DROPPED: [std::sync::atomic::AtomicBool; 4096] = [const { std::sync::atomic::AtomicBool::new(false) }; 4096];
+    impl Drop for Tracked {
+        fn drop(&mut self) {
+            DROPPED[self.0].store(true, Ordering::SeqCst);
+        }
+    }
+    impl DatObject for Tracked {
+        const TYPE: HandleType = HandleType::Lmr;
+    }
+
+    #[test]
+    fn a_freed_object_outlives_its_last_ref() {
+        let h = insert(Arc::new(Tracked(0))).unwrap();
+        let held = get::<Tracked>(h, 0).unwrap();
+        let removed = remove::<Tracked>(h).expect("live");
+        assert!(get::<Tracked>(h, 0).is_err(), "a removed handle stops resolving at once");
+        assert!(remove::<Tracked>(h).is_none(), "only one remove wins");
+        drop(removed);
+        assert!(!DROPPED[0].load(Ordering::SeqCst), "a Ref keeps the object");
+        assert_eq!(held.0, 0);
+        drop(held);
+        assert!(DROPPED[0].load(Ordering::SeqCst), "the last use drops it");
+    }
+
+    /// Readers look handles up and check their object while writers free and re-insert them
+    /// (reusing slots, so stale handles hit newer generations): every lookup either fails or
+    /// yields the object of exactly that handle, never one that has been dropped.
+    #[test]
+    fn concurrent_lookup_and_free() {
+        use std::sync::atomic::AtomicBool;
+        const LIVE_SET: usize = 8;
+        const ROUNDS: usize = 400;
+        let handles: Arc<Vec<AtomicU64>> = Arc::new((0..LIVE_SET).map(|_| AtomicU64::new(0)).collect());
+        let ids: Arc<Mutex<std::collections::HashMap<u64, usize>>> = Default::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut next_id = 1;
+        let mut fresh = |ids: &Mutex<std::collections::HashMap<u64, usize>>| {
+            let id = next_id;
+            next_id += 1;
+            let h = insert(Arc::new(Tracked(id))).unwrap();
+            ids.lock().insert(h.0, id);
+            h
+        };
+        for cell in handles.iter() {
+            cell.store(fresh(&ids).0, Ordering::SeqCst);
+        }
+        let readers: Vec<_> = (0..3)
+            .map(|_| {
+                let (handles, ids, stop) = (handles.clone(), ids.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let mut hits = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        for cell in handles.iter() {
+                            let h = Handle(cell.load(Ordering::SeqCst));
+                            if let Ok(obj) = get::<Tracked>(h, 0) {
+                                assert!(!DROPPED[obj.0].load(Ordering::SeqCst), "use after drop");
+                                assert_eq!(ids.lock().get(&h.0), Some(&obj.0), "wrong object for handle");
+                                std::hint::spin_loop();
+                                assert!(!DROPPED[obj.0].load(Ordering::SeqCst), "dropped while held");
+                                hits += 1;
+                            }
+                        }
+                    }
+                    hits
+                })
+            })
+            .collect();
+        for round in 0..ROUNDS {
+            let cell = &handles[round % LIVE_SET];
+            let old = Handle(cell.load(Ordering::SeqCst));
+            let obj = remove::<Tracked>(old).expect("only this thread removes");
+            assert!(get::<Tracked>(old, 0).is_err());
+            drop(obj);
+            cell.store(fresh(&ids).0, Ordering::SeqCst);
+            if round % 16 == 0 {
+                std::thread::yield_now();
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        let hits: u64 = readers.into_iter().map(|r| r.join().unwrap()).sum();
+        assert!(hits > 0, "readers never found a live handle");
+        for cell in handles.iter() {
+            remove::<Tracked>(Handle(cell.load(Ordering::SeqCst))).expect("live");
+        }
+        // Every object that was removed and is no longer referenced has been dropped.
+        assert!((1..next_id).all(|id| DROPPED[id].load(Ordering::SeqCst)), "an object leaked");
     }
 }

@@ -54,7 +54,7 @@ impl LocalMemoryRegion {
         length: u64,
         privileges: u32,
     ) -> DatResult<LmrCreated> {
-        let pz = handle::get::<ProtectionZone>(pz_handle, DAT_INVALID_HANDLE_PZ)?;
+        let pz = handle::get::<ProtectionZone>(pz_handle, DAT_INVALID_HANDLE_PZ)?.arc();
         if !Arc::ptr_eq(&pz.ia, ia) {
             return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_PZ));
         }
@@ -114,7 +114,7 @@ pub fn free(h: Handle) -> DatResult<()> {
 /// The LMR of this IA with `lmr_context`.
 pub fn by_context(ia: &InterfaceAdapter, lmr_context: u32) -> Option<Arc<LocalMemoryRegion>> {
     let h = *ia.lmrs_by_context.lock().get(&lmr_context)?;
-    handle::get::<LocalMemoryRegion>(h, DAT_INVALID_HANDLE_LMR).ok()
+    handle::get::<LocalMemoryRegion>(h, DAT_INVALID_HANDLE_LMR).ok().map(|l| l.arc())
 }
 
 /// `dat_lmr_sync_rdma_read` / `_write`: every segment must lie in an LMR of this IA. Memory is

@@ -6,6 +6,7 @@
 //! everything. Output goes to stderr. Nothing is installed if the process already set a global
 //! subscriber, and nothing at all when no variable is set.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 
 fn parse_mask(s: &str) -> Option<u64> {
@@ -38,8 +39,20 @@ pub fn level_from_env() -> Option<tracing::Level> {
     }
 }
 
-/// Installs a stderr subscriber once, if the environment asks for logging.
+/// Installs a stderr subscriber once, if the environment asks for logging. Every export calls
+/// this: after the first call it costs one load and one branch.
+#[inline]
 pub fn init() {
+    static DONE: AtomicBool = AtomicBool::new(false);
+    if !DONE.load(Ordering::Acquire) {
+        init_once();
+        DONE.store(true, Ordering::Release);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn init_once() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         if let Some(level) = level_from_env() {

@@ -37,7 +37,7 @@ impl DatObject for RemoteMemoryRegion {
 impl RemoteMemoryRegion {
     /// `dat_rmr_create`.
     pub fn create(pz_handle: Handle) -> DatResult<Handle> {
-        let pz = handle::get::<ProtectionZone>(pz_handle, DAT_INVALID_HANDLE_PZ)?;
+        let pz = handle::get::<ProtectionZone>(pz_handle, DAT_INVALID_HANDLE_PZ)?.arc();
         let mw = pz.pd.alloc_mw()?;
         pz.acquire();
         let ia = pz.ia.clone();

@@ -40,7 +40,7 @@ impl SharedReceiveQueue {
         max_recv_iov: i32,
         low_watermark: i32,
     ) -> DatResult<Handle> {
-        let pz = handle::get::<ProtectionZone>(pz_handle, DAT_INVALID_HANDLE_PZ)?;
+        let pz = handle::get::<ProtectionZone>(pz_handle, DAT_INVALID_HANDLE_PZ)?.arc();
         let attr = ia.device.attr();
         if max_recv_dtos <= 0 || max_recv_dtos as u32 > attr.max_srq_wr {
             return Err(DatError::invalid_arg(3));

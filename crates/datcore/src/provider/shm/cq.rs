@@ -16,7 +16,7 @@ use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Instant;
 
 pub const MAX_CQE: u32 = 1 << 20;
@@ -30,8 +30,10 @@ pub struct ShmCq {
     q: Mutex<Ring>,
     waker: Arc<dyn Waker>,
     async_events: Arc<dyn AsyncEvents>,
-    /// Queue pairs with this as their send or receive queue (dropped ones are skipped).
-    qps: Mutex<Vec<Weak<QpShared>>>,
+    /// Queue pairs with this as their send or receive queue. Strong references (a poll walks
+    /// them without touching reference counts): `ShmQp`'s drop detaches its queue pair, which
+    /// also breaks the cycle through `QpShared`'s own references to its queues.
+    qps: Mutex<Vec<Arc<QpShared>>>,
     wake: OwnWake,
     phase: AtomicU8,
     /// The wake word's sequence value at `arm`.
@@ -77,13 +79,11 @@ impl ShmCq {
     }
 
     pub fn attach(&self, qp: &Arc<QpShared>) {
-        let mut l = self.qps.lock();
-        l.retain(|w| w.strong_count() > 0);
-        l.push(Arc::downgrade(qp));
+        self.qps.lock().push(qp.clone());
     }
 
     pub fn detach(&self, qp: &QpShared) {
-        self.qps.lock().retain(|w| w.strong_count() > 0 && !std::ptr::eq(w.as_ptr(), qp));
+        self.qps.lock().retain(|q| !std::ptr::eq(&**q, qp));
     }
 
     /// Adds one completion. Returns false (and raises CqOverflow once) when the queue is full.
@@ -121,11 +121,8 @@ impl ShmCq {
 
     /// Services the rings of every attached queue pair in the caller's thread.
     fn drive(&self) {
-        let l = self.qps.lock();
-        for w in l.iter() {
-            if let Some(qp) = w.upgrade() {
-                qp.drive_from_poll(self);
-            }
+        for qp in self.qps.lock().iter() {
+            qp.drive_from_poll(self);
         }
     }
 }

@@ -11,7 +11,7 @@ use super::super::{
 use super::area::PeerArea;
 use super::cq::ShmCq;
 use super::memtable::{self, Entry, Kind};
-use super::recvq::{self, Recv, RecvQueue, ShmSrq};
+use super::recvq::{self, RecvQueue, SgeList, ShmSrq};
 use super::ring::{Consumer, Malformed, Producer, Segment};
 use super::xfer::Part;
 use super::{conn, progress, sys, wire, ShmMw, MWS};
@@ -171,7 +171,11 @@ const NO_ENTRY: SqEntry = SqEntry {
 /// or done and waiting for earlier ones to complete: completions come out in queue order),
 /// `[issued, tail)` wait to be issued. Before `acked` every ring op has its outcome.
 pub struct SendQueue {
+    /// Entries; the length is a power of two, so op `n` lives in slot `n & mask` (no division
+    /// per message).
     pub e: Vec<SqEntry>,
+    /// How many ops may be outstanding (the QP's send-queue depth, at most `e.len()`).
+    pub depth: usize,
     sges: Vec<Sge>,
     max_sge: usize,
     pub head: u64,
@@ -182,11 +186,13 @@ pub struct SendQueue {
 
 impl SendQueue {
     fn new(cap: u32, max_sge: u32) -> SendQueue {
-        let cap = cap.max(1) as usize;
+        let depth = cap.max(1) as usize;
+        let slots = depth.next_power_of_two();
         let max_sge = (max_sge as usize).clamp(1, super::cma::MAX_IOV);
         SendQueue {
-            e: vec![NO_ENTRY; cap],
-            sges: vec![Sge::default(); cap * max_sge],
+            e: vec![NO_ENTRY; slots],
+            depth,
+            sges: vec![Sge::default(); slots * max_sge],
             max_sge,
             head: 0,
             acked: 0,
@@ -238,7 +244,7 @@ impl SendQueue {
         }
     }
     pub fn slot(&self, n: u64) -> usize {
-        (n % self.e.len() as u64) as usize
+        (n & (self.e.len() as u64 - 1)) as usize
     }
     pub fn sges(&self, n: u64) -> &[Sge] {
         self.sges_at(self.slot(n))
@@ -251,7 +257,7 @@ impl SendQueue {
         self.head == self.tail
     }
     fn push(&mut self, e: SqEntry, sges: &[Sge]) -> DatResult<()> {
-        if (self.tail - self.head) as usize >= self.e.len() {
+        if (self.tail - self.head) as usize >= self.depth {
             return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
         }
         if sges.len() > self.max_sge {
@@ -268,7 +274,6 @@ impl SendQueue {
 /// Target-side state of an inbound operation whose payload spans several records, or of an
 /// RDMA read being answered inline.
 #[derive(Clone, Copy)]
-#[allow(clippy::large_enum_variant)] // one per QP, never moved on the hot path
 pub enum Rx {
     Idle,
     Inline {
@@ -289,9 +294,10 @@ pub enum Rx {
 }
 
 #[derive(Clone, Copy)]
-#[allow(clippy::large_enum_variant)] // lives inside Rx
 pub enum Dest {
-    Recv(Recv, bool),
+    /// A posted receive: its work-request id (its SGEs are `QpState::recv_sges`) and whether
+    /// it came from the SRQ.
+    Recv(u64, bool),
     /// Our memory at this address, under this rkey (checked again for every chunk).
     Mem(u64, u32),
 }
@@ -304,6 +310,8 @@ pub struct QpState {
     pub sq: SendQueue,
     pub rq: RecvQueue,
     pub rx: Rx,
+    /// The SGEs of the receive last taken ([`QpShared::take_recv`]), the one `rx` fills.
+    pub recv_sges: SgeList,
     pub pending_ack: Option<Ack>,
     pub reads_out: u32,
     pub graceful_pending: bool,
@@ -455,20 +463,21 @@ impl QpShared {
         }
     }
 
-    /// Takes one receive from the SRQ or our own queue.
-    pub fn take_recv(&self, st: &mut QpState) -> Option<Recv> {
+    /// Takes one receive from the SRQ or our own queue: its work-request id; its SGEs go to
+    /// `st.recv_sges`.
+    pub fn take_recv(&self, st: &mut QpState) -> Option<u64> {
         match &self.srq {
             Some(s) => {
-                let r = s.q.lock().pop();
+                let r = s.q.lock().pop(&mut st.recv_sges);
                 if r.is_none() {
                     s.starved.store(true, Ordering::SeqCst);
                     // A post may have slipped in before the flag was visible.
-                    return s.q.lock().pop();
+                    return s.q.lock().pop(&mut st.recv_sges);
                 }
                 r
             }
             None => {
-                let r = st.rq.pop();
+                let r = st.rq.pop(&mut st.recv_sges);
                 if r.is_none() {
                     self.need_recv.store(true, Ordering::SeqCst);
                 }
@@ -502,12 +511,12 @@ impl QpShared {
         }
         st.sq.issued = st.sq.head;
         st.sq.acked = st.sq.head;
-        if let Rx::Inline { dest: Dest::Recv(r, _), .. } = st.rx {
-            self.complete_recv(a, r.wr_id, WcStatus::Flushed, 0);
+        if let Rx::Inline { dest: Dest::Recv(wr_id, _), .. } = st.rx {
+            self.complete_recv(a, wr_id, WcStatus::Flushed, 0);
         }
         st.rx = Rx::Idle;
-        while let Some(r) = st.rq.pop() {
-            self.complete_recv(a, r.wr_id, WcStatus::Flushed, 0);
+        while let Some(wr_id) = st.rq.pop(&mut st.recv_sges) {
+            self.complete_recv(a, wr_id, WcStatus::Flushed, 0);
         }
     }
 
@@ -590,6 +599,7 @@ impl ShmQp {
             sq: SendQueue::new(caps.max_send_wr, caps.max_send_sge),
             rq,
             rx: Rx::Idle,
+            recv_sges: SgeList::EMPTY,
             pending_ack: None,
             reads_out: 0,
             graceful_pending: false,

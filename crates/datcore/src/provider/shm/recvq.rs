@@ -18,11 +18,10 @@ pub struct SgeList {
 impl SgeList {
     pub const EMPTY: SgeList = SgeList { n: 0, s: [Sge { lkey: 0, pad: 0, addr: 0, length: 0 }; MAX_IOV] };
 
-    pub fn from(sges: &[Sge]) -> SgeList {
-        let mut l = SgeList::EMPTY;
-        l.n = sges.len().min(MAX_IOV);
-        l.s[..l.n].copy_from_slice(&sges[..l.n]);
-        l
+    /// Replaces the list with `sges` (at most [`MAX_IOV`]), copying only those.
+    pub fn set(&mut self, sges: &[Sge]) {
+        self.n = sges.len().min(MAX_IOV);
+        self.s[..self.n].copy_from_slice(&sges[..self.n]);
     }
 
     pub fn as_slice(&self) -> &[Sge] {
@@ -76,11 +75,13 @@ pub fn still_valid(sges: &[Sge], pd: u32, need: Access) -> bool {
     })
 }
 
-/// A posted receive taken off a queue.
-#[derive(Clone, Copy)]
-pub struct Recv {
-    pub wr_id: u64,
-    pub sges: SgeList,
+/// `i` (below twice `cap`) as an index below `cap`, without a division.
+fn wrap(i: usize, cap: usize) -> usize {
+    if i >= cap {
+        i - cap
+    } else {
+        i
+    }
 }
 
 /// A fixed-capacity FIFO of receives; its storage is allocated once.
@@ -122,7 +123,7 @@ impl RecvQueue {
         if sges.len() > self.max_sge {
             return Err(DatError::invalid_arg(2));
         }
-        let i = (self.head + self.len) % self.cap();
+        let i = wrap(self.head + self.len, self.cap());
         self.wr_ids[i] = wr_id;
         self.counts[i] = sges.len() as u8;
         self.sges[i * self.max_sge..i * self.max_sge + sges.len()].copy_from_slice(sges);
@@ -130,16 +131,18 @@ impl RecvQueue {
         Ok(())
     }
 
-    pub fn pop(&mut self) -> Option<Recv> {
+    /// Takes the oldest receive: returns its work-request id and puts its SGEs in `sges` (the
+    /// caller's buffer, so that no large value is copied per message).
+    pub fn pop(&mut self, sges: &mut SgeList) -> Option<u64> {
         if self.len == 0 {
             return None;
         }
         let i = self.head;
         let n = self.counts[i] as usize;
-        let r = Recv { wr_id: self.wr_ids[i], sges: SgeList::from(&self.sges[i * self.max_sge..i * self.max_sge + n]) };
-        self.head = (self.head + 1) % self.cap();
+        sges.set(&self.sges[i * self.max_sge..i * self.max_sge + n]);
+        self.head = wrap(self.head + 1, self.cap());
         self.len -= 1;
-        Some(r)
+        Some(self.wr_ids[i])
     }
 
     /// A queue of a new capacity holding the same receives (`None` if they do not fit).
@@ -148,8 +151,9 @@ impl RecvQueue {
             return None;
         }
         let mut q = RecvQueue::new(cap, self.max_sge as u32);
-        while let Some(r) = self.pop() {
-            let _ = q.push(r.wr_id, r.sges.as_slice());
+        let mut sges = SgeList::EMPTY;
+        while let Some(wr_id) = self.pop(&mut sges) {
+            let _ = q.push(wr_id, sges.as_slice());
         }
         Some(q)
     }

@@ -15,6 +15,7 @@ use super::memtable;
 use super::qp::{status_code, status_from, Ack, After, Dest, Fault, OpKind, QpShared, QpState, Rx};
 use super::rdma;
 use super::recvq;
+use super::ring::Record;
 use super::wire::*;
 
 /// Payloads up to this size go inline even when the peer could copy them itself.
@@ -105,7 +106,7 @@ pub fn step(sh: &QpShared, st: &mut QpState, a: &mut After, part: Part) -> Resul
     }
     // A receive-queue poll also completes sends when the send queue fills up, so programs
     // that post unsignaled sends and never poll their request EVD keep going.
-    let sq_half_full = (st.sq.issued - st.sq.head) * 2 > st.sq.e.len() as u64;
+    let sq_half_full = (st.sq.issued - st.sq.head) * 2 > st.sq.depth as u64;
     if part.completions || sq_half_full {
         did |= pump_resp(sh, st, a)?;
     }
@@ -385,6 +386,31 @@ fn answer(st: &mut QpState, status: WcStatus, len: u64, end: u64) {
     }
 }
 
+/// Reads the `niov` initiator iovecs after a request record's header into `buf`; their lengths
+/// must add up to the op's `total`.
+fn read_iovs<'a>(
+    rec: &Record,
+    niov: u32,
+    total: u64,
+    buf: &'a mut [(u64, u64); MAX_IOV],
+) -> Result<&'a [(u64, u64)], Fault> {
+    let nr = niov as usize;
+    if nr > MAX_IOV || rec.payload_len < OP_HDR + nr * IOV {
+        return Err(Fault::Malformed("bad iovec list"));
+    }
+    // SAFETY: payload_len covers the iovec list (checked above).
+    let p = unsafe { std::slice::from_raw_parts(rec.payload.add(OP_HDR), nr * IOV) };
+    let mut sum = 0u64;
+    for (k, v) in buf[..nr].iter_mut().enumerate() {
+        *v = read_iov(&p[k * IOV..]);
+        sum = sum.checked_add(v.1).ok_or(Fault::Malformed("iovec overflow"))?;
+    }
+    if sum != total {
+        return Err(Fault::Malformed("bad iovec list"));
+    }
+    Ok(&buf[..nr])
+}
+
 /// Executes inbound requests until the ring is empty or something must wait (no receive
 /// posted, response ring full).
 pub fn pump_rx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, Fault> {
@@ -461,7 +487,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                 if status == WcStatus::Success && ack == WcStatus::Success {
                     match dest {
                         // SAFETY: the receive SGEs were re-validated when the op started.
-                        Dest::Recv(r, _) => unsafe { scatter(r.sges.as_slice(), off, rec.payload, n) },
+                        Dest::Recv(..) => unsafe { scatter(st.recv_sges.as_slice(), off, rec.payload, n) },
                         Dest::Mem(addr, rkey) => {
                             let busy = link.seg.target_busy(link.side);
                             // SAFETY: [addr, addr+total) is checked against the rkey first.
@@ -477,7 +503,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                 if off + n == total {
                     st.rx = Rx::Idle;
                     let recv = match dest {
-                        Dest::Recv(r, _) => Some(r.wr_id),
+                        Dest::Recv(wr_id, _) => Some(wr_id),
                         Dest::Mem(..) => None,
                     };
                     finish_inbound(sh, st, a, recv, total, (status, ack), end);
@@ -494,9 +520,10 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                 if total > super::MAX_MESSAGE {
                     return Err(Fault::Malformed("operation too large"));
                 }
-                // Remote iovecs (initiator memory) or the first inline chunk.
-                let mut riov = [(0u64, 0u64); MAX_IOV];
-                let mut nr = 0usize;
+                // Remote iovecs (initiator memory) or the first inline chunk. The iovec buffer
+                // is set up only for a non-inline op (an inline one does not clear it).
+                let mut riov_buf;
+                let mut riov: &[(u64, u64)] = &[];
                 let mut chunk = 0u64;
                 if inline {
                     chunk = total.min(CHUNK);
@@ -504,61 +531,47 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                         return Err(Fault::Malformed("bad inline operation"));
                     }
                 } else {
-                    nr = hdr.niov as usize;
-                    if nr > MAX_IOV || rec.payload_len < OP_HDR + nr * IOV {
-                        return Err(Fault::Malformed("bad iovec list"));
-                    }
-                    // SAFETY: payload_len covers the iovec list (checked above).
-                    let p = unsafe { std::slice::from_raw_parts(rec.payload.add(OP_HDR), nr * IOV) };
-                    let mut sum = 0u64;
-                    for (k, v) in riov[..nr].iter_mut().enumerate() {
-                        *v = read_iov(&p[k * IOV..]);
-                        sum = sum.checked_add(v.1).ok_or(Fault::Malformed("iovec overflow"))?;
-                    }
-                    if sum != total || (!we_copy && rec.kind != R_READ) {
+                    riov_buf = [(0u64, 0u64); MAX_IOV];
+                    riov = read_iovs(&rec, hdr.niov, total, &mut riov_buf)?;
+                    if !we_copy && rec.kind != R_READ {
                         return Err(Fault::Malformed("bad iovec list"));
                     }
                 }
                 match rec.kind {
                     R_SEND => {
-                        let Some(r) = sh.take_recv(st) else { return Ok(()) };
-                        let cap = r.sges.total();
+                        let Some(wr_id) = sh.take_recv(st) else { return Ok(()) };
+                        let sges = st.recv_sges.as_slice();
+                        let cap = st.recv_sges.total();
                         let (mut status, mut ack) = (WcStatus::Success, WcStatus::Success);
                         if total > cap {
                             status = WcStatus::LocalLength;
                             ack = WcStatus::RemoteOperation;
-                        } else if !recvq::still_valid(
-                            r.sges.as_slice(),
-                            sh.pd,
-                            Access { local_write: true, ..Access::default() },
-                        ) {
+                        } else if !recvq::still_valid(sges, sh.pd, Access { local_write: true, ..Access::default() }) {
                             status = WcStatus::LocalProtection;
                             ack = WcStatus::RemoteOperation;
                         }
-                        // (The receive is copied into `Dest` only for a multi-record payload: it
-                        // is large.)
                         if inline {
                             if status == WcStatus::Success {
                                 // SAFETY: receive SGEs validated; the chunk is in the record.
-                                unsafe { scatter(r.sges.as_slice(), 0, rec.payload.add(OP_HDR), chunk) };
+                                unsafe { scatter(sges, 0, rec.payload.add(OP_HDR), chunk) };
                             }
                             if chunk == total {
-                                finish_inbound(sh, st, a, Some(r.wr_id), total, (status, ack), end);
+                                finish_inbound(sh, st, a, Some(wr_id), total, (status, ack), end);
                             } else {
-                                let dest = Dest::Recv(r, sh.srq.is_some());
+                                let dest = Dest::Recv(wr_id, sh.srq.is_some());
                                 st.rx = Rx::Inline { dest, total, off: chunk, status, ack };
                             }
                         } else {
                             if status == WcStatus::Success {
                                 let mut liov = [(0u64, 0u64); MAX_IOV];
-                                let nl = iovs(r.sges.as_slice(), total, &mut liov);
-                                let s = cma_status(sh, cma::transfer(peer, &liov[..nl], &riov[..nr], false))?;
+                                let nl = iovs(sges, total, &mut liov);
+                                let s = cma_status(sh, cma::transfer(peer, &liov[..nl], riov, false))?;
                                 if s != WcStatus::Success {
                                     status = WcStatus::RemoteOperation;
                                     ack = s;
                                 }
                             }
-                            finish_inbound(sh, st, a, Some(r.wr_id), total, (status, ack), end);
+                            finish_inbound(sh, st, a, Some(wr_id), total, (status, ack), end);
                         }
                     }
                     R_WRITE => {
@@ -584,7 +597,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                                 st.rx = Rx::Inline { dest, total, off: chunk, status: WcStatus::Success, ack };
                             }
                         } else {
-                            let copy = || cma::transfer(peer, &[(hdr.remote_addr, total)], &riov[..nr], false);
+                            let copy = || cma::transfer(peer, &[(hdr.remote_addr, total)], riov, false);
                             let ack = match guarded(sh, busy, access, copy) {
                                 Some(r) => cma_status(sh, r)?,
                                 None => WcStatus::RemoteAccess,
@@ -600,9 +613,9 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                             st.pending_ack = ack(WcStatus::RemoteAccess);
                         } else if total == 0 {
                             st.pending_ack = ack(WcStatus::Success);
-                        } else if we_copy && nr > 0 {
+                        } else if we_copy && !riov.is_empty() {
                             let busy = link.seg.target_busy(link.side);
-                            let copy = || cma::transfer(peer, &[(hdr.remote_addr, total)], &riov[..nr], true);
+                            let copy = || cma::transfer(peer, &[(hdr.remote_addr, total)], riov, true);
                             st.pending_ack =
                                 ack(match guarded(sh, busy, (hdr.rkey, hdr.remote_addr, total, false), copy) {
                                     Some(r) => cma_status(sh, r)?,

@@ -3,18 +3,19 @@
 use crate::abi::*;
 use crate::ffi::{h, input, out};
 use crate::ia::ia_of;
+use datcore::codes::{DAT_INVALID_HANDLE_CNO, DAT_INVALID_HANDLE_EVD_REQUEST};
 use datcore::evd::{self, ConsumerNotifier, EventDispatcher, ProxyAgent};
 use datcore::handle;
 use datcore::{DatError, DatResult};
 use std::sync::Arc;
 
 /// EVD lookups report `DAT_INVALID_HANDLE_EVD_REQUEST`, as the reference libdat does.
-fn evd_of(p: DAT_EVD_HANDLE) -> DatResult<Arc<EventDispatcher>> {
+fn evd_of(p: DAT_EVD_HANDLE) -> DatResult<handle::Ref<EventDispatcher>> {
     handle::get_ptr::<EventDispatcher>(p, DAT_INVALID_HANDLE_EVD_REQUEST)
 }
 
 fn cno_of(p: DAT_CNO_HANDLE) -> DatResult<Arc<ConsumerNotifier>> {
-    handle::get_ptr::<ConsumerNotifier>(p, DAT_INVALID_HANDLE_CNO)
+    handle::get_ptr::<ConsumerNotifier>(p, DAT_INVALID_HANDLE_CNO).map(|c| c.arc())
 }
 
 fn optional_cno(p: DAT_CNO_HANDLE) -> DatResult<Option<Arc<ConsumerNotifier>>> {
@@ -292,9 +293,12 @@ pub unsafe extern "C" fn dat_cno_query(
         let p = unsafe { out(cno_param, 3)? };
         let a = c.agent();
         p.ia_handle = c.ia.handle().as_ptr();
-        p.agent.instance_data = a.instance_data as DAT_PVOID;
-        // SAFETY: `func` is 0 or a function pointer the consumer gave us with this signature.
-        p.agent.proxy_agent_func = unsafe { std::mem::transmute::<usize, DAT_AGENT_FUNC>(a.func) };
+        let agent = DAT_OS_WAIT_PROXY_AGENT {
+            instance_data: a.instance_data as DAT_PVOID,
+            // SAFETY: `func` is 0 or a function pointer the consumer gave us with this signature.
+            proxy_agent_func: unsafe { std::mem::transmute::<usize, DAT_AGENT_FUNC>(a.func) },
+        };
+        crate::convert::set_cno_agent(p, agent);
         Ok(())
     })
 }
