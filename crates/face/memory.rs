@@ -259,7 +259,7 @@ pub fn bind_rmr(
 }
 
 /// The RMR behind a handle, or `DAT_INVALID_HANDLE|RMR`.
-pub fn rmr_of(p: DAT_RMR_HANDLE) -> DatResult<std::sync::Arc<RemoteMemoryRegion>> {
+pub fn rmr_of(p: DAT_RMR_HANDLE) -> DatResult<handle::Ref<RemoteMemoryRegion>> {
     handle::get_ptr::<RemoteMemoryRegion>(p, DAT_INVALID_HANDLE_RMR)
 }
 
