@@ -7,11 +7,12 @@
 #   -L DIR       the directory holding the libdat2.so.2 under test (default: build/lib)
 #   -p PROGRAMS  a space-separated subset of: dtest dtestx dtestcm dtestsrq dapltest
 #   RUN          STACK (server and client on the same library) or SERVER_STACK/CLIENT_STACK
-#                (a mixed run: dtest and dapltest -T T only), where STACK is
+#                (a mixed run: dtest and dapltest -T T only), or `wire` (the private data each
+#                provider sends and answers, see run_wire), where STACK is
 #     ofed     OFED's libdat2.so.2 and its cma provider libdaplofa.so.2, IA ofa-v2-$RDMA_TYPE
-#              (the harness's DAT_OVERRIDE dat.conf line)
+#              (the harness's DAT_OVERRIDE dat.conf line; ofa-v2-$RDMA_NETDEV is added for it)
 #     path     DIR/libdat2.so.2 by LD_LIBRARY_PATH=DIR, IA ofa-v2-$RDMA_NETDEV (our built-in
-#              verbs provider's name for the port on that netdev; OFED's library has no such IA)
+#              verbs provider's name for the port on that netdev)
 #     preload  DIR/libdat2.so.2 by LD_PRELOAD, in front of OFED's library, IA as for path
 # Every process runs under LD_DEBUG=files: afterwards its loader log must show the library the
 # stack names (ours from DIR and no libdaplofa, or OFED's with libdaplofa), so a run cannot
@@ -37,6 +38,10 @@ shift $((OPTIND - 1))
 ip=$RDMA_IP
 work=$(mktemp -d /tmp/dapl2-utils.XXXXXX)
 failed=0 passed=0
+# OFED's library learns our IA name too (its provider on the same netdev): dtest's client opens
+# the IA name its server sends it, so a mixed run hands OFED's side ofa-v2-$RDMA_NETDEV
+{ cat "$DAT_OVERRIDE"; echo "ofa-v2-$RDMA_NETDEV u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \"$RDMA_NETDEV 0\" \"\""; } >"$work/dat.conf"
+export DAT_OVERRIDE=$work/dat.conf
 
 ia_of() { # STACK: the IA name the programs get
     case $1 in
@@ -206,7 +211,7 @@ dapltest_client() {
     shift 3
     log=$work/$run.dapltest-$test.client
     rm -f "$log" "$log".ld.*
-    in_stack "$stack" "$log" 600 dapltest "$1" "$2" -D "$(ia_of "$stack")" "${@:3}" || { echo "dapltest $test: exit status $?"; st=1; }
+    in_stack "$stack" "$log" 300 dapltest "$1" "$2" -D "$(ia_of "$stack")" "${@:3}" || { echo "dapltest $test: exit status $?"; st=1; }
     case $test in
     F-*)
         grep -q '^Result: PASS' "$log" || { echo "dapltest $test: no case passed"; st=1; }
@@ -269,8 +274,42 @@ run_mixed() { # RUN SSTACK CSTACK: dtest and dapltest -T T across two libraries
     esac
 }
 
+# run_wire: what OFED's cma provider and ours put into the rdma_cm private data, each talking
+# to tests/vm/cm-probe (plain rdma_cm): the request of `dapltest -T Q` (which passes no private
+# data of its own) and the reply of a `dapltest -T S` to the probe's request. Both stacks must
+# put the same bytes on the wire.
+run_wire() {
+    local stack port=46100 ok=0 probe=$work/cm-probe
+    cc -O2 -o "$probe" "$root/tests/vm/cm-probe.c" -lrdmacm -libverbs || { report wire 1; return; }
+    for stack in ofed path; do
+        port=$((port + 1))
+        rm -f "$work/probe.server"
+        "$probe" listen "$ip" $port >"$work/probe.server" 2>&1 &
+        local probe_pid=$! i
+        for i in $(seq 100); do grep -q listening "$work/probe.server" && break; sleep 0.1; done
+        in_stack "$stack" "$work/wire-$stack.client" 60 dapltest -T Q -s "$ip" -D "$(ia_of "$stack")" -n $port
+        wait $probe_pid || ok=1
+        grep -A8 'connection request' "$work/probe.server" >"$work/wire-$stack.request"
+        echo "$stack: dapltest -T Q's connection request as it arrives:"
+        sed 's/^/  /' "$work/wire-$stack.request"
+        port=$((port + 1))
+        start_server "wire-$stack" "$stack" 120 'Service Point Ready' dapltest -T S -D "$(ia_of "$stack")" -n $port || ok=1
+        timeout 60 "$probe" connect "$ip" $port >"$work/wire-$stack.reply" 2>&1 || ok=1
+        echo "$stack: dapltest -T S's reply to a request carrying \"cm-probe\":"
+        sed 's/^/  /' "$work/wire-$stack.reply"
+        in_stack "$stack" "$work/wire-$stack.quit" 60 dapltest -T Q -s "$ip" -D "$(ia_of "$stack")" -n $port
+        wait "$server_pid"
+    done
+    for f in request reply; do
+        [ -s "$work/wire-ofed.$f" ] && cmp -s "$work/wire-ofed.$f" "$work/wire-path.$f" ||
+            { echo "wire: the $f differs between OFED's provider and ours"; ok=1; }
+    done
+    report wire $ok "$work/probe.server"
+}
+
 t0=$(date +%s)
 for run in "$@"; do
+    [ "$run" = wire ] && { run_wire; continue; }
     sstack=${run%/*} cstack=${run#*/}
     for s in "$sstack" "$cstack"; do
         case $s in ofed | path | preload) ;; *) echo "unknown stack '$s' in '$run'" >&2; exit 2 ;; esac
