@@ -209,7 +209,7 @@ dapltest_errors='Test Error|FAIL|failed|Segmentation'
 
 # dapltest_server RUN SSTACK: starts `dapltest -T S` (output $work/RUN.dapltest.server)
 dapltest_server() {
-    start_server "$1.dapltest" "$2" 900 'Service Point Ready' dapltest -T S -D "$(ia_of "$2")"
+    start_server "$1.dapltest" "$2" 400 'Service Point Ready' dapltest -T S -D "$(ia_of "$2")"
 }
 
 # dapltest_client RUN STACK TEST -T LETTER ARGS...: one client run (-T must come first); exit 0,
@@ -238,6 +238,8 @@ dapltest_client() {
 dapltest_stop() {
     local st=0 log=$work/$1.dapltest.server
     dapltest_client "$1" "$3" Q -T Q -s "$ip" || st=1
+    for _ in $(seq 600); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+    kill "$server_pid" 2>/dev/null && { echo "dapltest server: still running 60 s after -T Q"; st=1; }
     wait "$server_pid" || { echo "dapltest server: exit status $?"; st=1; }
     grep -q 'Exiting' "$log" || { echo "dapltest server: no exit line"; st=1; }
     ! grep -Eq "$dapltest_errors" "$log" || { echo "dapltest server: an error line"; st=1; }
