@@ -72,8 +72,8 @@ pub fn fill_ia_attr_face(_ia: &InterfaceAdapter, _a: &mut DAT_IA_ATTR) {}
 /// `DAT_PROVIDER_ATTR` fields only this face has: none in DAT 1.2.
 pub fn fill_provider_attr_face(_ia: &InterfaceAdapter, _p: &mut DAT_PROVIDER_ATTR) {}
 
-/// A DTO completion in `out` (DAT 1.2 has no operation field and no extension data: an IB
-/// extension completion shows as a plain DTO completion).
+/// Writes a DTO completion into `out` as DAT 1.2 reports it: no operation, a 64-bit length, no
+/// extension data (the 1.2 face has no IB extensions, so `op` and `immed` are not shown).
 #[inline]
 pub fn dto_event(out: &mut DAT_EVENT, ep: Handle, cookie: u64, status: u32, length: u64, _op: WcOpcode, _immed: u32) {
     out.event_data.dto_completion_event_data = DAT_DTO_COMPLETION_EVENT_DATA {
@@ -81,7 +81,7 @@ pub fn dto_event(out: &mut DAT_EVENT, ep: Handle, cookie: u64, status: u32, leng
         user_cookie: DAT_CONTEXT { as_64: cookie },
         status: status as _,
         transfered_length: length,
-    };
+    }
 }
 
 /// A connection request's arrival as DAT 1.2 reports it.

@@ -217,10 +217,18 @@ fn operation(op: WcOpcode, immed: u32) -> DAT_DTOS {
     }
 }
 
-/// A DTO completion in `out` as DAT 2.0 reports it: the operation, a 32-bit length; an IB
-/// extension completion becomes a `DAT_IB_DTO_EVENT` with its `DAT_IB_EXTENSION_EVENT_DATA` in
+/// Writes an IB extension completion's `DAT_IB_EXTENSION_EVENT_DATA` into the event's
 /// `event_extension_data` (type at byte 0, status at 4, immediate data at 8, as OFED's header
-/// lays it out).
+/// lays it out) and makes the event a `DAT_IB_DTO_EVENT`.
+fn extension_event(out: &mut DAT_EVENT, ext: IbExtension, status: u32) {
+    out.event_number = DAT_IB_DTO_EVENT as _;
+    let words = &mut out.event_extension_data;
+    words[0] = ext.ext_type() as u64 | (status as u64) << 32;
+    words[1] = ext.immed() as u64;
+}
+
+/// Writes a DTO completion into `out` as DAT 2.0 reports it: the operation, a 32-bit length,
+/// and for an IB extension completion a `DAT_IB_DTO_EVENT` with its extension data.
 #[inline]
 pub fn dto_event(out: &mut DAT_EVENT, ep: Handle, cookie: u64, status: u32, length: u64, op: WcOpcode, immed: u32) {
     out.event_data.dto_completion_event_data = DAT_DTO_COMPLETION_EVENT_DATA {
@@ -232,10 +240,7 @@ pub fn dto_event(out: &mut DAT_EVENT, ep: Handle, cookie: u64, status: u32, leng
         rmr_context: 0,
     };
     if let Some(ext) = IbExtension::of(op, immed) {
-        out.event_number = DAT_IB_DTO_EVENT as _;
-        let words = &mut out.event_extension_data;
-        words[0] = ext.ext_type() as u64 | (status as u64) << 32;
-        words[1] = ext.immed() as u64;
+        extension_event(out, ext, status);
     }
 }
 
