@@ -415,11 +415,11 @@ unsafe fn post_request(
     unsafe { post_on(&ep, num_segments, local_iov, cookie, op, flags) }
 }
 
-/// Posts `op` on an EP already looked up.
+/// Posts `op` on an EP already looked up (also the IB extension posts of the 2.0 face).
 ///
 /// # Safety
 /// `local_iov` points at `num_segments` readable triplets (or is checked NULL).
-unsafe fn post_on(
+pub(crate) unsafe fn post_on(
     ep: &Endpoint,
     num_segments: DAT_COUNT,
     local_iov: *mut DAT_LMR_TRIPLET,
@@ -462,7 +462,7 @@ unsafe fn post_rdma(
 /// does not check it: shipped consumers advertise a short triplet and then move a longer
 /// buffer within the same registered region. The target enforces the region itself (rkey,
 /// bounds, rights) and an access outside it completes with `DAT_DTO_ERR_REMOTE_ACCESS`.
-unsafe fn remote(p: *const DAT_RMR_TRIPLET) -> DatResult<(u64, u32)> {
+pub(crate) unsafe fn remote(p: *const DAT_RMR_TRIPLET) -> DatResult<(u64, u32)> {
     // SAFETY: readable triplet from the consumer.
     let r = unsafe { input(p, 5)? };
     Ok(crate::convert::rmr_target(r))

@@ -39,8 +39,8 @@ fn c_event(ev: &Event) -> DAT_EVENT {
     out.event_number = ev.number as _;
     out.evd_handle = ev.evd.as_ptr();
     match ev.data {
-        EventData::Dto { ep, cookie, status, length, op } => {
-            out.event_data.dto_completion_event_data = crate::convert::dto_completion(ep, cookie, status, length, op)
+        EventData::Dto { ep, cookie, status, length, op, immed } => {
+            crate::convert::dto_event(&mut out, ep, cookie, status, length, op, immed)
         }
         EventData::RmrBind { rmr, cookie, status } => {
             out.event_data.rmr_completion_event_data = DAT_RMR_BIND_COMPLETION_EVENT_DATA {

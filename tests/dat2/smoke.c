@@ -5,15 +5,23 @@
  *                                                     the IA's own IPv4 address)
  *
  * Forks a client; the parent is the server.  Checks, as a DAT 2.0 consumer sees them:
- *   - dat_ia_open asks for DAT 2.0; the provider attributes say DAT 2.0, the IA attributes
- *     offer no extension; a few bad calls return DAT 2.0-numbered codes (and dat_strerror
- *     names them), DAT_VA_TYPE_ZB is refused, dat_extension_op answers;
+ *   - dat_ia_open asks for DAT 2.0; the provider attributes say DAT 2.0; the IA attributes
+ *     offer the IB extensions exactly when the provider attributes say DAT_IB_FETCH_AND_ADD
+ *     and DAT_IB_IMMED_DATA are "TRUE"; a few bad calls return DAT 2.0-numbered codes (and
+ *     dat_strerror names them), DAT_VA_TYPE_ZB is refused, dat_extension_op answers,
+ *     dat_ib_open_query / dat_ib_close_query open, query and close the IA;
  *   - the server rejects the first connection with private data, which the client sees in its
  *     PEER_REJECTED event; the second is accepted;
  *   - send/recv with 16-byte triplets; the completions report their DAT_DTOS operation and
  *     32-bit length;
  *   - the client RDMA-writes a pattern into the server's buffer (RMR triplet from the server)
  *     and reads it back; the server checks it too;
+ *   - with the IB extensions (dat_ib_extensions.h): the client fetch-and-adds and
+ *     compare-and-swaps the first word of that buffer (DAT_IB_DTO_EVENTs of type
+ *     DAT_IB_FETCH_AND_ADD / DAT_IB_CMP_AND_SWAP, old values in its own buffer), then RDMA-writes
+ *     with immediate data: the server's receive completes as DAT_IB_RDMA_WRITE_IMMED_DATA with
+ *     it, and the server checks the data and the word; without them, the operations return
+ *     DAT_NOT_IMPLEMENTED;
  *   - disconnect, free everything, close.
  * Prints one line per step; exit status 0 when every check passed.
  */
@@ -39,6 +47,14 @@ static const char *role = "server";
 #define ERR(type, subtype) (DAT_CLASS_ERROR | (type) | (subtype))
 static const char REJECT_PD[] = "busy, try again";
 static const char *server_address = "127.0.0.1";
+
+/* The IB extension step: immediate data, atomics' operands. */
+#define IMMED 0x1234abcdu
+#define ADD 5u
+#define SWAP 0x5157u
+
+/* Whether the IA offers the IB extensions (the same on both sides: one provider). */
+static int ib_ext;
 
 static void fail(const char *what, DAT_RETURN r)
 {
@@ -124,8 +140,9 @@ static void open_side(struct side *s, char *ia_name)
     CHECK(s->buf != NULL);
     memset(s->buf, 0, 2 * BUF);
     region.for_va = s->buf;
-    OK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, region, 2 * BUF, s->pz, DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA,
-                      &s->lmr, &s->lmr_context, &s->rmr_context, &reg_len, &reg_addr));
+    OK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, region, 2 * BUF, s->pz,
+                      DAT_MEM_PRIV_ALL_FLAG | DAT_IB_MEM_PRIV_REMOTE_ATOMIC, DAT_VA_TYPE_VA, &s->lmr,
+                      &s->lmr_context, &s->rmr_context, &reg_len, &reg_addr));
 }
 
 static void close_side(struct side *s)
@@ -158,6 +175,32 @@ static DAT_DTO_COOKIE cookie(uint64_t v)
     return c;
 }
 
+/* The value of the provider-specific attribute `name` ("" when absent). */
+static const char *provider_attr(const DAT_PROVIDER_ATTR *p, const char *name)
+{
+    DAT_COUNT i;
+    for (i = 0; i < p->num_provider_specific_attr; i++)
+        if (strcmp(p->provider_specific_attr[i].name, name) == 0)
+            return p->provider_specific_attr[i].value;
+    return "";
+}
+
+/* An IB extension completion on `evd`: a DAT_IB_DTO_EVENT of `type` with success. */
+static DAT_IB_EXTENSION_EVENT_DATA wait_ext(DAT_EVD_HANDLE evd, DAT_IB_EXT_TYPE type, DAT_SEG_LENGTH len)
+{
+    DAT_EVENT ev = wait_event(evd, (DAT_EVENT_NUMBER) DAT_IB_DTO_EVENT);
+    DAT_IB_EXTENSION_EVENT_DATA ext;
+    DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
+    memcpy(&ext, ev.event_extension_data, sizeof ext);
+    if (d->status != DAT_DTO_SUCCESS || ext.type != type || ext.status != DAT_OP_SUCCESS || d->transfered_length != len) {
+        fprintf(stderr, "%s: FAIL extension event type %u status %u/%u length %u, expected type %u length %u\n", role,
+                (unsigned) ext.type, (unsigned) d->status, (unsigned) ext.status, (unsigned) d->transfered_length,
+                (unsigned) type, (unsigned) len);
+        exit(1);
+    }
+    return ext;
+}
+
 /* What DAT 2.0 numbers differently from DAT 1.2, as this program sees it. */
 static void check_api(struct side *s)
 {
@@ -166,6 +209,7 @@ static void check_api(struct side *s)
     DAT_EVD_HANDLE evd;
     DAT_PZ_HANDLE pz;
     DAT_LMR_HANDLE lmr;
+    DAT_UINT64 counters[DCNT_IA_ALL_COUNTERS];
     DAT_LMR_CONTEXT lc;
     DAT_RMR_CONTEXT rc;
     DAT_VLEN rl;
@@ -176,7 +220,12 @@ static void check_api(struct side *s)
 
     OK(dat_ia_query(s->ia, &async, DAT_IA_FIELD_ALL, &iattr, DAT_PROVIDER_FIELD_ALL, &pattr));
     CHECK(pattr.dapl_version_major == 2 && pattr.dapl_version_minor == 0);
-    CHECK(iattr.extension_supported == DAT_EXTENSION_NONE && iattr.zb_supported == DAT_FALSE);
+    CHECK(iattr.zb_supported == DAT_FALSE);
+    ib_ext = iattr.extension_supported == DAT_EXTENSION_IB;
+    CHECK(ib_ext || iattr.extension_supported == DAT_EXTENSION_NONE);
+    CHECK(!ib_ext || iattr.extension_version == DAT_IB_EXTENSION_VERSION);
+    CHECK(strcmp(provider_attr(&pattr, DAT_IB_ATTR_FETCH_AND_ADD), ib_ext ? "TRUE" : "FALSE") == 0);
+    CHECK(strcmp(provider_attr(&pattr, DAT_IB_ATTR_IMMED_DATA), ib_ext ? "TRUE" : "FALSE") == 0);
     CHECK(DAT_INVALID_HANDLE1 == 0x1b && DAT_INVALID_ARG2 == 0x26); /* the 2.0 numbering */
     EXPECT(dat_pz_create(DAT_HANDLE_NULL, &pz), ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA));
     EXPECT(dat_evd_create(s->ia, 0, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &evd),
@@ -193,9 +242,70 @@ static void check_api(struct side *s)
            ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7));
     EXPECT(dat_ib_post_fetch_and_add(DAT_HANDLE_NULL, 1, NULL, cookie(0), NULL, 0),
            ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
-    EXPECT(dat_ib_post_fetch_and_add(s->ep, 1, NULL, cookie(0), NULL, 0), ERR(DAT_NOT_IMPLEMENTED, 0));
+    EXPECT(dat_ib_post_fetch_and_add(s->ep, 1, NULL, cookie(0), NULL, 0),
+           ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5));
+    EXPECT(dat_ib_query_counters(s->ia, DCNT_IA_ALL_COUNTERS, &counters, 0), ERR(DAT_NOT_IMPLEMENTED, 0));
     EXPECT(dat_extension_op(s->ep, 0x7777), ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
     printf("%s: DAT 2.0 attributes and return codes as expected\n", role);
+}
+
+/* The IB extensions against the server's buffer `rt` (its pattern written already): atomics on
+ * its first word, then a write with immediate data of 64 bytes at offset 64. */
+static void extensions(struct side *s, const DAT_RMR_TRIPLET *rt)
+{
+    DAT_LMR_TRIPLET t = iov(s, 512, 8);
+    DAT_RMR_TRIPLET w = *rt;
+    DAT_UINT64 start, old;
+    size_t i;
+
+    if (!ib_ext) {
+        EXPECT(dat_ib_post_fetch_and_add(s->ep, ADD, &t, cookie(20), &w, DAT_COMPLETION_DEFAULT_FLAG),
+               ERR(DAT_NOT_IMPLEMENTED, 0));
+        t = iov(s, 0, 64);
+        EXPECT(dat_ib_post_rdma_write_immed(s->ep, 1, &t, cookie(21), &w, IMMED, DAT_COMPLETION_DEFAULT_FLAG),
+               ERR(DAT_NOT_IMPLEMENTED, 0));
+        printf("client: no IB extensions here: DAT_NOT_IMPLEMENTED\n");
+        return;
+    }
+    memcpy(&start, s->buf + BUF, 8); /* the pattern the server's word holds */
+    w.segment_length = 8;
+    OK(dat_ib_post_fetch_and_add(s->ep, ADD, &t, cookie(20), &w, DAT_COMPLETION_DEFAULT_FLAG));
+    wait_ext(s->dto_evd, DAT_IB_FETCH_AND_ADD, 8);
+    memcpy(&old, s->buf + 512, 8);
+    CHECK(old == start);
+    OK(dat_ib_post_cmp_and_swap(s->ep, start + ADD, SWAP, &t, cookie(21), &w, DAT_COMPLETION_DEFAULT_FLAG));
+    wait_ext(s->dto_evd, DAT_IB_CMP_AND_SWAP, 8);
+    memcpy(&old, s->buf + 512, 8);
+    CHECK(old == start + ADD);
+    OK(dat_ib_post_cmp_and_swap(s->ep, start, 1, &t, cookie(22), &w, DAT_COMPLETION_DEFAULT_FLAG));
+    wait_ext(s->dto_evd, DAT_IB_CMP_AND_SWAP, 8);
+    memcpy(&old, s->buf + 512, 8);
+    CHECK(old == SWAP); /* compare failed: nothing swapped */
+    printf("client: fetch-and-add and compare-and-swap checked\n");
+
+    for (i = 0; i < 64; i++)
+        s->buf[i] = (unsigned char) ((64 + i) ^ 0xa5);
+    t = iov(s, 0, 64);
+    w.virtual_address = rt->virtual_address + 64;
+    w.segment_length = 64;
+    OK(dat_ib_post_rdma_write_immed(s->ep, 1, &t, cookie(23), &w, IMMED, DAT_COMPLETION_DEFAULT_FLAG));
+    wait_ext(s->dto_evd, DAT_IB_RDMA_WRITE_IMMED, 64);
+    printf("client: RDMA write with immediate data completed\n");
+}
+
+/* dat_ib_open_query / dat_ib_close_query: the IA opened for a query says what check_api saw. */
+static void check_open_query(char *ia_name)
+{
+    DAT_IA_HANDLE q;
+    DAT_IA_ATTR a;
+    DAT_PROVIDER_ATTR p;
+
+    OK(dat_ib_open_query(ia_name, &q, DAT_IA_FIELD_ALL, &a, DAT_PROVIDER_FIELD_ALL, &p));
+    CHECK(p.dapl_version_major == 2 && (a.extension_supported == DAT_EXTENSION_IB) == ib_ext);
+    CHECK(strcmp(provider_attr(&p, DAT_IB_ATTR_IMMED_DATA), ib_ext ? "TRUE" : "FALSE") == 0);
+    OK(dat_ib_close_query(q));
+    EXPECT(dat_ib_close_query(q), ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA));
+    printf("%s: dat_ib_open_query and dat_ib_close_query as expected\n", role);
 }
 
 static int server(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
@@ -210,6 +320,7 @@ static int server(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
 
     open_side(&s, ia_name);
     check_api(&s);
+    check_open_query(ia_name);
     OK(dat_psp_create(s.ia, qual, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &psp));
     CHECK(write(ready_fd, "L", 1) == 1);
     printf("server: listening on %llu\n", (unsigned long long) qual);
@@ -232,6 +343,8 @@ static int server(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
     CHECK(memcmp(s.buf, "hello", 6) == 0);
     /* our buffer's second half, as an RMR triplet; then the client's "done" */
     t = iov(&s, 0, 64);
+    if (ib_ext) /* consumed by the write with immediate data (its buffer stays untouched) */
+        OK(dat_ep_post_recv(s.ep, 1, &t, cookie(4), DAT_COMPLETION_DEFAULT_FLAG));
     OK(dat_ep_post_recv(s.ep, 1, &t, cookie(2), DAT_COMPLETION_DEFAULT_FLAG));
     rt.virtual_address = (DAT_VADDR) (uintptr_t) (s.buf + BUF);
     rt.segment_length = BUF;
@@ -240,11 +353,23 @@ static int server(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
     t = iov(&s, 128, sizeof rt);
     OK(dat_ep_post_send(s.ep, 1, &t, cookie(3), DAT_COMPLETION_DEFAULT_FLAG));
     wait_dto(&s, DAT_DTO_SEND, sizeof rt);
+    if (ib_ext) {
+        DAT_IB_EXTENSION_EVENT_DATA ext = wait_ext(s.recv_evd, DAT_IB_RDMA_WRITE_IMMED_DATA, 64);
+        CHECK(ext.val.immed.data == IMMED);
+    }
     wait_dto(&s, DAT_DTO_RECEIVE, 5);
     CHECK(memcmp(s.buf, "done", 5) == 0);
-    for (i = 0; i < BUF; i++)
+    for (i = ib_ext ? 128 : 0; i < BUF; i++)
         CHECK(s.buf[BUF + i] == (unsigned char) (i * 7 + 3));
     printf("server: the client's RDMA write landed\n");
+    if (ib_ext) {
+        DAT_UINT64 word;
+        for (i = 64; i < 128; i++)
+            CHECK(s.buf[BUF + i] == (unsigned char) (i ^ 0xa5));
+        memcpy(&word, s.buf + BUF, 8);
+        CHECK(word == SWAP);
+        printf("server: the write with immediate data 0x%x and the atomics landed\n", IMMED);
+    }
 
     wait_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED);
     OK(dat_psp_free(psp));
@@ -261,12 +386,15 @@ static int client(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
     DAT_CONNECTION_EVENT_DATA *c;
     DAT_LMR_TRIPLET t;
     DAT_RMR_TRIPLET rt;
+    DAT_IA_ATTR iattr;
     char ready;
     size_t i;
 
     role = "client";
     CHECK(read(ready_fd, &ready, 1) == 1);
     open_side(&s, ia_name);
+    OK(dat_ia_query(s.ia, NULL, DAT_IA_FIELD_ALL, &iattr, 0, NULL));
+    ib_ext = iattr.extension_supported == DAT_EXTENSION_IB;
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;
     CHECK(inet_pton(AF_INET, server_address, &addr.sin_addr) == 1);
@@ -308,6 +436,7 @@ static int client(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
     for (i = 0; i < BUF; i++)
         CHECK(s.buf[BUF + i] == (unsigned char) (i * 7 + 3));
     printf("client: RDMA write and read back of %d bytes checked\n", BUF);
+    extensions(&s, &rt);
 
     memcpy(s.buf, "done", 5);
     t = iov(&s, 0, 5);

@@ -96,14 +96,6 @@ fi
 
 # ------------------------------------------------------------------ verbs in guests
 if [ "${BENCH_VM:-1}" = 1 ]; then
-    # datperf built against OFED's DAT 2.0 headers and libdat2 (libdapl-dev), when there: the
-    # same tool over OFED's uDAPL in the guests
-    if [ -r /usr/include/dat2/udat.h ]; then
-        ${CC:-cc} -std=c99 -O2 -Wall -Wextra -Werror -DDATPERF_DAT2 -o "$OUT/datperf-dat2" tools/datperf/datperf.c \
-            -ldat2 >>"$RAWLOG" 2>&1 || echo "bench: datperf against DAT 2.0 headers did not build (see $RAWLOG)" >&2
-    else
-        echo "bench: no DAT 2.0 headers (libdapl-dev): no datperf over OFED uDAPL" >&2
-    fi
     for t in ${BENCH_VM_DEVICES:-rxe siw}; do
         echo "bench: verbs in one $t guest ($VM_ROUNDS rounds; waiting for /tmp/dat-vm.lock)" >&2
         flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --"$t" --timeout 1500 --env BENCH_ROUNDS="$VM_ROUNDS" --env BENCH_RAWLOG=/dev/stderr \
@@ -138,8 +130,16 @@ for t in rxe siw; do
         "$t RDMA write 1 MiB, polling [MB/s] vs ib_write_bw|$t.datperf.write_bw.1M.poll|$t.perftest.write_bw.1M|bw|0.98"
         "$t RDMA read 1 MiB, polling [MB/s] vs ib_read_bw|$t.datperf.read_bw.1M.poll|$t.perftest.read_bw.1M|bw|"
         "$t RDMA write 1 MiB, polling [MB/s] vs OFED dapltest -T P RW|$t.datperf.write_bw.1M.poll|$t.dapltest.write_bw.1M|bw|"
-        "$t send 8 B latency, polling [us] vs datperf on OFED uDAPL|$t.datperf.send_lat.8.poll|$t.ofed-datperf.send_lat.8.poll|lat|"
-        "$t RDMA write 1 MiB, polling [MB/s] vs datperf on OFED uDAPL|$t.datperf.write_bw.1M.poll|$t.ofed-datperf.write_bw.1M.poll|bw|"
+        # one datperf2 binary, our libdat2.so.2 vs OFED's libdat2.so.2 + libdaplofa (target: at or
+        # ahead of OFED dapl on every figure)
+        "$t DAT 2.0 send 8 B latency, polling [us]: ours vs OFED libdat2|$t.ours-datperf2.send_lat.8.poll|$t.ofed-datperf2.send_lat.8.poll|lat|1"
+        "$t DAT 2.0 send 8 B latency, blocking [us]: ours vs OFED libdat2|$t.ours-datperf2.send_lat.8.block|$t.ofed-datperf2.send_lat.8.block|lat|1"
+        "$t DAT 2.0 RDMA write 8 B latency, polling [us]: ours vs OFED libdat2|$t.ours-datperf2.write_lat.8.poll|$t.ofed-datperf2.write_lat.8.poll|lat|1"
+        "$t DAT 2.0 RDMA write 1 MiB, polling [MB/s]: ours vs OFED libdat2|$t.ours-datperf2.write_bw.1M.poll|$t.ofed-datperf2.write_bw.1M.poll|bw|1"
+        "$t DAT 2.0 RDMA read 1 MiB, polling [MB/s]: ours vs OFED libdat2|$t.ours-datperf2.read_bw.1M.poll|$t.ofed-datperf2.read_bw.1M.poll|bw|1"
+        "$t DAT 2.0 send 8 B message rate, polling [M/s]: ours vs OFED libdat2|$t.ours-datperf2.msg_rate.8.poll|$t.ofed-datperf2.msg_rate.8.poll|bw|1"
+        "$t DAT 2.0 instructions per send/recv round trip, blocking: ours vs OFED libdat2|$t.ours-datperf2.instr.send_lat.8.block|$t.ofed-datperf2.instr.send_lat.8.block|lat|1"
+        "$t DAT 2.0 instructions per 64 B send + completion, blocking: ours vs OFED libdat2|$t.ours-datperf2.instr.send_bw.64.block|$t.ofed-datperf2.instr.send_bw.64.block|lat|1"
     )
 done
 {

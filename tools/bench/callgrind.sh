@@ -11,12 +11,16 @@
 # the client made (post, dequeue, wait), from the 2N profile.
 # CALLGRIND_ITERS sets N (default 2000); CALLGRIND_REUSE=1 re-reads the profiles of an earlier
 # run instead of running again. Report: build/bench/callgrind.md.
+# tools/bench/guest-bench.sh runs it on verbs in a guest, for both DAT 2.0 libraries, with
+# DATPERF (the datperf binary), CALLGRIND_IA / CALLGRIND_HOST (IA name and server address),
+# CALLGRIND_OUT (directory of the report and profiles) and CALLGRIND_CONFIGS (';'-separated).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
-OUT=$ROOT/build/bench
+OUT=${CALLGRIND_OUT:-$ROOT/build/bench}
 mkdir -p "$OUT"
-DATPERF=$ROOT/build/bin/datperf
+DATPERF=${DATPERF:-$ROOT/build/bin/datperf}
+IA=${CALLGRIND_IA:-shm} HOST=${CALLGRIND_HOST:-127.0.0.1}
 RAWLOG=$OUT/callgrind.log
 : >"$RAWLOG"
 N=${CALLGRIND_ITERS:-2000}
@@ -33,6 +37,7 @@ configs=(
     "write_bw -b -s 64 -w 16"
     "send_bw -b -s 64 -w 16"
 )
+[ -n "${CALLGRIND_CONFIGS:-}" ] && IFS=';' read -r -a configs <<<"$CALLGRIND_CONFIGS"
 
 # profile TAG ITERS ARGS...: one client run under callgrind; prints the profile's path
 profile() {
@@ -44,10 +49,10 @@ profile() {
         return
     fi
     QUAL=$((QUAL + 1))
-    timeout 600 "$DATPERF" -q "$QUAL" >>"$RAWLOG" 2>&1 &
+    timeout 600 "$DATPERF" -P "$IA" -q "$QUAL" >>"$RAWLOG" 2>&1 &
     local spid=$!
     timeout 600 valgrind -q --tool=callgrind --callgrind-out-file="$file" \
-        "$DATPERF" -q "$QUAL" -h 127.0.0.1 -m -n "$iters" -W 20 "$@" >>"$RAWLOG" 2>&1 ||
+        "$DATPERF" -P "$IA" -q "$QUAL" -h "$HOST" -m -n "$iters" -W 20 "$@" >>"$RAWLOG" 2>&1 ||
         echo "bench-callgrind: client run failed ($tag, $iters)" >&2
     wait $spid
     echo "$file"
@@ -80,7 +85,7 @@ per_call() {
 
 {
     echo "Instructions per steady-state operation (valgrind callgrind, client process, all threads;"
-    echo "(Ir(2N) - Ir(N)) / N with N = $N; shm IA on this host)"
+    echo "(Ir(2N) - Ir(N)) / N with N = $N; IA $IA, $(basename "$DATPERF"))"
     echo
     for c in "${configs[@]}"; do
         tag=$(echo "$c" | tr -d ' -')

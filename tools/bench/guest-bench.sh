@@ -4,15 +4,19 @@
 # DAT_OVERRIDE with the OFED uDAPL entry ofa-v2-<type>). Server and client share the guest.
 # BENCH_ROUNDS interleaved rounds of: datperf on our verbs IA ofa-v2-<netdev>, and on the same
 # device perftest (-R: rdma_cm, as DAT connects) and OFED dapltest -T P (OFED's libdat2 and
-# libdaplofa), and build/bench/datperf-dat2 (datperf built against DAT 2.0, see bench.sh) on
-# OFED's uDAPL. Prints every result line at the end ("result name=<type>.<tool>.<figure> value=").
+# libdaplofa), and one datperf2 binary (datperf built against include/dat2) run on our
+# libdat2.so.2 and on OFED's libdat2.so.2 + libdaplofa, chosen by LD_LIBRARY_PATH. Prints every
+# result line at the end ("result name=<type>.<tool>.<figure> value=").
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 # raw output collects in a file, printed to stderr at the end (a guest's stderr is a virtio
 # port that cannot be opened a second time, so not /dev/stderr)
 RESULTS=$(mktemp) RAWLOG=$(mktemp) DATPERF=$ROOT/build/bin/datperf
-DATPERF_DAT2=$ROOT/build/bench/datperf-dat2
+DATPERF2=$ROOT/build/bin/datperf2
+# OFED's libdat2.so.2 (libdapl2): its directory first on LD_LIBRARY_PATH makes datperf2 load it
+# instead of ours (datperf2's RUNPATH, $ORIGIN/../lib, comes after LD_LIBRARY_PATH)
+OFED_LIBDIR=$(ldconfig -p 2>/dev/null | sed -n 's|.*libdat2.so.2 (libc6,x86-64) => \(.*\)/libdat2.so.2$|\1|p' | head -1)
 export RESULTS RAWLOG DATPERF
 . "$ROOT/tools/bench/lib.sh"
 BENCH_SERVER_START=2 # servers start slowly under emulation
@@ -54,11 +58,24 @@ for r in $(seq 1 "$ROUNDS"); do
     perftest "$t.perftest.write_bw.1M" 4 1.048576 ib_write_bw -R -s 1048576 -n "$BWN" -t 16
     datperf_run "$t.datperf.read_bw.1M.poll" bw_MBps "$ia" "$ip" -t read_bw -s 1M -n "$BWN" -w 16 -p
     perftest "$t.perftest.read_bw.1M" 4 1.048576 ib_read_bw -R -s 1048576 -n "$BWN" -t 16
-    if [ -x "$DATPERF_DAT2" ]; then # the same datperf on OFED's libdat2 + libdaplofa
-        DATPERF=$DATPERF_DAT2 datperf_run "$t.ofed-datperf.send_lat.8.poll" lat_median_us "$dapl_ia" "$ip" \
-            -t send_lat -s 8 -n "$N" -p
-        DATPERF=$DATPERF_DAT2 datperf_run "$t.ofed-datperf.write_bw.1M.poll" bw_MBps "$dapl_ia" "$ip" \
-            -t write_bw -s 1M -n "$BWN" -w 16 -p
+    # The same datperf2 binary on both DAT 2.0 libraries: ours (built-in verbs provider, IA
+    # ofa-v2-<netdev>) and OFED's (libdaplofa through the guest's dat.conf, IA ofa-v2-<type>)
+    if [ -x "$DATPERF2" ]; then
+        for lib in ours ofed; do
+            if [ $lib = ours ]; then
+                run2() { DATPERF=$DATPERF2 datperf_run "$1" "$2" "$ia" "$ip" "${@:3}"; }
+            elif [ -n "$OFED_LIBDIR" ]; then
+                run2() { LD_LIBRARY_PATH=$OFED_LIBDIR DATPERF=$DATPERF2 datperf_run "$1" "$2" "$dapl_ia" "$ip" "${@:3}"; }
+            else
+                continue
+            fi
+            run2 "$t.$lib-datperf2.send_lat.8.poll" lat_median_us -t send_lat -s 8 -n "$N" -p
+            run2 "$t.$lib-datperf2.send_lat.8.block" lat_median_us -t send_lat -s 8 -n "$N" -b
+            run2 "$t.$lib-datperf2.write_lat.8.poll" lat_median_us -t write_lat -s 8 -n "$N" -p
+            run2 "$t.$lib-datperf2.write_bw.1M.poll" bw_MBps -t write_bw -s 1M -n "$BWN" -w 16 -p
+            run2 "$t.$lib-datperf2.read_bw.1M.poll" bw_MBps -t read_bw -s 1M -n "$BWN" -w 16 -p
+            run2 "$t.$lib-datperf2.msg_rate.8.poll" msg_rate_Mps -t send_bw -s 8 -n "$N" -w 32 -p
+        done
     fi
     if [ $DAPL_OK = 1 ]; then
         out=$(timeout 300 dapltest -T P -s "$ip" -D "$dapl_ia" -m p -i "$BWN" -p 16 RW 1048576 1 2>&1)
@@ -68,5 +85,31 @@ for r in $(seq 1 "$ROUNDS"); do
     fi
 done
 [ $DAPL_OK = 1 ] && { timeout 60 dapltest -T Q -s "$ip" -D "$dapl_ia" >>"$RAWLOG" 2>&1; wait $DAPL_PID; }
+
+# Instructions per operation of the same datperf2 binary on both DAT 2.0 libraries (callgrind,
+# client process; tools/bench/callgrind.sh), on the devices in BENCH_GUEST_CALLGRIND (default rxe)
+if [[ " ${BENCH_GUEST_CALLGRIND-rxe} " == *" $t "* ]] && [ -x "$DATPERF2" ] && command -v valgrind >/dev/null; then
+    for lib in ours ofed; do
+        echo "guest-bench: $t callgrind, $lib libdat2" >&2
+        libdir="" lib_ia=$ia
+        if [ $lib = ofed ]; then
+            [ -n "$OFED_LIBDIR" ] || continue
+            libdir=$OFED_LIBDIR lib_ia=$dapl_ia
+        fi
+        out=$(mktemp -d)
+        LD_LIBRARY_PATH=$libdir DATPERF=$DATPERF2 CALLGRIND_IA=$lib_ia CALLGRIND_HOST=$ip CALLGRIND_OUT=$out \
+            CALLGRIND_ITERS=${BENCH_GUEST_CALLGRIND_ITERS:-500} CALLGRIND_TOP=8 \
+            CALLGRIND_CONFIGS="send_lat -b -s 8;send_bw -b -s 64 -w 16" \
+            bash tools/bench/callgrind.sh >>"$RAWLOG" 2>&1
+        cat "$out/callgrind.log" >>"$RAWLOG" 2>/dev/null
+        # "### datperf -t send_lat -b -s 8: 5045 instructions per operation"
+        record "$t.$lib-datperf2.instr.send_lat.8.block" \
+            "$(sed -n 's/^### datperf -t send_lat -b -s 8: \([0-9]*\) instructions.*/\1/p' "$out/callgrind.md")"
+        record "$t.$lib-datperf2.instr.send_bw.64.block" \
+            "$(sed -n 's/^### datperf -t send_bw -b -s 64 -w 16: \([0-9]*\) instructions.*/\1/p' "$out/callgrind.md")"
+        sed 's/^/callgrind: /' "$out/callgrind.md" >>"$RAWLOG"
+        rm -rf "$out"
+    done
+fi
 sed 's/^/raw: /' "$RAWLOG" >&2
 cat "$RESULTS"

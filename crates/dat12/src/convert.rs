@@ -72,16 +72,11 @@ pub fn fill_ia_attr_face(_ia: &InterfaceAdapter, _a: &mut DAT_IA_ATTR) {}
 /// `DAT_PROVIDER_ATTR` fields only this face has: none in DAT 1.2.
 pub fn fill_provider_attr_face(_ia: &InterfaceAdapter, _p: &mut DAT_PROVIDER_ATTR) {}
 
-/// A DTO completion as DAT 1.2 reports it (no operation; 64-bit length).
+/// Writes a DTO completion into `out` as DAT 1.2 reports it: no operation, a 64-bit length, no
+/// extension data (the 1.2 face has no IB extensions, so `op` and `immed` are not shown).
 #[inline]
-pub fn dto_completion(
-    ep: Handle,
-    cookie: u64,
-    status: u32,
-    length: u64,
-    _op: WcOpcode,
-) -> DAT_DTO_COMPLETION_EVENT_DATA {
-    DAT_DTO_COMPLETION_EVENT_DATA {
+pub fn dto_event(out: &mut DAT_EVENT, ep: Handle, cookie: u64, status: u32, length: u64, _op: WcOpcode, _immed: u32) {
+    out.event_data.dto_completion_event_data = DAT_DTO_COMPLETION_EVENT_DATA {
         ep_handle: ep.as_ptr(),
         user_cookie: DAT_CONTEXT { as_64: cookie },
         status: status as _,

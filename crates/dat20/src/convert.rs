@@ -11,8 +11,10 @@
 use crate::abi::*;
 use datcore::handle::Handle;
 use datcore::ia::{Extension, InterfaceAdapter};
-use datcore::provider::{Sge, WcOpcode};
+use datcore::ib_ext::{self, IbExtension};
+use datcore::provider::{ExtensionCaps, Sge, WcOpcode};
 use datcore::DatResult;
+use std::sync::OnceLock;
 
 const TYPE_MASK: u32 = 0x3fff_0000;
 const SUBTYPE_MASK: u32 = 0xffff;
@@ -167,42 +169,78 @@ pub fn fill_ia_attr_face(ia: &InterfaceAdapter, a: &mut DAT_IA_ATTR) {
 }
 
 /// The DAT 2.0 `DAT_PROVIDER_ATTR` fields: RMRs are bound through an EP, no signal safety, no
-/// high availability.
-pub fn fill_provider_attr_face(_ia: &InterfaceAdapter, p: &mut DAT_PROVIDER_ATTR) {
+/// high availability; the provider-specific attributes announce the IB extensions
+/// ([`ib_ext::provider_attrs`]).
+pub fn fill_provider_attr_face(ia: &InterfaceAdapter, p: &mut DAT_PROVIDER_ATTR) {
     p.rdma_read_lmr_rmr_context_exposure = DAT_FALSE;
     p.rmr_scope_supported = DAT_RMR_SCOPE_EP;
     p.is_signal_safe = DAT_FALSE;
     p.ha_supported = DAT_FALSE;
     p.ha_loadbalancing = DAT_HA_LB_NONE;
+    let attrs = extension_attrs(ia.device.attr().extensions);
+    p.num_provider_specific_attr = attrs.len() as DAT_COUNT;
+    // The consumer only reads them (OFED's provider hands out a shared table the same way).
+    p.provider_specific_attr = attrs.as_ptr() as *mut DAT_NAMED_ATTR;
 }
 
-/// What a DTO completion was, as `DAT_DTOS`.
-fn operation(op: WcOpcode) -> DAT_DTOS {
+/// Named attributes with static addresses (strings and array live for the process).
+struct NamedAttrs([DAT_NAMED_ATTR; 4]);
+// SAFETY: the pointers name static C strings; the arrays are never written.
+unsafe impl Sync for NamedAttrs {}
+unsafe impl Send for NamedAttrs {}
+
+/// The provider-specific attribute table for `caps`, one static table per combination.
+fn extension_attrs(caps: ExtensionCaps) -> &'static [DAT_NAMED_ATTR; 4] {
+    static TABLES: OnceLock<[NamedAttrs; 4]> = OnceLock::new();
+    let tables = TABLES.get_or_init(|| {
+        [0, 1, 2, 3].map(|bits| {
+            let caps = ExtensionCaps { immed_data: bits & 1 != 0, atomics: bits & 2 != 0 };
+            NamedAttrs(
+                ib_ext::provider_attrs(caps).map(|(n, v)| DAT_NAMED_ATTR { name: n.as_ptr(), value: v.as_ptr() }),
+            )
+        })
+    });
+    &tables[caps.immed_data as usize | (caps.atomics as usize) << 1].0
+}
+
+/// What a DTO completion was, as `DAT_DTOS` (`DAT_IB_DTOS` for the IB extensions).
+fn operation(op: WcOpcode, immed: u32) -> DAT_DTOS {
+    if let Some(ext) = IbExtension::of(op, immed) {
+        return ext.dto_operation() as DAT_DTOS;
+    }
     match op {
         WcOpcode::Send => DAT_DTO_SEND,
-        WcOpcode::Recv => DAT_DTO_RECEIVE,
         WcOpcode::RdmaWrite => DAT_DTO_RDMA_WRITE,
         WcOpcode::RdmaRead => DAT_DTO_RDMA_READ,
         WcOpcode::Bind => DAT_DTO_BIND_MW,
+        _ => DAT_DTO_RECEIVE,
     }
 }
 
-/// A DTO completion as DAT 2.0 reports it: the operation, a 32-bit length.
+/// Writes an IB extension completion's `DAT_IB_EXTENSION_EVENT_DATA` into the event's
+/// `event_extension_data` (type at byte 0, status at 4, immediate data at 8, as OFED's header
+/// lays it out) and makes the event a `DAT_IB_DTO_EVENT`.
+fn extension_event(out: &mut DAT_EVENT, ext: IbExtension, status: u32) {
+    out.event_number = DAT_IB_DTO_EVENT as _;
+    let words = &mut out.event_extension_data;
+    words[0] = ext.ext_type() as u64 | (status as u64) << 32;
+    words[1] = ext.immed() as u64;
+}
+
+/// Writes a DTO completion into `out` as DAT 2.0 reports it: the operation, a 32-bit length,
+/// and for an IB extension completion a `DAT_IB_DTO_EVENT` with its extension data.
 #[inline]
-pub fn dto_completion(
-    ep: Handle,
-    cookie: u64,
-    status: u32,
-    length: u64,
-    op: WcOpcode,
-) -> DAT_DTO_COMPLETION_EVENT_DATA {
-    DAT_DTO_COMPLETION_EVENT_DATA {
+pub fn dto_event(out: &mut DAT_EVENT, ep: Handle, cookie: u64, status: u32, length: u64, op: WcOpcode, immed: u32) {
+    out.event_data.dto_completion_event_data = DAT_DTO_COMPLETION_EVENT_DATA {
         ep_handle: ep.as_ptr(),
         user_cookie: DAT_CONTEXT { as_64: cookie },
         status: status as _,
         transfered_length: seg_len(length),
-        operation: operation(op),
+        operation: operation(op, immed),
         rmr_context: 0,
+    };
+    if let Some(ext) = IbExtension::of(op, immed) {
+        extension_event(out, ext, status);
     }
 }
 

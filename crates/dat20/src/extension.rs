@@ -6,9 +6,16 @@
 //! A third-party provider's handle goes to its own `handle_extendedop_func` instead
 //! ([`dat20_extension_foreign`], called by the shim with the `va_list`).
 //!
-//! No IB extension is implemented yet: `DAT_IA_ATTR.extension_supported` says
-//! `DAT_EXTENSION_NONE` (from `InterfaceAdapter::extension`), and every known operation on a
-//! valid handle returns `DAT_NOT_IMPLEMENTED`. A bad handle gets its `DAT_INVALID_HANDLE`
+//! Implemented: RDMA write with immediate data, fetch-and-add and compare-and-swap, posted
+//! through the core's endpoint (`Endpoint::post_request` with the extension `SendOp`s) where
+//! the IA's device carries them out (`InterfaceAdapter::extension`; elsewhere
+//! `DAT_NOT_IMPLEMENTED`). Their completions become `DAT_IB_DTO_EVENT`s in
+//! `convert::event`. Errors name the arguments of the `dat_ib_post_*` macros (ep 1, then
+//! in order: e.g. NULL local buffer `DAT_INVALID_PARAMETER|ARG3`, NULL remote triplet `|ARG5`).
+//! `dat_ib_open_query` / `dat_ib_close_query` open and query an IA, and close it, through
+//! this face's own `dat_ia_openv` / `dat_ia_query` / `dat_ia_close`.
+//! The other operations (UD, counters, collectives) return
+//! `DAT_NOT_IMPLEMENTED` after their handle check. A bad handle gets its `DAT_INVALID_HANDLE`
 //! code first; an unknown operation code is `DAT_INVALID_PARAMETER|DAT_INVALID_ARG2`.
 
 use crate::abi::*;
@@ -17,6 +24,7 @@ use datcore::codes::{DAT_INVALID_HANDLE1, DAT_INVALID_HANDLE_EP, DAT_INVALID_HAN
 use datcore::endpoint::Endpoint;
 use datcore::handle::{self, HandleType};
 use datcore::ia::InterfaceAdapter;
+use datcore::provider::{AtomicOp, SendOp};
 use datcore::{DatError, DatResult};
 use std::ffi::{c_char, c_int, c_void};
 
@@ -211,27 +219,100 @@ fn counter_owner(handle: DAT_HANDLE) -> DatResult<()> {
     }
 }
 
+/// Posts an IB extension operation on `ep`: `segments` local triplets, the remote triplet
+/// (`None`: an RDMA write with immediate data of no segments, whose remote OFED ignores).
+///
+/// # Safety
+/// `local` points at `segments` readable triplets and `remote` at a readable triplet, or they
+/// are NULL (checked).
+unsafe fn post(
+    ep: DAT_EP_HANDLE,
+    segments: i32,
+    local: *const DAT_LMR_TRIPLET,
+    cookie: u64,
+    remote: *const DAT_RMR_TRIPLET,
+    op: impl FnOnce(u64, u32) -> SendOp,
+    flags: u32,
+) -> DatResult<()> {
+    let ep = crate::ep::ep_of(ep)?;
+    let (remote_addr, rkey) =
+        // SAFETY: the caller's contract.
+        if segments == 0 && remote.is_null() { (0, 0) } else { unsafe { crate::ep::remote(remote)? } };
+    let cookie = DAT_DTO_COOKIE { as_64: cookie };
+    // SAFETY: the caller's contract.
+    unsafe { crate::ep::post_on(&ep, segments, local as *mut _, cookie, op(remote_addr, rkey), flags) }
+}
+
+/// `dat_ib_open_query`: opens the IA `name` (DAT 2.0, no async EVD of the consumer's) and
+/// queries it; `dat_ib_close_query` closes it again. A failed query closes the IA.
+///
+/// # Safety
+/// `name` is NULL or a C string; `ia_out` NULL or writable; the attribute pointers as for
+/// `dat_ia_query`.
+unsafe fn open_query(
+    name: *const std::ffi::c_char,
+    ia_out: *mut DAT_HANDLE,
+    (ia_mask, ia_attr): (u64, *mut DAT_IA_ATTR),
+    (provider_mask, provider_attr): (u64, *mut DAT_PROVIDER_ATTR),
+) -> DatResult<()> {
+    if name.is_null() {
+        return Err(DatError::invalid_arg(3));
+    }
+    if ia_out.is_null() {
+        return Err(DatError::invalid_arg(4));
+    }
+    let mut async_evd: DAT_EVD_HANDLE = std::ptr::null_mut();
+    use crate::ia::{dat_ia_close, dat_ia_openv, dat_ia_query};
+    // SAFETY: checked C string and out-pointer; our own EVD slot.
+    crate::registry::ret(unsafe {
+        dat_ia_openv(name as DAT_NAME_PTR, 8, &mut async_evd, ia_out, DAT_VERSION_MAJOR, DAT_VERSION_MINOR, DAT_FALSE)
+    })?;
+    // SAFETY: the IA just opened; the consumer's attribute pointers.
+    let ia = unsafe { *ia_out };
+    // SAFETY: as above.
+    let r = crate::registry::ret(unsafe {
+        dat_ia_query(ia, std::ptr::null_mut(), ia_mask, ia_attr, provider_mask, provider_attr)
+    });
+    if r.is_err() {
+        // SAFETY: the IA we opened.
+        unsafe { dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG) };
+    }
+    r
+}
+
 /// Runs one extension operation: the single dispatch point the IB extensions plug into (one
-/// arm per operation). None is implemented yet: each checks its handle, then answers
-/// `DAT_NOT_IMPLEMENTED`.
+/// arm per operation).
 pub fn dispatch(op: Operation) -> DatResult<()> {
     match op {
-        Operation::FetchAndAdd { ep, .. }
-        | Operation::CmpAndSwap { ep, .. }
-        | Operation::RdmaWriteImmed { ep, .. }
-        | Operation::UdSend { ep, .. }
-        | Operation::UdCmFree { ep, .. }
-        | Operation::UdAhFree { ep, .. } => endpoint(ep)?,
+        Operation::RdmaWriteImmed { ep, segments, local, cookie, remote, immed, flags } => {
+            let op = |remote_addr, rkey| SendOp::RdmaWriteImmed { remote_addr, rkey, immed };
+            // SAFETY: pointers from the consumer's dat_extension_op call, checked inside.
+            return unsafe { post(ep, segments, local, cookie, remote, op, flags) };
+        }
+        Operation::FetchAndAdd { ep, add, local, cookie, remote, flags } => {
+            let op = |remote_addr, rkey| SendOp::Atomic { remote_addr, rkey, op: AtomicOp::FetchAdd { add } };
+            // SAFETY: as above; an atomic's local buffer is one triplet.
+            return unsafe { post(ep, 1, local, cookie, remote, op, flags) };
+        }
+        Operation::CmpAndSwap { ep, compare, swap, local, cookie, remote, flags } => {
+            let op = |remote_addr, rkey| SendOp::Atomic { remote_addr, rkey, op: AtomicOp::CmpSwap { compare, swap } };
+            // SAFETY: as above.
+            return unsafe { post(ep, 1, local, cookie, remote, op, flags) };
+        }
+        Operation::UdSend { ep, .. } | Operation::UdCmFree { ep, .. } | Operation::UdAhFree { ep, .. } => endpoint(ep)?,
         Operation::QueryCounters { handle, .. }
         | Operation::PrintCounters { handle, .. }
         | Operation::StartCounter { handle, .. }
         | Operation::StopCounter { handle, .. } => counter_owner(handle)?,
-        Operation::OpenQuery { name, .. } => {
-            if name.is_null() {
-                return Err(DatError::invalid_arg(3));
-            }
+        Operation::OpenQuery { name, ia_out, ia_mask, ia_attr, provider_mask, provider_attr } => {
+            // SAFETY: pointers from the consumer's dat_extension_op call, checked inside.
+            return unsafe { open_query(name, ia_out, (ia_mask, ia_attr), (provider_mask, provider_attr)) };
         }
-        Operation::CloseQuery { ia } => interface_adapter(ia)?,
+        Operation::CloseQuery { ia } => {
+            interface_adapter(ia)?;
+            // SAFETY: a live IA handle.
+            return crate::registry::ret(unsafe { crate::ia::dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG) });
+        }
         Operation::Collective { .. } => {}
     }
     Err(DatError::NOT_IMPLEMENTED)

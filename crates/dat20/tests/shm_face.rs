@@ -156,7 +156,22 @@ fn dat20_over_shm() {
     };
     ok(r, "dat_ia_query");
     assert_eq!((p_attr.dapl_version_major, p_attr.dapl_version_minor), (2, 0));
-    assert_eq!((ia_attr.extension_supported, ia_attr.zb_supported), (DAT_EXTENSION_NONE, DAT_FALSE));
+    // shm carries out the IB extensions (immediate data, atomics) and says so.
+    assert_eq!((ia_attr.extension_supported, ia_attr.zb_supported), (DAT_EXTENSION_IB, DAT_FALSE));
+    assert_eq!(ia_attr.extension_version, 209);
+    // SAFETY: the provider hands out num_provider_specific_attr entries of static C strings.
+    let named: Vec<(String, String)> = unsafe {
+        std::slice::from_raw_parts(p_attr.provider_specific_attr, p_attr.num_provider_specific_attr as usize)
+            .iter()
+            .map(|a| {
+                let s = |p| std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned();
+                (s(a.name), s(a.value))
+            })
+            .collect()
+    };
+    for name in ["DAT_EXTENSION_INTERFACE", "DAT_IB_FETCH_AND_ADD", "DAT_IB_CMP_AND_SWAP", "DAT_IB_IMMED_DATA"] {
+        assert!(named.contains(&(name.to_string(), "TRUE".to_string())), "{name} in {named:?}");
+    }
 
     // Return codes in DAT 2.0 numbering.
     // SAFETY: bad handles are what is tested; out-pointers are valid.

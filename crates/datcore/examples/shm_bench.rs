@@ -50,7 +50,8 @@ impl AsyncEvents for Nop {
     fn async_error(&self, _: AsyncError) {}
 }
 
-const ALL: Access = Access { local_read: true, local_write: true, remote_read: true, remote_write: true };
+const ALL: Access =
+    Access { local_read: true, local_write: true, remote_read: true, remote_write: true, remote_atomic: true };
 const MIB: usize = 1 << 20;
 const PORT: u64 = 0x7e57_0000;
 

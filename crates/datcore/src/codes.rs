@@ -239,3 +239,7 @@ pub const DAT_QOS_PREMIUM: u32 = 0x8;
 // DAT_CONNECT_FLAGS
 pub const DAT_CONNECT_DEFAULT_FLAG: u32 = 0x0;
 pub const DAT_CONNECT_MULTIPATH_FLAG: u32 = 0x1;
+// IB extensions (dat2/dat_ib_extensions.h); see crate::ib_ext
+pub const DAT_IB_MEM_PRIV_REMOTE_ATOMIC: u32 = 0x40;
+pub const DAT_IB_EXTENSION_VERSION: u32 = 209;
+pub const DAT_IB_DTO_EVENT: u32 = 0x40000;

@@ -19,6 +19,7 @@ use crate::handle::{self, DatObject, Handle, HandleType};
 use crate::ia::InterfaceAdapter;
 use crate::provider::{
     ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendOp, SendWr, Sge, WcOpcode,
+    ATOMIC_LEN,
 };
 use crate::pz::ProtectionZone;
 use crate::srq::SharedReceiveQueue;
@@ -523,10 +524,29 @@ impl Endpoint {
         Ok(())
     }
 
-    /// `dat_ep_post_send`, `dat_ep_post_rdma_write`, `dat_ep_post_rdma_read`.
+    /// `dat_ep_post_send`, `dat_ep_post_rdma_write`, `dat_ep_post_rdma_read`, and the IB
+    /// extension posts (`dat_ib_post_rdma_write_immed`, `dat_ib_post_fetch_and_add`,
+    /// `dat_ib_post_cmp_and_swap`): `DAT_NOT_IMPLEMENTED` where the device lacks the extension
+    /// ([`DeviceAttr::extensions`](crate::provider::DeviceAttr::extensions)); an atomic's local
+    /// buffer is one segment of at least 8 bytes (its first 8 receive the old value).
     pub fn post_request(&self, op: SendOp, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
         let flags_arg = if op == SendOp::Send { 5 } else { 6 };
         self.check_flags(flags, flags_arg)?;
+        let caps = self.ia.device.attr().extensions;
+        let mut atomic_sge = [Sge::default()];
+        let sges = match op {
+            SendOp::RdmaWriteImmed { .. } if !caps.immed_data => return Err(DatError::NOT_IMPLEMENTED),
+            SendOp::Atomic { .. } if !caps.atomics => return Err(DatError::NOT_IMPLEMENTED),
+            SendOp::Atomic { .. } => {
+                let [sge] = sges else { return Err(DatError::invalid_arg(3)) };
+                if sge.length < ATOMIC_LEN {
+                    return Err(DatError::new(DAT_LENGTH_ERROR, 0));
+                }
+                atomic_sge[0] = Sge { length: ATOMIC_LEN, ..*sge };
+                &atomic_sge[..]
+            }
+            _ => sges,
+        };
         if self.state() == DAT_EP_STATE_DISCONNECTED {
             // Valid, and flushed at once (dat_ep_post_send(3)).
             let evd = self.binding.read().request_evd.clone();
@@ -535,8 +555,11 @@ impl Endpoint {
         let qp = self.connected_qp()?;
         let max_iov = match op {
             SendOp::Send => self.iov_limits.request.load(Ordering::Relaxed),
-            SendOp::RdmaWrite { .. } => self.iov_limits.rdma_write.load(Ordering::Relaxed),
+            SendOp::RdmaWrite { .. } | SendOp::RdmaWriteImmed { .. } => {
+                self.iov_limits.rdma_write.load(Ordering::Relaxed)
+            }
             SendOp::RdmaRead { .. } => self.iov_limits.rdma_read.load(Ordering::Relaxed),
+            SendOp::Atomic { .. } => 1,
         };
         if sges.len() > max_iov as usize {
             return Err(DatError::invalid_arg(2));
@@ -587,7 +610,7 @@ impl Endpoint {
         let ev = Event {
             number: DAT_DTO_COMPLETION_EVENT,
             evd: Handle::NULL,
-            data: EventData::Dto { ep: self.handle(), cookie, status, length: 0, op },
+            data: EventData::Dto { ep: self.handle(), cookie, status, length: 0, op, immed: 0 },
         };
         match evd {
             Some(e) => e.post(ev),

@@ -7,13 +7,16 @@ use crate::provider::{WcOpcode, WcStatus, WorkCompletion};
 /// What an event carries, by kind.
 #[derive(Clone, Copy, Debug)]
 pub enum EventData {
-    /// A DTO completion; `op` is what completed (DAT 2.0 shows it as `DAT_DTOS operation`).
+    /// A DTO completion; `op` is what completed (DAT 2.0 shows it as `DAT_DTOS operation`),
+    /// `immed` the immediate data of a receive that carried some ([`IbExtension::of`](crate::ib_ext::IbExtension::of) says
+    /// which IB extension a completion reports; the 1.2 face shows a plain DTO completion).
     Dto {
         ep: Handle,
         cookie: u64,
         status: u32,
         length: u64,
         op: WcOpcode,
+        immed: u32,
     },
     RmrBind {
         rmr: Handle,
@@ -86,6 +89,7 @@ pub fn from_completion(evd: Handle, wc: &WorkCompletion) -> Event {
             status: dto_status(wc.status),
             length: wc.byte_len,
             op: wc.opcode,
+            immed: wc.immed,
         },
     }
 }

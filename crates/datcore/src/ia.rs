@@ -165,9 +165,11 @@ impl InterfaceAdapter {
     }
 
     /// The DAT extension interface this IA offers (`dat_extension_op`) and its version, as the
-    /// DAT 2.0 face advertises it in `DAT_IA_ATTR`: none yet (the IB extensions are not built).
+    /// DAT 2.0 face advertises it in `DAT_IA_ATTR`: the IB extensions where the device carries
+    /// any of them out (none on iWARP, as OFED's provider), see [`crate::ib_ext`].
     pub fn extension(&self) -> Option<(Extension, i32)> {
-        None
+        let caps = self.device.attr().extensions;
+        caps.any().then_some((Extension::Ib, DAT_IB_EXTENSION_VERSION as i32))
     }
 
     /// Pointer to the IA address, valid as long as the IA is open.

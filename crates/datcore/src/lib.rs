@@ -12,6 +12,7 @@ pub mod evd;
 pub mod event;
 pub mod handle;
 pub mod ia;
+pub mod ib_ext;
 pub mod lmr;
 pub mod log;
 pub mod provider;

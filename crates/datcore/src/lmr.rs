@@ -31,6 +31,7 @@ pub fn access(privileges: u32) -> Access {
         local_write: privileges & DAT_MEM_PRIV_LOCAL_WRITE_FLAG != 0,
         remote_read: privileges & DAT_MEM_PRIV_REMOTE_READ_FLAG != 0,
         remote_write: privileges & DAT_MEM_PRIV_REMOTE_WRITE_FLAG != 0,
+        remote_atomic: privileges & DAT_IB_MEM_PRIV_REMOTE_ATOMIC != 0,
     }
 }
 
@@ -58,7 +59,7 @@ impl LocalMemoryRegion {
         if !Arc::ptr_eq(&pz.ia, ia) {
             return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_PZ));
         }
-        if privileges & !DAT_MEM_PRIV_ALL_FLAG != 0 {
+        if privileges & !(DAT_MEM_PRIV_ALL_FLAG | DAT_IB_MEM_PRIV_REMOTE_ATOMIC) != 0 {
             return Err(DatError::invalid_arg(6));
         }
         if length == 0 || length > ia.device.attr().max_mr_size {

@@ -132,6 +132,16 @@ impl Buf {
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
         &self.mem
     }
+    /// Offset of the first 8-byte aligned byte at or after `off`.
+    fn aligned(&self, off: usize) -> usize {
+        off + (8 - (self.addr() as usize + off) % 8) % 8
+    }
+    fn word(&self, off: usize) -> u64 {
+        u64::from_ne_bytes(self.bytes()[off..off + 8].try_into().unwrap())
+    }
+    fn set_word(&mut self, off: usize, v: u64) {
+        self.mem[off..off + 8].copy_from_slice(&v.to_ne_bytes());
+    }
     fn fill(&mut self, f: impl Fn(usize) -> u8) {
         for (i, b) in self.mem.iter_mut().enumerate() {
             *b = f(i);
@@ -139,7 +149,8 @@ impl Buf {
     }
 }
 
-const ALL: Access = Access { local_read: true, local_write: true, remote_read: true, remote_write: true };
+const ALL: Access =
+    Access { local_read: true, local_write: true, remote_read: true, remote_write: true, remote_atomic: true };
 
 struct Ep {
     dev: Arc<dyn Device>,
@@ -276,6 +287,8 @@ fn peer_main() {
         "echo" => peer_echo(&ep),
         "rdma_target" => peer_rdma_target(&ep),
         "rdma_hammer" => peer_rdma_hammer(&ep),
+        "ext_target" => peer_ext_target(&ep),
+        "atomic_hammer" => peer_atomic_hammer(&ep),
         "flush" => {
             assert_eq!(ep.event().0, ConnEvent::Established);
             let b = Buf::new(&ep.pd, 64, ALL);
@@ -330,10 +343,8 @@ fn peer_echo(ep: &Ep) {
 fn peer_rdma_target(ep: &Ep) {
     assert_eq!(ep.event().0, ConnEvent::Established);
     let big = Buf::new(&ep.pd, 2 << 20, ALL);
-    let ro =
-        Buf::new(&ep.pd, 4096, Access { local_read: true, local_write: true, remote_read: true, remote_write: false });
-    let wo =
-        Buf::new(&ep.pd, 4096, Access { local_read: true, local_write: true, remote_read: false, remote_write: true });
+    let ro = Buf::new(&ep.pd, 4096, Access { remote_write: false, ..ALL });
+    let wo = Buf::new(&ep.pd, 4096, Access { remote_read: false, ..ALL });
     let mw = ep.pd.alloc_mw().unwrap();
     let mw_rkey = ep
         .qp
@@ -753,4 +764,189 @@ fn peer_listen_forever() {
         }
     };
     std::thread::sleep(Duration::from_secs(60));
+}
+
+// ---- IB extensions: RDMA write with immediate data, atomics ---------------------------------------
+
+/// Sends `words` (little endian) from a fresh buffer and waits for the send to complete.
+fn send_words(ep: &Ep, wr_id: u64, words: &[u64]) {
+    let mut b = Buf::new(&ep.pd, words.len() * 8, ALL);
+    for (i, w) in words.iter().enumerate() {
+        b.mem[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
+    }
+    ep.send(wr_id, &[b.sge(0, words.len() * 8)]);
+    let wc = ep.scq.expect();
+    assert_eq!((wc.wr_id, wc.status), (wr_id, WcStatus::Success));
+}
+
+/// Receives `n` little-endian words into a fresh buffer.
+fn recv_words(ep: &Ep, wr_id: u64, n: usize) -> Vec<u64> {
+    let b = Buf::new(&ep.pd, n * 8, ALL);
+    ep.qp.post_recv(wr_id, &[b.sge(0, n * 8)]).unwrap();
+    let wc = ep.rcq.expect();
+    assert_eq!((wc.wr_id, wc.status, wc.opcode), (wr_id, WcStatus::Success, WcOpcode::Recv));
+    (0..n).map(|i| u64::from_le_bytes(b.bytes()[i * 8..i * 8 + 8].try_into().unwrap())).collect()
+}
+
+const IMMED: u32 = 0xfeed_0001;
+const WORD_START: u64 = 100;
+
+/// The target of `ib_extensions`: exposes a word (remote atomic) and a data area, checks the
+/// write with immediate data and the word's final value.
+fn peer_ext_target(ep: &Ep) {
+    assert_eq!(ep.event().0, ConnEvent::Established);
+    let mut b = Buf::new(&ep.pd, 4096, ALL);
+    let no_atomic = Buf::new(&ep.pd, 64, Access { remote_atomic: false, ..ALL });
+    let w = b.aligned(0);
+    b.set_word(w, WORD_START);
+    // The write with immediate data consumes this receive (its buffer stays untouched).
+    ep.qp.post_recv(1, &[b.sge(1024, 64)]).unwrap();
+    send_words(ep, 5, &[b.addr(), w as u64, b.mr.rkey() as u64, no_atomic.addr(), no_atomic.mr.rkey() as u64]);
+    let wc = ep.rcq.expect();
+    assert_eq!(
+        (wc.wr_id, wc.status, wc.opcode, wc.immed, wc.byte_len),
+        (1, WcStatus::Success, WcOpcode::RecvRdmaWriteImmed, IMMED, 100)
+    );
+    assert!((0..100).all(|i| b.bytes()[2048 + i] == (i as u8) ^ 0x5a), "write with immediate: data");
+    assert!(b.bytes()[1024..1088].iter().all(|&x| x == 0), "the receive buffer is not written");
+    // The initiator tells the value it expects once its atomics are done.
+    let expect = recv_words(ep, 2, 1)[0];
+    assert_eq!(b.word(w), expect, "word after the atomics");
+    assert_eq!(ep.event().0, ConnEvent::Disconnected);
+}
+
+#[test]
+fn ib_extensions_write_immed_and_atomics() {
+    let dev = open();
+    assert_eq!(dev.attr().extensions, ExtensionCaps { immed_data: true, atomics: true });
+    let ep = Ep::new(&dev);
+    let (_l, _, child) = accept_one(&dev, port(40), &ep, b"", "ext_target", &[]);
+    let t = recv_words(&ep, 1, 5);
+    let (base, word, rkey, no_atomic, no_atomic_k) = (t[0], t[0] + t[1], t[2] as u32, t[3], t[4] as u32);
+
+    // RDMA write with immediate data: 100 bytes into the target's data area.
+    let mut src = Buf::new(&ep.pd, 4096, ALL);
+    src.fill(|i| (i as u8) ^ 0x5a);
+    let op = SendOp::RdmaWriteImmed { remote_addr: base + 2048, rkey, immed: IMMED };
+    ep.op(10, op, &[src.sge(0, 60), src.sge(60, 40)], true).unwrap();
+    let wc = ep.scq.expect();
+    assert_eq!((wc.wr_id, wc.status, wc.opcode, wc.byte_len), (10, WcStatus::Success, WcOpcode::RdmaWriteImmed, 100));
+
+    // Atomics: results land in the local buffer.
+    let res = Buf::new(&ep.pd, 64, ALL);
+    let r = res.aligned(0);
+    let atomic_into = |sink: &Buf, wr_id: u64, op: AtomicOp, remote_addr: u64, rkey: u32| {
+        ep.op(wr_id, SendOp::Atomic { remote_addr, rkey, op }, &[sink.sge(r, 8)], true).unwrap();
+        ep.scq.expect()
+    };
+    let atomic = |wr_id, op, remote_addr, rkey| atomic_into(&res, wr_id, op, remote_addr, rkey);
+    let wc = atomic(20, AtomicOp::FetchAdd { add: 5 }, word, rkey);
+    assert_eq!((wc.wr_id, wc.status, wc.opcode, wc.byte_len), (20, WcStatus::Success, WcOpcode::FetchAdd, 8));
+    assert_eq!(res.word(r), WORD_START);
+    let wc = atomic(21, AtomicOp::CmpSwap { compare: WORD_START + 5, swap: 7 }, word, rkey);
+    assert_eq!((wc.wr_id, wc.status, wc.opcode), (21, WcStatus::Success, WcOpcode::CmpSwap));
+    assert_eq!(res.word(r), WORD_START + 5, "swapped");
+    let wc = atomic(22, AtomicOp::CmpSwap { compare: 1, swap: 9 }, word, rkey);
+    assert_eq!((wc.status, res.word(r)), (WcStatus::Success, 7), "compare failed: no swap");
+    // Violations complete with errors and leave the local buffer alone.
+    let mut untouched = Buf::new(&ep.pd, 64, ALL);
+    untouched.set_word(r, 0xdead);
+    let add_one = AtomicOp::FetchAdd { add: 1 };
+    let wc = atomic_into(&untouched, 23, add_one, word + 4, rkey);
+    assert_eq!((wc.wr_id, wc.status), (23, WcStatus::RemoteOperation), "misaligned");
+    let wc = atomic_into(&untouched, 24, add_one, no_atomic, no_atomic_k);
+    assert_eq!((wc.wr_id, wc.status), (24, WcStatus::RemoteAccess), "no remote-atomic right");
+    let wc = atomic_into(&untouched, 25, add_one, word, rkey ^ 0x10000);
+    assert_eq!((wc.wr_id, wc.status), (25, WcStatus::RemoteAccess), "bad rkey");
+    assert_eq!(untouched.word(r), 0xdead);
+
+    send_words(&ep, 30, &[7]);
+    ep.qp.disconnect(true).unwrap();
+    assert_eq!(ep.event().0, ConnEvent::Disconnected);
+    wait_child(child);
+}
+
+const ATOMIC_ROUNDS: u64 = 2000;
+
+/// Adds 1 to the target's word `ATOMIC_ROUNDS` times; the old values it sees must rise strictly.
+fn peer_atomic_hammer(ep: &Ep) {
+    assert_eq!(ep.event().0, ConnEvent::Established);
+    let t = recv_words(ep, 1, 2);
+    let res = Buf::new(&ep.pd, 64, ALL);
+    let r = res.aligned(0);
+    let mut last = None;
+    for i in 0..ATOMIC_ROUNDS {
+        let op = SendOp::Atomic { remote_addr: t[0], rkey: t[1] as u32, op: AtomicOp::FetchAdd { add: 1 } };
+        ep.op(i, op, &[res.sge(r, 8)], true).unwrap();
+        let wc = ep.scq.expect();
+        assert_eq!((wc.wr_id, wc.status), (i, WcStatus::Success));
+        let old = res.word(r);
+        assert!(last.is_none_or(|l| old > l), "old values rise: {last:?} then {old}");
+        last = Some(old);
+    }
+    send_words(ep, 9, &[ATOMIC_ROUNDS]);
+    assert_eq!(ep.event().0, ConnEvent::Disconnected);
+}
+
+/// Two peer processes fetch-and-add on one word of ours while another thread of this process
+/// adds to it with its own atomic instructions: no update is lost.
+#[test]
+fn ib_extensions_atomics_are_atomic_among_peers_and_the_target() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let dev = open();
+    let pd = dev.alloc_pd().unwrap();
+    let eps = [Ep::with_pd(&dev, pd.clone(), None), Ep::with_pd(&dev, pd.clone(), None)];
+    let crs = Q::new();
+    let p = port(41);
+    let _l = dev.listen(p, Arc::new(ListenQ(crs.clone()))).unwrap();
+    let children: Vec<Child> = (0..2).map(|_| spawn("atomic_hammer", p, &[])).collect();
+    let mut target = Buf::new(&pd, 64, ALL);
+    let w = target.aligned(0);
+    target.set_word(w, 0);
+    for ep in &eps {
+        let req = crs.wait(T).expect("no connect request");
+        ep.qp.accept(&req, b"").unwrap();
+        assert_eq!(ep.event().0, ConnEvent::Established);
+    }
+    let done = Buf::new(&eps[0].pd, 16, ALL);
+    for ep in &eps {
+        ep.qp.post_recv(2, &[done.sge(0, 8)]).unwrap();
+    }
+    for (k, ep) in eps.iter().enumerate() {
+        send_words(ep, 1 + k as u64, &[target.addr() + w as u64, target.mr.rkey() as u64]);
+    }
+    // SAFETY (test): the word is 8-byte aligned inside `target`, which outlives every use.
+    let word = unsafe { AtomicU64::from_ptr((target.addr() + w as u64) as *mut u64) };
+    // This thread executes the peers' atomics (polling its receive queues) while another adds
+    // to the word until both peers are done.
+    let finished = std::sync::atomic::AtomicBool::new(false);
+    let local = std::thread::scope(|s| {
+        let adder = s.spawn(|| {
+            let mut n = 0u64;
+            while !finished.load(Ordering::Relaxed) {
+                word.fetch_add(1, Ordering::SeqCst);
+                n += 1;
+            }
+            n
+        });
+        let mut done = 0;
+        while done < 2 {
+            for ep in &eps {
+                if let Some(wc) = ep.rcq.poll() {
+                    assert_eq!((wc.wr_id, wc.status), (2, WcStatus::Success));
+                    done += 1;
+                }
+            }
+        }
+        finished.store(true, Ordering::Relaxed);
+        adder.join().unwrap()
+    });
+    assert_eq!(word.load(Ordering::SeqCst), 2 * ATOMIC_ROUNDS + local, "an update was lost");
+    for ep in &eps {
+        ep.qp.disconnect(false).unwrap();
+        assert_eq!(ep.event().0, ConnEvent::Disconnected);
+    }
+    for c in children {
+        wait_child(c);
+    }
 }

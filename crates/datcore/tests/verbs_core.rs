@@ -13,12 +13,13 @@ use datcore::endpoint::{Endpoint, EpCreate};
 use datcore::evd::EventDispatcher;
 use datcore::event::{Event, EventData};
 use datcore::handle::{self, Handle};
-use datcore::ia::InterfaceAdapter;
+use datcore::ia::{Extension, InterfaceAdapter};
+use datcore::ib_ext::{self, IbExtension};
 use datcore::lmr::LocalMemoryRegion;
 use datcore::provider::verbs::VerbsProvider;
-use datcore::provider::{Provider, SendOp, Sge};
+use datcore::provider::{AtomicOp, Provider, SendOp, Sge};
 use datcore::pz::ProtectionZone;
-use datcore::{rmr, service_point};
+use datcore::{rmr, service_point, DatError};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -123,17 +124,23 @@ struct Buf {
 
 impl Buf {
     fn new(ia: &Ia, len: usize, fill: u8) -> Buf {
+        Buf::with_privileges(ia, len, fill, DAT_MEM_PRIV_ALL_FLAG)
+    }
+    fn with_privileges(ia: &Ia, len: usize, fill: u8, privileges: u32) -> Buf {
         let mem = vec![fill; len];
-        let r = LocalMemoryRegion::create(
-            &ia.ia,
-            ia.pz,
-            DAT_MEM_TYPE_VIRTUAL,
-            mem.as_ptr() as u64,
-            len as u64,
-            DAT_MEM_PRIV_ALL_FLAG,
-        )
-        .expect("lmr");
+        let r =
+            LocalMemoryRegion::create(&ia.ia, ia.pz, DAT_MEM_TYPE_VIRTUAL, mem.as_ptr() as u64, len as u64, privileges)
+                .expect("lmr");
         Buf { mem, lkey: r.lmr_context, rkey: r.rmr_context }
+    }
+    /// The 8-byte word at `off` (written behind the compiler's back by the device).
+    fn word(&self, off: usize) -> u64 {
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        u64::from_ne_bytes(self.mem[off..off + 8].try_into().unwrap())
+    }
+    /// Offset of the first 8-byte aligned byte.
+    fn aligned(&self) -> usize {
+        (8 - self.addr() as usize % 8) % 8
     }
     fn sge(&self, off: usize, len: usize) -> Sge {
         Sge { lkey: self.lkey, pad: 0, addr: self.mem.as_ptr() as u64 + off as u64, length: len as u64 }
@@ -500,6 +507,77 @@ const STRESS_WAIT_US: u32 = 10_000_000;
 const MSG: usize = 64;
 /// Messages in flight per connection.
 const WINDOW: usize = 4;
+
+/// The DTO event of an extension completion: (cookie, status, length, extension).
+fn ext_dto(evd: &EventDispatcher, what: &str) -> (u64, u32, u64, Option<IbExtension>) {
+    let e = wait(evd, what);
+    match e.data {
+        EventData::Dto { cookie, status, length, op, immed, .. } => {
+            (cookie, status, length, IbExtension::of(op, immed))
+        }
+        d => panic!("{what}: expected a DTO event, got {:#x} {d:?}", e.number),
+    }
+}
+
+/// RDMA write with immediate data and the atomics through the core, where the device has them
+/// (rxe); elsewhere (siw) they are not advertised and refused with DAT_NOT_IMPLEMENTED.
+#[test]
+fn verbs_ib_extensions() {
+    let Some(name) = ia_name() else { return };
+    let ia = open(&name);
+    let caps = ia.ia.device.attr().extensions;
+    eprintln!("extensions {caps:?}: {:?} {:?}", ia.ia.extension(), ib_ext::provider_attrs(caps));
+    if let Ok(t) = std::env::var("RDMA_TYPE") {
+        assert_eq!(caps.immed_data, t == "rxe", "immediate data on {t}");
+        assert_eq!(caps.atomics, t == "rxe", "atomics on {t}");
+    }
+    let (c, s) = (ep(&ia), ep(&ia));
+    connect(&ia, &c, &s, 20040, b"");
+    let src = Buf::new(&ia, 4096, 0x3c);
+    let dst = Buf::with_privileges(&ia, 4096, 0, DAT_MEM_PRIV_ALL_FLAG | DAT_IB_MEM_PRIV_REMOTE_ATOMIC);
+    let res = Buf::new(&ia, 64, 0);
+    let (w, r) = (dst.aligned(), res.aligned());
+    let write_immed = SendOp::RdmaWriteImmed { remote_addr: dst.addr() + 1024, rkey: dst.rkey, immed: 0xabcd_0123 };
+    let fetch_add =
+        SendOp::Atomic { remote_addr: dst.addr() + w as u64, rkey: dst.rkey, op: AtomicOp::FetchAdd { add: 41 } };
+    if !caps.immed_data {
+        let e = c.ep.post_request(write_immed, &[src.sge(0, 64)], 1, 0).unwrap_err();
+        assert_eq!(e, DatError::NOT_IMPLEMENTED);
+    }
+    if !caps.atomics {
+        let e = c.ep.post_request(fetch_add, &[res.sge(r, 8)], 2, 0).unwrap_err();
+        assert_eq!(e, DatError::NOT_IMPLEMENTED);
+        assert_eq!(ia.ia.extension(), None);
+        return;
+    }
+    assert_eq!(ia.ia.extension(), Some((Extension::Ib, DAT_IB_EXTENSION_VERSION as i32)));
+    // Write 200 bytes with immediate data: the server's receive completes with it.
+    let rb = Buf::new(&ia, 64, 0);
+    s.ep.post_recv(&[rb.sge(0, 64)], 7, 0).expect("post recv");
+    c.ep.post_request(write_immed, &[src.sge(0, 200)], 1, 0).expect("write immed");
+    assert_eq!(ext_dto(&c.req, "write immed"), (1, DAT_DTO_SUCCESS, 200, Some(IbExtension::RdmaWriteImmed)));
+    let got = ext_dto(&s.recv, "receive of the write");
+    assert_eq!(got, (7, DAT_DTO_SUCCESS, 200, Some(IbExtension::RdmaWriteImmedData { immed: 0xabcd_0123 })));
+    assert!(dst.mem[1024..1224].iter().all(|&b| b == 0x3c), "written data");
+    // Atomics: old values land in the local buffer.
+    c.ep.post_request(fetch_add, &[res.sge(r, 8)], 2, 0).expect("fetch add");
+    assert_eq!(ext_dto(&c.req, "fetch add"), (2, DAT_DTO_SUCCESS, 8, Some(IbExtension::FetchAndAdd)));
+    assert_eq!((res.word(r), dst.word(w)), (0, 41));
+    let cmp_swap = |cookie: u64, compare: u64, swap: u64| {
+        let op = AtomicOp::CmpSwap { compare, swap };
+        let op = SendOp::Atomic { remote_addr: dst.addr() + w as u64, rkey: dst.rkey, op };
+        c.ep.post_request(op, &[res.sge(r, 8)], cookie, 0).expect("cmp swap");
+        assert_eq!(ext_dto(&c.req, "cmp swap"), (cookie, DAT_DTO_SUCCESS, 8, Some(IbExtension::CmpAndSwap)));
+        (res.word(r), dst.word(w))
+    };
+    assert_eq!(cmp_swap(3, 41, 5), (41, 5), "swapped");
+    assert_eq!(cmp_swap(4, 41, 9), (5, 5), "not swapped");
+    // The local buffer of an atomic is one segment of at least 8 bytes.
+    let e = c.ep.post_request(fetch_add, &[res.sge(r, 4)], 5, 0).unwrap_err();
+    assert_eq!(e.ty(), DAT_LENGTH_ERROR);
+    let e = c.ep.post_request(fetch_add, &[res.sge(r, 8), res.sge(r, 8)], 5, 0).unwrap_err();
+    assert_eq!(e.ty(), DAT_INVALID_PARAMETER);
+}
 
 fn stress_iters(default: usize) -> usize {
     std::env::var("VERBS_STRESS_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(default)

@@ -89,6 +89,24 @@ pub struct DeviceAttr {
     pub max_rdma_size: u64,
     /// Largest private data a connect / accept / reject may carry.
     pub max_private_data: usize,
+    /// Which IB extension operations work on this device.
+    pub extensions: ExtensionCaps,
+}
+
+/// The IB extension operations (`dat_ib_extensions.h`) a device carries out for real.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExtensionCaps {
+    /// [`SendOp::RdmaWriteImmed`] and its receive-side completion.
+    pub immed_data: bool,
+    /// [`SendOp::Atomic`]: fetch-and-add and compare-and-swap on 8 remote bytes.
+    pub atomics: bool,
+}
+
+impl ExtensionCaps {
+    /// Whether any extension operation works.
+    pub fn any(self) -> bool {
+        self.immed_data || self.atomics
+    }
 }
 
 /// Memory access rights (`IBV_ACCESS_*`), from DAT_MEM_PRIV_FLAGS.
@@ -98,12 +116,14 @@ pub struct Access {
     pub local_write: bool,
     pub remote_read: bool,
     pub remote_write: bool,
+    /// Remote atomic operations (`IBV_ACCESS_REMOTE_ATOMIC`, DAT_IB_MEM_PRIV_REMOTE_ATOMIC).
+    pub remote_atomic: bool,
 }
 
 impl Access {
     /// Whether the registered memory may be written (locally or remotely).
     pub fn needs_write(&self) -> bool {
-        self.local_write || self.remote_write
+        self.local_write || self.remote_write || self.remote_atomic
     }
 }
 
@@ -202,6 +222,17 @@ pub enum WcOpcode {
     RdmaWrite,
     RdmaRead,
     Bind,
+    /// [`SendOp::RdmaWriteImmed`] at the initiator.
+    RdmaWriteImmed,
+    /// [`SendOp::Atomic`] at the initiator (the old value is in the local buffer).
+    FetchAdd,
+    CmpSwap,
+    /// A receive consumed by the peer's RDMA write with immediate data
+    /// ([`WorkCompletion::immed`]); `byte_len` is the length written.
+    RecvRdmaWriteImmed,
+    /// A receive filled by a send with immediate data ([`WorkCompletion::immed`]). Only a
+    /// foreign peer sends these (DAT has no post for it).
+    RecvImmed,
 }
 
 /// One completion (`ibv_wc`).
@@ -212,12 +243,21 @@ pub struct WorkCompletion {
     pub context: u64,
     pub status: WcStatus,
     pub opcode: WcOpcode,
+    /// The immediate data of [`WcOpcode::RecvRdmaWriteImmed`] and [`WcOpcode::RecvImmed`],
+    /// as the sender posted it (no byte-order change, as OFED's provider).
+    pub immed: u32,
     pub byte_len: u64,
 }
 
 impl WorkCompletion {
-    pub const EMPTY: WorkCompletion =
-        WorkCompletion { wr_id: 0, context: 0, status: WcStatus::Success, opcode: WcOpcode::Send, byte_len: 0 };
+    pub const EMPTY: WorkCompletion = WorkCompletion {
+        wr_id: 0,
+        context: 0,
+        status: WcStatus::Success,
+        opcode: WcOpcode::Send,
+        immed: 0,
+        byte_len: 0,
+    };
 }
 
 /// A completion queue. The consumer's own thread drives it: `poll` is called from
@@ -281,8 +321,41 @@ pub struct Sge {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SendOp {
     Send,
-    RdmaWrite { remote_addr: u64, rkey: u32 },
-    RdmaRead { remote_addr: u64, rkey: u32 },
+    RdmaWrite {
+        remote_addr: u64,
+        rkey: u32,
+    },
+    RdmaRead {
+        remote_addr: u64,
+        rkey: u32,
+    },
+    /// An RDMA write that also consumes a receive at the peer, which completes with `immed`
+    /// ([`WcOpcode::RecvRdmaWriteImmed`]). Only where [`ExtensionCaps::immed_data`].
+    RdmaWriteImmed {
+        remote_addr: u64,
+        rkey: u32,
+        immed: u32,
+    },
+    /// A 64-bit atomic on the 8-byte aligned word at `remote_addr`; the word's old value lands
+    /// in the local buffer (one SGE of 8 bytes). Only where [`ExtensionCaps::atomics`].
+    Atomic {
+        remote_addr: u64,
+        rkey: u32,
+        op: AtomicOp,
+    },
+}
+
+/// What a [`SendOp::Atomic`] does to the remote word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    FetchAdd {
+        add: u64,
+    },
+    /// Stores `swap` if the word equals `compare`.
+    CmpSwap {
+        compare: u64,
+        swap: u64,
+    },
 }
 
 impl SendOp {
@@ -292,9 +365,15 @@ impl SendOp {
             SendOp::Send => WcOpcode::Send,
             SendOp::RdmaWrite { .. } => WcOpcode::RdmaWrite,
             SendOp::RdmaRead { .. } => WcOpcode::RdmaRead,
+            SendOp::RdmaWriteImmed { .. } => WcOpcode::RdmaWriteImmed,
+            SendOp::Atomic { op: AtomicOp::FetchAdd { .. }, .. } => WcOpcode::FetchAdd,
+            SendOp::Atomic { op: AtomicOp::CmpSwap { .. }, .. } => WcOpcode::CmpSwap,
         }
     }
 }
+
+/// Bytes of the remote word and of the local result of an atomic.
+pub const ATOMIC_LEN: u64 = 8;
 
 /// A send-queue work request (`ibv_send_wr`).
 #[derive(Clone, Copy, Debug)]

@@ -83,12 +83,18 @@ fn pack(kind: Kind, a: Access) -> u32 {
         | (a.local_write as u32) << 2
         | (a.remote_read as u32) << 3
         | (a.remote_write as u32) << 4
+        | (a.remote_atomic as u32) << 5
 }
 
 fn unpack(m: u32) -> (Kind, Access) {
     let kind = if m & 1 != 0 { Kind::Window } else { Kind::Region };
-    let a =
-        Access { local_read: m & 2 != 0, local_write: m & 4 != 0, remote_read: m & 8 != 0, remote_write: m & 16 != 0 };
+    let a = Access {
+        local_read: m & 2 != 0,
+        local_write: m & 4 != 0,
+        remote_read: m & 8 != 0,
+        remote_write: m & 16 != 0,
+        remote_atomic: m & 32 != 0,
+    };
     (kind, a)
 }
 

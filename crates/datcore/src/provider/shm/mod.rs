@@ -112,6 +112,7 @@ fn device_attr(name: &str) -> DeviceAttr {
         max_message_size: MAX_MESSAGE,
         max_rdma_size: MAX_MESSAGE,
         max_private_data: wire::MAX_PRIVATE_DATA,
+        extensions: super::ExtensionCaps { immed_data: true, atomics: true },
     }
 }
 

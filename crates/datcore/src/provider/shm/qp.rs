@@ -5,8 +5,8 @@
 //! under it, so each ring has exactly one producer at a time.
 
 use super::super::{
-    Access, BindWr, CompletionQueue, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair, SendOp, SendWr,
-    Sge, WcOpcode, WcStatus, WorkCompletion,
+    Access, AtomicOp, BindWr, CompletionQueue, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair,
+    SendOp, SendWr, Sge, WcOpcode, WcStatus, WorkCompletion,
 };
 use super::area::PeerArea;
 use super::cq::ShmCq;
@@ -120,6 +120,30 @@ pub enum OpKind {
     Send,
     Write,
     Read,
+    /// RDMA write with immediate data (always through the ring: the target consumes a receive).
+    WriteImmed,
+    /// Atomics (always through the ring: the target's thread executes them, see `xfer`).
+    FetchAdd,
+    CmpSwap,
+}
+
+impl OpKind {
+    /// Whether the target always answers with an ACK (the initiator needs data back).
+    pub fn acknowledged(self) -> bool {
+        matches!(self, OpKind::Read | OpKind::FetchAdd | OpKind::CmpSwap)
+    }
+
+    /// The completion opcode at the initiator.
+    fn wc_opcode(self) -> WcOpcode {
+        match self {
+            OpKind::Send => WcOpcode::Send,
+            OpKind::Write => WcOpcode::RdmaWrite,
+            OpKind::Read => WcOpcode::RdmaRead,
+            OpKind::WriteImmed => WcOpcode::RdmaWriteImmed,
+            OpKind::FetchAdd => WcOpcode::FetchAdd,
+            OpKind::CmpSwap => WcOpcode::CmpSwap,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -128,6 +152,10 @@ pub struct SqEntry {
     pub kind: OpKind,
     pub remote_addr: u64,
     pub rkey: u32,
+    /// [`super::wire::OpHdr::arg`]: immediate data, or an atomic's add / compare value.
+    pub arg: u64,
+    /// A compare-and-swap's swap value.
+    pub swap: u64,
     pub signaled: bool,
     pub solicited: bool,
     pub fence: bool,
@@ -153,6 +181,8 @@ const NO_ENTRY: SqEntry = SqEntry {
     kind: OpKind::Send,
     remote_addr: 0,
     rkey: 0,
+    arg: 0,
+    swap: 0,
     signaled: false,
     solicited: false,
     fence: false,
@@ -224,8 +254,8 @@ impl SendQueue {
         })
     }
 
-    /// Marks as succeeded every pending ring op other than a read whose records the target
-    /// consumed (`consumed`: its head position).
+    /// Marks as succeeded every pending ring op not [acknowledged](OpKind::acknowledged) whose
+    /// records the target consumed (`consumed`: its head position).
     pub fn consumed_up_to(&mut self, consumed: u64) {
         self.skip_done();
         for n in self.acked..self.issued {
@@ -237,7 +267,7 @@ impl SendQueue {
             if e.ring_end.wrapping_sub(consumed) as i64 > 0 {
                 break;
             }
-            if e.kind != OpKind::Read {
+            if !e.kind.acknowledged() {
                 let status = e.err.unwrap_or(WcStatus::Success);
                 e.done = Some((status, if status == WcStatus::Success { e.total } else { 0 }));
             }
@@ -298,8 +328,9 @@ pub enum Dest {
     /// A posted receive: its work-request id (its SGEs are `QpState::recv_sges`) and whether
     /// it came from the SRQ.
     Recv(u64, bool),
-    /// Our memory at this address, under this rkey (checked again for every chunk).
-    Mem(u64, u32),
+    /// Our memory at `addr`, under `rkey` (checked again for every chunk); `immed`: an RDMA
+    /// write with immediate data, with the receive it consumed (work request id) and the data.
+    Mem { addr: u64, rkey: u32, immed: Option<(u64, u32)> },
 }
 
 pub struct QpState {
@@ -408,20 +439,19 @@ pub fn status_from(c: u32) -> WcStatus {
 
 impl QpShared {
     pub fn complete_send(&self, a: &mut After, wr_id: u64, kind: OpKind, status: WcStatus, byte_len: u64) {
-        let opcode = match kind {
-            OpKind::Send => WcOpcode::Send,
-            OpKind::Write => WcOpcode::RdmaWrite,
-            OpKind::Read => WcOpcode::RdmaRead,
-        };
         if let Some(cq) = &self.send_cq {
-            cq.push(WorkCompletion { wr_id, context: self.context, status, opcode, byte_len });
+            let opcode = kind.wc_opcode();
+            cq.push(WorkCompletion { wr_id, context: self.context, status, opcode, immed: 0, byte_len });
             a.wake_send = true;
         }
     }
 
-    pub fn complete_recv(&self, a: &mut After, wr_id: u64, status: WcStatus, byte_len: u64) {
+    /// Completes a receive; `immed`: it was consumed by an RDMA write with this immediate data.
+    pub fn complete_recv(&self, a: &mut After, wr_id: u64, status: WcStatus, byte_len: u64, immed: Option<u32>) {
         if let Some(cq) = &self.recv_cq {
-            cq.push(WorkCompletion { wr_id, context: self.context, status, opcode: WcOpcode::Recv, byte_len });
+            let opcode = if immed.is_some() { WcOpcode::RecvRdmaWriteImmed } else { WcOpcode::Recv };
+            let immed = immed.unwrap_or(0);
+            cq.push(WorkCompletion { wr_id, context: self.context, status, opcode, immed, byte_len });
             a.wake_recv = true;
         }
     }
@@ -511,12 +541,16 @@ impl QpShared {
         }
         st.sq.issued = st.sq.head;
         st.sq.acked = st.sq.head;
-        if let Rx::Inline { dest: Dest::Recv(wr_id, _), .. } = st.rx {
-            self.complete_recv(a, wr_id, WcStatus::Flushed, 0);
+        match st.rx {
+            Rx::Inline { dest: Dest::Recv(wr_id, _), .. }
+            | Rx::Inline { dest: Dest::Mem { immed: Some((wr_id, _)), .. }, .. } => {
+                self.complete_recv(a, wr_id, WcStatus::Flushed, 0, None)
+            }
+            _ => {}
         }
         st.rx = Rx::Idle;
         while let Some(wr_id) = st.rq.pop(&mut st.recv_sges) {
-            self.complete_recv(a, wr_id, WcStatus::Flushed, 0);
+            self.complete_recv(a, wr_id, WcStatus::Flushed, 0, None);
         }
     }
 
@@ -660,12 +694,22 @@ impl Drop for ShmQp {
 impl QueuePair for ShmQp {
     fn post_send(&self, wr: &SendWr<'_>) -> DatResult<()> {
         let sh = &self.sh;
-        let (kind, remote_addr, rkey) = match wr.op {
-            SendOp::Send => (OpKind::Send, 0, 0),
-            SendOp::RdmaWrite { remote_addr, rkey } => (OpKind::Write, remote_addr, rkey),
-            SendOp::RdmaRead { remote_addr, rkey } => (OpKind::Read, remote_addr, rkey),
+        let (kind, remote_addr, rkey, arg, swap) = match wr.op {
+            SendOp::Send => (OpKind::Send, 0, 0, 0, 0),
+            SendOp::RdmaWrite { remote_addr, rkey } => (OpKind::Write, remote_addr, rkey, 0, 0),
+            SendOp::RdmaRead { remote_addr, rkey } => (OpKind::Read, remote_addr, rkey, 0, 0),
+            SendOp::RdmaWriteImmed { remote_addr, rkey, immed } => {
+                (OpKind::WriteImmed, remote_addr, rkey, immed as u64, 0)
+            }
+            SendOp::Atomic { remote_addr, rkey, op: AtomicOp::FetchAdd { add } } => {
+                (OpKind::FetchAdd, remote_addr, rkey, add, 0)
+            }
+            SendOp::Atomic { remote_addr, rkey, op: AtomicOp::CmpSwap { compare, swap } } => {
+                (OpKind::CmpSwap, remote_addr, rkey, compare, swap)
+            }
         };
-        let total = recvq::validate(wr.sges, sh.pd, kind == OpKind::Read, sh.caps.max_send_sge.max(1))?;
+        let sink = matches!(kind, OpKind::Read | OpKind::FetchAdd | OpKind::CmpSwap);
+        let total = recvq::validate(wr.sges, sh.pd, sink, sh.caps.max_send_sge.max(1))?;
         if total > super::MAX_MESSAGE {
             return Err(DatError::new(DAT_LENGTH_ERROR, 0));
         }
@@ -674,6 +718,8 @@ impl QueuePair for ShmQp {
             kind,
             remote_addr,
             rkey,
+            arg,
+            swap,
             signaled: wr.signaled,
             solicited: wr.solicited,
             fence: wr.fence,
@@ -715,7 +761,7 @@ impl QueuePair for ShmQp {
         let mut st = sh.st.lock();
         if st.phase == Phase::Closed {
             let mut a = After::default();
-            sh.complete_recv(&mut a, wr_id, WcStatus::Flushed, 0);
+            sh.complete_recv(&mut a, wr_id, WcStatus::Flushed, 0, None);
             drop(st);
             sh.finish(a);
             return Ok(());
@@ -763,9 +809,8 @@ impl QueuePair for ShmQp {
                     cq.push(WorkCompletion {
                         wr_id: wr.wr_id,
                         context: sh.context,
-                        status: WcStatus::Success,
                         opcode: WcOpcode::Bind,
-                        byte_len: 0,
+                        ..WorkCompletion::EMPTY
                     });
                     a.wake_send = true;
                 }

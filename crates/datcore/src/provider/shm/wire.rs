@@ -17,7 +17,7 @@ pub const M_RTU: u32 = 0x5554_5244; // ready to use (+ the published area fds)
 pub const M_DISC: u32 = 0x4353_4444; // graceful disconnect
 /// The doorbell is a one-byte datagram.
 pub const BELL: u8 = 0xb1;
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// The identity/credential block each side sends: who it is and how to test cross-memory
 /// attach on it.
@@ -187,6 +187,9 @@ pub const R_WRITE: u16 = 2;
 pub const R_READ: u16 = 3;
 /// Continuation of the inline payload of the previous SEND/WRITE.
 pub const R_DATA: u16 = 4;
+/// A 64-bit atomic: [`OpHdr`] (`total_len` 8, `arg` the add or compare value) and the swap
+/// value; always acknowledged, the ACK's length field carrying the word's old value.
+pub const R_ATOMIC: u16 = 5;
 /// Response ring (target -> initiator).
 pub const R_ACK: u16 = 16;
 pub const R_READ_DATA: u16 = 17;
@@ -197,18 +200,30 @@ pub const F_SOLICITED: u16 = 1;
 /// iovec list of the initiator's memory follows the op header for the target to copy with
 /// cross-memory attach.
 pub const F_INLINE: u16 = 2;
+/// R_WRITE: with immediate data (`OpHdr::arg`): it consumes a receive, which completes with it.
+pub const F_IMMED: u16 = 4;
+/// R_ATOMIC: compare-and-swap (else fetch-and-add).
+pub const F_CMP_SWAP: u16 = 8;
 
-/// Fixed part of SEND / WRITE / READ.
+/// Fixed part of SEND / WRITE / READ / ATOMIC.
 #[derive(Clone, Copy, Debug)]
 pub struct OpHdr {
     pub total_len: u64,
     pub remote_addr: u64,
     pub rkey: u32,
     pub niov: u32,
+    /// The immediate data of a write with [`F_IMMED`]; an atomic's add or compare value.
+    pub arg: u64,
 }
 
-pub const OP_HDR: usize = 24;
+pub const OP_HDR: usize = 32;
 pub const IOV: usize = 16;
+/// R_ATOMIC: the header and the swap value.
+pub const ATOMIC_REC: usize = OP_HDR + 8;
+
+fn u64_at(b: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7]])
+}
 
 impl OpHdr {
     pub fn write(&self, b: &mut [u8]) {
@@ -216,13 +231,23 @@ impl OpHdr {
         b[8..16].copy_from_slice(&self.remote_addr.to_le_bytes());
         b[16..20].copy_from_slice(&self.rkey.to_le_bytes());
         b[20..24].copy_from_slice(&self.niov.to_le_bytes());
+        b[24..32].copy_from_slice(&self.arg.to_le_bytes());
     }
-    pub fn read(b: &[u8; OP_HDR]) -> OpHdr {
-        let u64_at =
-            |i: usize| u64::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7]]);
+    pub fn read(b: &[u8]) -> OpHdr {
         let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-        OpHdr { total_len: u64_at(0), remote_addr: u64_at(8), rkey: u32_at(16), niov: u32_at(20) }
+        OpHdr {
+            total_len: u64_at(b, 0),
+            remote_addr: u64_at(b, 8),
+            rkey: u32_at(16),
+            niov: u32_at(20),
+            arg: u64_at(b, 24),
+        }
     }
+}
+
+/// The swap value of an R_ATOMIC record (its [`ATOMIC_REC`] fixed bytes).
+pub fn atomic_swap(b: &[u8; ATOMIC_REC]) -> u64 {
+    u64_at(b, OP_HDR)
 }
 
 pub fn write_iov(b: &mut [u8], addr: u64, len: u64) {
@@ -238,7 +263,7 @@ pub fn read_iov(b: &[u8]) -> (u64, u64) {
     (u64::from_le_bytes(a), u64::from_le_bytes(l))
 }
 
-/// ACK payload: status code (see [`super::qp::status_code`]), byte count, and the request-ring
-/// position just past the acknowledged op's last record. Only errors and RDMA reads are
-/// acknowledged; a send or write whose records the target consumed without an ACK succeeded.
+/// ACK payload: status code (see [`super::qp::status_code`]), byte count (an atomic's old
+/// value), and the request-ring position just past the acknowledged op's last record. Only
+/// errors, RDMA reads and atomics are acknowledged; a send or write whose records the target consumed without an ACK succeeded.
 pub const ACK_LEN: usize = 24;

@@ -145,7 +145,7 @@ pub fn pump_tx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, F
             break;
         }
         let sges = sq.sges(n);
-        if e.kind != OpKind::Send && !e.hdr_sent {
+        if matches!(e.kind, OpKind::Write | OpKind::Read) && !e.hdr_sent {
             let op =
                 rdma::Op { kind: e.kind, remote_addr: e.remote_addr, rkey: e.rkey, total: e.total, sges, pd: sh.pd };
             match rdma::execute(link, *reads_out, &op)? {
@@ -161,16 +161,39 @@ pub fn pump_tx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, F
             }
         }
         e.via_ring = true;
-        let flags = if e.solicited { F_SOLICITED } else { 0 };
+        let mut flags = if e.solicited { F_SOLICITED } else { 0 };
         let kind = match e.kind {
             OpKind::Send => R_SEND,
             OpKind::Write => R_WRITE,
             OpKind::Read => R_READ,
+            OpKind::WriteImmed => {
+                flags |= F_IMMED;
+                R_WRITE
+            }
+            OpKind::FetchAdd => R_ATOMIC,
+            OpKind::CmpSwap => {
+                flags |= F_CMP_SWAP;
+                R_ATOMIC
+            }
         };
-        let hdr =
-            |niov: usize| OpHdr { total_len: e.total, remote_addr: e.remote_addr, rkey: e.rkey, niov: niov as u32 };
+        let hdr = |niov: usize| OpHdr {
+            total_len: e.total,
+            remote_addr: e.remote_addr,
+            rkey: e.rkey,
+            niov: niov as u32,
+            arg: e.arg,
+        };
         let inline = e.kind != OpKind::Read && (!link.peer_copies || e.total <= INLINE_MAX);
-        if !inline {
+        if kind == R_ATOMIC {
+            let ok = link.tx_req.push(kind, flags, ATOMIC_REC, |b| {
+                hdr(0).write(&mut b[..OP_HDR]);
+                b[OP_HDR..ATOMIC_REC].copy_from_slice(&e.swap.to_le_bytes());
+            })?;
+            if !ok {
+                break;
+            }
+            e.hdr_sent = true;
+        } else if !inline {
             let mut v = [(0u64, 0u64); MAX_IOV];
             let nv = iovs(sges, e.total, &mut v);
             let ok = link.tx_req.push(kind, flags, OP_HDR + nv * IOV, |b| {
@@ -266,7 +289,11 @@ pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool,
                             return Err(Fault::Malformed("short rdma read data"));
                         }
                     }
-                    let status = if status == WcStatus::Success { e.err.unwrap_or(status) } else { status };
+                    let mut status = if status == WcStatus::Success { e.err.unwrap_or(status) } else { status };
+                    if matches!(e.kind, OpKind::FetchAdd | OpKind::CmpSwap) && status == WcStatus::Success {
+                        // The ACK's length is the word's old value: it lands in the local buffer.
+                        status = place_old_value(sh, sq.sges_at(i), len);
+                    }
                     let len = if status == WcStatus::Success { len.min(e.total) } else { 0 };
                     sq.e[i].done = Some((status, len));
                 }
@@ -310,6 +337,49 @@ pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool,
     Ok(did)
 }
 
+/// Writes an atomic's result (the remote word's old value) into its local buffer.
+fn place_old_value(sh: &QpShared, sink: &[Sge], old: u64) -> WcStatus {
+    if !recvq::still_valid(sink, sh.pd, Access { local_write: true, ..Access::default() }) {
+        return WcStatus::LocalProtection;
+    }
+    let bytes = old.to_ne_bytes();
+    // SAFETY: the sink was validated just now; it holds 8 bytes (checked at post).
+    unsafe { scatter(sink, 0, bytes.as_ptr(), bytes.len() as u64) };
+    WcStatus::Success
+}
+
+/// Executes a 64-bit atomic on our memory at `addr` (under `rkey`, with remote-atomic access)
+/// and returns the word's old value. It runs in this (the target's) process with the CPU's own
+/// atomic instructions, so it is atomic against every other DAT atomic on this memory from any
+/// peer (they all execute here, in some thread of ours) and against the target's own atomic
+/// instructions on the word, but not against plain stores or RDMA writes (as on IB).
+fn execute_atomic(
+    sh: &QpShared,
+    busy: &std::sync::atomic::AtomicU32,
+    hdr: &OpHdr,
+    op: super::super::AtomicOp,
+) -> (WcStatus, u64) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    if !hdr.remote_addr.is_multiple_of(8) || hdr.total_len != 8 {
+        return (WcStatus::RemoteOperation, 0);
+    }
+    let run = || {
+        // SAFETY: [addr, addr+8) is registered memory of ours with remote-atomic access
+        // (checked against the rkey under the busy mark), 8-byte aligned (checked above).
+        let word = unsafe { AtomicU64::from_ptr(hdr.remote_addr as *mut u64) };
+        match op {
+            super::super::AtomicOp::FetchAdd { add } => word.fetch_add(add, Ordering::SeqCst),
+            super::super::AtomicOp::CmpSwap { compare, swap } => {
+                word.compare_exchange(compare, swap, Ordering::SeqCst, Ordering::SeqCst).unwrap_or_else(|v| v)
+            }
+        }
+    };
+    match guarded(sh, busy, (hdr.rkey, hdr.remote_addr, 8, Right::Atomic), run) {
+        Some(old) => (WcStatus::Success, old),
+        None => (WcStatus::RemoteAccess, 0),
+    }
+}
+
 fn push_ack(st: &mut QpState, ack: Ack) -> Result<bool, Fault> {
     let Some(link) = st.link.as_mut() else { return Ok(false) };
     let ok = link.tx_resp.push(R_ACK, 0, ACK_LEN, |b| {
@@ -321,13 +391,27 @@ fn push_ack(st: &mut QpState, ack: Ack) -> Result<bool, Fault> {
     Ok(ok)
 }
 
+/// The remote access right an inbound operation needs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Right {
+    Read,
+    Write,
+    Atomic,
+}
+
 /// Checks an rkey access at the target.
-fn remote_ok(sh: &QpShared, rkey: u32, addr: u64, len: u64, write: bool) -> bool {
+fn remote_ok(sh: &QpShared, rkey: u32, addr: u64, len: u64, right: Right) -> bool {
     if len == 0 {
         return true;
     }
     memtable::lookup(rkey).is_some_and(|e| {
-        e.pd == sh.pd && e.covers(addr, len) && if write { e.access.remote_write } else { e.access.remote_read }
+        e.pd == sh.pd
+            && e.covers(addr, len)
+            && match right {
+                Right::Read => e.access.remote_read,
+                Right::Write => e.access.remote_write,
+                Right::Atomic => e.access.remote_atomic,
+            }
     })
 }
 
@@ -337,13 +421,13 @@ fn remote_ok(sh: &QpShared, rkey: u32, addr: u64, len: u64, write: bool) -> bool
 fn guarded<T>(
     sh: &QpShared,
     busy: &std::sync::atomic::AtomicU32,
-    (rkey, addr, len, write): (u32, u64, u64, bool),
+    (rkey, addr, len, right): (u32, u64, u64, Right),
     copy: impl FnOnce() -> T,
 ) -> Option<T> {
     use std::sync::atomic::{fence, Ordering};
     busy.store(memtable::slot_of(rkey) + 1, Ordering::SeqCst);
     fence(Ordering::SeqCst);
-    let r = remote_ok(sh, rkey, addr, len, write).then(copy);
+    let r = remote_ok(sh, rkey, addr, len, right).then(copy);
     busy.store(0, Ordering::Release);
     r
 }
@@ -359,20 +443,24 @@ fn cma_status(sh: &QpShared, r: std::io::Result<()>) -> Result<WcStatus, Fault> 
     }
 }
 
+/// The receive an inbound op consumed: its work request id, and the immediate data of an
+/// RDMA write with immediate (None: a send filled it).
+type Consumed = (u64, Option<u32>);
+
 /// Finishes an inbound op whose payload is complete: `status` for the receive, `ack` for the
 /// initiator.
-/// `recv`: the work request id of the receive it filled, if it was a send.
+/// `recv`: the receive it consumed, if any (a send, or a write with immediate data).
 fn finish_inbound(
     sh: &QpShared,
     st: &mut QpState,
     a: &mut After,
-    recv: Option<u64>,
+    recv: Option<Consumed>,
     total: u64,
     (status, ack): (WcStatus, WcStatus),
     end: u64,
 ) {
-    if let Some(wr_id) = recv {
-        sh.complete_recv(a, wr_id, status, if status == WcStatus::Success { total } else { 0 });
+    if let Some((wr_id, immed)) = recv {
+        sh.complete_recv(a, wr_id, status, if status == WcStatus::Success { total } else { 0 }, immed);
     }
     answer(st, ack, total, end);
 }
@@ -450,7 +538,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                 let c = (total - off).min(CHUNK);
                 let from = src + off;
                 let busy = link.seg.target_busy(link.side);
-                let pushed = guarded(sh, busy, (rkey, src, total, false), || {
+                let pushed = guarded(sh, busy, (rkey, src, total, Right::Read), || {
                     // SAFETY: [src, src+total) was checked against the rkey just now.
                     link.tx_resp.push(R_READ_DATA, 0, c as usize, |b| unsafe {
                         std::ptr::copy_nonoverlapping(from as *const u8, b.as_mut_ptr(), c as usize)
@@ -488,13 +576,13 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                     match dest {
                         // SAFETY: the receive SGEs were re-validated when the op started.
                         Dest::Recv(..) => unsafe { scatter(st.recv_sges.as_slice(), off, rec.payload, n) },
-                        Dest::Mem(addr, rkey) => {
+                        Dest::Mem { addr, rkey, .. } => {
                             let busy = link.seg.target_busy(link.side);
                             // SAFETY: [addr, addr+total) is checked against the rkey first.
                             let copy = || unsafe {
                                 std::ptr::copy_nonoverlapping(rec.payload, (addr + off) as *mut u8, n as usize)
                             };
-                            if guarded(sh, busy, (rkey, addr, total, true), copy).is_none() {
+                            if guarded(sh, busy, (rkey, addr, total, Right::Write), copy).is_none() {
                                 ack = WcStatus::RemoteAccess; // deregistered meanwhile
                             }
                         }
@@ -502,9 +590,10 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                 }
                 if off + n == total {
                     st.rx = Rx::Idle;
-                    let recv = match dest {
-                        Dest::Recv(wr_id, _) => Some(wr_id),
-                        Dest::Mem(..) => None,
+                    // A write's receive (with immediate data) shares the write's outcome.
+                    let (recv, status) = match dest {
+                        Dest::Recv(wr_id, _) => (Some((wr_id, None)), status),
+                        Dest::Mem { immed, .. } => (immed.map(|(w, i)| (w, Some(i))), ack),
                     };
                     finish_inbound(sh, st, a, recv, total, (status, ack), end);
                 } else {
@@ -513,6 +602,18 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
             }
             (Rx::Inline { .. }, _) => return Err(Fault::Malformed("operation interleaved with inline data")),
             (Rx::Idle, R_DATA) => return Err(Fault::Malformed("inline data without operation")),
+            (Rx::Idle, R_ATOMIC) => {
+                // Acknowledged (with the old value) before the record is consumed.
+                let b = rec.fixed::<ATOMIC_REC>()?;
+                let hdr = OpHdr::read(&b);
+                let op = if rec.flags & F_CMP_SWAP != 0 {
+                    super::super::AtomicOp::CmpSwap { compare: hdr.arg, swap: atomic_swap(&b) }
+                } else {
+                    super::super::AtomicOp::FetchAdd { add: hdr.arg }
+                };
+                let (status, old) = execute_atomic(sh, link.seg.target_busy(link.side), &hdr, op);
+                st.pending_ack = Some(Ack { status, len: old, pos: end, then_consume: true });
+            }
             (Rx::Idle, R_SEND | R_WRITE | R_READ) => {
                 let hdr = OpHdr::read(&rec.fixed::<OP_HDR>()?);
                 let inline = rec.flags & F_INLINE != 0;
@@ -556,7 +657,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                                 unsafe { scatter(sges, 0, rec.payload.add(OP_HDR), chunk) };
                             }
                             if chunk == total {
-                                finish_inbound(sh, st, a, Some(wr_id), total, (status, ack), end);
+                                finish_inbound(sh, st, a, Some((wr_id, None)), total, (status, ack), end);
                             } else {
                                 let dest = Dest::Recv(wr_id, sh.srq.is_some());
                                 st.rx = Rx::Inline { dest, total, off: chunk, status, ack };
@@ -571,13 +672,22 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                                     ack = s;
                                 }
                             }
-                            finish_inbound(sh, st, a, Some(wr_id), total, (status, ack), end);
+                            finish_inbound(sh, st, a, Some((wr_id, None)), total, (status, ack), end);
                         }
                     }
                     R_WRITE => {
+                        // With immediate data it consumes a receive first (and waits for one).
+                        let immed = if rec.flags & F_IMMED != 0 {
+                            let Some(wr_id) = sh.take_recv(st) else { return Ok(()) };
+                            Some((wr_id, hdr.arg as u32))
+                        } else {
+                            None
+                        };
+                        let recv = immed.map(|(w, i)| (w, Some(i)));
+                        let Some(link) = st.link.as_mut() else { return Ok(()) };
                         let busy = link.seg.target_busy(link.side);
-                        let access = (hdr.rkey, hdr.remote_addr, total, true);
-                        let dest = Dest::Mem(hdr.remote_addr, hdr.rkey);
+                        let access = (hdr.rkey, hdr.remote_addr, total, Right::Write);
+                        let dest = Dest::Mem { addr: hdr.remote_addr, rkey: hdr.rkey, immed };
                         if inline {
                             // SAFETY: the destination is checked against the rkey first.
                             let copy = || unsafe {
@@ -592,7 +702,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                                 None => WcStatus::RemoteAccess,
                             };
                             if chunk == total {
-                                answer(st, ack, total, end);
+                                finish_inbound(sh, st, a, recv, total, (ack, ack), end);
                             } else {
                                 st.rx = Rx::Inline { dest, total, off: chunk, status: WcStatus::Success, ack };
                             }
@@ -602,14 +712,14 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                                 Some(r) => cma_status(sh, r)?,
                                 None => WcStatus::RemoteAccess,
                             };
-                            answer(st, ack, total, end);
+                            finish_inbound(sh, st, a, recv, total, (ack, ack), end);
                         }
                     }
                     _ => {
                         // R_READ: always acknowledged (the initiator has no other sign of the
                         // data), before the record is consumed.
                         let ack = |status| Some(Ack { status, len: total, pos: end, then_consume: true });
-                        if !remote_ok(sh, hdr.rkey, hdr.remote_addr, total, false) {
+                        if !remote_ok(sh, hdr.rkey, hdr.remote_addr, total, Right::Read) {
                             st.pending_ack = ack(WcStatus::RemoteAccess);
                         } else if total == 0 {
                             st.pending_ack = ack(WcStatus::Success);
@@ -617,7 +727,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                             let busy = link.seg.target_busy(link.side);
                             let copy = || cma::transfer(peer, &[(hdr.remote_addr, total)], riov, true);
                             st.pending_ack =
-                                ack(match guarded(sh, busy, (hdr.rkey, hdr.remote_addr, total, false), copy) {
+                                ack(match guarded(sh, busy, (hdr.rkey, hdr.remote_addr, total, Right::Read), copy) {
                                     Some(r) => cma_status(sh, r)?,
                                     None => WcStatus::RemoteAccess,
                                 });

@@ -339,5 +339,5 @@ impl CompletionQueue for VerbsCq {
 
 /// A completion for a receive flushed before it reached a QP.
 pub fn flushed_recv(wr_id: u64, context: u64) -> WorkCompletion {
-    WorkCompletion { wr_id, context, status: WcStatus::Flushed, opcode: WcOpcode::Recv, byte_len: 0 }
+    WorkCompletion { status: WcStatus::Flushed, opcode: WcOpcode::Recv, wr_id, context, ..WorkCompletion::EMPTY }
 }

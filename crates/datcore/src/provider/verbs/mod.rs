@@ -62,8 +62,8 @@
 //! (graceful) or at once (abrupt), and at the latest 5 s after a graceful one.
 
 use super::{
-    Access, AsyncEvents, CompletionQueue, Device, DeviceAttr, Listener, ListenerEvents, MemoryRegion, MemoryWindow,
-    ProtectionDomain, Provider, QpInit, QueuePair, SharedReceiveQueue, Transport, Waker,
+    Access, AsyncEvents, CompletionQueue, Device, DeviceAttr, ExtensionCaps, Listener, ListenerEvents, MemoryRegion,
+    MemoryWindow, ProtectionDomain, Provider, QpInit, QueuePair, SharedReceiveQueue, Transport, Waker,
 };
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
@@ -289,6 +289,12 @@ impl DevInner {
             max_message_size: max_msg,
             max_rdma_size: max_msg,
             max_private_data: if t.iwarp { IWARP_PRIVATE_DATA } else { IB_PRIVATE_DATA },
+            // iWARP has neither write with immediate data nor atomics (OFED's provider
+            // advertises no extensions there either); elsewhere atomics as the device says.
+            extensions: ExtensionCaps {
+                immed_data: !t.iwarp,
+                atomics: !t.iwarp && a.atomic_cap != sys::IBV_ATOMIC_NONE,
+            },
         };
         check_memlock();
         let read_sink_remote_write = t.iwarp && a.vendor_id != SIW_VENDOR_ID;
@@ -472,6 +478,10 @@ fn access_flags(dev: &DevInner, a: Access) -> i32 {
     }
     if a.remote_read {
         f |= sys::IBV_ACCESS_REMOTE_READ;
+    }
+    // Only where atomics work: a device without them may refuse the flag.
+    if a.remote_atomic && dev.attr.extensions.atomics {
+        f |= sys::IBV_ACCESS_REMOTE_ATOMIC | sys::IBV_ACCESS_LOCAL_WRITE;
     }
     f
 }

@@ -10,8 +10,8 @@
 //! ```
 
 use super::super::{
-    BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendOp, SendWr, Sge, WcOpcode,
-    WorkCompletion,
+    AtomicOp, BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendOp, SendWr, Sge,
+    WcOpcode, WorkCompletion,
 };
 use super::cm::{self, Owner};
 use super::cq::{self, VerbsCq};
@@ -37,6 +37,9 @@ const OP_SEND: u64 = 0;
 const OP_WRITE: u64 = 1;
 const OP_READ: u64 = 2;
 const OP_BIND: u64 = 3;
+const OP_WRITE_IMMED: u64 = 4;
+const OP_FETCH_ADD: u64 = 5;
+const OP_CMP_SWAP: u64 = 6;
 
 /// How long a graceful disconnect waits for rdma_cm's DISCONNECTED before reporting anyway.
 const DISCONNECT_GRACE: Duration = Duration::from_secs(5);
@@ -150,6 +153,9 @@ impl Slots {
                     OP_SEND => WcOpcode::Send,
                     OP_WRITE => WcOpcode::RdmaWrite,
                     OP_READ => WcOpcode::RdmaRead,
+                    OP_WRITE_IMMED => WcOpcode::RdmaWriteImmed,
+                    OP_FETCH_ADD => WcOpcode::FetchAdd,
+                    OP_CMP_SWAP => WcOpcode::CmpSwap,
                     _ => WcOpcode::Bind,
                 };
                 (s.wr_id.load(Ordering::Acquire), op, info >> INFO_LEN_SHIFT)
@@ -157,9 +163,9 @@ impl Slots {
             KIND_RECV => {
                 let s = &self.recv[idx & (self.recv.len() - 1)];
                 self.recv_outstanding.fetch_sub(1, Ordering::Relaxed);
-                (s.wr_id.load(Ordering::Acquire), WcOpcode::Recv, wc.byte_len as u64)
+                (s.wr_id.load(Ordering::Acquire), recv_opcode(wc), wc.byte_len as u64)
             }
-            KIND_SRQ => (self.srq.as_ref()?.complete(idx as u32), WcOpcode::Recv, wc.byte_len as u64),
+            KIND_SRQ => (self.srq.as_ref()?.complete(idx as u32), recv_opcode(wc), wc.byte_len as u64),
             _ => return None,
         };
         let byte_len = if status == super::super::WcStatus::Success { byte_len } else { 0 };
@@ -172,7 +178,21 @@ impl Slots {
                 wc.vendor_err
             );
         }
-        Some(WorkCompletion { wr_id, context: self.context, status, opcode, byte_len })
+        Some(WorkCompletion { wr_id, context: self.context, status, opcode, immed: wc.imm_data, byte_len })
+    }
+}
+
+/// What a receive completion was: a plain receive, or one carrying immediate data (valid only
+/// on success).
+fn recv_opcode(wc: &sys::ibv_wc) -> WcOpcode {
+    if wc.status != sys::IBV_WC_SUCCESS {
+        WcOpcode::Recv
+    } else if wc.opcode == sys::IBV_WC_RECV_RDMA_WITH_IMM {
+        WcOpcode::RecvRdmaWriteImmed
+    } else if wc.wc_flags & sys::IBV_WC_WITH_IMM != 0 {
+        WcOpcode::RecvImmed
+    } else {
+        WcOpcode::Recv
     }
 }
 
@@ -660,12 +680,21 @@ impl QueuePair for VerbsQp {
             SendOp::Send => (sys::IBV_WR_SEND, OP_SEND, 0, 0),
             SendOp::RdmaWrite { remote_addr, rkey } => (sys::IBV_WR_RDMA_WRITE, OP_WRITE, remote_addr, rkey),
             SendOp::RdmaRead { remote_addr, rkey } => (sys::IBV_WR_RDMA_READ, OP_READ, remote_addr, rkey),
+            SendOp::RdmaWriteImmed { remote_addr, rkey, .. } => {
+                (sys::IBV_WR_RDMA_WRITE_WITH_IMM, OP_WRITE_IMMED, remote_addr, rkey)
+            }
+            SendOp::Atomic { remote_addr, rkey, op: AtomicOp::FetchAdd { .. } } => {
+                (sys::IBV_WR_ATOMIC_FETCH_AND_ADD, OP_FETCH_ADD, remote_addr, rkey)
+            }
+            SendOp::Atomic { remote_addr, rkey, op: AtomicOp::CmpSwap { .. } } => {
+                (sys::IBV_WR_ATOMIC_CMP_AND_SWP, OP_CMP_SWAP, remote_addr, rkey)
+            }
         };
         let mut flags = 0;
         if wr.signaled {
             flags |= sys::IBV_SEND_SIGNALED;
         }
-        if wr.solicited && op == OP_SEND {
+        if wr.solicited && (op == OP_SEND || op == OP_WRITE_IMMED) {
             flags |= sys::IBV_SEND_SOLICITED;
         }
         if wr.fence {
@@ -708,8 +737,19 @@ impl QueuePair for VerbsQp {
             w.num_sge = (end - first) as i32;
             w.opcode = opcode;
             w.send_flags = if last { flags } else { flags & !sys::IBV_SEND_SIGNALED };
-            w.remote_addr = remote;
-            w.rkey = rkey;
+            match wr.op {
+                SendOp::Atomic { op: AtomicOp::FetchAdd { add }, .. } => {
+                    w.wr.atomic = sys::ibv_atomic_wr { remote_addr: remote, compare_add: add, swap: 0, rkey }
+                }
+                SendOp::Atomic { op: AtomicOp::CmpSwap { compare, swap }, .. } => {
+                    w.wr.atomic = sys::ibv_atomic_wr { remote_addr: remote, compare_add: compare, swap, rkey }
+                }
+                SendOp::RdmaWriteImmed { immed, .. } => {
+                    w.imm_data = immed;
+                    w.wr.rdma = sys::ibv_rdma_wr { remote_addr: remote, rkey };
+                }
+                _ => w.wr.rdma = sys::ibv_rdma_wr { remote_addr: remote, rkey },
+            }
             let r = self.post(&mut w);
             if r != 0 {
                 // Fragments already posted belong to a request that failed: whatever they

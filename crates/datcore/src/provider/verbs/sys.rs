@@ -20,8 +20,11 @@ use std::sync::OnceLock;
 // ---- constants -------------------------------------------------------------------------------
 
 pub const IBV_WR_RDMA_WRITE: u32 = 0;
+pub const IBV_WR_RDMA_WRITE_WITH_IMM: u32 = 1;
 pub const IBV_WR_SEND: u32 = 2;
 pub const IBV_WR_RDMA_READ: u32 = 4;
+pub const IBV_WR_ATOMIC_CMP_AND_SWP: u32 = 5;
+pub const IBV_WR_ATOMIC_FETCH_AND_ADD: u32 = 6;
 pub const IBV_WR_BIND_MW: u32 = 8;
 
 pub const IBV_SEND_FENCE: u32 = 1;
@@ -42,9 +45,17 @@ pub const IBV_WC_REM_OP_ERR: u32 = 11;
 pub const IBV_WC_RETRY_EXC_ERR: u32 = 12;
 pub const IBV_WC_RNR_RETRY_EXC_ERR: u32 = 13;
 
+/// `ibv_wc.opcode` of a receive consumed by an RDMA write with immediate data.
+pub const IBV_WC_RECV_RDMA_WITH_IMM: u32 = 129;
+/// `ibv_wc.wc_flags`: `imm_data` is valid.
+pub const IBV_WC_WITH_IMM: u32 = 2;
+/// `ibv_device_attr.atomic_cap`: no atomic operations.
+pub const IBV_ATOMIC_NONE: c_int = 0;
+
 pub const IBV_ACCESS_LOCAL_WRITE: c_int = 1;
 pub const IBV_ACCESS_REMOTE_WRITE: c_int = 2;
 pub const IBV_ACCESS_REMOTE_READ: c_int = 4;
+pub const IBV_ACCESS_REMOTE_ATOMIC: c_int = 8;
 pub const IBV_ACCESS_MW_BIND: c_int = 16;
 
 pub const IBV_QPS_ERR: u32 = 6;
@@ -220,8 +231,34 @@ pub struct ibv_mw_bind_info {
     pub mw_access_flags: u32,
 }
 
-/// `struct ibv_send_wr` (128 bytes). `wr` holds `wr.rdma` {remote_addr, rkey}; `bind_*` the
-/// `bind_mw` member of the trailing union.
+/// `wr.rdma` of `struct ibv_send_wr`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ibv_rdma_wr {
+    pub remote_addr: u64,
+    pub rkey: u32,
+}
+
+/// `wr.atomic` of `struct ibv_send_wr`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ibv_atomic_wr {
+    pub remote_addr: u64,
+    pub compare_add: u64,
+    pub swap: u64,
+    pub rkey: u32,
+}
+
+/// The `wr` union of `struct ibv_send_wr` (32 bytes; its `ud` member is not used).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union ibv_send_wr_wr {
+    pub rdma: ibv_rdma_wr,
+    pub atomic: ibv_atomic_wr,
+    _size: [u64; 4],
+}
+
+/// `struct ibv_send_wr` (128 bytes). `bind_*` is the `bind_mw` member of the trailing union.
 #[repr(C)]
 pub struct ibv_send_wr {
     pub wr_id: u64,
@@ -231,14 +268,16 @@ pub struct ibv_send_wr {
     pub opcode: u32,
     pub send_flags: u32,
     pub imm_data: u32,
-    pub remote_addr: u64,
-    pub rkey: u32,
-    _wr_rest: [u32; 5],
+    pub wr: ibv_send_wr_wr,
     _qp_type: [u32; 2],
     pub bind_mw: *mut ibv_mw,
     pub bind_rkey: u32,
     pub bind_info: ibv_mw_bind_info,
 }
+
+const _: () = assert!(std::mem::size_of::<ibv_send_wr>() == 128);
+const _: () = assert!(std::mem::offset_of!(ibv_send_wr, wr) == 40);
+const _: () = assert!(std::mem::offset_of!(ibv_send_wr, bind_mw) == 80);
 
 #[repr(C)]
 pub struct ibv_recv_wr {
