@@ -1,13 +1,14 @@
-# libdat: DAT 1.2 (libdat.so.1) on a Rust core.
+# libdat: DAT 1.2 (libdat.so.1) and DAT 2.0 (libdat2.so.2) on one Rust core.
 #
-#   make                 build build/lib/libdat.so.1 (+ libdat.so link), build/bin/datinfo,
-#                        build/bin/datperf and build/bin/rawperf
+#   make                 build build/lib/libdat.so.1 and build/lib/libdat2.so.2 (+ libdat.so,
+#                        libdat2.so links), build/bin/datinfo, build/bin/datperf,
+#                        build/bin/datperf2 (DAT 2.0) and build/bin/rawperf
 #   make check           build and run every test: lint, Rust unit/integration tests, ABI checks,
 #                        ELF export check, prototype check, C conformance suite on shm (also
 #                        under valgrind), man pages, datperf smoke test, install check, and the
 #                        verbs tests in rxe/siw guests
-#   make install PREFIX=/usr/local DESTDIR=   (lib, headers, pkg-config file, bin/datinfo,
-#                        bin/datperf, man pages)
+#   make install PREFIX=/usr/local DESTDIR=   (both libraries, include/dat and include/dat2,
+#                        dat.pc and dat2.pc, bin/datinfo, bin/datperf, man pages)
 #   make example         run the two-process ping-pong example over shm
 #   make bench           datperf against raw baselines (shm here, verbs in rxe/siw guests),
 #                        interleaved rounds, medians; writes build/bench/table.md (BENCHMARKS.md)
@@ -26,27 +27,31 @@ BUILD      := build
 CARGO_TARGET_DIR ?= target
 export CARGO_TARGET_DIR
 VERSION    := 1.2.0
+VERSION2   := 2.0.0
 IA         ?= shm
 
 RUST_STATIC := $(CARGO_TARGET_DIR)/release/libdat12.a
 EXPORTS     := $(shell cat crates/dat12/exports.txt)
 LIB         := $(BUILD)/lib/libdat.so.1
+RUST_STATIC2 := $(CARGO_TARGET_DIR)/release/libdat20.a
+EXPORTS2    := $(shell cat crates/dat20/exports.txt)
+LIB2        := $(BUILD)/lib/libdat2.so.2
 DATINFO     := $(BUILD)/bin/datinfo
-# datperf finds libdat.so.1 in ../lib beside its own directory: build/lib here, $(PREFIX)/lib
-# once installed.
-TOOLS       := $(BUILD)/bin/datperf $(BUILD)/bin/rawperf
+# datperf finds libdat.so.1 (datperf2: libdat2.so.2) in ../lib beside its own directory:
+# build/lib here, $(PREFIX)/lib once installed.
+TOOLS       := $(BUILD)/bin/datperf $(BUILD)/bin/datperf2 $(BUILD)/bin/rawperf
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror
 
-.PHONY: all rust check check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-install check-tools check-vm check-vm-auto example bench bench-callgrind install clean
+.PHONY: all rust check check-lint check-rust check-abi check-elf check-prototypes check-c check-dat2 check-valgrind check-install check-tools check-vm check-vm-auto example bench bench-callgrind install clean
 
-all: $(LIB) $(DATINFO) $(TOOLS)
+all: $(LIB) $(LIB2) $(DATINFO) $(TOOLS)
 
 rust:
-	$(CARGO) build --release -p dat12 -p datinfo
+	$(CARGO) build --release -p dat12 -p dat20 -p datinfo
 
 # An (empty) recipe makes make re-read the archive's time after cargo ran, so the link below
 # follows every Rust change.
-$(RUST_STATIC): rust
+$(RUST_STATIC) $(RUST_STATIC2): rust
 	@:
 
 # Link the Rust static library into a shared object ourselves, so our version script alone
@@ -64,6 +69,18 @@ $(LIB): $(RUST_STATIC) crates/dat12/libdat.map crates/dat12/exports.txt
 
 comma := ,
 
+# The DAT 2.0 face, linked the same way under its own version script (node DAT_2.0).
+$(LIB2): $(RUST_STATIC2) crates/dat20/libdat2.map crates/dat20/exports.txt
+	@mkdir -p $(BUILD)/lib
+	$(CC) -shared -o $@.tmp -Wl,-soname,libdat2.so.2 \
+	  -Wl,--version-script=crates/dat20/libdat2.map -Wl,--gc-sections -Wl,-z,defs \
+	  $(addprefix -Wl$(comma)-u$(comma),$(EXPORTS2)) \
+	  $(RUST_STATIC2) -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+	mv $@.tmp $@
+	ln -sf libdat2.so.2 $(BUILD)/lib/libdat2.so
+	sed -e 's|@PREFIX@|$(abspath .)|; s|@LIBDIR@|$(abspath $(BUILD)/lib)|; s|@INCLUDEDIR@|$(abspath include)|; s|@VERSION@|$(VERSION2)|' \
+	  pkgconfig/dat2.pc.in > $(BUILD)/lib/dat2-uninstalled.pc
+
 # datinfo: which IA names open on this host, and why the others do not (tools/datinfo).
 $(DATINFO): rust
 	@mkdir -p $(BUILD)/bin
@@ -74,11 +91,19 @@ $(BUILD)/bin/datperf: tools/datperf/datperf.c tools/datperf/dat_compat.h $(LIB)
 	$(CC) -std=c99 $(TOOL_CFLAGS) -Iinclude -o $@ tools/datperf/datperf.c \
 	  -L$(BUILD)/lib -Wl,-rpath,'$$ORIGIN/../lib' -ldat
 
+# The same datperf on the DAT 2.0 face: <dat2/udat.h>, linked with our libdat2.so.2 by path (a
+# -ldat2 would quietly take OFED's from the system when ours is missing); LD_LIBRARY_PATH can
+# still run it on OFED's library.
+$(BUILD)/bin/datperf2: tools/datperf/datperf.c tools/datperf/dat_compat.h $(LIB2)
+	@mkdir -p $(BUILD)/bin
+	$(CC) -std=c99 $(TOOL_CFLAGS) -DDATPERF_DAT2 -Iinclude -o $@ tools/datperf/datperf.c \
+	  $(LIB2) -Wl,-rpath,'$$ORIGIN/../lib'
+
 $(BUILD)/bin/rawperf: tools/baselines/rawperf.c
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c11 $(TOOL_CFLAGS) -o $@ tools/baselines/rawperf.c
 
-check: all check-lint check-rust check-abi check-elf check-prototypes check-c check-valgrind check-man check-tools check-install check-vm-auto
+check: all check-lint check-rust check-abi check-elf check-prototypes check-c check-dat2 check-valgrind check-man check-tools check-install check-vm-auto
 	@echo "make check: all checks passed"
 
 # Formatting and lints are part of the test: rustfmt.toml's style, clippy with warnings as errors.
@@ -95,21 +120,39 @@ check-abi:
 	@if [ -d ../shared/reference/dat ]; then $(MAKE) --no-print-directory -C tests/abi regen-check REF=$(abspath ../shared/reference/dat); \
 	else echo "SKIPPED abi regen-check: no ../shared/reference/dat beside the checkout"; fi
 
-check-elf: $(LIB)
+check-elf: $(LIB) $(LIB2)
 	sh tests/elf/check-exports.sh $(LIB) crates/dat12/exports.txt DAT_1.2 libdat.so.1
+	sh tests/elf/check-exports.sh $(LIB2) crates/dat20/exports.txt DAT_2.0 libdat2.so.2
 
-check-prototypes: $(LIB)
-	sh tests/prototypes/check.sh crates/dat12 include $(BUILD)/prototypes
+check-prototypes: $(LIB) $(LIB2)
+	sh tests/prototypes/check.sh crates/dat12 include $(BUILD)/prototypes dat
+	sh tests/prototypes/check.sh crates/dat20 include $(BUILD)/prototypes2 dat2
 
-check-c: $(LIB)
+# The C conformance suite on both faces: dat_conformance on libdat.so.1, then dat2_conformance
+# (the same cases built against include/dat2, plus the 2.0-only ones) on libdat2.so.2. Each run
+# prints a header and a summary naming its face; both run even when the first fails, and the
+# failure names the face(s). $(1): environment for both runs (VALGRIND=1).
+define conformance_both_faces
+	@failed=; $(1) sh tests/c/run.sh $(IA) || failed="$$failed 1.2"; \
+	$(1) DAT_FACE=dat2 sh tests/c/run.sh $(IA) || failed="$$failed 2.0"; \
+	[ -z "$$failed" ] || { echo "FAIL $@: the C conformance suite failed on DAT$$failed"; exit 1; }
+endef
+
+check-c: $(LIB) $(LIB2)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
-	sh tests/c/run.sh $(IA)
+	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c dat2
+	$(call conformance_both_faces,)
 
-check-valgrind: $(LIB)
+# The DAT 2.0 face from C: tests/dat2/smoke.c over $(IA) (two processes).
+check-dat2: $(LIB2)
+	sh tests/dat2/run.sh include $(BUILD)/lib $(BUILD)/tests/dat2 $(IA)
+
+check-valgrind: $(LIB) $(LIB2)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
-	VALGRIND=1 sh tests/c/run.sh $(IA)
+	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c dat2
+	$(call conformance_both_faces,VALGRIND=1)
 
-check-install: $(LIB)
+check-install: $(LIB) $(LIB2)
 	rm -rf $(BUILD)/stage
 	$(MAKE) --no-print-directory install PREFIX=/usr/local DESTDIR=$(abspath $(BUILD)/stage)
 	sh tests/install/check.sh staged $(abspath $(BUILD)/stage) /usr/local
@@ -118,6 +161,7 @@ check-install: $(LIB)
 # fields only (no timing thresholds).
 check-tools: $(TOOLS)
 	sh tests/tools/datperf-smoke.sh $(BUILD)/bin
+	DATPERF=datperf2 sh tests/tools/datperf-smoke.sh $(BUILD)/bin
 
 # Not part of check: timings, minutes long, and guests.
 bench: $(TOOLS)
@@ -145,15 +189,21 @@ example: $(LIB)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
 	sh examples/run-pingpong.sh $(IA)
 
-install: $(LIB) $(DATINFO) $(TOOLS)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/dat $(DESTDIR)$(PKGCONFIGDIR)
+install: $(LIB) $(LIB2) $(DATINFO) $(TOOLS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/dat $(DESTDIR)$(INCLUDEDIR)/dat2 $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 0755 $(BUILD)/bin/datperf $(DESTDIR)$(BINDIR)/datperf
+	install -m 0755 $(BUILD)/bin/datperf2 $(DESTDIR)$(BINDIR)/datperf2
 	install -m 0755 $(LIB) $(DESTDIR)$(LIBDIR)/libdat.so.1
+	install -m 0755 $(LIB2) $(DESTDIR)$(LIBDIR)/libdat2.so.2
 	install -m 0755 $(DATINFO) $(DESTDIR)$(BINDIR)/datinfo
 	ln -sf libdat.so.1 $(DESTDIR)$(LIBDIR)/libdat.so
+	ln -sf libdat2.so.2 $(DESTDIR)$(LIBDIR)/libdat2.so
 	install -m 0644 include/dat/*.h $(DESTDIR)$(INCLUDEDIR)/dat/
+	install -m 0644 include/dat2/*.h $(DESTDIR)$(INCLUDEDIR)/dat2/
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' \
 	  pkgconfig/dat.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/dat.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION2)|' \
+	  pkgconfig/dat2.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/dat2.pc
 
 # Man pages (man/): a section-3 page per DAT 1.2 function (grouped pages are `.so` links),
 # dat.conf(5) and libdat(7). check-man: every export has a page, every page renders without
@@ -169,7 +219,8 @@ install-man:
 	install -m 0644 man/man7/*.7 $(DESTDIR)$(MANDIR)/man7/
 
 check-man:
-	sh tests/man/check.sh man crates/dat12/exports.txt include
+	sh tests/man/check.sh man crates/dat12/exports.txt include dat
+	sh tests/man/check.sh man crates/dat20/exports.txt include dat2
 
 clean:
 	rm -rf $(BUILD)

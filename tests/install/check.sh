@@ -4,7 +4,9 @@
 # and checks that the installed bin/datinfo opens the shm IA.
 # Also checks the installed man pages: one per exported function (or a `.so` link whose target
 # is installed too), dat.conf(5) and libdat(7), and that man(1) renders one.
-# Runs the installed datperf briefly over shm.
+# Runs the installed datperf and datperf2 (DAT 2.0) briefly over shm.
+# The DAT 2.0 face too: tests/dat2/smoke.c built against the installed <dat2/udat.h> and
+# libdat2.so.2 (pkg-config dat2 / -ldat2), run over shm.
 #   check.sh staged STAGE_DIR PREFIX   # after make install DESTDIR=STAGE_DIR: pkg-config build
 #   check.sh system                    # after make install into /usr/local: plain `cc app.c -ldat`
 set -eu
@@ -19,12 +21,17 @@ staged)
     echo "pkg-config --cflags --libs dat: $flags"
     # shellcheck disable=SC2086
     $CC -std=c99 -Wall -Wextra -Werror "$root/examples/pingpong.c" $flags -o "$out/pingpong"
+    flags2=$(pkg-config --cflags --libs dat2)
+    echo "pkg-config --cflags --libs dat2: $flags2"
+    # shellcheck disable=SC2086
+    $CC -std=c11 -Wall -Wextra -Werror "$root/tests/dat2/smoke.c" $flags2 -o "$out/smoke2"
     libdir="$stage$prefix/lib"
     bindir="$stage$prefix/bin"
     ;;
 system)
     ldconfig 2>/dev/null || true
     $CC -std=c99 -Wall -Wextra -Werror "$root/examples/pingpong.c" -ldat -o "$out/pingpong"
+    $CC -std=c11 -Wall -Wextra -Werror "$root/tests/dat2/smoke.c" -ldat2 -o "$out/smoke2"
     libdir=""
     bindir=/usr/local/bin
     ;;
@@ -71,4 +78,20 @@ fi
 # the installed datperf finds the installed libdat.so.1 by itself ($ORIGIN/../lib)
 readelf -d "$bindir/datperf" | grep -q 'NEEDED.*libdat.so.1' && echo "ok   datperf needs libdat.so.1"
 DATPERF_SMOKE_TESTS=send_lat sh "$root/tests/tools/datperf-smoke.sh" "$bindir"
-echo "3 passed, 0 failed"
+# datperf2 (datperf on the DAT 2.0 face) likewise finds the installed libdat2.so.2
+readelf -d "$bindir/datperf2" | grep -q 'NEEDED.*libdat2.so.2' ||
+    { echo "FAIL the installed datperf2 does not need libdat2.so.2"; exit 1; }
+echo "ok   datperf2 needs libdat2.so.2"
+DATPERF=datperf2 DATPERF_SMOKE_TESTS=send_lat sh "$root/tests/tools/datperf-smoke.sh" "$bindir" || exit 1
+# The DAT 2.0 program runs on the installed libdat2.so.2.
+readelf -d "$out/smoke2" | grep -q 'NEEDED.*libdat2.so.2' ||
+    { echo "FAIL the DAT 2.0 program does not need libdat2.so.2"; exit 1; }
+echo "ok   the DAT 2.0 program needs libdat2.so.2"
+if ! LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$out/smoke2" -P shm >"$out/smoke2.log" 2>&1; then
+    sed 's/^/  /' "$out/smoke2.log"; echo "FAIL the DAT 2.0 program on the installed libdat2.so.2"; exit 1
+fi
+sed 's/^/  /' "$out/smoke2.log"
+[ -f "${stage:-}${prefix:-${PREFIX:-/usr/local}}/include/dat2/udat.h" ] ||
+    { echo "FAIL include/dat2 not installed"; exit 1; }
+echo "ok   include/dat2 installed beside include/dat"
+echo "5 passed, 0 failed"

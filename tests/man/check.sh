@@ -3,10 +3,13 @@
 #  - every function in EXPORTS has a section-3 page, its own or a `.so` link to a grouped page
 #    (and every `.so` link points to a page that exists);
 #  - every page renders without a warning (groff -man -ww, else mandoc -Tlint);
-#  - each SYNOPSIS prototype is the one in the headers under INCLUDE_DIR.
-#   check.sh MAN_DIR EXPORTS INCLUDE_DIR
+#  - each SYNOPSIS prototype is the one in the headers under INCLUDE_DIR/FACE (FACE: dat, the
+#    DAT 1.2 face, or dat2, the DAT 2.0 face). One page serves both faces: a prototype under
+#    `#include <dat2/udat.h>` in a SYNOPSIS is the 2.0 one; a function without one has the same
+#    prototype in both faces.
+#   check.sh MAN_DIR EXPORTS INCLUDE_DIR [FACE]
 set -eu
-man=$1 exports=$2 include=$3
+man=$1 exports=$2 include=$3 face=${4:-dat}
 fails=0
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }
@@ -22,17 +25,18 @@ source_page() {
 }
 
 # Prints one prototype per line, whitespace normalised, from C headers (stdin):
-# `DAT_RETURN name(TYPE arg, ...);`
+# `DAT_RETURN name(TYPE arg, ...);` (the variadic `...` included).
 protos_from_headers() {
     awk '
-        /^DAT_EXPORT DAT_RETURN [a-z_0-9]+\(/ { on = 1; s = "" }
+        /^(DAT_EXPORT |extern )?DAT_RETURN [a-z_0-9]+\(/ { on = 1; s = "" }
         on { s = s " " $0 }
-        on && /\);/ { sub(/^ *DAT_EXPORT /, "", s); print s; on = 0 }
+        on && /\);/ { sub(/^ *(DAT_EXPORT|extern) /, "", s); print s; on = 0 }
     ' | normalise
 }
 
 # The same from roff SYNOPSIS blocks (stdin): `.BI "DAT_RETURN name("` then one `.BI` line per
-# argument; the quoted and bare words of a .BI line are joined without spaces.
+# argument; the quoted and bare words of a .BI line are joined without spaces. Each line starts
+# with the face the prototype was written for: `dat2 ` after `#include <dat2/...>`, else `dat `.
 protos_from_page() {
     awk '
         function words(line,   out, i, c, q) {
@@ -45,9 +49,12 @@ protos_from_page() {
             }
             return out
         }
+        /^\.TH / { face = "dat" }
+        /^\.B #include <dat2\// { face = "dat2" }
+        /^\.B #include <dat\// { face = "dat" }
         /^\.BI "DAT_RETURN [a-z_0-9]+\("$/ { on = 1; s = ""; sub(/^\.BI /, ""); s = words($0); next }
         on && /^\.BI / { sub(/^\.BI /, ""); s = s " " words($0) }
-        on && /\);"$/ { print s; on = 0 }
+        on && /\);"$/ { print face " " s; on = 0 }
     ' | normalise
 }
 
@@ -102,13 +109,17 @@ done
 [ "$fails" -eq "$before" ] && echo "ok   $n pages render without warnings ($renderer)"
 
 # 3. SYNOPSIS prototypes equal the headers'.
-cat "$include"/dat/*.h | protos_from_headers | sort -u >"$out/headers"
+cat "$include/$face"/*.h | protos_from_headers | sort -u >"$out/headers"
 cat "$man"/man3/*.3 | protos_from_page | sort -u >"$out/pages"
 for f in $(cat "$exports"); do
     h=$(grep "^DAT_RETURN $f(" "$out/headers" || true)
-    pg=$(grep "^DAT_RETURN $f(" "$out/pages" || true)
+    # The face's own SYNOPSIS prototype; for the 2.0 face, the shared one where there is none.
+    pg=$(sed -n "s/^$face DAT_RETURN $f(/DAT_RETURN $f(/p" "$out/pages")
+    if [ -z "$pg" ] && [ "$face" = dat2 ]; then
+        pg=$(sed -n "s/^dat DAT_RETURN $f(/DAT_RETURN $f(/p" "$out/pages")
+    fi
     if [ -z "$h" ]; then
-        bad "$f: no prototype found in $include/dat/*.h"
+        bad "$f: no prototype found in $include/$face/*.h"
     elif [ -z "$pg" ]; then
         bad "$f: no SYNOPSIS prototype in $(source_page "$f")"
     elif [ "$h" != "$pg" ]; then
@@ -123,4 +134,4 @@ if [ "$fails" -ne 0 ]; then
     echo "man pages: $fails failed"
     exit 1
 fi
-echo "ok   $total exported functions have a page whose SYNOPSIS matches the header"
+echo "ok   $total exported functions of the $face face have a page whose SYNOPSIS matches the header"

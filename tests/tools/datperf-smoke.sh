@@ -1,15 +1,16 @@
 #!/bin/sh
 # tests/tools/datperf-smoke.sh BIN_DIR [IA_NAME]
 #
-# Runs BIN_DIR/datperf server and client pairs on this host (IA default "shm") for a few
+# Runs BIN_DIR/datperf (DATPERF=datperf2: the DAT 2.0 build, on libdat2.so.2) server and client pairs on this host (IA default "shm") for a few
 # iterations of every test in polling and blocking mode with payload checks (-c), and -a over
 # small sizes; each pair must exit 0 and the client must print every expected key=value
-# field. BIN_DIR/rawperf, if there, runs each baseline briefly the same way.
+# field. BIN_DIR/rawperf, if there, runs each baseline briefly the same way (not with DATPERF=datperf2).
 # Not a timed test: no threshold on any number. DATPERF_SMOKE_TESTS limits the tests run.
 set -u
 bin=$1
 ia=${2:-shm}
 tests=${DATPERF_SMOKE_TESTS:-send_lat write_lat write_bw read_bw send_bw}
+prog=${DATPERF:-datperf}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 qual=$((30000 + $$ % 20000))
@@ -17,6 +18,7 @@ pass=0 failed=0
 
 ok() { pass=$((pass + 1)); echo "ok   $*"; }
 bad() { failed=$((failed + 1)); echo "FAIL $*"; }
+echo "=== $prog smoke test on $ia"
 
 # has_fields FILE FIELD...: every FIELD= appears on every datperf line of FILE, with a number
 has_fields() {
@@ -36,9 +38,9 @@ pair() {
     name=$1
     shift
     qual=$((qual + 1))
-    timeout 120 "$bin/datperf" -P "$ia" -q "$qual" >"$out/$name.srv" 2>&1 &
+    timeout 120 "$bin/$prog" -P "$ia" -q "$qual" >"$out/$name.srv" 2>&1 &
     spid=$!
-    timeout 120 "$bin/datperf" -P "$ia" -q "$qual" -h 127.0.0.1 -m "$@" >"$out/$name" 2>&1
+    timeout 120 "$bin/$prog" -P "$ia" -q "$qual" -h 127.0.0.1 -m "$@" >"$out/$name" 2>&1
     crc=$?
     wait $spid
     src=$?
@@ -89,11 +91,11 @@ if pair all -t "$first" -a -s 1024 -c -n 5 -W 1 -w 2; then
 fi
 
 # bad usage: exit status 2, no connection attempted
-if "$bin/datperf" -t no_such_test >/dev/null 2>&1; then bad "unknown test accepted"; else
+if "$bin/$prog" -t no_such_test >/dev/null 2>&1; then bad "unknown test accepted"; else
     [ $? = 2 ] && ok "unknown test: usage, exit 2" || bad "unknown test: wrong exit status"
 fi
 
-if [ -x "$bin/rawperf" ]; then
+if [ "$prog" = datperf ] && [ -x "$bin/rawperf" ]; then
     for t in spin memcpy cma_write cma_read; do
         case $t in spin) keys="$lat" args="-n 1000" ;; *) keys="bw_MBps msg_rate_Mps" args="-n 10" ;; esac
         # shellcheck disable=SC2086
@@ -102,5 +104,5 @@ if [ -x "$bin/rawperf" ]; then
     done
 fi
 
-echo "$pass passed, $failed failed"
+echo "$prog: $pass passed, $failed failed"
 [ $failed = 0 ]

@@ -1,14 +1,14 @@
 #!/bin/bash
 # tests/vm/check.sh -- the verbs part of `make check`: runs, inside soft-RDMA QEMU guests,
 #   1. rxe (Soft-RoCE), one guest: tests/vm/guest-suite.sh (verbs Rust tests, C conformance
-#      suite on ofa-v2-rdma0, the ping-pong example, perftest for comparison)
+#      suite on ofa-v2-rdma0 on both faces, the ping-pong example, perftest for comparison)
 #   2. siw (soft-iWARP), one guest: the same
 #   3. siw, two guests joined by a virtual link: the ping-pong example, then the conformance
 #      suite's e2e cases in two-host mode (dat_conformance --role server|client), server sides
 #      in guest a, client sides in guest b (rxe cannot span two hosts' namespaces on Debian's
 #      kernels; siw can)
 # Exits non-zero if anything failed inside a guest. Needs tests/vm/install.sh (root) first and
-# `make` (build/lib/libdat.so.1).
+# `make` (build/lib/libdat.so.1, build/lib/libdat2.so.2).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -17,8 +17,9 @@ cd "$ROOT"
 FAILED=0
 T0=$(date +%s)
 
-[ -f build/lib/libdat.so.1 ] || { echo "vm check: run make first"; exit 1; }
+[ -f build/lib/libdat.so.1 ] && [ -f build/lib/libdat2.so.2 ] || { echo "vm check: run make first"; exit 1; }
 sh tests/c/build.sh include build/lib build/tests/c >/dev/null || exit 1
+sh tests/c/build.sh include build/lib build/tests/c dat2 >/dev/null || exit 1
 
 # The verbs provider's Rust integration tests, built on the host, run in the guest.
 VERBS_TEST=$(cargo test --release -p datcore --test verbs_core --no-run --message-format=json 2>/dev/null |

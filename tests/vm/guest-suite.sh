@@ -1,8 +1,10 @@
 #!/bin/sh
 # Runs inside a soft-RDMA guest (started by tests/vm/check.sh through rdma-guest.sh):
 # the verbs provider's Rust integration tests, datinfo (the IA on RDMA_NETDEV listed as usable,
-# `datinfo -v` of it, `datinfo --conf` on a dat.conf of our own), the C conformance suite against the verbs IA on RDMA_NETDEV, our
-# ping-pong example, and perftest on the same device for comparison.
+# `datinfo -v` of it, `datinfo --conf` and `datinfo --dat2 --conf` on a dat.conf of our own), the C
+# conformance suite against the verbs IA on RDMA_NETDEV on both faces (dat_conformance on
+# libdat.so.1, dat2_conformance on libdat2.so.2), our ping-pong example, and perftest on the same
+# device for comparison.
 # usage: guest-suite.sh VERBS_TEST_BINARY
 # Environment from the harness: RDMA_TYPE RDMA_DEV RDMA_NETDEV RDMA_IP (RDMA_GID_INDEX on rxe).
 set -u
@@ -52,6 +54,16 @@ if [ $st = 0 ] && grep -Eq "^$conf:1 +dat-guest .*built-in provider verbs .* usa
 else
     echo "FAIL datinfo --conf: exit status $st, or a line not resolved as expected"; fail=1
 fi
+# The same file as a DAT 2.0 consumer sees it: the u2.0 line naming OFED's libdaplofa.so.2 opens
+# through our verbs provider, the u1.2 line belongs to the other face.
+DAT_OVERRIDE=$conf build/bin/datinfo --dat2 --conf >"$out"; st=$?
+cat "$out"
+if [ $st = 0 ] && grep -Eq "^$conf:2 +ofa-v2-guest .*built-in provider verbs .* usable\$" "$out" &&
+   grep -Eq "^$conf:1 +dat-guest .*registered for DAT 1\.2" "$out"; then
+    echo "ok   datinfo --dat2 --conf: the u2.0 line opens through verbs, the u1.2 line is explained"
+else
+    echo "FAIL datinfo --dat2 --conf: exit status $st, or a line not resolved as expected"; fail=1
+fi
 rm -f "$out" "$conf"
 
 step "C conformance suite on $ia"
@@ -64,7 +76,12 @@ rxe) DAT_CONFORMANCE_XFAIL=dto.rmr_bind_rdma ;;
 esac
 export DAT_CONFORMANCE_XFAIL
 ts=$(date +%s)
-sh tests/c/run.sh "$ia" || fail=1
+sh tests/c/run.sh "$ia" || { echo "FAIL C conformance suite, DAT 1.2 face, on $ia"; fail=1; }
+echo "suite time: $(( $(date +%s) - ts )) s"
+
+step "C conformance suite, DAT 2.0 face (dat2_conformance, libdat2.so.2), on $ia"
+ts=$(date +%s)
+DAT_FACE=dat2 sh tests/c/run.sh "$ia" || { echo "FAIL C conformance suite, DAT 2.0 face, on $ia"; fail=1; }
 echo "suite time: $(( $(date +%s) - ts )) s"
 
 step "example: examples/run-pingpong.sh $ia (dat_evd_wait), then -p (polling dat_evd_dequeue)"

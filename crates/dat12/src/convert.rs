@@ -1,8 +1,77 @@
-//! Conversions between the core's native types and DAT 1.2 C structs.
+//! Conversions between the core's native types and DAT 1.2 C structs: what the shared face
+//! modules (`crates/face/`) call where the two ABIs differ. In DAT 1.2 most are identities,
+//! since the core speaks DAT 1.2's numbering and its scatter/gather layout.
 
 use crate::abi::*;
 use datcore::endpoint::EpAttr;
 use datcore::event::{Event, EventData};
+use datcore::ia::InterfaceAdapter;
+use datcore::provider::Sge;
+use datcore::DatResult;
+
+/// A core return code in this face's numbering: the core numbers codes as DAT 1.2 does.
+#[inline]
+pub const fn code_out(core: u32) -> u32 {
+    core
+}
+
+/// A return code of this face's numbering (from a consumer or a third-party provider) in the
+/// core's numbering.
+#[inline]
+pub const fn code_in(face: u32) -> u32 {
+    face
+}
+
+/// Return-code names of this face's abi.rs that the core has no code for (none in DAT 1.2).
+#[cfg(test)]
+pub const ONLY_IN_THIS_FACE: &[&str] = &[];
+
+/// A length as this face's structs hold it (`DAT_VLEN`).
+#[inline]
+pub fn seg_len(v: u64) -> DAT_VLEN {
+    v
+}
+
+/// Runs `f` on consumer triplets as core scatter/gather elements: DAT 1.2 triplets have the
+/// core's layout, so the slice is passed through as it is.
+#[inline]
+pub fn with_sges<R>(t: &[DAT_LMR_TRIPLET], f: impl FnOnce(&[Sge]) -> DatResult<R>) -> DatResult<R> {
+    const _: () = assert!(std::mem::size_of::<DAT_LMR_TRIPLET>() == std::mem::size_of::<Sge>());
+    const _: () = assert!(std::mem::align_of::<DAT_LMR_TRIPLET>() == std::mem::align_of::<Sge>());
+    // SAFETY: both are repr(C) {u32, u32, u64, u64} with equal size and alignment (checked
+    // above; field order checked by the layout tests), so the slices are interchangeable.
+    f(unsafe { std::slice::from_raw_parts(t.as_ptr() as *const Sge, t.len()) })
+}
+
+/// A core scatter/gather element as a consumer triplet.
+pub fn lmr_triplet(s: &Sge) -> DAT_LMR_TRIPLET {
+    DAT_LMR_TRIPLET { lmr_context: s.lkey, pad: 0, virtual_address: s.addr, segment_length: s.length }
+}
+
+/// The remote side of an RDMA triplet: (target address, rmr_context).
+#[inline]
+pub fn rmr_target(t: &DAT_RMR_TRIPLET) -> (u64, u32) {
+    (t.target_address, t.rmr_context)
+}
+
+/// A core `DAT_SRQ_STATE` (DAT 1.2 values) as this face numbers it.
+pub fn srq_state(core: u32) -> DAT_SRQ_STATE {
+    core
+}
+
+/// The `DAT_CNO_PARAM_MASK` bits `dat_cno_query` accepts.
+pub const CNO_FIELDS: DAT_CNO_PARAM_MASK = DAT_CNO_FIELD_ALL;
+
+/// Stores a CNO's proxy agent in a `DAT_CNO_PARAM`.
+pub fn set_cno_agent(p: &mut DAT_CNO_PARAM, agent: DAT_OS_WAIT_PROXY_AGENT) {
+    p.agent = agent;
+}
+
+/// `DAT_IA_ATTR` fields only this face has: none in DAT 1.2.
+pub fn fill_ia_attr_face(_ia: &InterfaceAdapter, _a: &mut DAT_IA_ATTR) {}
+
+/// `DAT_PROVIDER_ATTR` fields only this face has: none in DAT 1.2.
+pub fn fill_provider_attr_face(_ia: &InterfaceAdapter, _p: &mut DAT_PROVIDER_ATTR) {}
 
 /// A core event as a DAT 1.2 `DAT_EVENT`.
 pub fn event(ev: &Event) -> DAT_EVENT {
@@ -11,7 +80,7 @@ pub fn event(ev: &Event) -> DAT_EVENT {
     out.event_number = ev.number as _;
     out.evd_handle = ev.evd.as_ptr();
     match ev.data {
-        EventData::Dto { ep, cookie, status, length } => {
+        EventData::Dto { ep, cookie, status, length, op: _ } => {
             out.event_data.dto_completion_event_data = DAT_DTO_COMPLETION_EVENT_DATA {
                 ep_handle: ep.as_ptr(),
                 user_cookie: DAT_CONTEXT { as_64: cookie },

@@ -17,7 +17,9 @@ use crate::evd::EventDispatcher;
 use crate::event::{Event, EventData};
 use crate::handle::{self, DatObject, Handle, HandleType};
 use crate::ia::InterfaceAdapter;
-use crate::provider::{ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendOp, SendWr, Sge};
+use crate::provider::{
+    ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendOp, SendWr, Sge, WcOpcode,
+};
 use crate::pz::ProtectionZone;
 use crate::srq::SharedReceiveQueue;
 use parking_lot::{Mutex, RwLock};
@@ -444,7 +446,7 @@ impl Endpoint {
                 Some(Ok(())) => kept.push((cookie, sges)),
                 _ => {
                     let evd = self.binding.read().recv_evd.clone();
-                    let _ = self.complete_now(evd.as_ref(), cookie, DAT_DTO_ERR_LOCAL_PROTECTION);
+                    let _ = self.complete_now(evd.as_ref(), cookie, WcOpcode::Recv, DAT_DTO_ERR_LOCAL_PROTECTION);
                 }
             }
         }
@@ -528,7 +530,7 @@ impl Endpoint {
         if self.state() == DAT_EP_STATE_DISCONNECTED {
             // Valid, and flushed at once (dat_ep_post_send(3)).
             let evd = self.binding.read().request_evd.clone();
-            return self.complete_now(evd.as_ref(), cookie, DAT_DTO_ERR_FLUSHED);
+            return self.complete_now(evd.as_ref(), cookie, op.opcode(), DAT_DTO_ERR_FLUSHED);
         }
         let qp = self.connected_qp()?;
         let max_iov = match op {
@@ -556,7 +558,7 @@ impl Endpoint {
         }
         if self.state() == DAT_EP_STATE_DISCONNECTED {
             let evd = self.binding.read().recv_evd.clone();
-            return self.complete_now(evd.as_ref(), cookie, DAT_DTO_ERR_FLUSHED);
+            return self.complete_now(evd.as_ref(), cookie, WcOpcode::Recv, DAT_DTO_ERR_FLUSHED);
         }
         if self.srq.is_some() {
             return Err(DatError::invalid_state(0));
@@ -575,11 +577,17 @@ impl Endpoint {
     }
 
     /// Completes a DTO at once with `status` (e.g. `DAT_DTO_ERR_FLUSHED` on a disconnected EP).
-    fn complete_now(&self, evd: Option<&Arc<EventDispatcher>>, cookie: u64, status: u32) -> DatResult<()> {
+    fn complete_now(
+        &self,
+        evd: Option<&Arc<EventDispatcher>>,
+        cookie: u64,
+        op: WcOpcode,
+        status: u32,
+    ) -> DatResult<()> {
         let ev = Event {
             number: DAT_DTO_COMPLETION_EVENT,
             evd: Handle::NULL,
-            data: EventData::Dto { ep: self.handle(), cookie, status, length: 0 },
+            data: EventData::Dto { ep: self.handle(), cookie, status, length: 0, op },
         };
         match evd {
             Some(e) => e.post(ev),

@@ -2,17 +2,42 @@
 
 use crate::codes::*;
 use crate::handle::Handle;
-use crate::provider::{WcStatus, WorkCompletion};
+use crate::provider::{WcOpcode, WcStatus, WorkCompletion};
 
 /// What an event carries, by kind.
 #[derive(Clone, Copy, Debug)]
 pub enum EventData {
-    Dto { ep: Handle, cookie: u64, status: u32, length: u64 },
-    RmrBind { rmr: Handle, cookie: u64, status: u32 },
-    ConnectionRequest { sp: Handle, local_address: *const libc::sockaddr, conn_qual: u64, cr: Handle },
-    Connection { ep: Handle, private_data_size: i32, private_data: *const u8 },
-    AsyncError { handle: Handle, reason: u32 },
-    Software { pointer: u64 },
+    /// A DTO completion; `op` is what completed (DAT 2.0 shows it as `DAT_DTOS operation`).
+    Dto {
+        ep: Handle,
+        cookie: u64,
+        status: u32,
+        length: u64,
+        op: WcOpcode,
+    },
+    RmrBind {
+        rmr: Handle,
+        cookie: u64,
+        status: u32,
+    },
+    ConnectionRequest {
+        sp: Handle,
+        local_address: *const libc::sockaddr,
+        conn_qual: u64,
+        cr: Handle,
+    },
+    Connection {
+        ep: Handle,
+        private_data_size: i32,
+        private_data: *const u8,
+    },
+    AsyncError {
+        handle: Handle,
+        reason: u32,
+    },
+    Software {
+        pointer: u64,
+    },
 }
 
 /// One event: its `DAT_EVENT_NUMBER`, the EVD it came from, and its data.
@@ -60,6 +85,7 @@ pub fn from_completion(evd: Handle, wc: &WorkCompletion) -> Event {
             cookie: wc.wr_id,
             status: dto_status(wc.status),
             length: wc.byte_len,
+            op: wc.opcode,
         },
     }
 }

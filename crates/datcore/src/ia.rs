@@ -14,6 +14,13 @@ use std::sync::{Arc, OnceLock, Weak};
 /// `DAT_EVD_ASYNC_EXISTS`: the consumer says an async EVD exists already.
 pub const EVD_ASYNC_EXISTS: Handle = Handle(1);
 
+/// A DAT extension interface (DAT 2.0 `DAT_EXTENSION`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extension {
+    /// The InfiniBand extensions of `dat_ib_extensions.h`.
+    Ib,
+}
+
 pub struct InterfaceAdapter {
     pub name: String,
     pub provider_name: &'static str,
@@ -155,6 +162,12 @@ impl InterfaceAdapter {
 
     pub fn handle(&self) -> Handle {
         self.handle.get().copied().unwrap_or(Handle::NULL)
+    }
+
+    /// The DAT extension interface this IA offers (`dat_extension_op`) and its version, as the
+    /// DAT 2.0 face advertises it in `DAT_IA_ATTR`: none yet (the IB extensions are not built).
+    pub fn extension(&self) -> Option<(Extension, i32)> {
+        None
     }
 
     /// Pointer to the IA address, valid as long as the IA is open.

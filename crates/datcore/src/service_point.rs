@@ -71,7 +71,7 @@ impl ListenerEvents for SpEvents {
         match self.0.upgrade() {
             Some(sp) => sp.deliver(req),
             None => {
-                let _ = req.reject();
+                let _ = req.reject(&[]);
             }
         }
     }
@@ -91,7 +91,7 @@ impl ServicePoint {
                 Ok((h, _)) => h,
                 Err(e) => {
                     tracing::warn!(?e, "cannot create the provider EP of a connection request; rejecting it");
-                    let _ = request.reject();
+                    let _ = request.reject(&[]);
                     return;
                 }
             }
@@ -111,7 +111,7 @@ impl ServicePoint {
             if provider_ep {
                 let _ = crate::endpoint::free_tentative(local_ep);
             }
-            let _ = request.reject();
+            let _ = request.reject(&[]);
             return;
         };
         self.ia.adopt(cr_handle);
@@ -126,7 +126,7 @@ impl ServicePoint {
             },
         };
         if self.evd.post(ev).is_err() {
-            let _ = reject(cr_handle);
+            let _ = reject(cr_handle, &[]);
         }
     }
 }
@@ -271,8 +271,15 @@ pub fn accept(cr_handle: Handle, ep_handle: Handle, private_data: &[u8]) -> DatR
     Ok(())
 }
 
-/// `dat_cr_reject`.
-pub fn reject(cr_handle: Handle) -> DatResult<()> {
+/// `dat_cr_reject`: refuses the request; `private_data` (DAT 2.0; empty from DAT 1.2) goes to
+/// the active side with its `DAT_CONNECTION_EVENT_PEER_REJECTED` where the transport carries it.
+/// Private data longer than the IA's limit is `DAT_INVALID_PARAMETER|ARG2` and leaves the
+/// request pending.
+pub fn reject(cr_handle: Handle, private_data: &[u8]) -> DatResult<()> {
+    let limit = handle::get::<ConnectionRequest>(cr_handle, DAT_INVALID_HANDLE_CR)?.ia.device.attr().max_private_data;
+    if private_data.len() > limit {
+        return Err(DatError::invalid_arg(2));
+    }
     let cr = free_cr(cr_handle)?;
     free_provider_ep(&cr);
     if let Some((_, ep)) = handle::get::<ReservedServicePoint>(cr.sp_handle, DAT_INVALID_HANDLE_RSP)
@@ -281,7 +288,7 @@ pub fn reject(cr_handle: Handle) -> DatResult<()> {
     {
         ep.transition(DAT_EP_STATE_RESERVED, DAT_EP_STATE_UNCONNECTED);
     }
-    cr.request.reject()
+    cr.request.reject(private_data)
 }
 
 /// `dat_cr_handoff`: gives the request to the service point listening on `conn_qual`.

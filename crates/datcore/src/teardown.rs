@@ -11,7 +11,7 @@ pub fn free_all(handles: &[Handle]) {
     for ty in order {
         for &h in handles.iter().filter(|h| handle::type_of(**h) == Some(ty)) {
             let r = match ty {
-                Cr => sp::reject(h),
+                Cr => sp::reject(h, &[]),
                 Rsp => sp::free_rsp(h),
                 Psp => sp::free_psp(h),
                 Ep => endpoint::free(h),

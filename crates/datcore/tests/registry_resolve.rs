@@ -55,18 +55,24 @@ fn lib(r: Result<Resolution, DatError>) -> datcore::registry::Library {
 #[test]
 fn builtin_without_conf() {
     let r = Registry::new(StaticConf::empty(), vec![Arc::new(Fake("shm", &["shm", "shm0"]))]);
-    for ts in [false, true] {
-        match r.resolve("shm0", 1, 2, ts) {
-            Ok(Resolution::Builtin { provider, ia_name, params }) => {
-                assert_eq!((provider.name(), ia_name.as_str(), params.as_str()), ("shm", "shm0", ""));
+    // The built-ins answer DAT 1.2 (libdat.so.1) and DAT 2.0 (libdat2.so.2), either thread safety.
+    for (major, minor) in [(1, 2), (2, 0)] {
+        for ts in [false, true] {
+            match r.resolve("shm0", major, minor, ts) {
+                Ok(Resolution::Builtin { provider, ia_name, params }) => {
+                    assert_eq!((provider.name(), ia_name.as_str(), params.as_str()), ("shm", "shm0", ""));
+                }
+                other => panic!("{other:?}"),
             }
-            other => panic!("{other:?}"),
         }
     }
-    assert_eq!(r.resolve("shm", 2, 0, false).unwrap_err(), NOT_FOUND);
+    assert_eq!(r.resolve("shm", 1, 1, false).unwrap_err(), NOT_FOUND);
     assert_eq!(NOT_FOUND.0, 0x800a_0062);
-    let cause = r.resolve_cause("shm", 2, 0, false).unwrap_err();
-    assert!(cause.contains("registered for DAT 1.2") && cause.contains("asked 2.0"), "{cause}");
+    let cause = r.resolve_cause("shm", 1, 1, false).unwrap_err();
+    assert!(
+        cause.contains("registered for DAT 1.2") && cause.contains("2.0") && cause.contains("asked 1.1"),
+        "{cause}"
+    );
     let cause = r.resolve_cause("nope", 1, 2, false).unwrap_err();
     assert!(cause.contains("not registered") && cause.contains("no dat.conf"), "{cause}");
 }
@@ -158,8 +164,9 @@ fn listing() {
     // stable
     assert_eq!(r.list(1), r.list(1));
     assert!(Registry::new(StaticConf::empty(), vec![]).list(1).is_empty());
-    // a DAT 2 face would see only the u2.0 entry: the built-ins answer DAT 1.2 only
-    assert_eq!(r.list(2), vec![ProviderInfo { ia_name: "lib20".into(), major: 2, minor: 0, thread_safe: false }]);
+    // the DAT 2 face sees the built-ins (as DAT 2.0) and the u2.0 entry, not the u1.2 ones
+    let info = |n: &str| ProviderInfo { ia_name: n.into(), major: 2, minor: 0, thread_safe: false };
+    assert_eq!(r.list(2), vec![info("shm"), info("shm0"), info("lib20")]);
 }
 
 /// Debian's layout: many `u2.0` `ofa-v2-*` lines (libdapl2), a few DAT 1.2 lines mixed in.
@@ -179,7 +186,8 @@ OpenIB-mlx4_0-1 u1.2 nonthreadsafe default libdaplscm.so.1 dapl.1.2 "mlx4_0 1" "
         names(r.list(1)),
         [("shm", 1), ("OpenIB-cma", 1), ("OpenIB-mlx4_0-1", 1)].map(|(n, m)| (n.to_string(), m))
     );
-    assert_eq!(names(r.list(2)).len(), 4);
+    // DAT 2: the built-in shm and the four u2.0 lines
+    assert_eq!(names(r.list(2)).len(), 5);
     // what is listed for DAT 1 is what a DAT 1.2 open resolves (here to the absent verbs
     // provider, which the test registry does not have: the cause names it, not the version)
     for i in r.list(1).iter().filter(|i| i.ia_name != "shm") {

@@ -271,7 +271,7 @@ fn peer_main() {
             assert_eq!(ep.event(), (ConnEvent::Established, b"welcome".to_vec()));
             assert_eq!(ep.event().0, ConnEvent::Disconnected);
         }
-        "client_reject" => assert_eq!(ep.event().0, ConnEvent::PeerRejected),
+        "client_reject" => assert_eq!(ep.event(), (ConnEvent::PeerRejected, b"not now".to_vec())),
         "client_timeout" => assert_eq!(ep.event().0, ConnEvent::TimedOut),
         "echo" => peer_echo(&ep),
         "rdma_target" => peer_rdma_target(&ep),
@@ -473,14 +473,14 @@ fn connect_with_private_data_then_disconnect() {
 }
 
 #[test]
-fn reject_gives_peer_rejected() {
+fn reject_gives_peer_rejected_with_private_data() {
     let dev = open();
     let p = port(2);
     let crs = Q::new();
     let _l = dev.listen(p, Arc::new(ListenQ(crs.clone()))).unwrap();
     let child = spawn("client_reject", p, &[]);
     let req = crs.wait(T).unwrap();
-    req.reject().unwrap();
+    req.reject(b"not now").unwrap();
     wait_child(child);
 }
 

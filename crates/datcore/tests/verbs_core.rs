@@ -410,9 +410,14 @@ fn verbs_reject_and_no_listener() {
     c.ep.connect(ia.addr, 20004, WAIT_US, b"please").unwrap();
     let e = wait(&ia.cr_evd, "cr");
     let EventData::ConnectionRequest { cr, .. } = e.data else { panic!("{e:?}") };
-    service_point::reject(cr).expect("reject");
+    service_point::reject(cr, b"busy").expect("reject");
     let e = wait(&c.conn, "rejected");
     assert_eq!(e.number, DAT_CONNECTION_EVENT_PEER_REJECTED, "{e:?}");
+    // The reject's private data arrives (IB CM pads it to the REJ's private-data size).
+    let EventData::Connection { private_data_size, private_data, .. } = e.data else { panic!("{e:?}") };
+    assert!(private_data_size >= 4, "{e:?}");
+    // SAFETY: the event's private data lives in the EP, which is alive.
+    assert_eq!(unsafe { std::slice::from_raw_parts(private_data, 4) }, b"busy");
     service_point::free_psp(psp).unwrap();
     // The receive posted before the failed connect is flushed.
     assert_eq!(dto(&c.recv, "flush after reject"), (5, DAT_DTO_ERR_FLUSHED, 0));
@@ -524,7 +529,7 @@ fn next_event(evd: &EventDispatcher, poll: bool, what: &str) -> Event {
 /// A successful DTO completion: (ep, cookie, length).
 fn dto_ok(e: &Event, what: &str) -> (Handle, u64, u64) {
     match e.data {
-        EventData::Dto { ep, cookie, status, length } if status == DAT_DTO_SUCCESS => (ep, cookie, length),
+        EventData::Dto { ep, cookie, status, length, .. } if status == DAT_DTO_SUCCESS => (ep, cookie, length),
         d => panic!("{what}: expected a successful DTO completion, got {:#x} {d:?}", e.number),
     }
 }

@@ -1,5 +1,6 @@
 /*
- * dct.h - shared declarations of the DAT 1.2 conformance suite (dat_conformance).
+ * dct.h - shared declarations of the conformance suite (dat_conformance for DAT 1.2,
+ * dat2_conformance for DAT 2.0; dct_compat.h says what differs).
  *
  * Every test case is a function returning T_PASS / T_FAIL / T_SKIP; on FAIL or SKIP it
  * leaves a one-line reason in t_reason (set through t_fail()/t_skip()).  Cases run in a
@@ -10,7 +11,7 @@
 #define DCT_H
 
 #define _GNU_SOURCE 1
-#include <dat/udat.h>
+#include "dct_compat.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -203,8 +204,10 @@ struct conn {
     DAT_RMR_CONTEXT rctx;
 };
 tres conn_setup(struct conn *c);
+tres conn_request(struct conn *c, unsigned k, DAT_CR_HANDLE *cr);
 void set_loopback_addr(struct sockaddr_in *sin);
 DAT_CONN_QUAL fresh_qual(unsigned k);
+DAT_DTO_COOKIE cookie(DAT_UINT64 v);
 DAT_LMR_TRIPLET trip(DAT_LMR_CONTEXT ctx, const void *addr, DAT_VLEN len);
 tres expect_dto(DAT_EVD_HANDLE evd, DAT_TIMEOUT us, DAT_UINT64 cookie,
                 DAT_DTO_COMPLETION_STATUS st, DAT_VLEN len, DAT_EVENT *out);
@@ -215,6 +218,7 @@ extern const struct tcase obj_cases[];
 extern const struct tcase dto_cases[];
 extern const struct tcase e2e_cases[];
 extern const struct tcase reg_cases[];
+extern const struct tcase dat2_cases[]; /* DAT 2.0 only (t_dat2.c); empty in the 1.2 build */
 
 #endif
 

@@ -24,7 +24,7 @@ DAT_RETURN make_lmr(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz, void *buf, DAT_VLEN len,
     DAT_VADDR raddr = 0;
     memset(&rd, 0, sizeof rd);
     rd.for_va = buf;
-    return dat_lmr_create(ia, DAT_MEM_TYPE_VIRTUAL, rd, len, pz, priv, lmr, lctx, rctx, &rlen,
+    return lmr_create(ia, DAT_MEM_TYPE_VIRTUAL, rd, len, pz, priv, lmr, lctx, rctx, &rlen,
                           &raddr);
 }
 
@@ -51,7 +51,7 @@ tres fx_full(struct fx *f)
     DAT_REGION_DESCRIPTION rd;
     memset(&rd, 0, sizeof rd);
     rd.for_va = f->buf;
-    OK(dat_lmr_create(f->ia, DAT_MEM_TYPE_VIRTUAL, rd, f->buflen, f->pz, DAT_MEM_PRIV_ALL_FLAG,
+    OK(lmr_create(f->ia, DAT_MEM_TYPE_VIRTUAL, rd, f->buflen, f->pz, DAT_MEM_PRIV_ALL_FLAG,
                       &f->lmr, &f->lmr_ctx, &f->rmr_ctx, &f->reg_len, &f->reg_addr));
     return T_PASS;
 }
@@ -138,6 +138,13 @@ DAT_CONN_QUAL fresh_qual(unsigned k)
     return (DAT_CONN_QUAL)(10000u + ((unsigned)getpid() % 5000u) * 10u + (k % 10u));
 }
 
+DAT_DTO_COOKIE cookie(DAT_UINT64 v)
+{
+    DAT_DTO_COOKIE c;
+    c.as_64 = v;
+    return c;
+}
+
 DAT_LMR_TRIPLET trip(DAT_LMR_CONTEXT ctx, const void *addr, DAT_VLEN len)
 {
     DAT_LMR_TRIPLET t;
@@ -168,6 +175,32 @@ tres expect_dto(DAT_EVD_HANDLE evd, DAT_TIMEOUT us, DAT_UINT64 cookie,
               (unsigned long long)len);
     if (out)
         *out = ev;
+    return T_PASS;
+}
+
+/*
+ * In-process loopback up to a pending connection request: one IA, a PSP on fresh_qual(k), a
+ * client EP (cep, c_dto, c_conn) connecting to it; *cr is the request the PSP delivered.
+ */
+tres conn_request(struct conn *c, unsigned k, DAT_CR_HANDLE *cr)
+{
+    memset(c, 0, sizeof *c);
+    OK(open_ia(&c->ia, &c->async_evd));
+    OK(dat_pz_create(c->ia, &c->pz));
+    OK(make_evd(c->ia, DAT_EVD_CR_FLAG, 4, &c->cr_evd));
+    OK(make_evd(c->ia, DAT_EVD_CONNECTION_FLAG, 4, &c->c_conn));
+    OK(make_evd(c->ia, DAT_EVD_DTO_FLAG, 8, &c->c_dto));
+    OK(dat_ep_create(c->ia, c->pz, c->c_dto, c->c_dto, c->c_conn, NULL, &c->cep));
+    c->qual = fresh_qual(k);
+    OK(dat_psp_create(c->ia, c->qual, c->cr_evd, DAT_PSP_CONSUMER_FLAG, &c->psp));
+    struct sockaddr_in sin;
+    set_loopback_addr(&sin);
+    OK(dat_ep_connect(c->cep, (DAT_IA_ADDRESS_PTR)&sin, c->qual, 5000000, 0, NULL, DAT_QOS_BEST_EFFORT,
+                      DAT_CONNECT_DEFAULT_FLAG));
+    DAT_EVENT ev;
+    DAT_RETURN r = wait_ev(c->cr_evd, 5000000, &ev);
+    CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_REQUEST_EVENT, "no CR: %s", rs(r));
+    *cr = ev.event_data.cr_arrival_event_data.cr_handle;
     return T_PASS;
 }
 

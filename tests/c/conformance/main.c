@@ -1,5 +1,6 @@
 /*
- * dat_conformance - DAT 1.2 (uDAPL) conformance suite for libdat.
+ * dat_conformance - DAT 1.2 (uDAPL) conformance suite for libdat; built with -DDCT_DAT2 it is
+ * dat2_conformance, the same cases on the DAT 2.0 face (libdat2.so.2) plus the 2.0-only ones.
  *
  *   dat_conformance -P <ia_name> [-v] [-k <filter>]... [-l] [-n] [-t <secs>]
  *
@@ -20,7 +21,8 @@
  *   --peer <IPv4>          client: the server host's address (server: accepted, unused)
  *
  * Output: one line per case ("PASS name", "FAIL name: reason", "SKIP name: reason") and a
- * final line "N passed, M failed[, K skipped]".  Exit status 1 if any case failed.
+ * final line "N passed, M failed[, K skipped] (DAT x.y face, IA <ia_name>)".  Exit status 1 if any
+ * case failed.
  */
 #include "dct.h"
 
@@ -192,7 +194,7 @@ int make_bad_handles(struct badh *out, DAT_HANDLE wrong_type, DAT_HANDLE stale, 
 
 /* ------------------------------------------------------------------------------------ */
 
-static const struct tcase *const tables[] = {api_cases, reg_cases, obj_cases, dto_cases, e2e_cases};
+static const struct tcase *const tables[] = {api_cases, reg_cases, obj_cases, dto_cases, e2e_cases, dat2_cases};
 
 static int name_selected(const char *name, const char **filters, int nfilters)
 {
@@ -402,8 +404,8 @@ int main(int argc, char **argv)
         printf("(%s role: %d non-e2e cases not run; they run in single-host mode)\n",
                g_role == ROLE_SERVER ? "server" : "client", nother);
     if (nskip)
-        printf("%d passed, %d failed, %d skipped\n", npass, nfail, nskip);
+        printf("%d passed, %d failed, %d skipped (%s face, IA %s)\n", npass, nfail, nskip, DCT_FACE, g_ia_name);
     else
-        printf("%d passed, %d failed\n", npass, nfail);
+        printf("%d passed, %d failed (%s face, IA %s)\n", npass, nfail, DCT_FACE, g_ia_name);
     return nfail ? 1 : 0;
 }

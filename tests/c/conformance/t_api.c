@@ -77,7 +77,7 @@ static tres strerror_null_major(void)
 static tres strerror_unknown(void)
 {
     static const DAT_RETURN unknown[] = {0x12345678, MKERR(DAT_INVALID_HANDLE, 0x7777),
-                                         MKERR(DAT_CONN_QUAL_UNAVAILABLE + 0x10000, 0),
+                                         MKERR(DCT_UNKNOWN_TYPE, 0),
                                          MKERR(DAT_INVALID_PARAMETER, DAT_THREAD_SAFETY_NOT_FOUND + 1)};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         const char *maj = NULL, *min = NULL;
@@ -161,9 +161,9 @@ static tres registry_list(void)
               "entry %d ia_name not NUL-terminated", i);
         if (strcmp(infos[i].ia_name, g_ia_name) == 0) {
             found = 1;
-            CHECK(infos[i].dapl_version_major == 1 && infos[i].dapl_version_minor == 2,
-                  "\"%s\" listed with version %u.%u, expected 1.2", g_ia_name,
-                  infos[i].dapl_version_major, infos[i].dapl_version_minor);
+            CHECK(infos[i].dapl_version_major == DAT_VERSION_MAJOR && infos[i].dapl_version_minor == DAT_VERSION_MINOR,
+                  "\"%s\" listed with version %u.%u, expected %s", g_ia_name, infos[i].dapl_version_major,
+                  infos[i].dapl_version_minor, DCT_FACE);
         }
     }
     CHECK(found, "\"%s\" is not among the %d listed providers", g_ia_name, got);
@@ -217,7 +217,7 @@ static tres ia_openv_explicit_version(void)
 {
     DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
     DAT_EVD_HANDLE aevd = DAT_HANDLE_NULL;
-    OK(dat_ia_openv(g_ia_name, 4, &aevd, &ia, 1, 2, DAT_FALSE));
+    OK(dat_ia_openv(g_ia_name, 4, &aevd, &ia, DAT_VERSION_MAJOR, DAT_VERSION_MINOR, DAT_FALSE));
     OK(dat_ia_close(ia, DAT_CLOSE_DEFAULT));
     return T_PASS;
 }
@@ -227,8 +227,8 @@ static tres ia_openv_unknown_name(void)
     DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
     DAT_EVD_HANDLE aevd = DAT_HANDLE_NULL;
     DAT_RETURN r = dat_ia_open("no-such-ia-name-xyz", 4, &aevd, &ia);
-    CHECK(r == 0x800a0062u, "dat_ia_open(\"no-such-ia-name-xyz\") -> %s, expected 0x800a0062 "
-          "(DAT_PROVIDER_NOT_FOUND|DAT_NAME_NOT_REGISTERED)", rs(r));
+    CHECK(r == DCT_NAME_NOT_REGISTERED_CODE, "dat_ia_open(\"no-such-ia-name-xyz\") -> %s, expected 0x%08x "
+          "(DAT_PROVIDER_NOT_FOUND|DAT_NAME_NOT_REGISTERED)", rs(r), DCT_NAME_NOT_REGISTERED_CODE);
     r = dat_ia_open("", 4, &aevd, &ia);
     CHECK(DAT_GET_TYPE(r) == DAT_PROVIDER_NOT_FOUND || DAT_GET_TYPE(r) == DAT_INVALID_PARAMETER,
           "dat_ia_open(\"\") -> %s", rs(r));
@@ -237,7 +237,7 @@ static tres ia_openv_unknown_name(void)
 
 static tres ia_openv_wrong_version(void)
 {
-    static const unsigned vs[][2] = {{2, 0}, {1, 1}, {1, 3}, {0, 2}};
+    static const unsigned vs[][2] = {{DCT_OTHER_MAJOR, DCT_OTHER_MINOR}, {1, 1}, {1, 3}, {0, 2}};
     static const unsigned subs[] = {DAT_NAME_NOT_REGISTERED, DAT_MAJOR_NOT_FOUND,
                                     DAT_MINOR_NOT_FOUND, ENDSUB};
     for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
@@ -368,9 +368,9 @@ static tres ia_query_all(void)
     CHECK(ia_attr.num_vendor_attr == 0 || ia_attr.vendor_attr != NULL, "vendor_attr");
     CHECK(memchr(pattr.provider_name, 0, DAT_NAME_MAX_LENGTH) != NULL && pattr.provider_name[0],
           "provider_name empty or unterminated");
-    CHECK(pattr.dapl_version_major == 1 && pattr.dapl_version_minor == 2,
-          "provider dapl_version %u.%u, expected 1.2", pattr.dapl_version_major,
-          pattr.dapl_version_minor);
+    CHECK(pattr.dapl_version_major == DAT_VERSION_MAJOR && pattr.dapl_version_minor == DAT_VERSION_MINOR,
+          "provider dapl_version %u.%u, expected %s", pattr.dapl_version_major, pattr.dapl_version_minor,
+          DCT_FACE);
     CHECK(pattr.max_private_data_size >= 48, "max_private_data_size %d", pattr.max_private_data_size);
     CHECK(pattr.num_provider_specific_attr == 0 || pattr.provider_specific_attr != NULL,
           "provider_specific_attr");
@@ -540,7 +540,7 @@ const struct tcase api_cases[] = {
     {"registry.list_providers", registry_list, 0},
     {"registry.list_providers_errors", registry_list_errors, 0},
     {"ia_open.success", ia_open_close, 0},
-    {"ia_openv.explicit_1_2", ia_openv_explicit_version, 0},
+    {"ia_openv.explicit_version", ia_openv_explicit_version, 0},
     {"ia_openv.unknown_name", ia_openv_unknown_name, 0},
     {"ia_openv.wrong_version", ia_openv_wrong_version, 0},
     {"ia_openv.bad_args", ia_openv_bad_args, 0},

@@ -6,13 +6,6 @@
 
 #include <unistd.h>
 
-static DAT_DTO_COOKIE cookie(DAT_UINT64 v)
-{
-    DAT_DTO_COOKIE c;
-    c.as_64 = v;
-    return c;
-}
-
 /* A post that the man pages let fail immediately (with one of the listed types) or succeed
  * and then complete with an error status.  Passes in both cases. */
 static tres post_must_fail(const char *what, DAT_RETURN r, DAT_EVD_HANDLE evd, DAT_UINT64 ck,
@@ -168,7 +161,7 @@ static tres cr_query_accept(void)
           "accept private data not delivered to the client (size %d)", cd->private_data_size);
     /* the CR is consumed by accept */
     EXPECT_ERR(dat_cr_query(cr, DAT_CR_FIELD_ALL, &p), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
-    EXPECT_ERR(dat_cr_reject(cr), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
+    EXPECT_ERR(cr_reject(cr), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
     /* connect on a connected EP */
     EXPECT_ERR(dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, q, 5000000, 0, NULL, DAT_QOS_BEST_EFFORT,
                               DAT_CONNECT_DEFAULT_FLAG),
@@ -341,7 +334,7 @@ static tres rdma_write_read(void)
     DAT_RMR_TRIPLET rt;
     memset(&rt, 0, sizeof rt);
     rt.rmr_context = c.rctx;
-    rt.target_address = (DAT_VADDR)(uintptr_t)dst;
+    rt.RMR_ADDR = (DAT_VADDR)(uintptr_t)dst;
     rt.segment_length = 8192;
     OK(dat_ep_post_rdma_write(c.cep, 2, s, cookie(1), &rt, DAT_COMPLETION_DEFAULT_FLAG));
     TRY(expect_dto(c.c_dto, 3000000, 1, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
@@ -367,7 +360,7 @@ static tres rdma_remote_errors(void)
     DAT_RMR_TRIPLET rt;
     memset(&rt, 0, sizeof rt);
     rt.rmr_context = c.rctx ^ 0x77777777u;
-    rt.target_address = (DAT_VADDR)(uintptr_t)c.buf + 4096;
+    rt.RMR_ADDR = (DAT_VADDR)(uintptr_t)c.buf + 4096;
     rt.segment_length = 64;
     static const DAT_UINT32 errs[] = {DAT_PROTECTION_VIOLATION, DAT_PRIVILEGES_VIOLATION, DAT_INVALID_PARAMETER,
                                       DAT_LENGTH_ERROR};
@@ -386,7 +379,7 @@ static tres rdma_out_of_bounds(void)
     DAT_RMR_TRIPLET rt;
     memset(&rt, 0, sizeof rt);
     rt.rmr_context = c.rctx;
-    rt.target_address = (DAT_VADDR)(uintptr_t)c.buf + c.buflen - 128; /* 128 bytes past the end */
+    rt.RMR_ADDR = (DAT_VADDR)(uintptr_t)c.buf + c.buflen - 128; /* 128 bytes past the end */
     rt.segment_length = 256;
     static const DAT_UINT32 errs[] = {DAT_PROTECTION_VIOLATION, DAT_LENGTH_ERROR, DAT_INVALID_PARAMETER,
                                       DAT_PRIVILEGES_VIOLATION};
@@ -411,7 +404,7 @@ static tres rdma_no_remote_priv(void)
     DAT_RMR_TRIPLET rt;
     memset(&rt, 0, sizeof rt);
     rt.rmr_context = rc;
-    rt.target_address = (DAT_VADDR)(uintptr_t)rbuf;
+    rt.RMR_ADDR = (DAT_VADDR)(uintptr_t)rbuf;
     rt.segment_length = 64;
     static const DAT_UINT32 errs[] = {DAT_PRIVILEGES_VIOLATION, DAT_PROTECTION_VIOLATION, DAT_INVALID_PARAMETER,
                                       DAT_LENGTH_ERROR};
@@ -457,7 +450,7 @@ static tres rdma_beyond_triplet_length(void)
     DAT_RMR_TRIPLET rt;
     memset(&rt, 0, sizeof rt);
     rt.rmr_context = t.rctx;
-    rt.target_address = (DAT_VADDR)(uintptr_t)t.buf + 4096;
+    rt.RMR_ADDR = (DAT_VADDR)(uintptr_t)t.buf + 4096;
     rt.segment_length = 64; /* advertised: 64 bytes; moved: 8192 */
     OK(dat_ep_post_rdma_write(c.cep, 1, &s, cookie(1), &rt, DAT_COMPLETION_DEFAULT_FLAG));
     TRY(expect_dto(c.c_dto, 3000000, 1, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
@@ -488,7 +481,7 @@ static tres rdma_outside_region(int write)
     DAT_RMR_TRIPLET rt;
     memset(&rt, 0, sizeof rt);
     rt.rmr_context = t.rctx;
-    rt.target_address = (DAT_VADDR)(uintptr_t)t.buf + 4096 - 128; /* last 128 bytes + 128 past */
+    rt.RMR_ADDR = (DAT_VADDR)(uintptr_t)t.buf + 4096 - 128; /* last 128 bytes + 128 past */
     rt.segment_length = 256;
     DAT_RETURN r = write ? dat_ep_post_rdma_write(c.cep, 1, &s, cookie(9), &rt, DAT_COMPLETION_DEFAULT_FLAG)
                          : dat_ep_post_rdma_read(c.cep, 1, &s, cookie(9), &rt, DAT_COMPLETION_DEFAULT_FLAG);
@@ -541,9 +534,9 @@ static tres rmr_bind_rdma(void)
     rck.as_64 = 0xB1D;
     DAT_RMR_CONTEXT rctx = 0;
     /* the bind goes through the server EP's request EVD */
-    EXPECT_ERR(dat_rmr_bind(rmr, &lt, (DAT_MEM_PRIV_FLAGS)0x4000, c.sep, rck, DAT_COMPLETION_DEFAULT_FLAG, &rctx),
+    EXPECT_ERR(rmr_bind(rmr, c.lmr, &lt, (DAT_MEM_PRIV_FLAGS)0x4000, c.sep, rck, DAT_COMPLETION_DEFAULT_FLAG, &rctx),
                DAT_INVALID_PARAMETER, ANYSUB);
-    OK(dat_rmr_bind(rmr, &lt, DAT_MEM_PRIV_REMOTE_WRITE_FLAG | DAT_MEM_PRIV_REMOTE_READ_FLAG, c.sep, rck,
+    OK(rmr_bind(rmr, c.lmr, &lt, DAT_MEM_PRIV_REMOTE_WRITE_FLAG | DAT_MEM_PRIV_REMOTE_READ_FLAG, c.sep, rck,
                     DAT_COMPLETION_DEFAULT_FLAG, &rctx));
     DAT_EVENT ev;
     DAT_RETURN r = wait_ev(c.s_dto, 3000000, &ev);
@@ -568,13 +561,13 @@ static tres rmr_bind_rdma(void)
     DAT_RMR_TRIPLET rt;
     memset(&rt, 0, sizeof rt);
     rt.rmr_context = rctx;
-    rt.target_address = (DAT_VADDR)(uintptr_t)win + 1024;
+    rt.RMR_ADDR = (DAT_VADDR)(uintptr_t)win + 1024;
     rt.segment_length = 512;
     OK(dat_ep_post_rdma_write(c.cep, 1, &s, cookie(1), &rt, DAT_COMPLETION_DEFAULT_FLAG));
     TRY(expect_dto(c.c_dto, 3000000, 1, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
     CHECK(win[1024] == 0x3c && win[1535] == 0x3c, "RDMA write through bound RMR not visible");
     /* beyond the window */
-    rt.target_address = (DAT_VADDR)(uintptr_t)win + 4096 - 100;
+    rt.RMR_ADDR = (DAT_VADDR)(uintptr_t)win + 4096 - 100;
     static const DAT_UINT32 errs[] = {DAT_PROTECTION_VIOLATION, DAT_LENGTH_ERROR, DAT_INVALID_PARAMETER,
                                       DAT_PRIVILEGES_VIOLATION};
     TRY(post_must_fail("rdma_write past the bound RMR window",
@@ -584,13 +577,13 @@ static tres rmr_bind_rdma(void)
     DAT_LMR_TRIPLET none = trip(c.lctx, win, 0);
     DAT_RMR_CONTEXT after = 1;
     rck.as_64 = 0xB1E;
-    OK(dat_rmr_bind(rmr, &none, DAT_MEM_PRIV_NONE_FLAG, c.sep, rck, DAT_COMPLETION_DEFAULT_FLAG, &after));
+    OK(rmr_bind(rmr, c.lmr, &none, DAT_MEM_PRIV_NONE_FLAG, c.sep, rck, DAT_COMPLETION_DEFAULT_FLAG, &after));
     r = wait_ev(c.s_dto, 3000000, &ev);
     CHECK(r == DAT_SUCCESS && ev.event_number == DAT_RMR_BIND_COMPLETION_EVENT &&
               ev.event_data.rmr_completion_event_data.user_cookie.as_64 == 0xB1E,
           "no unbind completion: %s %s", rs(r), evname(ev.event_number));
     OK(dat_lmr_sync_rdma_write(c.ia, &lt, 1)); /* the LMR is no longer in use */
-    rt.target_address = (DAT_VADDR)(uintptr_t)win + 1024;
+    rt.RMR_ADDR = (DAT_VADDR)(uintptr_t)win + 1024;
     TRY(post_must_fail("rdma_write through an unbound RMR",
                        dat_ep_post_rdma_write(c.cep, 1, &s, cookie(3), &rt, DAT_COMPLETION_DEFAULT_FLAG),
                        c.c_dto, 3, errs, 4));
@@ -682,28 +675,14 @@ static tres abrupt_disconnect_and_free(void)
 static tres cr_reject_loopback(void)
 {
     struct conn c;
-    memset(&c, 0, sizeof c);
-    OK(open_ia(&c.ia, &c.async_evd));
-    OK(dat_pz_create(c.ia, &c.pz));
-    OK(make_evd(c.ia, DAT_EVD_CR_FLAG, 4, &c.cr_evd));
-    OK(make_evd(c.ia, DAT_EVD_CONNECTION_FLAG, 4, &c.c_conn));
-    OK(make_evd(c.ia, DAT_EVD_DTO_FLAG, 8, &c.c_dto));
-    OK(dat_ep_create(c.ia, c.pz, c.c_dto, c.c_dto, c.c_conn, NULL, &c.cep));
-    c.qual = fresh_qual(3);
-    OK(dat_psp_create(c.ia, c.qual, c.cr_evd, DAT_PSP_CONSUMER_FLAG, &c.psp));
-    struct sockaddr_in sin;
-    set_loopback_addr(&sin);
-    OK(dat_ep_connect(c.cep, (DAT_IA_ADDRESS_PTR)&sin, c.qual, 5000000, 0, NULL, DAT_QOS_BEST_EFFORT,
-                      DAT_CONNECT_DEFAULT_FLAG));
+    DAT_CR_HANDLE cr;
+    TRY(conn_request(&c, 3, &cr));
+    OK(cr_reject(cr));
     DAT_EVENT ev;
-    DAT_RETURN r = wait_ev(c.cr_evd, 5000000, &ev);
-    CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_REQUEST_EVENT, "no CR: %s", rs(r));
-    DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
-    OK(dat_cr_reject(cr));
-    r = wait_ev(c.c_conn, 5000000, &ev);
+    DAT_RETURN r = wait_ev(c.c_conn, 5000000, &ev);
     CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_EVENT_PEER_REJECTED,
           "client after reject: %s %s", rs(r), evname(ev.event_number));
-    EXPECT_ERR(dat_cr_reject(cr), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
+    EXPECT_ERR(cr_reject(cr), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
     EXPECT_ERR(dat_cr_accept(cr, c.cep, 0, NULL), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CR);
     OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
     return T_PASS;

@@ -48,13 +48,6 @@ struct rmr_msg {
     DAT_UINT64 len;
 };
 
-static DAT_DTO_COOKIE ck(DAT_UINT64 v)
-{
-    DAT_DTO_COOKIE c;
-    c.as_64 = v;
-    return c;
-}
-
 static tres side_open(struct side *s, DAT_VLEN buflen, int with_ep)
 {
     memset(s, 0, sizeof *s);
@@ -74,7 +67,7 @@ static tres side_open(struct side *s, DAT_VLEN buflen, int with_ep)
     memset(&rd, 0, sizeof rd);
     rd.for_va = s->buf;
     DAT_VLEN rl;
-    OK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, rd, buflen, s->pz, DAT_MEM_PRIV_ALL_FLAG, &s->lmr, &s->lctx,
+    OK(lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, rd, buflen, s->pz, DAT_MEM_PRIV_ALL_FLAG, &s->lmr, &s->lctx,
                       &s->rctx, &rl, &s->raddr));
     return T_PASS;
 }
@@ -137,7 +130,7 @@ static tres srv_accept(struct side *s, DAT_CR_HANDLE cr, const void *pd, DAT_COU
 static tres send_sync(struct side *s, size_t off, DAT_VLEN len, DAT_UINT64 c)
 {
     DAT_LMR_TRIPLET t = trip(s->lctx, s->buf + off, len);
-    OK(dat_ep_post_send(s->ep, 1, &t, ck(c), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_send(s->ep, 1, &t, cookie(c), DAT_COMPLETION_DEFAULT_FLAG));
     return expect_dto(s->dto, E2E_WAIT, c, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL);
 }
 
@@ -175,7 +168,7 @@ static tres server_barrier(void)
     DAT_RETURN r = wait_ev(cr_evd, 120000000u * g_tscale, &ev);
     CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_REQUEST_EVENT,
           "server: no barrier probe from the client within 120 s: %s", rs(r));
-    OK(dat_cr_reject(ev.event_data.cr_arrival_event_data.cr_handle));
+    OK(cr_reject(ev.event_data.cr_arrival_event_data.cr_handle));
     usleep(50000);
     OK(dat_psp_free(psp));
     OK(dat_evd_free(cr_evd));
@@ -463,7 +456,7 @@ static tres pp_server(void *v)
     /* receive: 2 segments 700 + 2000; data comes in 3 segments of 1000 + 500 + 1000 = 2500 */
     char *rb = s.buf, *sb = s.buf + 32768;
     DAT_LMR_TRIPLET r2[2] = {trip(s.lctx, rb, 700), trip(s.lctx, rb + 8192, 2000)};
-    OK(dat_ep_post_recv(s.ep, 2, r2, ck(0), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_recv(s.ep, 2, r2, cookie(0), DAT_COMPLETION_DEFAULT_FLAG));
     peer_ready();
     DAT_EVENT ev;
     TRY(srv_wait_cr(&s, &ev));
@@ -474,10 +467,10 @@ static tres pp_server(void *v)
         memcpy(tmp, rb, 700);
         memcpy(tmp + 700, rb + 8192, 1800);
         CHECK(check_fill(tmp, 2500, (unsigned)i), "server: ping %d data mismatch", i);
-        OK(dat_ep_post_recv(s.ep, 2, r2, ck((DAT_UINT64)i + 1), DAT_COMPLETION_DEFAULT_FLAG));
+        OK(dat_ep_post_recv(s.ep, 2, r2, cookie((DAT_UINT64)i + 1), DAT_COMPLETION_DEFAULT_FLAG));
         fill(sb, 2500, (unsigned)i + 1000);
         DAT_LMR_TRIPLET s3[3] = {trip(s.lctx, sb, 100), trip(s.lctx, sb + 100, 1400), trip(s.lctx, sb + 1500, 1000)};
-        OK(dat_ep_post_send(s.ep, 3, s3, ck(1000000 + (DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
+        OK(dat_ep_post_send(s.ep, 3, s3, cookie(1000000 + (DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
         TRY(expect_dto(s.dto, E2E_WAIT, 1000000 + (DAT_UINT64)i, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
     }
     TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
@@ -494,7 +487,7 @@ static tres pp_client(void *v, struct peer *peer)
     TRY(side_open(&s, 65536, 1));
     char *rb = s.buf + 16384, *sb = s.buf;
     DAT_LMR_TRIPLET r3[3] = {trip(s.lctx, rb, 1000), trip(s.lctx, rb + 4096, 1000), trip(s.lctx, rb + 8192, 1000)};
-    OK(dat_ep_post_recv(s.ep, 3, r3, ck(0), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_recv(s.ep, 3, r3, cookie(0), DAT_COMPLETION_DEFAULT_FLAG));
     DAT_EVENT ev;
     TRY(cli_connect(&s, a->q, NULL, 0, &ev));
     CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: %s", evname(ev.event_number));
@@ -503,14 +496,14 @@ static tres pp_client(void *v, struct peer *peer)
     for (int i = 0; i < a->iters; i++) {
         fill(sb, 2500, (unsigned)i);
         DAT_LMR_TRIPLET s3[3] = {trip(s.lctx, sb, 1000), trip(s.lctx, sb + 1000, 500), trip(s.lctx, sb + 1500, 1000)};
-        OK(dat_ep_post_send(s.ep, 3, s3, ck(1000000 + (DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
+        OK(dat_ep_post_send(s.ep, 3, s3, cookie(1000000 + (DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
         TRY(expect_dto(s.dto, E2E_WAIT, 1000000 + (DAT_UINT64)i, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
         TRY(expect_dto(s.rdto, E2E_WAIT, (DAT_UINT64)i, DAT_DTO_SUCCESS, 2500, NULL));
         memcpy(tmp, rb, 1000);
         memcpy(tmp + 1000, rb + 4096, 1000);
         memcpy(tmp + 2000, rb + 8192, 500);
         CHECK(check_fill(tmp, 2500, (unsigned)i + 1000), "client: pong %d data mismatch", i);
-        OK(dat_ep_post_recv(s.ep, 3, r3, ck((DAT_UINT64)i + 1), DAT_COMPLETION_DEFAULT_FLAG));
+        OK(dat_ep_post_recv(s.ep, 3, r3, cookie((DAT_UINT64)i + 1), DAT_COMPLETION_DEFAULT_FLAG));
     }
     vlog("ping-pong: %d round trips, %.1f us average", a->iters, (mono() - t0) * 1e6 / a->iters);
     OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
@@ -541,7 +534,7 @@ static tres rdma_target_server(void *v)
         char *target = s.buf + 32768; /* 32 KiB target window, ends where the LMR ends */
         memset(target, 0, 32768);
         DAT_LMR_TRIPLET rr = trip(s.lctx, s.buf + 8192, sizeof(struct rmr_msg));
-        OK(dat_ep_post_recv(s.ep, 1, &rr, ck(1), DAT_COMPLETION_DEFAULT_FLAG));
+        OK(dat_ep_post_recv(s.ep, 1, &rr, cookie(1), DAT_COMPLETION_DEFAULT_FLAG));
         DAT_EVENT ev;
         TRY(srv_wait_cr(&s, &ev));
         TRY(srv_accept(&s, ev.event_data.cr_arrival_event_data.cr_handle, NULL, 0));
@@ -553,7 +546,7 @@ static tres rdma_target_server(void *v)
         struct rmr_msg hello;
         memcpy(&hello, s.buf + 8192, sizeof hello);
         CHECK(hello.magic == 0x4E11, "server: expected the client's hello, got 0x%x", hello.magic);
-        OK(dat_ep_post_recv(s.ep, 1, &rr, ck(1), DAT_COMPLETION_DEFAULT_FLAG));
+        OK(dat_ep_post_recv(s.ep, 1, &rr, cookie(1), DAT_COMPLETION_DEFAULT_FLAG));
         struct rmr_msg m = {0xAB12, s.rctx, (DAT_UINT64)(uintptr_t)target, 32768};
         memcpy(s.buf, &m, sizeof m);
         TRY(send_sync(&s, 0, sizeof m, 2));
@@ -605,7 +598,7 @@ static tres rdma_target_server(void *v)
 static tres cli_get_triplet(struct side *s, struct pair_arg *a, struct rmr_msg *m)
 {
     DAT_LMR_TRIPLET rr = trip(s->lctx, s->buf + 60000, sizeof *m);
-    OK(dat_ep_post_recv(s->ep, 1, &rr, ck(9), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_recv(s->ep, 1, &rr, cookie(9), DAT_COMPLETION_DEFAULT_FLAG));
     DAT_EVENT ev;
     TRY(cli_connect(s, a->q, NULL, 0, &ev));
     CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: %s", evname(ev.event_number));
@@ -634,22 +627,22 @@ static tres rdma_client(void *v, struct peer *peer)
     DAT_RMR_TRIPLET rt;
     memset(&rt, 0, sizeof rt);
     rt.rmr_context = m.ctx;
-    rt.target_address = m.addr + off;
+    rt.RMR_ADDR = m.addr + off;
     rt.segment_length = len;
-    OK(dat_ep_post_rdma_write(s.ep, 2, w, ck(20), &rt, DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_rdma_write(s.ep, 2, w, cookie(20), &rt, DAT_COMPLETION_DEFAULT_FLAG));
     TRY(expect_dto(s.dto, E2E_WAIT, 20, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
     /* read it back into 3 different local segments */
     char *back = s.buf + 24576;
     memset(back, 0, len);
     DAT_LMR_TRIPLET rb[3] = {trip(s.lctx, back, 5000), trip(s.lctx, back + 5000, 5000),
                              trip(s.lctx, back + 10000, len - 10000)};
-    OK(dat_ep_post_rdma_read(s.ep, 3, rb, ck(21), &rt, DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_rdma_read(s.ep, 3, rb, cookie(21), &rt, DAT_COMPLETION_DEFAULT_FLAG));
     TRY(expect_dto(s.dto, E2E_WAIT, 21, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
     OK(dat_lmr_sync_rdma_read(s.ia, rb, 3));
     CHECK(check_fill(back, len, 77), "client: RDMA read-back data mismatch");
     /* tell the server to check its buffer, wait for the ack */
     DAT_LMR_TRIPLET ar = trip(s.lctx, s.buf + 60000, sizeof m);
-    OK(dat_ep_post_recv(s.ep, 1, &ar, ck(22), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_recv(s.ep, 1, &ar, cookie(22), DAT_COMPLETION_DEFAULT_FLAG));
     struct rmr_msg done = {0xD0E, 0, off, len};
     memcpy(s.buf + 50000, &done, sizeof done);
     TRY(send_sync(&s, 50000, sizeof done, 23));
@@ -706,9 +699,9 @@ static tres rdma_bad_client(void *v, struct peer *peer)
     DAT_RMR_TRIPLET rt;
     memset(&rt, 0, sizeof rt);
     rt.rmr_context = m.ctx ^ 0x13572468u;
-    rt.target_address = m.addr;
+    rt.RMR_ADDR = m.addr;
     rt.segment_length = 256;
-    TRY(completion_error(&s, dat_ep_post_rdma_write(s.ep, 1, &w, ck(30), &rt, DAT_COMPLETION_DEFAULT_FLAG), 30,
+    TRY(completion_error(&s, dat_ep_post_rdma_write(s.ep, 1, &w, cookie(30), &rt, DAT_COMPLETION_DEFAULT_FLAG), 30,
                          "rdma_write with a bad rmr_context"));
     OK(dat_ep_disconnect(s.ep, DAT_CLOSE_ABRUPT_FLAG));
     DAT_EVENT ev;
@@ -739,9 +732,9 @@ static tres rdma_bad_client(void *v, struct peer *peer)
         OK(dat_ep_create(s.ia, s.pz, s.rdto, s.dto, s.conn, NULL, &s.ep));
     }
     rt.rmr_context = m.ctx;
-    rt.target_address = m.addr + m.len - 64;
+    rt.RMR_ADDR = m.addr + m.len - 64;
     rt.segment_length = 256;
-    TRY(completion_error(&s, dat_ep_post_rdma_read(s.ep, 1, &w, ck(31), &rt, DAT_COMPLETION_DEFAULT_FLAG), 31,
+    TRY(completion_error(&s, dat_ep_post_rdma_read(s.ep, 1, &w, cookie(31), &rt, DAT_COMPLETION_DEFAULT_FLAG), 31,
                          "rdma_read past the remote region"));
     OK(dat_ep_disconnect(s.ep, DAT_CLOSE_ABRUPT_FLAG));
     while (wait_ev(s.conn, 2000000, &ev) == DAT_SUCCESS &&
@@ -758,6 +751,9 @@ static tres e2e_rdma_bad(void)
 
 /* ================= reject / no listener ================= */
 
+/* the reason the server rejects with; DAT 2.0 carries it to the active side */
+static const char rej_why[] = "e2e reject: not now";
+
 static tres rej_server(void *v)
 {
     struct pair_arg *a = v;
@@ -767,7 +763,7 @@ static tres rej_server(void *v)
     peer_ready();
     DAT_EVENT ev;
     TRY(srv_wait_cr(&s, &ev));
-    OK(dat_cr_reject(ev.event_data.cr_arrival_event_data.cr_handle));
+    OK(cr_reject_pd(ev.event_data.cr_arrival_event_data.cr_handle, (DAT_COUNT)sizeof rej_why, rej_why));
     usleep(300000);
     return side_close(&s);
 }
@@ -782,6 +778,11 @@ static tres rej_client(void *v, struct peer *peer)
     TRY(cli_connect(&s, a->q, "x", 1, &ev));
     CHECK(ev.event_number == DAT_CONNECTION_EVENT_PEER_REJECTED, "client: expected PEER_REJECTED, got %s",
           evname(ev.event_number));
+    const DAT_CONNECTION_EVENT_DATA *cd = &ev.event_data.connect_event_data;
+    if (DCT_REJECT_PRIVATE_DATA)
+        CHECK(cd->private_data_size >= (DAT_COUNT)sizeof rej_why && cd->private_data &&
+                  memcmp(cd->private_data, rej_why, sizeof rej_why) == 0,
+              "client: the reject's private data did not arrive (size %d)", cd->private_data_size);
     DAT_EP_STATE st;
     OK(dat_ep_get_status(s.ep, &st, NULL, NULL));
     CHECK(st == DAT_EP_STATE_DISCONNECTED || st == DAT_EP_STATE_UNCONNECTED,
@@ -821,7 +822,7 @@ static tres flush_server(void *v)
     OK(dat_psp_create(s.ia, a->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
     for (int i = 0; i < 5; i++) {
         DAT_LMR_TRIPLET t = trip(s.lctx, s.buf + i * 512, 512);
-        OK(dat_ep_post_recv(s.ep, 1, &t, ck(50 + (DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
+        OK(dat_ep_post_recv(s.ep, 1, &t, cookie(50 + (DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
     }
     peer_ready();
     DAT_EVENT ev;
@@ -847,7 +848,7 @@ static tres flush_client(void *v, struct peer *peer)
     TRY(side_open(&s, 8192, 1));
     for (int i = 0; i < 3; i++) {
         DAT_LMR_TRIPLET t = trip(s.lctx, s.buf + 4096 + i * 512, 512);
-        OK(dat_ep_post_recv(s.ep, 1, &t, ck(70 + (DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
+        OK(dat_ep_post_recv(s.ep, 1, &t, cookie(70 + (DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
     }
     DAT_EVENT ev;
     TRY(cli_connect(&s, a->q, NULL, 0, &ev));
@@ -885,9 +886,9 @@ static tres stream_server(void *v)
     fill(s.buf, 1024, 5);
     DAT_LMR_TRIPLET t = trip(s.lctx, s.buf, 1024);
     DAT_LMR_TRIPLET credit = trip(s.lctx, s.buf + 32768, 64);
-    OK(dat_ep_post_recv(s.ep, 1, &credit, ck(1000), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_recv(s.ep, 1, &credit, cookie(1000), DAT_COMPLETION_DEFAULT_FLAG));
     for (DAT_UINT64 i = 0;; i++) {
-        DAT_RETURN r = dat_ep_post_send(s.ep, 1, &t, ck(i), DAT_COMPLETION_DEFAULT_FLAG);
+        DAT_RETURN r = dat_ep_post_send(s.ep, 1, &t, cookie(i), DAT_COMPLETION_DEFAULT_FLAG);
         if (r != DAT_SUCCESS)
             break;
         if (wait_ev(s.dto, E2E_WAIT, &ev) != DAT_SUCCESS ||
@@ -897,7 +898,7 @@ static tres stream_server(void *v)
             if (wait_ev(s.rdto, E2E_WAIT, &ev) != DAT_SUCCESS ||
                 ev.event_data.dto_completion_event_data.status != DAT_DTO_SUCCESS)
                 break;
-            OK(dat_ep_post_recv(s.ep, 1, &credit, ck(1000), DAT_COMPLETION_DEFAULT_FLAG));
+            OK(dat_ep_post_recv(s.ep, 1, &credit, cookie(1000), DAT_COMPLETION_DEFAULT_FLAG));
         }
     }
     pause();
@@ -912,7 +913,7 @@ static tres killed_client(void *v, struct peer *peer)
     const int NR = 16;
     for (int i = 0; i < NR; i++) {
         DAT_LMR_TRIPLET t = trip(s.lctx, s.buf + i * 2048, 2048);
-        OK(dat_ep_post_recv(s.ep, 1, &t, ck((DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
+        OK(dat_ep_post_recv(s.ep, 1, &t, cookie((DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
     }
     DAT_EVENT ev;
     TRY(cli_connect(&s, a->q, NULL, 0, &ev));
@@ -927,10 +928,10 @@ static tres killed_client(void *v, struct peer *peer)
         DAT_UINT64 slot = d->user_cookie.as_64;
         CHECK(check_fill(s.buf + slot * 2048, 1024, 5), "streamed data mismatch");
         DAT_LMR_TRIPLET t = trip(s.lctx, s.buf + slot * 2048, 2048);
-        OK(dat_ep_post_recv(s.ep, 1, &t, ck(slot), DAT_COMPLETION_DEFAULT_FLAG));
+        OK(dat_ep_post_recv(s.ep, 1, &t, cookie(slot), DAT_COMPLETION_DEFAULT_FLAG));
         if (n % KILL_BATCH == KILL_BATCH - 1) { /* credit: the batch's receives are reposted */
             DAT_LMR_TRIPLET c = trip(s.lctx, s.buf + 40000, 1);
-            OK(dat_ep_post_send(s.ep, 1, &c, ck(2000 + (DAT_UINT64)n), DAT_COMPLETION_DEFAULT_FLAG));
+            OK(dat_ep_post_send(s.ep, 1, &c, cookie(2000 + (DAT_UINT64)n), DAT_COMPLETION_DEFAULT_FLAG));
             r = wait_ev(s.dto, E2E_WAIT, &ev);
             CHECK(r == DAT_SUCCESS && ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS,
                   "credit send %d: %s", n, rs(r));
@@ -995,7 +996,7 @@ static tres handoff_server(void *v)
     DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
     DAT_RETURN r = dat_cr_handoff(cr, a->q2);
     if (is_not_impl(r)) {
-        dat_cr_reject(cr);
+        cr_reject(cr);
         return t_skip("dat_cr_handoff: not implemented");
     }
     CHECK(r == DAT_SUCCESS, "dat_cr_handoff -> %s", rs(r));
@@ -1049,7 +1050,7 @@ static tres rsp_server(void *v)
     }
     CHECK(r == DAT_SUCCESS, "dat_rsp_create -> %s", rs(r));
     DAT_LMR_TRIPLET t = trip(s.lctx, s.buf, 64);
-    OK(dat_ep_post_recv(s.ep, 1, &t, ck(1), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_recv(s.ep, 1, &t, cookie(1), DAT_COMPLETION_DEFAULT_FLAG));
     peer_ready();
     DAT_EVENT ev;
     TRY(srv_wait_cr(&s, &ev));
@@ -1116,7 +1117,7 @@ static tres srq_server(void *v)
     CHECK(r == DAT_SUCCESS, "dat_ep_create_with_srq -> %s", rs(r));
     for (int i = 0; i < 6; i++) {
         DAT_LMR_TRIPLET t[2] = {trip(s.lctx, s.buf + i * 1024, 100), trip(s.lctx, s.buf + i * 1024 + 512, 400)};
-        r = dat_srq_post_recv(srq, 2, t, ck(100 + (DAT_UINT64)i));
+        r = dat_srq_post_recv(srq, 2, t, cookie(100 + (DAT_UINT64)i));
         if (is_not_impl(r)) {
             peer_ready();
             return t_skip("dat_srq_post_recv: not implemented");
@@ -1125,7 +1126,7 @@ static tres srq_server(void *v)
     }
     /* dat_ep_post_recv on an SRQ EP is not allowed */
     DAT_LMR_TRIPLET t1 = trip(s.lctx, s.buf + 8192, 64);
-    r = dat_ep_post_recv(s.ep, 1, &t1, ck(1), DAT_COMPLETION_DEFAULT_FLAG);
+    r = dat_ep_post_recv(s.ep, 1, &t1, cookie(1), DAT_COMPLETION_DEFAULT_FLAG);
     CHECK((r & DAT_CLASS_ERROR) && (DAT_GET_TYPE(r) == DAT_INVALID_STATE || DAT_GET_TYPE(r) == DAT_INVALID_PARAMETER ||
                                     DAT_GET_TYPE(r) == DAT_MODEL_NOT_SUPPORTED),
           "dat_ep_post_recv on an SRQ EP -> %s", rs(r));
@@ -1231,7 +1232,7 @@ static tres prov_take_ep(struct side *s, DAT_CR_HANDLE cr, DAT_EP_HANDLE *pep)
     EXPECT_ERR(dat_ep_free(*pep), DAT_INVALID_STATE, ANYSUB);
     /* no PZ yet: nothing can be posted */
     DAT_LMR_TRIPLET t = trip(s->lctx, s->buf, 64);
-    DAT_RETURN r = dat_ep_post_recv(*pep, 1, &t, ck(99), DAT_COMPLETION_DEFAULT_FLAG);
+    DAT_RETURN r = dat_ep_post_recv(*pep, 1, &t, cookie(99), DAT_COMPLETION_DEFAULT_FLAG);
     CHECK(r != DAT_SUCCESS, "dat_ep_post_recv on a provider EP without a PZ succeeded");
     return T_PASS;
 }
@@ -1282,7 +1283,7 @@ static tres prov_accept_exchange(struct side *s, DAT_CR_HANDLE cr, DAT_EP_HANDLE
     CHECK(memcmp(s->buf, PROV_MSG, sizeof PROV_MSG) == 0, "message in the early receive: data mismatch");
     memcpy(s->buf + 1024, PROV_REPLY, sizeof PROV_REPLY);
     DAT_LMR_TRIPLET t = trip(s->lctx, s->buf + 1024, sizeof PROV_REPLY);
-    OK(dat_ep_post_send(pep, 1, &t, ck(2), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_send(pep, 1, &t, cookie(2), DAT_COMPLETION_DEFAULT_FLAG));
     return expect_dto(s->dto, E2E_WAIT, 2, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL);
 }
 
@@ -1302,7 +1303,7 @@ static tres prov_server(void *v)
      * receive posted before the change must complete on rdto */
     TRY(prov_bind(&s, pep, s.dto));
     DAT_LMR_TRIPLET t = trip(s.lctx, s.buf, 256);
-    OK(dat_ep_post_recv(pep, 1, &t, ck(1), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_recv(pep, 1, &t, cookie(1), DAT_COMPLETION_DEFAULT_FLAG));
     DAT_EP_PARAM p;
     memset(&p, 0, sizeof p);
     p.recv_evd_handle = s.rdto;
@@ -1325,7 +1326,7 @@ static tres prov_client(void *v, struct peer *peer)
     struct side s;
     TRY(side_open(&s, 4096, 1));
     DAT_LMR_TRIPLET rt = trip(s.lctx, s.buf + 2048, 256);
-    OK(dat_ep_post_recv(s.ep, 1, &rt, ck(7), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_recv(s.ep, 1, &rt, cookie(7), DAT_COMPLETION_DEFAULT_FLAG));
     DAT_EVENT ev;
     TRY(cli_connect(&s, a->q, CPD, sizeof CPD, &ev));
     CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: expected ESTABLISHED, got %s",
@@ -1366,9 +1367,9 @@ static tres prov_rej_server(void *v)
     TRY(prov_take_ep(&s, cr, &pep));
     TRY(prov_bind(&s, pep, recv2));
     DAT_LMR_TRIPLET t = trip(s.lctx, s.buf, 64);
-    OK(dat_ep_post_recv(pep, 1, &t, ck(5), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_recv(pep, 1, &t, cookie(5), DAT_COMPLETION_DEFAULT_FLAG));
     EXPECT_ERR(dat_evd_free(recv2), DAT_INVALID_STATE, ANYSUB); /* in use by the provider EP */
-    OK(dat_cr_reject(cr));
+    OK(cr_reject(cr));
     DAT_EP_PARAM p;
     EXPECT_ERR(dat_ep_query(pep, DAT_EP_FIELD_ALL, &p), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
     EXPECT_ERR(dat_ep_free(pep), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
@@ -1377,7 +1378,7 @@ static tres prov_rej_server(void *v)
     TRY(srv_wait_cr(&s, &ev));
     cr = ev.event_data.cr_arrival_event_data.cr_handle;
     TRY(prov_take_ep(&s, cr, &pep));
-    OK(dat_ep_post_recv(s.ep, 1, &t, ck(6), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_recv(s.ep, 1, &t, cookie(6), DAT_COMPLETION_DEFAULT_FLAG));
     TRY(srv_accept(&s, cr, NULL, 0));
     EXPECT_ERR(dat_ep_query(pep, DAT_EP_FIELD_ALL, &p), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
     TRY(expect_dto(s.rdto, E2E_WAIT, 6, DAT_DTO_SUCCESS, sizeof PROV_MSG, NULL));
@@ -1433,7 +1434,7 @@ static tres prov_freed_server(void *v)
     TRY(prov_take_ep(&s, cr, &pep));
     TRY(prov_bind(&s, pep, s.rdto));
     DAT_LMR_TRIPLET t = trip(s.lctx, s.buf, 256);
-    OK(dat_ep_post_recv(pep, 1, &t, ck(1), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_recv(pep, 1, &t, cookie(1), DAT_COMPLETION_DEFAULT_FLAG));
     TRY(prov_accept_exchange(&s, cr, pep));
     TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
     OK(dat_ep_free(pep));
@@ -1472,7 +1473,7 @@ static tres iaclose_client(void *v, struct peer *peer)
     struct side s;
     TRY(side_open(&s, 4096, 1));
     DAT_LMR_TRIPLET t = trip(s.lctx, s.buf, 64);
-    OK(dat_ep_post_recv(s.ep, 1, &t, ck(1), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_recv(s.ep, 1, &t, cookie(1), DAT_COMPLETION_DEFAULT_FLAG));
     DAT_EVENT ev;
     TRY(cli_connect(&s, a->q, NULL, 0, &ev));
     CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: %s", evname(ev.event_number));
@@ -1587,14 +1588,14 @@ static DAT_UINT64 st_cookie(DAT_UINT64 kind, int ep, int v)
 static tres st_post_recv(struct st_side *s, int ep, int k)
 {
     DAT_LMR_TRIPLET t = trip(s->lctx, st_slot(s, ep, k), ST_SLOT);
-    OK(dat_ep_post_recv(s->ep[ep], 1, &t, ck(st_cookie(ST_RECV, ep, k)), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_recv(s->ep[ep], 1, &t, cookie(st_cookie(ST_RECV, ep, k)), DAT_COMPLETION_DEFAULT_FLAG));
     return T_PASS;
 }
 
 static tres st_send(struct st_side *s, int ep, int seq, const char *from)
 {
     DAT_LMR_TRIPLET t = trip(s->lctx, from, st_len(ep, seq));
-    OK(dat_ep_post_send(s->ep[ep], 1, &t, ck(st_cookie(ST_SEND, ep, seq)), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_send(s->ep[ep], 1, &t, cookie(st_cookie(ST_SEND, ep, seq)), DAT_COMPLETION_DEFAULT_FLAG));
     return T_PASS;
 }
 
@@ -1726,7 +1727,7 @@ static tres st_open(struct st_side *s, int server)
     DAT_VLEN rl;
     DAT_VADDR ra;
     DAT_RMR_CONTEXT rctx;
-    OK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, rd, len, s->pz, DAT_MEM_PRIV_ALL_FLAG, &s->lmr, &s->lctx, &rctx,
+    OK(lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, rd, len, s->pz, DAT_MEM_PRIV_ALL_FLAG, &s->lmr, &s->lctx, &rctx,
                       &rl, &ra));
     static const int first[ST_GROUPS] = {0, 2, 3, 4}, count[ST_GROUPS] = {2, 1, 1, 2};
     static const int single[ST_GROUPS] = {1, 0, 1, 0}, waits[ST_GROUPS] = {1, 0, 1, 0};
@@ -1862,17 +1863,17 @@ static tres sw_loop(struct side *s, int server, int cycles)
         if (server) {
             TRY(expect_dto(s->rdto, SW_WAIT, (DAT_UINT64)i, DAT_DTO_SUCCESS, 8, NULL));
             CHECK(rb[0] == (uint32_t)i && rb[1] == 0x51ee9u, "server: cycle %d: got %u", i, rb[0]);
-            OK(dat_ep_post_recv(s->ep, 1, &rt, ck((DAT_UINT64)i + 1), DAT_COMPLETION_DEFAULT_FLAG));
+            OK(dat_ep_post_recv(s->ep, 1, &rt, cookie((DAT_UINT64)i + 1), DAT_COMPLETION_DEFAULT_FLAG));
         }
         sw_pause(i);
         sb[0] = (uint32_t)i;
         sb[1] = server ? 0xa4a3eu : 0x51ee9u;
-        OK(dat_ep_post_send(s->ep, 1, &st, ck(1000000 + (DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
+        OK(dat_ep_post_send(s->ep, 1, &st, cookie(1000000 + (DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
         TRY(expect_dto(s->dto, SW_WAIT, 1000000 + (DAT_UINT64)i, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
         if (!server) {
             TRY(expect_dto(s->rdto, SW_WAIT, (DAT_UINT64)i, DAT_DTO_SUCCESS, 8, NULL));
             CHECK(rb[0] == (uint32_t)i && rb[1] == 0xa4a3eu, "client: cycle %d: got %u", i, rb[0]);
-            OK(dat_ep_post_recv(s->ep, 1, &rt, ck((DAT_UINT64)i + 1), DAT_COMPLETION_DEFAULT_FLAG));
+            OK(dat_ep_post_recv(s->ep, 1, &rt, cookie((DAT_UINT64)i + 1), DAT_COMPLETION_DEFAULT_FLAG));
         }
     }
     return T_PASS;
@@ -1884,7 +1885,7 @@ static tres sw_server(void *v)
     struct side s;
     TRY(side_open(&s, 4096, 1));
     DAT_LMR_TRIPLET rt = trip(s.lctx, s.buf, 8);
-    OK(dat_ep_post_recv(s.ep, 1, &rt, ck(0), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_recv(s.ep, 1, &rt, cookie(0), DAT_COMPLETION_DEFAULT_FLAG));
     OK(dat_psp_create(s.ia, a->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
     peer_ready();
     DAT_EVENT ev;
@@ -1902,7 +1903,7 @@ static tres sw_client(void *v, struct peer *peer)
     struct side s;
     TRY(side_open(&s, 4096, 1));
     DAT_LMR_TRIPLET rt = trip(s.lctx, s.buf, 8);
-    OK(dat_ep_post_recv(s.ep, 1, &rt, ck(0), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_post_recv(s.ep, 1, &rt, cookie(0), DAT_COMPLETION_DEFAULT_FLAG));
     DAT_EVENT ev;
     TRY(cli_connect(&s, a->q, NULL, 0, &ev));
     CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: %s", evname(ev.event_number));

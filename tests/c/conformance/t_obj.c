@@ -114,11 +114,11 @@ static tres lmr_create_from_lmr(void)
     DAT_RMR_CONTEXT rc;
     DAT_VLEN rl;
     DAT_VADDR ra;
-    DAT_RETURN r = dat_lmr_create(f.ia, DAT_MEM_TYPE_LMR, rd, f.buflen, f.pz, DAT_MEM_PRIV_ALL_FLAG,
+    DAT_RETURN r = lmr_create(f.ia, DAT_MEM_TYPE_LMR, rd, f.buflen, f.pz, DAT_MEM_PRIV_ALL_FLAG,
                                   &l2, &lc, &rc, &rl, &ra);
     if (is_not_impl(r) || DAT_GET_TYPE(r) == DAT_MODEL_NOT_SUPPORTED)
         return t_skip("DAT_MEM_TYPE_LMR not supported by the provider: %s", rs(r));
-    CHECK(r == DAT_SUCCESS, "dat_lmr_create(DAT_MEM_TYPE_LMR) -> %s", rs(r));
+    CHECK(r == DAT_SUCCESS, "lmr_create(DAT_MEM_TYPE_LMR) -> %s", rs(r));
     OK(dat_lmr_free(l2));
     return fx_close(&f);
 }
@@ -143,35 +143,35 @@ static tres lmr_create_errors(void)
     OK(dat_pz_create(f.ia, &stale_pz));
     OK(dat_pz_free(stale_pz));
     EXPECT_BAD_HANDLES(f.pz, stale_ia, H,
-                       dat_lmr_create(H, DAT_MEM_TYPE_VIRTUAL, rd, 4096, f.pz, DAT_MEM_PRIV_ALL_FLAG,
+                       lmr_create(H, DAT_MEM_TYPE_VIRTUAL, rd, 4096, f.pz, DAT_MEM_PRIV_ALL_FLAG,
                                       &l, &lc, &rc, &rl, &ra),
                        DAT_INVALID_HANDLE_IA);
     EXPECT_BAD_HANDLES(f.ia, stale_pz, H,
-                       dat_lmr_create(f.ia, DAT_MEM_TYPE_VIRTUAL, rd, 4096, H, DAT_MEM_PRIV_ALL_FLAG,
+                       lmr_create(f.ia, DAT_MEM_TYPE_VIRTUAL, rd, 4096, H, DAT_MEM_PRIV_ALL_FLAG,
                                       &l, &lc, &rc, &rl, &ra),
                        DAT_INVALID_HANDLE_PZ);
-    EXPECT_ERR(dat_lmr_create(f.ia, DAT_MEM_TYPE_VIRTUAL, rd, 4096, f.pz, DAT_MEM_PRIV_ALL_FLAG, NULL,
+    EXPECT_ERR(lmr_create(f.ia, DAT_MEM_TYPE_VIRTUAL, rd, 4096, f.pz, DAT_MEM_PRIV_ALL_FLAG, NULL,
                               &lc, &rc, &rl, &ra),
                DAT_INVALID_PARAMETER, ANYSUB);
-    EXPECT_ERR2(dat_lmr_create(f.ia, (DAT_MEM_TYPE)0x77, rd, 4096, f.pz, DAT_MEM_PRIV_ALL_FLAG, &l, &lc,
+    EXPECT_ERR2(lmr_create(f.ia, (DAT_MEM_TYPE)0x77, rd, 4096, f.pz, DAT_MEM_PRIV_ALL_FLAG, &l, &lc,
                                &rc, &rl, &ra),
                 DAT_INVALID_PARAMETER, DAT_MODEL_NOT_SUPPORTED);
-    EXPECT_ERR(dat_lmr_create(f.ia, DAT_MEM_TYPE_VIRTUAL, rd, 4096, f.pz, (DAT_MEM_PRIV_FLAGS)0x4000, &l,
+    EXPECT_ERR(lmr_create(f.ia, DAT_MEM_TYPE_VIRTUAL, rd, 4096, f.pz, (DAT_MEM_PRIV_FLAGS)0x4000, &l,
                               &lc, &rc, &rl, &ra),
                DAT_INVALID_PARAMETER, ANYSUB);
-    EXPECT_ERR2(dat_lmr_create(f.ia, DAT_MEM_TYPE_VIRTUAL, rd, 0, f.pz, DAT_MEM_PRIV_ALL_FLAG, &l, &lc,
+    EXPECT_ERR2(lmr_create(f.ia, DAT_MEM_TYPE_VIRTUAL, rd, 0, f.pz, DAT_MEM_PRIV_ALL_FLAG, &l, &lc,
                                &rc, &rl, &ra),
                 DAT_INVALID_PARAMETER, DAT_LENGTH_ERROR);
     /* DAT_MEM_TYPE_LMR with a handle that is not an LMR */
     DAT_REGION_DESCRIPTION bad;
     memset(&bad, 0, sizeof bad);
     bad.for_lmr_handle = f.ep;
-    DAT_RETURN r = dat_lmr_create(f.ia, DAT_MEM_TYPE_LMR, bad, 4096, f.pz, DAT_MEM_PRIV_ALL_FLAG, &l,
+    DAT_RETURN r = lmr_create(f.ia, DAT_MEM_TYPE_LMR, bad, 4096, f.pz, DAT_MEM_PRIV_ALL_FLAG, &l,
                                   &lc, &rc, &rl, &ra);
     CHECK((r & DAT_CLASS_ERROR) &&
               (DAT_GET_TYPE(r) == DAT_INVALID_HANDLE || DAT_GET_TYPE(r) == DAT_INVALID_PARAMETER ||
                DAT_GET_TYPE(r) == DAT_MODEL_NOT_SUPPORTED || is_not_impl(r)),
-          "dat_lmr_create(DAT_MEM_TYPE_LMR, EP handle) -> %s", rs(r));
+          "lmr_create(DAT_MEM_TYPE_LMR, EP handle) -> %s", rs(r));
     return fx_close(&f);
 }
 
@@ -305,17 +305,17 @@ static tres rmr_errors(void)
     ck.as_64 = 1;
     DAT_RMR_CONTEXT rc;
     EXPECT_BAD_HANDLES(f.lmr, stale, H,
-                       dat_rmr_bind(H, &t, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, f.ep, ck,
+                       rmr_bind(H, f.lmr, &t, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, f.ep, ck,
                                     DAT_COMPLETION_DEFAULT_FLAG, &rc),
                        DAT_INVALID_HANDLE_RMR);
     /* bind on an unconnected EP: invalid state (or bad EP handle checks) */
-    EXPECT_ERR(dat_rmr_bind(rmr, &t, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, f.ep, ck, DAT_COMPLETION_DEFAULT_FLAG,
+    EXPECT_ERR(rmr_bind(rmr, f.lmr, &t, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, f.ep, ck, DAT_COMPLETION_DEFAULT_FLAG,
                             &rc),
                DAT_INVALID_STATE, ANYSUB);
-    EXPECT_ERR(dat_rmr_bind(rmr, &t, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, f.pz, ck, DAT_COMPLETION_DEFAULT_FLAG,
+    EXPECT_ERR(rmr_bind(rmr, f.lmr, &t, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, f.pz, ck, DAT_COMPLETION_DEFAULT_FLAG,
                             &rc),
                DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
-    EXPECT_ERR(dat_rmr_bind(rmr, NULL, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, f.ep, ck, DAT_COMPLETION_DEFAULT_FLAG,
+    EXPECT_ERR(rmr_bind(rmr, f.lmr, NULL, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, f.ep, ck, DAT_COMPLETION_DEFAULT_FLAG,
                             &rc),
                DAT_INVALID_PARAMETER, ANYSUB);
     return fx_close(&f);
@@ -719,11 +719,11 @@ static tres cno_success(void)
     memset(&p, 0, sizeof p);
     OK(dat_cno_query(cno, DAT_CNO_FIELD_ALL, &p));
     CHECK(p.ia_handle == f.ia, "cno_query ia_handle");
-    CHECK(p.agent.instance_data == &inst && p.agent.proxy_agent_func == agent_fn,
+    CHECK(CNO_AGENT(p).instance_data == &inst && CNO_AGENT(p).proxy_agent_func == agent_fn,
           "cno_query agent mismatch");
     OK(dat_cno_modify_agent(cno, DAT_OS_WAIT_PROXY_AGENT_NULL));
-    OK(dat_cno_query(cno, DAT_CNO_FIELD_AGENT, &p));
-    CHECK(p.agent.instance_data == NULL && p.agent.proxy_agent_func == NULL,
+    OK(dat_cno_query(cno, DCT_CNO_FIELD_AGENT, &p));
+    CHECK(CNO_AGENT(p).instance_data == NULL && CNO_AGENT(p).proxy_agent_func == NULL,
           "agent not cleared by dat_cno_modify_agent");
     OK(dat_cno_free(cno));
     EXPECT_ERR(dat_cno_query(cno, DAT_CNO_FIELD_ALL, &p), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
@@ -1007,7 +1007,7 @@ static tres ep_unconnected_ops(void)
     DAT_RMR_TRIPLET rt;
     memset(&rt, 0, sizeof rt);
     rt.rmr_context = f.rmr_ctx;
-    rt.target_address = (DAT_VADDR)(uintptr_t)f.buf;
+    rt.RMR_ADDR = (DAT_VADDR)(uintptr_t)f.buf;
     rt.segment_length = 64;
     /* man pages: send / rdma valid only in CONNECTED or DISCONNECTED */
     EXPECT_ERR(dat_ep_post_send(f.ep, 1, &t, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_INVALID_STATE, ANYSUB);
@@ -1350,7 +1350,7 @@ static tres cr_bad_handles(void)
     DAT_CR_PARAM p;
     EXPECT_BAD_HANDLES(f.ep, DAT_HANDLE_NULL, H, dat_cr_query(H, DAT_CR_FIELD_ALL, &p), DAT_INVALID_HANDLE_CR);
     EXPECT_BAD_HANDLES(f.ep, DAT_HANDLE_NULL, H, dat_cr_accept(H, f.ep, 0, NULL), DAT_INVALID_HANDLE_CR);
-    EXPECT_BAD_HANDLES(f.ep, DAT_HANDLE_NULL, H, dat_cr_reject(H), DAT_INVALID_HANDLE_CR);
+    EXPECT_BAD_HANDLES(f.ep, DAT_HANDLE_NULL, H, cr_reject(H), DAT_INVALID_HANDLE_CR);
     EXPECT_BAD_HANDLES(f.ep, DAT_HANDLE_NULL, H, dat_cr_handoff(H, fresh_qual(0)), DAT_INVALID_HANDLE_CR);
     return fx_close(&f);
 }

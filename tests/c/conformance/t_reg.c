@@ -1,7 +1,11 @@
 /* t_reg.c - provider-side registry API: dat_registry_add_provider / dat_registry_remove_provider */
 #include "dct.h"
 
+#ifdef DCT_DAT2
+#include <dat2/dat_registry.h>
+#else
 #include <dat/dat_registry.h>
+#endif
 #include <unistd.h>
 
 static int g_open_calls, g_close_calls;
@@ -40,8 +44,8 @@ static DAT_RETURN fake_ia_query(DAT_IA_HANDLE ia, DAT_EVD_HANDLE *evd, DAT_IA_AT
     if (pattr) {
         memset(pattr, 0, sizeof *pattr);
         snprintf(pattr->provider_name, sizeof pattr->provider_name, "dct-fake");
-        pattr->dapl_version_major = 1;
-        pattr->dapl_version_minor = 2;
+        pattr->dapl_version_major = DAT_VERSION_MAJOR;
+        pattr->dapl_version_minor = DAT_VERSION_MINOR;
         pattr->is_thread_safe = DAT_FALSE;
     }
     return DAT_SUCCESS;
@@ -112,7 +116,8 @@ static tres registry_add_remove(void)
     EXPECT_ERR(dat_registry_remove_provider(NULL, &info), DAT_INVALID_PARAMETER, ANYSUB);
     EXPECT_ERR(dat_registry_remove_provider(&g_prov, NULL), DAT_INVALID_PARAMETER, ANYSUB);
     r = dat_ia_open(name, 4, &aevd, &ia);
-    CHECK(r == 0x800a0062u, "dat_ia_open after remove -> %s, expected 0x800a0062", rs(r));
+    CHECK(r == DCT_NAME_NOT_REGISTERED_CODE, "dat_ia_open after remove -> %s, expected 0x%08x", rs(r),
+          DCT_NAME_NOT_REGISTERED_CODE);
     CHECK(g_open_calls == 2, "removed provider still called");
     return T_PASS;
 }

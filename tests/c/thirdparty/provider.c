@@ -9,12 +9,19 @@
  * any DAT 1.2 header set.
  *
  * Build: cc -shared -fPIC -o libdattp.so provider.c
+ *        cc -shared -fPIC -DTP_DAT2 -o libdattp2.so provider.c    (a DAT 2.0 provider)
+ *
+ * With TP_DAT2 it is a DAT 2.0 provider: the 81-slot table (648 bytes, DAT_EXTENSIONS), DAT 2.0
+ * error numbering, pz_query reporting its IA through dats_get_ia_handle as OFED's 2.0 providers
+ * do, and a handle_extendedop_func that reads one int from the va_list and succeeds when it is
+ * the operation code plus one.
  *
  * instance_data (dat.conf ia_params) switches behaviours for error-path tests:
  *   "no-register"  dat_provider_init does not register the provider
  *   "fail-open"    ia_open_func fails with DAT_INSUFFICIENT_RESOURCES
  * Counters for tests: tp_init_calls, tp_fini_calls, tp_open_ias, tp_live_pzs, tp_instance_data.
  */
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,8 +44,17 @@ typedef void *DAT_HANDLE;
 #define DAT_RESOURCE_MEMORY 0x2u
 #define DAT_INVALID_HANDLE_IA 0xbu
 #define DAT_INVALID_HANDLE_PZ 0xfu
+#ifdef TP_DAT2
+#define DAT_INVALID_STATE_IA_IN_USE 0x50u
+#define DAT_INVALID_ARG1 0x25u
+#define DAT_INVALID_ARG2 0x26u
+#define DAT_INVALID_ARG3 0x27u
+#else
 #define DAT_INVALID_STATE_IA_IN_USE 0x4fu
-#define DAT_INVALID_STATE_PZ_IN_USE 0x52u
+#define DAT_INVALID_ARG1 0x24u
+#define DAT_INVALID_ARG2 0x25u
+#define DAT_INVALID_ARG3 0x26u
+#endif
 
 typedef struct {
     char ia_name[256];
@@ -60,9 +76,18 @@ typedef struct dat_provider {
     DAT_RETURN (*pz_query_func)(DAT_HANDLE, DAT_UINT64, void *);                /* 424 */
     DAT_RETURN (*pz_free_func)(DAT_HANDLE);                                     /* 432 */
     DAT_SLOT psp_create_any_to_srq_set_lw[15];                                  /* 440..552 */
+#ifdef TP_DAT2
+    DAT_SLOT csp_create_to_ia_ha_related[10];                                   /* 560..632 */
+    DAT_RETURN (*handle_extendedop_func)(DAT_HANDLE, int, va_list);             /* 640 */
+#endif
 } DAT_PROVIDER;
 
+#ifdef TP_DAT2
+_Static_assert(sizeof(DAT_PROVIDER) == 81 * sizeof(void *), "DAT 2.0 DAT_PROVIDER has 81 slots");
+_Static_assert(offsetof(DAT_PROVIDER, handle_extendedop_func) == 640, "handle_extendedop_func slot");
+#else
 _Static_assert(sizeof(DAT_PROVIDER) == 70 * sizeof(void *), "DAT_PROVIDER has 70 slots");
+#endif
 _Static_assert(offsetof(DAT_PROVIDER, pz_create_func) == 52 * sizeof(void *), "pz_create_func slot");
 _Static_assert(offsetof(DAT_PROVIDER, pz_free_func) == 54 * sizeof(void *), "pz_free_func slot");
 _Static_assert(sizeof(DAT_PROVIDER_INFO) == 268, "DAT_PROVIDER_INFO size");
@@ -70,6 +95,9 @@ _Static_assert(sizeof(DAT_PROVIDER_INFO) == 268, "DAT_PROVIDER_INFO size");
 /* Exported by libdat (resolved from the global scope: libdat dlopen()s us RTLD_GLOBAL). */
 extern DAT_RETURN dat_registry_add_provider(const DAT_PROVIDER *, const DAT_PROVIDER_INFO *);
 extern DAT_RETURN dat_registry_remove_provider(const DAT_PROVIDER *, const DAT_PROVIDER_INFO *);
+#ifdef TP_DAT2
+extern DAT_RETURN dats_get_ia_handle(DAT_HANDLE, DAT_HANDLE *);
+#endif
 
 #define TP_IA_MAGIC 0x7a1a7a1au
 #define TP_PZ_MAGIC 0x7a1b7a1bu
@@ -108,7 +136,7 @@ static DAT_RETURN tp_ia_open(const char *name, DAT_COUNT qlen, DAT_HANDLE *async
     if (ia_out == NULL)
         return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
     if (name == NULL || strncmp(name, tp_info.ia_name, sizeof tp_info.ia_name) != 0)
-        return DAT_ERROR(DAT_INVALID_PARAMETER, 0x24u);
+        return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
     if (tp_fail_open)
         return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
     struct tp_ia *ia = calloc(1, sizeof *ia);
@@ -160,7 +188,7 @@ static DAT_RETURN tp_pz_create(DAT_HANDLE h, DAT_HANDLE *pz_out)
     if (ia == NULL)
         return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
     if (pz_out == NULL)
-        return DAT_ERROR(DAT_INVALID_PARAMETER, 0x25u);
+        return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
     struct tp_pz *pz = calloc(1, sizeof *pz);
     if (pz == NULL)
         return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
@@ -185,6 +213,32 @@ static DAT_RETURN tp_pz_free(DAT_HANDLE h)
     return DAT_SUCCESS;
 }
 
+/* DAT_PZ_PARAM: the IA handle the consumer knows, through libdat (as OFED's providers do). */
+static DAT_RETURN tp_pz_query(DAT_HANDLE h, DAT_UINT64 mask, void *param)
+{
+    struct tp_pz *pz = h;
+    (void)mask;
+    if (pz == NULL || pz->magic != TP_PZ_MAGIC)
+        return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+    if (param == NULL)
+        return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+#ifdef TP_DAT2
+    return dats_get_ia_handle(pz->ia, (DAT_HANDLE *)param);
+#else
+    *(DAT_HANDLE *)param = pz->ia;
+    return DAT_SUCCESS;
+#endif
+}
+
+#ifdef TP_DAT2
+static DAT_RETURN tp_extendedop(DAT_HANDLE h, int op, va_list ap)
+{
+    if (as_ia(h) == NULL)
+        return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+    return va_arg(ap, int) == op + 1 ? DAT_SUCCESS : DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+}
+#endif
+
 TP_EXPORT void dat_provider_init(const DAT_PROVIDER_INFO *info, const char *instance_data)
 {
     tp_init_calls++;
@@ -204,7 +258,11 @@ TP_EXPORT void dat_provider_init(const DAT_PROVIDER_INFO *info, const char *inst
     tp_provider.ia_query_func = tp_ia_query;
     tp_provider.ia_close_func = tp_ia_close;
     tp_provider.pz_create_func = tp_pz_create;
+    tp_provider.pz_query_func = tp_pz_query;
     tp_provider.pz_free_func = tp_pz_free;
+#ifdef TP_DAT2
+    tp_provider.handle_extendedop_func = tp_extendedop;
+#endif
     tp_register_status = (int)dat_registry_add_provider(&tp_provider, &tp_info);
 }
 

@@ -1,9 +1,9 @@
 //! `datinfo --conf`: the dat.conf in effect, line by line — what each line resolves to (a
 //! built-in provider, a third-party library) and whether it opens, or why it is skipped.
 
-use crate::list::{conf_description, conf_line_probe, entry_api};
+use crate::list::{conf_description, conf_line_probe, entry_api, face_line};
 use crate::output::{Json, Table};
-use crate::probe::{Probe, State};
+use crate::probe::{Face, Probe, State};
 use datcore::registry::builtin_for_lib_path;
 use datcore::registry::conf::{parse_line, ConfEntry, FILE_MAX};
 use datcore::registry::Registry;
@@ -25,7 +25,7 @@ fn resolves_to(e: &ConfEntry) -> String {
 }
 
 /// The lines of the dat.conf in effect; Err when none is in effect or it cannot be read now.
-pub fn gather(reg: &Registry) -> Result<Vec<Line>, String> {
+pub fn gather(reg: &Registry, face: Face) -> Result<Vec<Line>, String> {
     let path = reg.conf.path.as_ref().ok_or_else(|| conf_description(reg))?;
     let mut bytes = Vec::new();
     std::fs::File::open(path)
@@ -37,7 +37,7 @@ pub fn gather(reg: &Registry) -> Result<Vec<Line>, String> {
         let verdict = match parse_line(raw, number) {
             Ok(None) => continue,
             Ok(Some(e)) => {
-                let probe = conf_line_probe(reg, &e);
+                let probe = conf_line_probe(reg, face, &e);
                 Ok((e, probe))
             }
             Err(err) => Err(format!("malformed, skipped: {err}")),
@@ -51,7 +51,7 @@ pub fn usable_count(lines: &[Line]) -> usize {
     lines.iter().filter(|l| matches!(&l.verdict, Ok((_, p)) if p.state == State::Usable)).count()
 }
 
-pub fn text(reg: &Registry, lines: &[Line]) -> String {
+pub fn text(reg: &Registry, face: Face, lines: &[Line]) -> String {
     let origin = reg.conf.origin();
     let mut t = Table::new(&["LINE", "IA NAME", "API", "LIB_PATH", "RESOLVES TO", "STATUS"]);
     for l in lines {
@@ -62,14 +62,15 @@ pub fn text(reg: &Registry, lines: &[Line]) -> String {
         });
     }
     format!(
-        "dat.conf: {}\n\n{t}\n{} of {} lines give a usable IA\n",
+        "dat.conf: {}\n{}\n{t}\n{} of {} lines give a usable IA\n",
         conf_description(reg),
+        face_line(face),
         usable_count(lines),
         lines.len()
     )
 }
 
-pub fn json(reg: &Registry, lines: &[Line]) -> Json {
+pub fn json(reg: &Registry, face: Face, lines: &[Line]) -> Json {
     let origin = reg.conf.origin();
     let line_json = |l: &Line| match &l.verdict {
         Ok((e, p)) => Json::Obj(vec![
@@ -95,6 +96,8 @@ pub fn json(reg: &Registry, lines: &[Line]) -> Json {
         ]),
     };
     Json::Obj(vec![
+        ("api", Json::str(face.api_text())),
+        ("library", Json::str(face.library)),
         ("dat_conf", Json::opt(reg.conf.path.as_ref().map(|p| p.display().to_string()))),
         ("dat_conf_description", Json::str(conf_description(reg))),
         ("lines", Json::Arr(lines.iter().map(line_json).collect())),

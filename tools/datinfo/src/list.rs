@@ -2,7 +2,7 @@
 //! names of RDMA ports that are not active, and dat.conf lines — each probed by opening it.
 
 use crate::output::{cell, Json, Table};
-use crate::probe::{self, Probe, State, FACE_API};
+use crate::probe::{self, Face, Probe, State};
 use datcore::provider::verbs;
 use datcore::registry::builtin::builtins;
 use datcore::registry::conf::{ApiKind, ConfEntry, DEFAULT_PATHS, OVERRIDE_VAR};
@@ -50,11 +50,17 @@ fn resolution_is(r: &Resolution, e: &ConfEntry) -> bool {
 }
 
 /// The dat.conf line `dat_ia_open` would use for this key and resolution, if any.
-pub fn used_line<'a>(reg: &'a Registry, name: &str, thread_safe: bool, r: &Resolution) -> Option<&'a ConfEntry> {
+pub fn used_line<'a>(
+    reg: &'a Registry,
+    face: Face,
+    name: &str,
+    thread_safe: bool,
+    r: &Resolution,
+) -> Option<&'a ConfEntry> {
     reg.conf.entries.iter().find(|e| {
         e.ia_name == name
             && e.is_loadable()
-            && (e.major, e.minor) == FACE_API
+            && (e.major, e.minor) == face.api
             && e.thread_safe == thread_safe
             && resolution_is(r, e)
     })
@@ -62,21 +68,24 @@ pub fn used_line<'a>(reg: &'a Registry, name: &str, thread_safe: bool, r: &Resol
 
 /// What this libdat does with dat.conf line `e`: probed when it is the line `dat_ia_open`
 /// uses for its key; otherwise why it is not used.
-pub fn conf_line_probe(reg: &Registry, e: &ConfEntry) -> Probe {
+pub fn conf_line_probe(reg: &Registry, face: Face, e: &ConfEntry) -> Probe {
     if e.api == ApiKind::Kernel {
         return Probe::unusable("a kDAPL entry: for kernel consumers, not loaded by libdat");
     }
     if !e.is_default {
         return Probe::unusable("marked nondefault: never loaded");
     }
-    if (e.major, e.minor) != FACE_API {
+    if (e.major, e.minor) != face.api {
         return Probe::unusable(format!(
-            "registered for DAT {}.{}; this libdat (libdat.so.1) is the DAT {}.{} face",
-            e.major, e.minor, FACE_API.0, FACE_API.1
+            "registered for DAT {}.{}; {} is the DAT {} face",
+            e.major,
+            e.minor,
+            face.library,
+            face.api_text()
         ));
     }
-    match reg.resolve_cause(&e.ia_name, FACE_API.0, FACE_API.1, e.thread_safe) {
-        Ok(r) => match used_line(reg, &e.ia_name, e.thread_safe, &r) {
+    match reg.resolve_cause(&e.ia_name, face.api.0, face.api.1, e.thread_safe) {
+        Ok(r) => match used_line(reg, face, &e.ia_name, e.thread_safe, &r) {
             Some(u) if u.line == e.line => probe::resolution(r),
             Some(u) => Probe::unusable(format!("line {} has the same name and version and is used instead", u.line)),
             None => probe::conf_entry(e),
@@ -86,23 +95,23 @@ pub fn conf_line_probe(reg: &Registry, e: &ConfEntry) -> Probe {
 }
 
 /// Every IA name, probed; plus notes about the host (no rdma-core, no RDMA device).
-pub fn gather(reg: &Registry) -> (Vec<Row>, Vec<String>) {
+pub fn gather(reg: &Registry, face: Face) -> (Vec<Row>, Vec<String>) {
     let mut rows: Vec<Row> = Vec::new();
     let mut notes = Vec::new();
-    let api = format!("{}.{}", FACE_API.0, FACE_API.1);
+    let api = face.api_text();
     // A consumer's dat_ia_open asks nonthreadsafe; a dat.conf line with that key wins.
     let conf_wins = |name: &str| {
         reg.conf
             .entries
             .iter()
-            .any(|e| e.ia_name == name && e.is_loadable() && (e.major, e.minor) == FACE_API && !e.thread_safe)
+            .any(|e| e.ia_name == name && e.is_loadable() && (e.major, e.minor) == face.api && !e.thread_safe)
     };
     for provider in builtins() {
         for name in provider.ia_names() {
             if conf_wins(&name) || rows.iter().any(|r| r.name == name && r.source == "built-in") {
                 continue;
             }
-            let probe = match reg.resolve_cause(&name, FACE_API.0, FACE_API.1, false) {
+            let probe = match reg.resolve_cause(&name, face.api.0, face.api.1, false) {
                 Ok(r) => probe::resolution(r),
                 Err(why) => Probe::unusable(why),
             };
@@ -125,7 +134,7 @@ pub fn gather(reg: &Registry) -> (Vec<Row>, Vec<String>) {
             name: e.ia_name.clone(),
             api: entry_api(e),
             source: format!("{}:{}", reg.conf.origin(), e.line),
-            probe: conf_line_probe(reg, e),
+            probe: conf_line_probe(reg, face, e),
         });
     }
     (rows, notes)
@@ -156,7 +165,12 @@ pub fn usable_count(rows: &[Row]) -> usize {
     rows.iter().filter(|r| r.probe.state == State::Usable).count()
 }
 
-pub fn text(reg: &Registry, rows: &[Row], notes: &[String]) -> String {
+/// `face: DAT 1.2 (libdat.so.1)`: whose view the names are probed for.
+pub fn face_line(face: Face) -> String {
+    format!("face: DAT {} ({})\n", face.api_text(), face.library)
+}
+
+pub fn text(reg: &Registry, face: Face, rows: &[Row], notes: &[String]) -> String {
     let mut t =
         Table::new(&["IA NAME", "API", "SOURCE", "PROVIDER", "TRANSPORT", "DEVICE", "NETDEV", "ADDRESS", "STATUS"]);
     for r in rows {
@@ -173,7 +187,7 @@ pub fn text(reg: &Registry, rows: &[Row], notes: &[String]) -> String {
             p.state.text(),
         ]);
     }
-    let mut out = format!("dat.conf: {}\n\n{t}", conf_description(reg));
+    let mut out = format!("dat.conf: {}\n{}\n{t}", conf_description(reg), face_line(face));
     // Host notes, then each distinct IA note once (RLIMIT_MEMLOCK applies to every verbs IA).
     let mut all_notes: Vec<&String> = notes.iter().collect();
     for n in rows.iter().flat_map(|r| &r.probe.notes) {
@@ -209,9 +223,10 @@ pub fn row_json(r: &Row) -> Json {
     ])
 }
 
-pub fn json(reg: &Registry, rows: &[Row], notes: &[String]) -> Json {
+pub fn json(reg: &Registry, face: Face, rows: &[Row], notes: &[String]) -> Json {
     Json::Obj(vec![
-        ("api", Json::str(format!("{}.{}", FACE_API.0, FACE_API.1))),
+        ("api", Json::str(face.api_text())),
+        ("library", Json::str(face.library)),
         ("dat_conf", Json::opt(reg.conf.path.as_ref().map(|p| p.display().to_string()))),
         ("dat_conf_description", Json::str(conf_description(reg))),
         ("ias", Json::Arr(rows.iter().map(row_json).collect())),

@@ -10,8 +10,25 @@ use datcore::registry::{builtin_by_name, builtin_for_lib_path, Library, Resoluti
 use std::ffi::{CStr, CString};
 use std::net::{IpAddr, SocketAddr};
 
-/// The DAT API this libdat's face offers (`libdat.so.1`): what a consumer's `dat_ia_open` asks.
-pub const FACE_API: (u32, u32) = datcore::registry::builtin::BUILTIN_API[0];
+/// The face whose consumer datinfo speaks for: the DAT API its `dat_ia_open` asks for, and the
+/// library that serves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Face {
+    pub api: (u32, u32),
+    pub library: &'static str,
+}
+
+impl Face {
+    /// A DAT 1.2 consumer of `libdat.so.1` (the default).
+    pub const DAT12: Face = Face { api: (1, 2), library: "libdat.so.1" };
+    /// A DAT 2.0 consumer of `libdat2.so.2` (`--dat2`).
+    pub const DAT20: Face = Face { api: (2, 0), library: "libdat2.so.2" };
+
+    /// `1.2`, `2.0`.
+    pub fn api_text(self) -> String {
+        format!("{}.{}", self.api.0, self.api.1)
+    }
+}
 
 /// Async EVD queue length of the probe's open (any valid value).
 const PROBE_ASYNC_QLEN: i32 = 8;

@@ -3,7 +3,7 @@
 
 use crate::list::{entry_api, inactive_port_names, used_line};
 use crate::output::{fields, Json};
-use crate::probe::{self, Probe, State, FACE_API};
+use crate::probe::{self, Face, Probe, State};
 use datcore::provider::DeviceAttr;
 use datcore::registry::{builtin_by_name, Registry, Resolution};
 
@@ -17,11 +17,11 @@ pub struct Report {
 
 /// Resolves `name` as a consumer's `dat_ia_open` does (nonthreadsafe first, then a threadsafe
 /// dat.conf line) and opens it.
-pub fn probe(reg: &Registry, name: &str) -> Report {
+pub fn probe(reg: &Registry, face: Face, name: &str) -> Report {
     let mut first_cause = None;
     for thread_safe in [false, true] {
-        match reg.resolve_cause(name, FACE_API.0, FACE_API.1, thread_safe) {
-            Ok(r) => return report(reg, name, thread_safe, r),
+        match reg.resolve_cause(name, face.api.0, face.api.1, thread_safe) {
+            Ok(r) => return report(reg, face, name, thread_safe, r),
             Err(why) => {
                 first_cause.get_or_insert(why);
             }
@@ -35,13 +35,13 @@ pub fn probe(reg: &Registry, name: &str) -> Report {
         Some((_, probe)) => ("built-in".to_string(), probe),
         None => ("-".to_string(), Probe::unusable(first_cause.unwrap_or_default())),
     };
-    Report { name: name.to_string(), api: format!("{}.{}", FACE_API.0, FACE_API.1), source, probe }
+    Report { name: name.to_string(), api: face.api_text(), source, probe }
 }
 
-fn report(reg: &Registry, name: &str, thread_safe: bool, r: Resolution) -> Report {
-    let (api, source) = match used_line(reg, name, thread_safe, &r) {
+fn report(reg: &Registry, face: Face, name: &str, thread_safe: bool, r: Resolution) -> Report {
+    let (api, source) = match used_line(reg, face, name, thread_safe, &r) {
         Some(e) => (entry_api(e), format!("{}:{}", reg.conf.origin(), e.line)),
-        None => (format!("{}.{}", FACE_API.0, FACE_API.1), "built-in".to_string()),
+        None => (face.api_text(), "built-in".to_string()),
     };
     Report { name: name.to_string(), api, source, probe: probe::resolution(r) }
 }

@@ -285,6 +285,17 @@ pub enum SendOp {
     RdmaRead { remote_addr: u64, rkey: u32 },
 }
 
+impl SendOp {
+    /// The completion opcode of this operation.
+    pub fn opcode(self) -> WcOpcode {
+        match self {
+            SendOp::Send => WcOpcode::Send,
+            SendOp::RdmaWrite { .. } => WcOpcode::RdmaWrite,
+            SendOp::RdmaRead { .. } => WcOpcode::RdmaRead,
+        }
+    }
+}
+
 /// A send-queue work request (`ibv_send_wr`).
 #[derive(Clone, Copy, Debug)]
 pub struct SendWr<'a> {
@@ -365,7 +376,7 @@ pub trait ConnectionRequest: Send + Sync {
     /// The connection qualifier it arrived on.
     fn port(&self) -> u64;
     /// Refuses it; the active side sees `PeerRejected`.
-    fn reject(&self) -> DatResult<()>;
+    fn reject(&self, private_data: &[u8]) -> DatResult<()>;
 }
 
 pub trait QueuePair: Send + Sync {

@@ -14,8 +14,8 @@ use parking_lot::RwLock;
 use std::sync::{Arc, Once};
 
 /// DAT API versions the built-in providers answer for (any thread-safety: the core is
-/// thread-safe).
-pub const BUILTIN_API: &[(u32, u32)] = &[(1, 2)];
+/// thread-safe): DAT 1.2 for `libdat.so.1`, DAT 2.0 for `libdat2.so.2`.
+pub const BUILTIN_API: &[(u32, u32)] = &[(1, 2), (2, 0)];
 
 /// The marker prefix of a dat.conf `lib_path` that names a built-in provider.
 pub const MARKER_PREFIX: &str = "builtin:";

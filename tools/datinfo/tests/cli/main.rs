@@ -241,6 +241,57 @@ fn conf_line_by_line() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `--dat2`: what a DAT 2.0 consumer of libdat2.so.2 sees. Its names are the u2.0 lines (an OFED
+/// provider library resolves to the built-in verbs provider, a `builtin:` marker to that
+/// provider) and the built-in names when the core serves DAT 2.0; u1.2 lines are the other face's.
+#[test]
+fn dat2_view() {
+    let dir = scratch();
+    let (conf, _) = mixed_conf(&dir);
+    let mut text = std::fs::read_to_string(&conf).unwrap();
+    text.push_str("shm2 u2.0 nonthreadsafe default builtin:shm dapl.2.0 \"\" \"\"\n");
+    std::fs::write(&conf, text).unwrap();
+    let c = conf.display().to_string();
+    let builtin_serves_2_0 = datcore::registry::builtin::BUILTIN_API.contains(&(2, 0));
+
+    let o = run(&["--dat2"], &conf);
+    assert_eq!(o.code, 0);
+    assert!(line(&o.stdout, "face: ").ends_with("DAT 2.0 (libdat2.so.2)"));
+    let l = line(&o.stdout, "shm2 ");
+    assert!(l.contains("u2.0 nonthreadsafe") && l.contains(&format!("{c}:12")) && l.ends_with(" usable"), "{l}");
+    let l = line(&o.stdout, "shmconf ");
+    assert!(l.contains("unusable: registered for DAT 1.2; libdat2.so.2 is the DAT 2.0 face"), "{l}");
+    let l = line(&o.stdout, "ofa-v2-x ");
+    assert!(l.contains(" verbs ") && !l.contains("registered for DAT"), "the u2.0 line resolves to verbs: {l}");
+    let l = line(&o.stdout, "shm ");
+    if builtin_serves_2_0 {
+        assert!(l.contains(" 2.0 ") && l.ends_with(" usable"), "{l}");
+    } else {
+        assert!(l.contains("registered for DAT 1.2 (built-in shm provider), asked 2.0"), "{l}");
+    }
+
+    let o = run(&["--dat2", "--conf", "--json"], &conf);
+    assert_eq!(o.code, 0);
+    let v = json::parse(&o.stdout).unwrap();
+    assert_eq!(v.get("api").str(), "2.0");
+    assert_eq!(v.get("library").str(), "libdat2.so.2");
+    let lines = v.get("lines").arr();
+    let shm2 = lines.iter().find(|l| l.get("line").num() == 12.0).unwrap();
+    assert!(shm2.get("usable").bool());
+    assert_eq!(v.get("usable").num(), 1.0, "only the u2.0 shm line opens for DAT 2.0");
+
+    let o = run(&["--dat2", "--json", "-v", "shm2"], &conf);
+    assert_eq!(o.code, 0);
+    let v = json::parse(&o.stdout).unwrap();
+    assert_eq!(v.get("api").str(), "u2.0 nonthreadsafe");
+    assert_eq!(v.get("provider").str(), "shm");
+    // the same line is the other face's business in the default view
+    let o = run(&["-v", "shm2"], &conf);
+    assert_eq!(o.code, 1);
+    assert!(line(&o.stdout, "status:").contains("registered for DAT 2.0"), "{}", o.stdout);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn exit_status_when_nothing_opens() {
     let dir = scratch();

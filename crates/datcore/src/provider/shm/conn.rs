@@ -171,11 +171,11 @@ pub fn accept(sh: &Arc<QpShared>, req: &Arc<dyn ConnectionRequest>, pd: &[u8]) -
     })();
     let (seg, fd) = res.map_err(|e| {
         tracing::warn!("shm: accept: shared segment: {e}");
-        let _ = send_msg(&sock, &wire::Msg::Rej, &[]);
+        let _ = send_msg(&sock, &wire::Msg::Rej(&[]), &[]);
         DatError::insufficient(DAT_RESOURCE_MEMORY)
     })?;
     let Some([wake_fd, table_fd]) = area::fds() else {
-        let _ = send_msg(&sock, &wire::Msg::Rej, &[]);
+        let _ = send_msg(&sock, &wire::Msg::Rej(&[]), &[]);
         return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
     };
     let we_copy = cma::probe(cr.peer_pid, cr.hello.cookie_addr, cr.hello.cookie_val);
@@ -237,9 +237,9 @@ pub fn on_socket(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<(), F
                 st.sock_ready = true;
                 return Ok(());
             }
-            (Phase::Connecting, wire::Msg::Rej) => {
+            (Phase::Connecting, wire::Msg::Rej(pd)) => {
                 sh.teardown(st, a);
-                a.event = Some((ConnEvent::PeerRejected, Vec::new()));
+                a.event = Some((ConnEvent::PeerRejected, pd.to_vec()));
                 return Ok(());
             }
             (Phase::Accepting, wire::Msg::Rtu(h)) => {
@@ -281,11 +281,11 @@ impl ConnectionRequest for ShmCr {
     fn port(&self) -> u64 {
         self.port
     }
-    fn reject(&self) -> DatResult<()> {
+    fn reject(&self, private_data: &[u8]) -> DatResult<()> {
         self.decided.store(true, Ordering::SeqCst);
         match self.sock.lock().take() {
             Some(s) => {
-                let _ = send_msg(&s, &wire::Msg::Rej, &[]);
+                let _ = send_msg(&s, &wire::Msg::Rej(private_data), &[]);
                 Ok(())
             }
             None => Err(DatError::invalid_state(0)),
@@ -297,7 +297,7 @@ impl Drop for ShmCr {
     fn drop(&mut self) {
         // Neither accepted nor rejected: the active side hears a reject rather than waiting.
         if let Some(s) = self.sock.get_mut().take() {
-            let _ = send_msg(&s, &wire::Msg::Rej, &[]);
+            let _ = send_msg(&s, &wire::Msg::Rej(&[]), &[]);
         }
     }
 }

@@ -44,7 +44,8 @@ pub const NO_CQ: u32 = u32::MAX;
 pub enum Msg<'a> {
     Req(Hello, &'a [u8]),
     Acc(Hello, &'a [u8]),
-    Rej,
+    /// A reject with the consumer's private data (DAT 2.0 `dat_cr_reject`; empty otherwise).
+    Rej(&'a [u8]),
     Rtu(Hello),
     Disc,
     Bell,
@@ -132,7 +133,12 @@ pub fn encode(m: &Msg<'_>, buf: &mut [u8; MAX_MSG]) -> usize {
             w.u32(p.len() as u32);
             w.put(p);
         }
-        Msg::Rej => w.u32(M_REJ),
+        Msg::Rej(p) => {
+            w.u32(M_REJ);
+            let p = &p[..p.len().min(MAX_PRIVATE_DATA)];
+            w.u32(p.len() as u32);
+            w.put(p);
+        }
         Msg::Rtu(h) => {
             w.u32(M_RTU);
             w.u32(VERSION);
@@ -163,7 +169,7 @@ pub fn decode(b: &[u8]) -> Result<Msg<'_>, Malformed> {
             let p = r.private()?;
             Ok(if magic == M_REQ { Msg::Req(h, p) } else { Msg::Acc(h, p) })
         }
-        M_REJ => Ok(Msg::Rej),
+        M_REJ => Ok(Msg::Rej(r.private()?)),
         M_RTU => {
             version(&mut r)?;
             Ok(Msg::Rtu(r.hello()?))

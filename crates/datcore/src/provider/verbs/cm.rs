@@ -24,6 +24,8 @@ use std::time::Instant;
 
 /// Private data of our rejects, so iWARP peers can tell a consumer reject from no listener.
 pub const REJECT_MARKER: &[u8] = b"DATREJ";
+/// The most private data a reject carries on every transport (an IB CM REJ has 148 bytes).
+pub const REJECT_DATA_MAX: usize = 148;
 
 pub(crate) static CRS: Reg<VerbsCr> = Reg::new();
 
@@ -338,14 +340,19 @@ impl ConnectionRequest for VerbsCr {
         self.port
     }
 
-    fn reject(&self) -> DatResult<()> {
+    fn reject(&self, private_data: &[u8]) -> DatResult<()> {
+        // Our marker, then the consumer's private data (the active side strips the marker).
+        let data = [REJECT_MARKER, private_data].concat();
+        if data.len() > REJECT_DATA_MAX {
+            return Err(DatError::invalid_arg(2));
+        }
         let Some(IdPtr(id)) = self.id.lock().take() else {
             return Err(DatError::invalid_state(0));
         };
         self.dev.ids.lock().remove(&self.key);
         // SAFETY: the request id is ours (taken above); destroyed once.
         let r = unsafe {
-            let r = (self.dev.lib.rdma_reject)(id, REJECT_MARKER.as_ptr() as *const _, REJECT_MARKER.len() as u8);
+            let r = (self.dev.lib.rdma_reject)(id, data.as_ptr() as *const _, data.len() as u8);
             (self.dev.lib.rdma_destroy_id)(id);
             r
         };
@@ -359,7 +366,7 @@ impl ConnectionRequest for VerbsCr {
 impl Drop for VerbsCr {
     fn drop(&mut self) {
         if self.id.get_mut().is_some() {
-            let _ = self.reject();
+            let _ = self.reject(&[]);
         }
     }
 }

@@ -525,7 +525,7 @@ impl VerbsQp {
                     if peer { "by the peer" } else { "no listener" }
                 );
                 let ev = if peer { ConnEvent::PeerRejected } else { ConnEvent::NonPeerRejected };
-                let data: &[u8] = if ours { &[] } else { pd };
+                let data: &[u8] = if ours { &pd[cm::REJECT_MARKER.len()..] } else { pd };
                 self.fail_connect(&mut st, ev, data);
             }
             (sys::RDMA_CM_EVENT_ESTABLISHED, Phase::Connecting | Phase::Accepting) => {

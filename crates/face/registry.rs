@@ -1,4 +1,4 @@
-//! The DAT 1.2 face of the registry: `dat_registry_list_providers`, the provider-side
+//! The registry exports of a face: `dat_registry_list_providers`, the provider-side
 //! `dat_registry_add_provider` / `dat_registry_remove_provider` (the dynamic registry),
 //! third-party provider libraries named in dat.conf, and dispatch of their handles.
 //!
@@ -49,21 +49,24 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use crate::abi::*;
 
-// The provider-table layout this module relies on (dat-abi.md §1.3).
-const _: () = assert!(std::mem::size_of::<DAT_PROVIDER>() == 70 * 8);
+// The provider-table slots this module relies on are at the same offsets in both faces
+// (dat-abi.md §1.3, §2.4: DAT 2.0 appends slots after the 70 of DAT 1.2).
 const _: () = assert!(std::mem::offset_of!(DAT_PROVIDER, pz_create_func) == 416);
 const _: () = assert!(std::mem::offset_of!(DAT_PROVIDER, srq_set_lw_func) == 552);
 const _: () = assert!(std::mem::size_of::<DAT_PROVIDER_INFO>() == 268);
 
-/// `DAT_NOT_IMPLEMENTED`: what a NULL provider slot yields through [`foreign_call!`].
-pub const NOT_IMPLEMENTED_RETURN: DAT_RETURN = DAT_NOT_IMPLEMENTED;
+/// `DAT_NOT_IMPLEMENTED` in the face's numbering: what a NULL provider slot yields through
+/// [`foreign_call!`].
+pub const NOT_IMPLEMENTED_RETURN: DAT_RETURN = crate::convert::code_out(DAT_NOT_IMPLEMENTED);
 
-/// A provider's DAT_RETURN as the face's `DatResult` (warnings and errors both pass through).
+/// A provider's DAT_RETURN (in the face's numbering) as the face's `DatResult`, whose error is
+/// in the core's numbering (`crate::convert::code_in`); the boundary turns it back unchanged.
+/// Warnings and errors both pass through.
 pub fn ret(r: DAT_RETURN) -> DatResult<()> {
     if r == DAT_SUCCESS {
         Ok(())
     } else {
-        Err(DatError(r))
+        Err(DatError(crate::convert::code_in(r)))
     }
 }
 
@@ -71,14 +74,15 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Runs an export body; a panic becomes `DAT_INTERNAL_ERROR` instead of unwinding into C.
+/// Runs an export body that returns a core (DAT 1.2 numbered) code; a panic becomes
+/// `DAT_INTERNAL_ERROR` instead of unwinding into C. The result is in the face's numbering.
 fn guard(name: &'static str, f: impl FnOnce() -> DAT_RETURN) -> DAT_RETURN {
     datcore::log::init();
     match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
+        Ok(r) => crate::convert::code_out(r),
         Err(_) => {
             tracing::error!("{name}: internal panic caught at the C boundary");
-            DatError::INTERNAL.0
+            crate::convert::code_out(DatError::INTERNAL.0)
         }
     }
 }
@@ -158,8 +162,8 @@ pub unsafe fn list_providers_from(
 }
 
 /// Lists the static registry: built-in IAs, then the loadable dat.conf entries registered for
-/// DAT 1.x (`u1.*`) in file order; entries for DAT 2.0 (`u2.0`, as in Debian's dat.conf) are
-/// not shown to DAT 1.2 consumers, as OFED's 1.2 library does not show them.
+/// the face's DAT major version in file order: the 1.2 face lists `u1.*` lines and never
+/// `u2.0` ones (as OFED's 1.2 library), the 2.0 face only `u2.*` lines.
 ///
 /// Errors (DAT 1.2 numbering): `entries_returned == NULL` → `DAT_INVALID_PARAMETER|ARG2`
 /// (0x80060025); `max_to_return != 0` with a NULL list or a NULL element →
@@ -542,7 +546,7 @@ unsafe fn open_with(
     let r = unsafe { open(name.as_ptr() as DAT_NAME_PTR, qlen, async_evd, ia_out) };
     if r != DAT_SUCCESS {
         tracing::warn!("dat_ia_open: provider for {key} failed to open it: {r:#010x}");
-        return Err(DatError(r));
+        return Err(DatError(crate::convert::code_in(r)));
     }
     // SAFETY: the provider succeeded, so it wrote the IA handle.
     let ia = unsafe { *ia_out } as usize;
@@ -626,7 +630,7 @@ pub unsafe fn close_library_ia(ia: DAT_IA_HANDLE, flags: DAT_CLOSE_FLAGS) -> Dat
     // SAFETY: the provider's own close function on its own handle.
     let r = unsafe { close(ia, flags) };
     if r != DAT_SUCCESS {
-        return Err(DatError(r));
+        return Err(DatError(crate::convert::code_in(r)));
     }
     let lib = {
         let mut ias = lock(&OPEN_IAS);

@@ -1,9 +1,10 @@
 //! Shared receive queue exports.
 
 use crate::abi::*;
+use crate::convert::with_sges;
 use crate::ffi::{h, input, out, slice};
 use crate::ia::ia_of;
-use crate::memory::sges;
+use datcore::codes::DAT_INVALID_HANDLE_SRQ;
 use datcore::handle;
 use datcore::srq::{self, SharedReceiveQueue};
 use datcore::DatResult;
@@ -53,7 +54,7 @@ pub unsafe extern "C" fn dat_srq_query(
         let l = s.limits();
         let posted = s.srq.posted();
         o.ia_handle = s.ia.handle().as_ptr();
-        o.srq_state = DAT_SRQ_STATE_OPERATIONAL as _;
+        o.srq_state = crate::convert::srq_state(datcore::codes::DAT_SRQ_STATE_OPERATIONAL);
         o.pz_handle = s.pz_handle.as_ptr();
         o.max_recv_dtos = l.max_recv_dtos as DAT_COUNT;
         o.max_recv_iov = s.max_recv_iov as DAT_COUNT;
@@ -84,7 +85,8 @@ pub unsafe extern "C" fn dat_srq_post_recv(
         // SAFETY: the consumer passes `num_segments` readable triplets.
         let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
         // SAFETY: the cookie union is 8 bytes of plain data.
-        s.post_recv(sges(iov), unsafe { user_cookie.as_64 })
+        let cookie = unsafe { user_cookie.as_64 };
+        with_sges(iov, |sges| s.post_recv(sges, cookie))
     })
 }
 

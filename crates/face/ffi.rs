@@ -1,4 +1,4 @@
-//! The panic boundary and argument helpers every export uses.
+//! The panic boundary and argument helpers every export uses (shared by both faces).
 //!
 //! Every `dat_*` export wraps its body in [`boundary`]: the body returns `DatResult<()>`,
 //! runs inside `catch_unwind`, and a panic becomes `DAT_INTERNAL_ERROR` instead of unwinding
@@ -9,18 +9,19 @@ use datcore::handle::Handle;
 use datcore::{DatError, DatResult};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Runs an export body; maps its result (or a panic) to a `DAT_RETURN`.
+/// Runs an export body; maps its result (or a panic) to a `DAT_RETURN` in the face's numbering
+/// (`crate::convert::code_out`: the core's DAT 1.2 codes as this face's ABI numbers them).
 pub fn boundary(name: &'static str, f: impl FnOnce() -> DatResult<()>) -> u32 {
     datcore::log::init();
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => {
             tracing::debug!("{name} -> {:#010x}", e.0);
-            e.0
+            crate::convert::code_out(e.0)
         }
         Err(_) => {
             tracing::error!("{name}: internal panic caught at the C boundary");
-            DatError::INTERNAL.0
+            crate::convert::code_out(DatError::INTERNAL.0)
         }
     }
 }

@@ -1,8 +1,12 @@
-//! PZ, LMR and RMR exports.
+//! PZ, LMR and RMR exports. `dat_lmr_create` and `dat_rmr_bind` have face-specific C
+//! signatures: each face's `face_specific` module exports them and calls [`create_lmr`] /
+//! [`bind_rmr`] here.
 
 use crate::abi::*;
-use crate::ffi::{h, input, out, slice, write_opt};
+use crate::convert::with_sges;
+use crate::ffi::{h, out, slice, write_opt};
 use crate::ia::ia_of;
+use datcore::codes::{DAT_INVALID_HANDLE_LMR, DAT_INVALID_HANDLE_PZ, DAT_INVALID_HANDLE_RMR};
 use datcore::handle;
 use datcore::lmr::{self, LocalMemoryRegion};
 use datcore::provider::Sge;
@@ -10,15 +14,6 @@ use datcore::pz::{self, ProtectionZone};
 use datcore::rmr::{self, RemoteMemoryRegion};
 use datcore::DatError;
 use datcore::DatResult;
-
-/// DAT 1.2 LMR triplets have the same layout as the core's scatter/gather element.
-pub fn sges(t: &[DAT_LMR_TRIPLET]) -> &[Sge] {
-    const _: () = assert!(std::mem::size_of::<DAT_LMR_TRIPLET>() == std::mem::size_of::<Sge>());
-    const _: () = assert!(std::mem::align_of::<DAT_LMR_TRIPLET>() == std::mem::align_of::<Sge>());
-    // SAFETY: both are repr(C) {u32, u32, u64, u64} with equal size and alignment (checked
-    // above; field order checked by the layout tests), so the slices are interchangeable.
-    unsafe { std::slice::from_raw_parts(t.as_ptr() as *const Sge, t.len()) }
-}
 
 /// Creates a PZ. Errors: `DAT_INVALID_HANDLE|IA`, `DAT_INVALID_PARAMETER|ARG2`.
 #[no_mangle]
@@ -65,71 +60,55 @@ pub unsafe extern "C" fn dat_pz_free(pz_handle: DAT_PZ_HANDLE) -> DAT_RETURN {
     })
 }
 
-/// Registers memory. Errors: `DAT_INVALID_HANDLE|IA`, `|PZ`, `|LMR` (DAT_MEM_TYPE_LMR source),
+/// `dat_lmr_create` after the face's foreign-provider dispatch: registers memory.
+/// Errors: `DAT_INVALID_HANDLE|IA`, `|PZ`, `|LMR` (DAT_MEM_TYPE_LMR source),
 /// `DAT_INVALID_PARAMETER|ARG2` (memory type), `|ARG3` (NULL address), `|ARG6` (privileges),
-/// `|ARG7` (lmr_handle NULL), `DAT_LENGTH_ERROR` (zero or too long), and provider
+/// `|ARG{lmr_handle_arg}` (lmr_handle NULL), `DAT_LENGTH_ERROR` (zero or too long), and provider
 /// registration failures (`DAT_INSUFFICIENT_RESOURCES`).
-#[no_mangle]
-pub unsafe extern "C" fn dat_lmr_create(
+///
+/// # Safety
+/// The consumer's `dat_lmr_create` arguments: out-pointers NULL or writable, the region
+/// description the member `mem_type` names.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn create_lmr(
     ia_handle: DAT_IA_HANDLE,
     mem_type: DAT_MEM_TYPE,
     region_description: DAT_REGION_DESCRIPTION,
     length: DAT_VLEN,
     pz_handle: DAT_PZ_HANDLE,
     privileges: DAT_MEM_PRIV_FLAGS,
-    lmr_handle: *mut DAT_LMR_HANDLE,
+    lmr_handle: (*mut DAT_LMR_HANDLE, u32),
     lmr_context: *mut DAT_LMR_CONTEXT,
     rmr_context: *mut DAT_RMR_CONTEXT,
     registered_length: *mut DAT_VLEN,
     registered_address: *mut DAT_VADDR,
-) -> DAT_RETURN {
-    crate::ffi::boundary("dat_lmr_create", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(
-            ia_handle,
-            lmr_create_func,
-            (
-                ia_handle,
-                mem_type,
-                region_description,
-                length,
-                pz_handle,
-                privileges,
-                lmr_handle,
-                lmr_context,
-                rmr_context,
-                registered_length,
-                registered_address
-            )
-        ) {
-            return crate::registry::ret(r);
+) -> DatResult<()> {
+    let ia = ia_of(ia_handle)?;
+    // SAFETY: each union member read matches the memory type the consumer declared.
+    let addr = match mem_type {
+        DAT_MEM_TYPE_VIRTUAL => (unsafe { region_description.for_va }) as u64,
+        DAT_MEM_TYPE_SHARED_VIRTUAL => (unsafe { region_description.for_shared_memory.virtual_address }) as u64,
+        DAT_MEM_TYPE_LMR => {
+            let src = handle::get_ptr::<LocalMemoryRegion>(
+                unsafe { region_description.for_lmr_handle },
+                DAT_INVALID_HANDLE_LMR,
+            )?;
+            src.mr.addr()
         }
-        let ia = ia_of(ia_handle)?;
-        // SAFETY: each union member read matches the memory type the consumer declared.
-        let addr = match mem_type {
-            DAT_MEM_TYPE_VIRTUAL => (unsafe { region_description.for_va }) as u64,
-            DAT_MEM_TYPE_SHARED_VIRTUAL => (unsafe { region_description.for_shared_memory.virtual_address }) as u64,
-            DAT_MEM_TYPE_LMR => {
-                let src = handle::get_ptr::<LocalMemoryRegion>(
-                    unsafe { region_description.for_lmr_handle },
-                    DAT_INVALID_HANDLE_LMR,
-                )?;
-                src.mr.addr()
-            }
-            _ => return Err(DatError::invalid_arg(2)),
-        };
-        // SAFETY: writable out-pointer from the consumer.
-        let slot = unsafe { out(lmr_handle, 7)? };
-        let c = LocalMemoryRegion::create(&ia, h(pz_handle), mem_type, addr, length, privileges)?;
-        *slot = c.handle.as_ptr();
-        // SAFETY: optional writable out-pointers from the consumer.
-        unsafe {
-            write_opt(lmr_context, c.lmr_context);
-            write_opt(rmr_context, c.rmr_context);
-            write_opt(registered_length, c.registered_length);
-            write_opt(registered_address, c.registered_address);
-        }
-        Ok(())
-    })
+        _ => return Err(DatError::invalid_arg(2)),
+    };
+    // SAFETY: writable out-pointer from the consumer.
+    let slot = unsafe { out(lmr_handle.0, lmr_handle.1)? };
+    let c = LocalMemoryRegion::create(&ia, h(pz_handle), mem_type, addr, length, privileges)?;
+    *slot = c.handle.as_ptr();
+    // SAFETY: optional writable out-pointers from the consumer.
+    unsafe {
+        write_opt(lmr_context, c.lmr_context);
+        write_opt(rmr_context, c.rmr_context);
+        write_opt(registered_length, c.registered_length);
+        write_opt(registered_address, c.registered_address);
+    }
+    Ok(())
 }
 
 /// Queries an LMR. Errors: `DAT_INVALID_HANDLE|LMR`, `DAT_INVALID_PARAMETER|ARG3`.
@@ -147,6 +126,8 @@ pub unsafe extern "C" fn dat_lmr_query(
         let l = handle::get_ptr::<LocalMemoryRegion>(lmr_handle, DAT_INVALID_HANDLE_LMR)?;
         // SAFETY: writable out-pointer from the consumer.
         let p = unsafe { out(lmr_param, 3)? };
+        // SAFETY: DAT_LMR_PARAM is plain old data; all-zero is valid (DAT 2.0's va_type: VA).
+        *p = unsafe { std::mem::zeroed() };
         p.ia_handle = l.ia.handle().as_ptr();
         p.mem_type = l.mem_type as _;
         p.region_desc = DAT_REGION_DESCRIPTION { for_va: l.mr.addr() as usize as DAT_PVOID };
@@ -189,7 +170,7 @@ pub unsafe extern "C" fn dat_lmr_sync_rdma_read(
         let ia = ia_of(ia_handle)?;
         let n = i64::try_from(num_segments).map_err(|_| DatError::invalid_arg(3))?;
         // SAFETY: the consumer passes `num_segments` readable triplets.
-        lmr::sync_rdma(&ia, sges(unsafe { slice(local_segments, n, 2, 3)? }))
+        with_sges(unsafe { slice(local_segments, n, 2, 3)? }, |sges| lmr::sync_rdma(&ia, sges))
     })
 }
 
@@ -209,7 +190,7 @@ pub unsafe extern "C" fn dat_lmr_sync_rdma_write(
         let ia = ia_of(ia_handle)?;
         let n = i64::try_from(num_segments).map_err(|_| DatError::invalid_arg(3))?;
         // SAFETY: the consumer passes `num_segments` readable triplets.
-        lmr::sync_rdma(&ia, sges(unsafe { slice(local_segments, n, 2, 3)? }))
+        with_sges(unsafe { slice(local_segments, n, 2, 3)? }, |sges| lmr::sync_rdma(&ia, sges))
     })
 }
 
@@ -244,55 +225,42 @@ pub unsafe extern "C" fn dat_rmr_query(
         let r = handle::get_ptr::<RemoteMemoryRegion>(rmr_handle, DAT_INVALID_HANDLE_RMR)?;
         // SAFETY: writable out-pointer from the consumer.
         let p = unsafe { out(rmr_param, 3)? };
+        // SAFETY: DAT_RMR_PARAM is plain old data; all-zero is valid (DAT 2.0's rmr_scope: EP,
+        // va_type: VA).
+        *p = unsafe { std::mem::zeroed() };
         p.ia_handle = r.ia.handle().as_ptr();
         p.pz_handle = r.pz_handle.as_ptr();
         let b = r.binding();
-        let t = b.as_ref().map(|b| b.triplet).unwrap_or_default();
-        p.lmr_triplet =
-            DAT_LMR_TRIPLET { lmr_context: t.lkey, pad: 0, virtual_address: t.addr, segment_length: t.length };
+        p.lmr_triplet = crate::convert::lmr_triplet(&b.as_ref().map(|b| b.triplet).unwrap_or_default());
         p.mem_priv = b.as_ref().map_or(0, |b| b.privileges) as _;
         p.rmr_context = b.as_ref().map_or(0, |b| b.rmr_context);
         Ok(())
     })
 }
 
-/// Binds an RMR to part of an LMR through a connected EP (length 0 unbinds).
-/// Errors: `DAT_INVALID_HANDLE|RMR`, `|EP`, `DAT_INVALID_PARAMETER|ARG2/ARG3/ARG7`,
-/// `DAT_PROTECTION_VIOLATION` (PZ mismatch, unknown LMR), `DAT_LENGTH_ERROR` (outside the
-/// LMR), `DAT_PRIVILEGES_VIOLATION`, `DAT_INVALID_STATE` (EP not connected).
-#[no_mangle]
-pub unsafe extern "C" fn dat_rmr_bind(
+/// `dat_rmr_bind` after the face's foreign-provider dispatch and argument decoding: binds an
+/// RMR to part of an LMR through a connected EP (length 0 unbinds) and stores the new
+/// rmr_context. Errors: `DAT_INVALID_HANDLE|RMR`, `|EP`, `DAT_PROTECTION_VIOLATION` (PZ
+/// mismatch, unknown LMR), `DAT_LENGTH_ERROR` (outside the LMR), `DAT_PRIVILEGES_VIOLATION`,
+/// `DAT_INVALID_STATE` (EP not connected).
+pub fn bind_rmr(
     rmr_handle: DAT_RMR_HANDLE,
-    lmr_triplet: *const DAT_LMR_TRIPLET,
+    segment: &Sge,
     mem_privileges: DAT_MEM_PRIV_FLAGS,
     ep_handle: DAT_EP_HANDLE,
     user_cookie: DAT_RMR_COOKIE,
     completion_flags: DAT_COMPLETION_FLAGS,
-    rmr_context: *mut DAT_RMR_CONTEXT,
-) -> DAT_RETURN {
-    crate::ffi::boundary("dat_rmr_bind", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(
-            rmr_handle,
-            rmr_bind_func,
-            (rmr_handle, lmr_triplet, mem_privileges, ep_handle, user_cookie, completion_flags, rmr_context)
-        ) {
-            return crate::registry::ret(r);
-        }
-        handle::get_ptr::<RemoteMemoryRegion>(rmr_handle, DAT_INVALID_HANDLE_RMR)?;
-        // SAFETY: readable triplet and writable out-pointer from the consumer.
-        let (t, slot) = unsafe { (input(lmr_triplet, 2)?, out(rmr_context, 7)?) };
-        // SAFETY: the cookie union is 8 bytes of plain data.
-        let cookie = unsafe { user_cookie.as_64 };
-        *slot = rmr::bind(
-            h(rmr_handle),
-            &sges(std::slice::from_ref(t))[0],
-            mem_privileges,
-            h(ep_handle),
-            cookie,
-            completion_flags,
-        )?;
-        Ok(())
-    })
+    rmr_context: &mut DAT_RMR_CONTEXT,
+) -> DatResult<()> {
+    // SAFETY: the cookie union is 8 bytes of plain data.
+    let cookie = unsafe { user_cookie.as_64 };
+    *rmr_context = rmr::bind(h(rmr_handle), segment, mem_privileges, h(ep_handle), cookie, completion_flags)?;
+    Ok(())
+}
+
+/// The RMR behind a handle, or `DAT_INVALID_HANDLE|RMR`.
+pub fn rmr_of(p: DAT_RMR_HANDLE) -> DatResult<handle::Ref<RemoteMemoryRegion>> {
+    handle::get_ptr::<RemoteMemoryRegion>(p, DAT_INVALID_HANDLE_RMR)
 }
 
 /// Frees an RMR. Errors: `DAT_INVALID_HANDLE|RMR`.

@@ -1,8 +1,9 @@
 //! IA open/close/query, handle helpers, consumer contexts and `dat_strerror`.
 
 use crate::abi::*;
-use crate::convert::fill_name;
+use crate::convert::{fill_name, seg_len};
 use crate::ffi::{h, out};
+use datcore::codes::{DAT_INVALID_HANDLE1, DAT_INVALID_HANDLE_IA, DAT_INVALID_PARAMETER, DAT_SUCCESS};
 use datcore::handle;
 use datcore::ia::{self as core_ia, InterfaceAdapter};
 use datcore::{DatError, DatResult};
@@ -70,6 +71,9 @@ pub unsafe extern "C" fn dat_ia_close(ia_handle: DAT_IA_HANDLE, ia_flags: DAT_CL
 }
 
 fn fill_ia_attr(ia: &InterfaceAdapter, a: &mut DAT_IA_ATTR) {
+    // SAFETY: DAT_IA_ATTR is plain old data; all-zero is a valid value (fields this face's
+    // struct has beyond the common ones are set by `convert::fill_ia_attr_face`).
+    *a = unsafe { std::mem::zeroed() };
     let d = ia.device.attr();
     let c = |v: u32| v.min(i32::MAX as u32) as DAT_COUNT;
     fill_name(&mut a.adapter_name, &d.adapter_name);
@@ -87,11 +91,11 @@ fn fill_ia_attr(ia: &InterfaceAdapter, a: &mut DAT_IA_ATTR) {
     a.max_evd_qlen = c(d.max_cqe);
     a.max_iov_segments_per_dto = c(d.max_sge);
     a.max_lmrs = c(d.max_mr);
-    a.max_lmr_block_size = d.max_mr_size;
+    a.max_lmr_block_size = seg_len(d.max_mr_size);
     a.max_lmr_virtual_address = u64::MAX;
     a.max_pzs = c(d.max_pd);
-    a.max_message_size = d.max_message_size;
-    a.max_rdma_size = d.max_rdma_size;
+    a.max_message_size = seg_len(d.max_message_size);
+    a.max_rdma_size = seg_len(d.max_rdma_size);
     a.max_rmrs = c(d.max_mw);
     a.max_rmr_target_address = u64::MAX;
     a.max_srqs = c(d.max_srq);
@@ -107,14 +111,17 @@ fn fill_ia_attr(ia: &InterfaceAdapter, a: &mut DAT_IA_ATTR) {
     a.transport_attr = std::ptr::null_mut();
     a.num_vendor_attr = 0;
     a.vendor_attr = std::ptr::null_mut();
+    crate::convert::fill_ia_attr_face(ia, a);
 }
 
 fn fill_provider_attr(ia: &InterfaceAdapter, p: &mut DAT_PROVIDER_ATTR) {
+    // SAFETY: plain old data, as in fill_ia_attr.
+    *p = unsafe { std::mem::zeroed() };
     fill_name(&mut p.provider_name, ia.provider_name);
     p.provider_version_major = env!("CARGO_PKG_VERSION_MAJOR").parse().unwrap_or(0);
     p.provider_version_minor = env!("CARGO_PKG_VERSION_MINOR").parse().unwrap_or(0);
-    p.dapl_version_major = 1;
-    p.dapl_version_minor = 2;
+    p.dapl_version_major = DAT_VERSION_MAJOR;
+    p.dapl_version_minor = DAT_VERSION_MINOR;
     p.lmr_mem_types_supported = (DAT_MEM_TYPE_VIRTUAL | DAT_MEM_TYPE_LMR) as _;
     p.iov_ownership_on_return = DAT_IOV_CONSUMER as _;
     p.dat_qos_supported = DAT_QOS_BEST_EFFORT as _;
@@ -139,6 +146,7 @@ fn fill_provider_attr(ia: &InterfaceAdapter, p: &mut DAT_PROVIDER_ATTR) {
     p.rdma_write_for_rdma_read_req = DAT_FALSE as _;
     p.num_provider_specific_attr = 0;
     p.provider_specific_attr = std::ptr::null_mut();
+    crate::convert::fill_provider_attr_face(ia, p);
 }
 
 /// Queries IA and provider attributes; any out-pointer may be NULL when its mask is 0.
@@ -225,7 +233,8 @@ pub unsafe extern "C" fn dat_get_consumer_context(dat_handle: DAT_HANDLE, contex
     })
 }
 
-/// `dat_strerror`: static strings naming the type and subtype of `value`.
+/// `dat_strerror`: static strings naming the type and subtype of `value` (a code in the face's
+/// numbering; `convert::code_in` turns it into the core's numbering the names are kept in).
 ///
 /// Both out-pointers are required: a NULL one returns `DAT_INVALID_PARAMETER|DAT_INVALID_ARG2/3`
 /// (the other is still written).  An unknown type or subtype returns `DAT_INVALID_PARAMETER`
@@ -238,13 +247,13 @@ pub unsafe extern "C" fn dat_strerror(
     minor_message: *mut *const libc::c_char,
 ) -> DAT_RETURN {
     let r = std::panic::catch_unwind(|| {
-        let messages = crate::strerror::messages(value);
+        let messages = crate::strerror::messages(crate::convert::code_in(value));
         // SAFETY: optional out-pointers from the consumer; the strings are static.
         unsafe {
             crate::ffi::write_opt(major_message, messages.major.as_ptr());
             crate::ffi::write_opt(minor_message, messages.minor.as_ptr());
         }
-        if major_message.is_null() {
+        let code = if major_message.is_null() {
             DatError::invalid_arg(2).0
         } else if minor_message.is_null() {
             DatError::invalid_arg(3).0
@@ -252,7 +261,8 @@ pub unsafe extern "C" fn dat_strerror(
             DAT_SUCCESS
         } else {
             DAT_INVALID_PARAMETER
-        }
+        };
+        crate::convert::code_out(code)
     });
-    r.unwrap_or(DatError::INTERNAL.0)
+    r.unwrap_or(crate::convert::code_out(DatError::INTERNAL.0))
 }

@@ -3,6 +3,7 @@
 use crate::abi::*;
 use crate::ffi::{h, input, out};
 use crate::ia::ia_of;
+use datcore::codes::{DAT_INVALID_HANDLE_CNO, DAT_INVALID_HANDLE_EVD_REQUEST};
 use datcore::evd::{self, ConsumerNotifier, EventDispatcher, ProxyAgent};
 use datcore::handle;
 use datcore::{DatError, DatResult};
@@ -285,16 +286,19 @@ pub unsafe extern "C" fn dat_cno_query(
             return crate::registry::ret(r);
         }
         let c = cno_of(cno_handle)?;
-        if cno_param_mask & !DAT_CNO_FIELD_ALL != 0 {
+        if cno_param_mask & !crate::convert::CNO_FIELDS != 0 {
             return Err(DatError::invalid_arg(2));
         }
         // SAFETY: writable out-pointer from the consumer.
         let p = unsafe { out(cno_param, 3)? };
         let a = c.agent();
         p.ia_handle = c.ia.handle().as_ptr();
-        p.agent.instance_data = a.instance_data as DAT_PVOID;
-        // SAFETY: `func` is 0 or a function pointer the consumer gave us with this signature.
-        p.agent.proxy_agent_func = unsafe { std::mem::transmute::<usize, DAT_AGENT_FUNC>(a.func) };
+        let agent = DAT_OS_WAIT_PROXY_AGENT {
+            instance_data: a.instance_data as DAT_PVOID,
+            // SAFETY: `func` is 0 or a function pointer the consumer gave us with this signature.
+            proxy_agent_func: unsafe { std::mem::transmute::<usize, DAT_AGENT_FUNC>(a.func) },
+        };
+        crate::convert::set_cno_agent(p, agent);
         Ok(())
     })
 }

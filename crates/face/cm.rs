@@ -1,8 +1,10 @@
-//! Connection management exports: PSP, RSP and CR.
+//! Connection management exports: PSP, RSP and CR. (`dat_cr_reject` has a face-specific C
+//! signature: each face's `face_specific` module exports it.)
 
 use crate::abi::*;
 use crate::ffi::{h, out, slice};
 use crate::ia::ia_of;
+use datcore::codes::{DAT_INVALID_HANDLE_CR, DAT_INVALID_HANDLE_PSP, DAT_INVALID_HANDLE_RSP};
 use datcore::handle;
 use datcore::service_point::{self as sp, ConnectionRequest, PublicServicePoint, ReservedServicePoint};
 use datcore::DatResult;
@@ -200,17 +202,6 @@ pub unsafe extern "C" fn dat_cr_accept(
         // SAFETY: the consumer passes `private_data_size` readable bytes.
         let pd = unsafe { slice(private_data as *const u8, private_data_size as i64, 4, 3)? };
         sp::accept(h(cr_handle), h(ep_handle), pd)
-    })
-}
-
-/// Rejects a request; the active side sees PEER_REJECTED. Errors: `DAT_INVALID_HANDLE|CR`.
-#[no_mangle]
-pub unsafe extern "C" fn dat_cr_reject(cr_handle: DAT_CR_HANDLE) -> DAT_RETURN {
-    crate::ffi::boundary("dat_cr_reject", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(cr_handle, cr_reject_func, (cr_handle)) {
-            return crate::registry::ret(r);
-        }
-        sp::reject(h(cr_handle))
     })
 }
 

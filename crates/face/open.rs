@@ -2,10 +2,11 @@
 //! third-party DAT 1.2 provider libraries named in dat.conf.
 
 use crate::abi::*;
+use datcore::codes::{DAT_NAME_NOT_REGISTERED, DAT_PROVIDER_NOT_FOUND};
 use datcore::handle::Handle;
 use datcore::ia::InterfaceAdapter;
 use datcore::registry::{self, Resolution};
-use datcore::DatResult;
+use datcore::{DatError, DatResult};
 
 /// `dat_ia_openv` after argument checks: resolves the name and opens the IA.
 pub fn open_ia(
@@ -17,6 +18,12 @@ pub fn open_ia(
     minor: u32,
     thread_safe: bool,
 ) -> DatResult<()> {
+    // A face answers only for its own DAT major version, as OFED's two libraries do: a DAT 1.2
+    // consumer is never handed a 2.0 provider, nor the reverse (the name is not registered for it).
+    if major != DAT_VERSION_MAJOR {
+        tracing::warn!("dat_ia_open('{name}'): DAT {major}.{minor} asked of the DAT {DAT_VERSION_MAJOR}.x library");
+        return Err(DatError::new(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED));
+    }
     let resolved = registry::resolve(name, major, minor, thread_safe);
     match resolved {
         Ok(Resolution::Builtin { provider, ia_name, params }) => {

@@ -1,10 +1,13 @@
 //! Endpoint exports: create, query, modify, connect, disconnect, post, status, free.
 
 use crate::abi::*;
+use crate::convert::with_sges;
 use crate::convert::{ep_attr_in, ep_attr_out};
 use crate::ffi::{h, input, out, slice};
 use crate::ia::ia_of;
-use crate::memory::sges;
+use datcore::codes::{
+    DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNSUPPORTED, DAT_INVALID_HANDLE_EP, DAT_INVALID_HANDLE_SRQ,
+};
 use datcore::endpoint::{self, Endpoint, EpAttr, EpCreate, EpModify, CONNECT_EVD, RECV_EVD, REQUEST_EVD};
 use datcore::handle;
 use datcore::provider::SendOp;
@@ -124,6 +127,9 @@ pub unsafe extern "C" fn dat_ep_query(
         let ep = ep_of(ep_handle)?;
         // SAFETY: writable out-pointer from the consumer.
         let p = unsafe { out(ep_param, 3)? };
+        // SAFETY: DAT_EP_PARAM is plain old data; all-zero is a valid value (DAT 2.0's `comm`
+        // stays zero: no common-interface transport).
+        *p = unsafe { std::mem::zeroed() };
         let (_, remote_ptr, remote_port) = ep.remote();
         p.ia_handle = ep.ia.handle().as_ptr();
         p.ep_state = ep.state() as _;
@@ -377,7 +383,8 @@ unsafe fn post_on(
     // SAFETY: the consumer passes `num_segments` readable triplets.
     let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
     // SAFETY: the cookie union is 8 bytes of plain data.
-    ep.post_request(op, sges(iov), unsafe { cookie.as_64 }, flags)
+    let cookie = unsafe { cookie.as_64 };
+    with_sges(iov, |sges| ep.post_request(op, sges, cookie, flags))
 }
 
 /// An RDMA read or write: the EP is looked up once, then the remote triplet (ARG5), then the
@@ -411,7 +418,7 @@ unsafe fn post_rdma(
 unsafe fn remote(p: *const DAT_RMR_TRIPLET) -> DatResult<(u64, u32)> {
     // SAFETY: readable triplet from the consumer.
     let r = unsafe { input(p, 5)? };
-    Ok((r.target_address, r.rmr_context))
+    Ok(crate::convert::rmr_target(r))
 }
 
 /// Posts a send. Errors: `DAT_INVALID_HANDLE|EP`, `DAT_INVALID_PARAMETER|ARG2` (too many
@@ -462,7 +469,8 @@ pub unsafe extern "C" fn dat_ep_post_recv(
         // SAFETY: the consumer passes `num_segments` readable triplets.
         let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
         // SAFETY: the cookie union is 8 bytes of plain data.
-        ep.post_recv(sges(iov), unsafe { user_cookie.as_64 }, completion_flags)
+        let cookie = unsafe { user_cookie.as_64 };
+        with_sges(iov, |sges| ep.post_recv(sges, cookie, completion_flags))
     })
 }
 

@@ -1,0 +1,354 @@
+//! Conversions between the core's native types and DAT 2.0 C structs: what the shared face
+//! modules (`crates/face/`) call where DAT 2.0's ABI differs from the core's DAT 1.2 terms.
+//!
+//! - Return codes: the core numbers them as DAT 1.2; DAT 2.0 inserted `DAT_INVALID_HANDLE_CSP`
+//!   (0x1a) and `DAT_INVALID_STATE_SRQ_SHUTDOWN` (0x58) into the subtypes and moved
+//!   `DAT_NOT_IMPLEMENTED` to 0x3fff0000 ([`code_out`], [`code_in`]).
+//! - Triplets are 16 bytes (`virtual_address`, 32-bit `segment_length`, context).
+//! - `DAT_EVENT` is 120 bytes; DTO completions carry a 32-bit length and the operation.
+//! - `DAT_SRQ_STATE` swapped its two values.
+
+use crate::abi::*;
+use datcore::endpoint::EpAttr;
+use datcore::event::{Event, EventData};
+use datcore::ia::{Extension, InterfaceAdapter};
+use datcore::provider::{Sge, WcOpcode};
+use datcore::DatResult;
+
+const TYPE_MASK: u32 = 0x3fff_0000;
+const SUBTYPE_MASK: u32 = 0xffff;
+/// The type part of `DAT_NOT_IMPLEMENTED` in both numberings.
+const NOT_IMPLEMENTED_TYPE: u32 = 0x3fff_0000;
+/// DAT 1.2's `DAT_NOT_IMPLEMENTED` (0xffff0000: both class bits set).
+const NOT_IMPLEMENTED_12: u32 = 0xffff_0000;
+/// First DAT 1.2 subtype that DAT 2.0 numbers one higher (`DAT_INVALID_HANDLE1`).
+const SHIFT1_FROM: u32 = 0x1a;
+/// First DAT 1.2 subtype that DAT 2.0 numbers two higher (`DAT_PRIVILEGES_READ`).
+const SHIFT2_FROM: u32 = 0x57;
+/// Last DAT 1.2 subtype (`DAT_THREAD_SAFETY_NOT_FOUND`).
+const LAST_12: u32 = 0x65;
+/// A DAT 2.0-only subtype in the core's numbering: `DAT_INVALID_HANDLE_CSP` or
+/// `DAT_INVALID_STATE_SRQ_SHUTDOWN` from a third-party provider keep their 2.0 value with this
+/// bit set, so [`code_out`] gives them back unchanged. No DAT 1.2 subtype uses the bit.
+const ONLY_20: u32 = 0x8000;
+
+const fn subtype_out(s: u32) -> u32 {
+    if s & ONLY_20 != 0 {
+        s & !ONLY_20
+    } else if s >= SHIFT2_FROM && s <= LAST_12 {
+        s + 2
+    } else if s >= SHIFT1_FROM && s < SHIFT2_FROM {
+        s + 1
+    } else {
+        s
+    }
+}
+
+const fn subtype_in(s: u32) -> u32 {
+    if s == DAT_INVALID_HANDLE_CSP || s == DAT_INVALID_STATE_SRQ_SHUTDOWN {
+        s | ONLY_20
+    } else if s >= SHIFT2_FROM + 2 && s <= LAST_12 + 2 {
+        s - 2
+    } else if s > SHIFT1_FROM && s <= SHIFT2_FROM {
+        s - 1
+    } else {
+        s
+    }
+}
+
+/// A core return code (DAT 1.2 numbering) as DAT 2.0 numbers it.
+#[inline]
+pub const fn code_out(core: u32) -> u32 {
+    if core == 0 {
+        return 0;
+    }
+    let sub = subtype_out(core & SUBTYPE_MASK);
+    if core & TYPE_MASK == NOT_IMPLEMENTED_TYPE {
+        return DAT_CLASS_ERROR | NOT_IMPLEMENTED_TYPE | sub;
+    }
+    (core & !SUBTYPE_MASK) | sub
+}
+
+/// A DAT 2.0 return code (from a consumer or a third-party provider) in the core's numbering.
+#[inline]
+pub const fn code_in(face: u32) -> u32 {
+    if face == 0 {
+        return 0;
+    }
+    let sub = subtype_in(face & SUBTYPE_MASK);
+    if face & TYPE_MASK == NOT_IMPLEMENTED_TYPE {
+        return NOT_IMPLEMENTED_12 | sub;
+    }
+    (face & !SUBTYPE_MASK) | sub
+}
+
+/// Return-code names of this face's abi.rs that DAT 1.2 (so the core and `dat_strerror`'s
+/// table) has no code for.
+#[cfg(test)]
+pub const ONLY_IN_THIS_FACE: &[&str] = &[
+    "DAT_RESERVED_LMR",
+    "DAT_PORT_IN_USE",
+    "DAT_COMM_NOT_SUPPORTED",
+    "DAT_EXTENSION_BASE",
+    "DAT_INVALID_HANDLE_CSP",
+    "DAT_INVALID_STATE_SRQ_SHUTDOWN",
+];
+
+/// A length as this face's structs hold it (`DAT_SEG_LENGTH`, 32 bits; larger values are
+/// reported as the largest it holds).
+#[inline]
+pub fn seg_len(v: u64) -> DAT_SEG_LENGTH {
+    v.min(DAT_SEG_LENGTH::MAX as u64) as DAT_SEG_LENGTH
+}
+
+fn sge(t: &DAT_LMR_TRIPLET) -> Sge {
+    Sge { lkey: t.lmr_context, pad: 0, addr: t.virtual_address, length: t.segment_length as u64 }
+}
+
+/// Runs `f` on consumer triplets as core scatter/gather elements (converted on the stack for
+/// up to [`SGES_ON_STACK`] segments).
+#[inline]
+pub fn with_sges<R>(t: &[DAT_LMR_TRIPLET], f: impl FnOnce(&[Sge]) -> DatResult<R>) -> DatResult<R> {
+    if t.len() <= SGES_ON_STACK {
+        let mut buf = [Sge::default(); SGES_ON_STACK];
+        for (d, s) in buf.iter_mut().zip(t) {
+            *d = sge(s);
+        }
+        f(&buf[..t.len()])
+    } else {
+        f(&t.iter().map(sge).collect::<Vec<_>>())
+    }
+}
+
+/// How many segments [`with_sges`] converts without allocating.
+pub const SGES_ON_STACK: usize = 8;
+
+/// A core scatter/gather element as a consumer triplet.
+pub fn lmr_triplet(s: &Sge) -> DAT_LMR_TRIPLET {
+    DAT_LMR_TRIPLET { virtual_address: s.addr, segment_length: seg_len(s.length), lmr_context: s.lkey }
+}
+
+/// The remote side of an RDMA triplet: (target address, rmr_context).
+#[inline]
+pub fn rmr_target(t: &DAT_RMR_TRIPLET) -> (u64, u32) {
+    (t.virtual_address, t.rmr_context)
+}
+
+/// A core `DAT_SRQ_STATE` (DAT 1.2 values: OPERATIONAL 0, ERROR 1) as DAT 2.0 numbers it.
+pub fn srq_state(core: u32) -> DAT_SRQ_STATE {
+    if core == datcore::codes::DAT_SRQ_STATE_OPERATIONAL {
+        DAT_SRQ_STATE_OPERATIONAL
+    } else {
+        DAT_SRQ_STATE_ERROR
+    }
+}
+
+/// The `DAT_CNO_PARAM_MASK` bits `dat_cno_query` accepts. DAT 2.0 numbers its CNO fields 1, 2,
+/// 3 (`DAT_CNO_FIELD_PROXY`) and 4 (`DAT_CNO_FIELD_ALL`) rather than as single bits, so any
+/// combination of them is a valid request.
+pub const CNO_FIELDS: DAT_CNO_PARAM_MASK =
+    DAT_CNO_FIELD_IA_HANDLE | DAT_CNO_FIELD_PROXY_TYPE | DAT_CNO_FIELD_PROXY | DAT_CNO_FIELD_ALL;
+
+/// Stores a CNO's proxy agent in a `DAT_CNO_PARAM` (proxy type `DAT_PROXY_TYPE_AGENT`).
+pub fn set_cno_agent(p: &mut DAT_CNO_PARAM, agent: DAT_OS_WAIT_PROXY_AGENT) {
+    p.proxy_type = DAT_PROXY_TYPE_AGENT;
+    p.proxy = DAT_CNO_PARAM_PROXY { agent };
+}
+
+/// The DAT 2.0 `DAT_IA_ATTR` fields: zero-based virtual addresses are not supported; the
+/// extension interface and version are what the core offers (`InterfaceAdapter::extension`).
+pub fn fill_ia_attr_face(ia: &InterfaceAdapter, a: &mut DAT_IA_ATTR) {
+    a.zb_supported = DAT_FALSE;
+    let (ext, version) = match ia.extension() {
+        Some((Extension::Ib, version)) => (DAT_EXTENSION_IB, version),
+        None => (DAT_EXTENSION_NONE, 0),
+    };
+    a.extension_supported = ext;
+    a.extension_version = version;
+}
+
+/// The DAT 2.0 `DAT_PROVIDER_ATTR` fields: RMRs are bound through an EP, no signal safety, no
+/// high availability.
+pub fn fill_provider_attr_face(_ia: &InterfaceAdapter, p: &mut DAT_PROVIDER_ATTR) {
+    p.rdma_read_lmr_rmr_context_exposure = DAT_FALSE;
+    p.rmr_scope_supported = DAT_RMR_SCOPE_EP;
+    p.is_signal_safe = DAT_FALSE;
+    p.ha_supported = DAT_FALSE;
+    p.ha_loadbalancing = DAT_HA_LB_NONE;
+}
+
+/// What a DTO completion was, as `DAT_DTOS`.
+fn operation(op: WcOpcode) -> DAT_DTOS {
+    match op {
+        WcOpcode::Send => DAT_DTO_SEND,
+        WcOpcode::Recv => DAT_DTO_RECEIVE,
+        WcOpcode::RdmaWrite => DAT_DTO_RDMA_WRITE,
+        WcOpcode::RdmaRead => DAT_DTO_RDMA_READ,
+        WcOpcode::Bind => DAT_DTO_BIND_MW,
+    }
+}
+
+/// A core event as a DAT 2.0 `DAT_EVENT` (no extension data).
+pub fn event(ev: &Event) -> DAT_EVENT {
+    // SAFETY: DAT_EVENT is plain old data; all-zero is a valid value.
+    let mut out: DAT_EVENT = unsafe { std::mem::zeroed() };
+    out.event_number = ev.number as _;
+    out.evd_handle = ev.evd.as_ptr();
+    match ev.data {
+        EventData::Dto { ep, cookie, status, length, op } => {
+            out.event_data.dto_completion_event_data = DAT_DTO_COMPLETION_EVENT_DATA {
+                ep_handle: ep.as_ptr(),
+                user_cookie: DAT_CONTEXT { as_64: cookie },
+                status: status as _,
+                transfered_length: seg_len(length),
+                operation: operation(op),
+                rmr_context: 0,
+            }
+        }
+        EventData::RmrBind { rmr, cookie, status } => {
+            out.event_data.rmr_completion_event_data = DAT_RMR_BIND_COMPLETION_EVENT_DATA {
+                rmr_handle: rmr.as_ptr(),
+                user_cookie: DAT_CONTEXT { as_64: cookie },
+                status: status as _,
+            }
+        }
+        EventData::ConnectionRequest { sp, local_address, conn_qual, cr } => {
+            out.event_data.cr_arrival_event_data = DAT_CR_ARRIVAL_EVENT_DATA {
+                sp_handle: DAT_SP_HANDLE { psp_handle: sp.as_ptr() },
+                local_ia_address_ptr: local_address as DAT_IA_ADDRESS_PTR,
+                conn_qual,
+                cr_handle: cr.as_ptr(),
+                truncate_flag: DAT_FALSE,
+            }
+        }
+        EventData::Connection { ep, private_data_size, private_data } => {
+            out.event_data.connect_event_data = DAT_CONNECTION_EVENT_DATA {
+                ep_handle: ep.as_ptr(),
+                private_data_size,
+                private_data: private_data as DAT_PVOID,
+            }
+        }
+        EventData::AsyncError { handle, reason } => {
+            out.event_data.asynch_error_event_data =
+                DAT_ASYNCH_ERROR_EVENT_DATA { dat_handle: handle.as_ptr(), reason: reason as _ }
+        }
+        EventData::Software { pointer } => {
+            out.event_data.software_event_data = DAT_SOFTWARE_EVENT_DATA { pointer: pointer as usize as DAT_PVOID }
+        }
+    }
+    out
+}
+
+/// A C `DAT_EP_ATTR` as core attributes.
+pub fn ep_attr_in(a: &DAT_EP_ATTR) -> EpAttr {
+    EpAttr {
+        service_type: a.service_type,
+        max_message_size: a.max_message_size as u64,
+        max_rdma_size: a.max_rdma_size as u64,
+        qos: a.qos,
+        recv_completion_flags: a.recv_completion_flags,
+        request_completion_flags: a.request_completion_flags,
+        max_recv_dtos: a.max_recv_dtos,
+        max_request_dtos: a.max_request_dtos,
+        max_recv_iov: a.max_recv_iov,
+        max_request_iov: a.max_request_iov,
+        max_rdma_read_in: a.max_rdma_read_in,
+        max_rdma_read_out: a.max_rdma_read_out,
+        srq_soft_hw: a.srq_soft_hw,
+        max_rdma_read_iov: a.max_rdma_read_iov,
+        max_rdma_write_iov: a.max_rdma_write_iov,
+    }
+}
+
+/// Core attributes as a C `DAT_EP_ATTR` (no transport- or provider-specific attributes).
+pub fn ep_attr_out(a: &EpAttr) -> DAT_EP_ATTR {
+    DAT_EP_ATTR {
+        service_type: a.service_type as _,
+        max_message_size: seg_len(a.max_message_size),
+        max_rdma_size: seg_len(a.max_rdma_size),
+        qos: a.qos as _,
+        recv_completion_flags: a.recv_completion_flags as _,
+        request_completion_flags: a.request_completion_flags as _,
+        max_recv_dtos: a.max_recv_dtos,
+        max_request_dtos: a.max_request_dtos,
+        max_recv_iov: a.max_recv_iov,
+        max_request_iov: a.max_request_iov,
+        max_rdma_read_in: a.max_rdma_read_in,
+        max_rdma_read_out: a.max_rdma_read_out,
+        srq_soft_hw: a.srq_soft_hw,
+        max_rdma_read_iov: a.max_rdma_read_iov,
+        max_rdma_write_iov: a.max_rdma_write_iov,
+        ep_transport_specific_count: 0,
+        ep_transport_specific: std::ptr::null_mut(),
+        ep_provider_specific_count: 0,
+        ep_provider_specific: std::ptr::null_mut(),
+    }
+}
+
+/// Copies a Rust string into a fixed C char array, NUL-terminated and truncated.
+pub fn fill_name(dst: &mut [libc::c_char], s: &str) {
+    let n = s.len().min(dst.len().saturating_sub(1));
+    for (d, b) in dst.iter_mut().zip(s.as_bytes()[..n].iter()) {
+        *d = *b as libc::c_char;
+    }
+    if let Some(d) = dst.get_mut(n) {
+        *d = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datcore::codes;
+    use datcore::DatError;
+
+    #[test]
+    fn codes_are_renumbered_and_round_trip() {
+        // Below DAT_INVALID_HANDLE1 nothing moves.
+        let ia = DatError::invalid_handle(codes::DAT_INVALID_HANDLE_IA).0;
+        assert_eq!(code_out(ia), DAT_CLASS_ERROR | DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_IA);
+        // From DAT_INVALID_HANDLE1 on: one up; from DAT_PRIVILEGES_READ on: two up.
+        assert_eq!(code_out(DatError::invalid_handle(codes::DAT_INVALID_HANDLE1).0) & 0xffff, DAT_INVALID_HANDLE1);
+        assert_eq!(code_out(DatError::invalid_arg(3).0), DAT_CLASS_ERROR | DAT_INVALID_PARAMETER | DAT_INVALID_ARG3);
+        let pz_in_use = DatError::invalid_state(codes::DAT_INVALID_STATE_PZ_IN_USE).0;
+        assert_eq!(code_out(pz_in_use) & 0xffff, DAT_INVALID_STATE_PZ_IN_USE);
+        let srq_in_use = DatError::invalid_state(codes::DAT_INVALID_STATE_SRQ_IN_USE).0;
+        assert_eq!(code_out(srq_in_use) & 0xffff, DAT_INVALID_STATE_SRQ_IN_USE);
+        let not_reg = DatError::new(codes::DAT_PROVIDER_NOT_FOUND, codes::DAT_NAME_NOT_REGISTERED).0;
+        assert_eq!(code_out(not_reg), DAT_CLASS_ERROR | DAT_PROVIDER_NOT_FOUND | DAT_NAME_NOT_REGISTERED);
+        assert_eq!(code_out(DatError::NOT_IMPLEMENTED.0), DAT_CLASS_ERROR | DAT_NOT_IMPLEMENTED);
+        assert_eq!(code_out(0), DAT_SUCCESS);
+        // Every core subtype survives the way out and back.
+        for sub in 0..=LAST_12 {
+            for ty in [codes::DAT_INVALID_HANDLE, codes::DAT_INVALID_STATE] {
+                let core = DatError::new(ty, sub).0;
+                assert_eq!(code_in(code_out(core)), core, "{core:#x}");
+            }
+        }
+        assert_eq!(code_in(code_out(DatError::NOT_IMPLEMENTED.0)), DatError::NOT_IMPLEMENTED.0);
+        // DAT 2.0-only subtypes from a provider come back unchanged.
+        for sub in [DAT_INVALID_HANDLE_CSP, DAT_INVALID_STATE_SRQ_SHUTDOWN] {
+            let face = DAT_CLASS_ERROR | DAT_INVALID_STATE | sub;
+            assert_eq!(code_out(code_in(face)), face);
+        }
+    }
+
+    #[test]
+    fn triplets_convert_both_ways() {
+        let t = [DAT_LMR_TRIPLET { virtual_address: 0x1000, segment_length: 64, lmr_context: 7 }; 9];
+        for n in [0, 1, SGES_ON_STACK, SGES_ON_STACK + 1] {
+            let got = with_sges(&t[..n], |s| Ok(s.to_vec())).unwrap();
+            assert_eq!(got.len(), n);
+            assert!(got.iter().all(|s| *s == Sge { lkey: 7, pad: 0, addr: 0x1000, length: 64 }));
+        }
+        let back = lmr_triplet(&Sge { lkey: 9, pad: 0, addr: 0x2000, length: 1 << 40 });
+        assert_eq!((back.virtual_address, back.segment_length, back.lmr_context), (0x2000, u32::MAX, 9));
+    }
+
+    #[test]
+    fn srq_states_swap() {
+        assert_eq!(srq_state(codes::DAT_SRQ_STATE_OPERATIONAL), DAT_SRQ_STATE_OPERATIONAL);
+        assert_eq!(srq_state(codes::DAT_SRQ_STATE_ERROR), DAT_SRQ_STATE_ERROR);
+        assert_ne!(DAT_SRQ_STATE_OPERATIONAL, codes::DAT_SRQ_STATE_OPERATIONAL);
+    }
+}

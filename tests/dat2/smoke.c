@@ -1,0 +1,362 @@
+/*
+ * smoke.c - a DAT 2.0 program against libdat2.so.2 (<dat2/udat.h>, -ldat2).
+ *
+ *   smoke [-P ia_name] [-q conn_qual] [-h address]   (default IA "shm", address 127.0.0.1:
+ *                                                     the IA's own IPv4 address)
+ *
+ * Forks a client; the parent is the server.  Checks, as a DAT 2.0 consumer sees them:
+ *   - dat_ia_open asks for DAT 2.0; the provider attributes say DAT 2.0, the IA attributes
+ *     offer no extension; a few bad calls return DAT 2.0-numbered codes (and dat_strerror
+ *     names them), DAT_VA_TYPE_ZB is refused, dat_extension_op answers;
+ *   - the server rejects the first connection with private data, which the client sees in its
+ *     PEER_REJECTED event; the second is accepted;
+ *   - send/recv with 16-byte triplets; the completions report their DAT_DTOS operation and
+ *     32-bit length;
+ *   - the client RDMA-writes a pattern into the server's buffer (RMR triplet from the server)
+ *     and reads it back; the server checks it too;
+ *   - disconnect, free everything, close.
+ * Prints one line per step; exit status 0 when every check passed.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dat2/udat.h>
+#include <dat2/dat_ib_extensions.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define BUF 4096
+#define WAIT_US (15u * 1000u * 1000u)
+
+static const char *role = "server";
+/* An error code as the library builds it (DAT_ERROR is not in the consumer headers). */
+#define ERR(type, subtype) (DAT_CLASS_ERROR | (type) | (subtype))
+static const char REJECT_PD[] = "busy, try again";
+static const char *server_address = "127.0.0.1";
+
+static void fail(const char *what, DAT_RETURN r)
+{
+    const char *major = "", *minor = "";
+    dat_strerror(r, &major, &minor);
+    fprintf(stderr, "%s: FAIL %s: 0x%08x %s %s\n", role, what, (unsigned) r, major, minor);
+    exit(1);
+}
+
+#define OK(call) do { DAT_RETURN r_ = (call); if (r_ != DAT_SUCCESS) fail(#call, r_); } while (0)
+#define EXPECT(call, want) do { DAT_RETURN r_ = (call); if (r_ != (DAT_RETURN) (want)) { \
+    fprintf(stderr, "%s: expected 0x%08x\n", role, (unsigned) (want)); fail(#call, r_); } } while (0)
+#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s: FAIL %s\n", role, #cond); exit(1); } } while (0)
+
+struct side {
+    DAT_IA_HANDLE ia;
+    DAT_EVD_HANDLE async_evd, dto_evd, recv_evd, conn_evd, cr_evd; /* dto_evd: sends and RDMA */
+    DAT_PZ_HANDLE pz;
+    DAT_EP_HANDLE ep;
+    DAT_LMR_HANDLE lmr;
+    DAT_LMR_CONTEXT lmr_context;
+    DAT_RMR_CONTEXT rmr_context;
+    unsigned char *buf;
+};
+
+static DAT_EVENT wait_event(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER want)
+{
+    DAT_EVENT ev;
+    DAT_COUNT more;
+    OK(dat_evd_wait(evd, WAIT_US, 1, &ev, &more));
+    if (ev.event_number != want) {
+        fprintf(stderr, "%s: FAIL event 0x%x, expected 0x%x\n", role, (unsigned) ev.event_number, (unsigned) want);
+        exit(1);
+    }
+    return ev;
+}
+
+/* A DTO completion (receives on their own EVD): success, the expected operation and length. */
+static void wait_dto(struct side *s, DAT_DTOS op, DAT_SEG_LENGTH len)
+{
+    DAT_EVENT ev = wait_event(op == DAT_DTO_RECEIVE ? s->recv_evd : s->dto_evd, DAT_DTO_COMPLETION_EVENT);
+    DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
+    if (d->status != DAT_DTO_SUCCESS || d->operation != op || d->transfered_length != len) {
+        fprintf(stderr, "%s: FAIL dto status %u operation %u length %u, expected operation %u length %u\n", role,
+                (unsigned) d->status, (unsigned) d->operation, (unsigned) d->transfered_length, (unsigned) op,
+                (unsigned) len);
+        exit(1);
+    }
+}
+
+static void open_side(struct side *s, char *ia_name)
+{
+    DAT_REGION_DESCRIPTION region;
+    DAT_VLEN reg_len;
+    DAT_VADDR reg_addr;
+    DAT_EP_ATTR attr;
+
+    memset(s, 0, sizeof *s);
+    s->async_evd = DAT_HANDLE_NULL;
+    OK(dat_ia_open(ia_name, 8, &s->async_evd, &s->ia));
+    OK(dat_pz_create(s->ia, &s->pz));
+    OK(dat_evd_create(s->ia, 32, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &s->dto_evd));
+    OK(dat_evd_create(s->ia, 32, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &s->recv_evd));
+    OK(dat_evd_create(s->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &s->conn_evd));
+    OK(dat_evd_create(s->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &s->cr_evd));
+    memset(&attr, 0, sizeof attr);
+    attr.service_type = DAT_SERVICE_TYPE_RC;
+    attr.max_message_size = BUF;
+    attr.max_rdma_size = BUF;
+    attr.qos = DAT_QOS_BEST_EFFORT;
+    attr.recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
+    attr.request_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
+    attr.max_recv_dtos = 8;
+    attr.max_request_dtos = 8;
+    attr.max_recv_iov = 2;
+    attr.max_request_iov = 2;
+    attr.max_rdma_read_in = 1;
+    attr.max_rdma_read_out = 1;
+    attr.max_rdma_read_iov = 1;
+    attr.max_rdma_write_iov = 1;
+    OK(dat_ep_create(s->ia, s->pz, s->recv_evd, s->dto_evd, s->conn_evd, &attr, &s->ep));
+    s->buf = aligned_alloc(4096, 2 * BUF);
+    CHECK(s->buf != NULL);
+    memset(s->buf, 0, 2 * BUF);
+    region.for_va = s->buf;
+    OK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, region, 2 * BUF, s->pz, DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA,
+                      &s->lmr, &s->lmr_context, &s->rmr_context, &reg_len, &reg_addr));
+}
+
+static void close_side(struct side *s)
+{
+    OK(dat_ep_free(s->ep));
+    OK(dat_lmr_free(s->lmr));
+    OK(dat_evd_free(s->dto_evd));
+    OK(dat_evd_free(s->recv_evd));
+    OK(dat_evd_free(s->conn_evd));
+    OK(dat_evd_free(s->cr_evd));
+    OK(dat_pz_free(s->pz));
+    OK(dat_ia_close(s->ia, DAT_CLOSE_GRACEFUL_FLAG));
+    free(s->buf);
+}
+
+/* A triplet of `len` bytes at offset `off` of the side's buffer. */
+static DAT_LMR_TRIPLET iov(struct side *s, size_t off, DAT_SEG_LENGTH len)
+{
+    DAT_LMR_TRIPLET t;
+    t.virtual_address = (DAT_VADDR) (uintptr_t) (s->buf + off);
+    t.segment_length = len;
+    t.lmr_context = s->lmr_context;
+    return t;
+}
+
+static DAT_DTO_COOKIE cookie(uint64_t v)
+{
+    DAT_DTO_COOKIE c;
+    c.as_64 = v;
+    return c;
+}
+
+/* What DAT 2.0 numbers differently from DAT 1.2, as this program sees it. */
+static void check_api(struct side *s)
+{
+    DAT_PROVIDER_ATTR pattr;
+    DAT_IA_ATTR iattr;
+    DAT_EVD_HANDLE evd;
+    DAT_PZ_HANDLE pz;
+    DAT_LMR_HANDLE lmr;
+    DAT_LMR_CONTEXT lc;
+    DAT_RMR_CONTEXT rc;
+    DAT_VLEN rl;
+    DAT_VADDR ra;
+    DAT_REGION_DESCRIPTION region;
+    const char *major, *minor;
+    DAT_EVD_HANDLE async;
+
+    OK(dat_ia_query(s->ia, &async, DAT_IA_FIELD_ALL, &iattr, DAT_PROVIDER_FIELD_ALL, &pattr));
+    CHECK(pattr.dapl_version_major == 2 && pattr.dapl_version_minor == 0);
+    CHECK(iattr.extension_supported == DAT_EXTENSION_NONE && iattr.zb_supported == DAT_FALSE);
+    CHECK(DAT_INVALID_HANDLE1 == 0x1b && DAT_INVALID_ARG2 == 0x26); /* the 2.0 numbering */
+    EXPECT(dat_pz_create(DAT_HANDLE_NULL, &pz), ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA));
+    EXPECT(dat_evd_create(s->ia, 0, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &evd),
+           ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
+    EXPECT(dat_pz_free(s->pz), ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE));
+    EXPECT(dat_set_consumer_context((DAT_HANDLE) (uintptr_t) 0xdeadbeef000ull, (DAT_CONTEXT) { .as_64 = 1 }),
+           ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1));
+    EXPECT(dat_ep_recv_query(DAT_HANDLE_NULL, NULL, NULL), ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
+    OK(dat_strerror(ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE), &major, &minor));
+    CHECK(strcmp(major, "DAT_INVALID_STATE") == 0 && strcmp(minor, "DAT_INVALID_STATE_PZ_IN_USE") == 0);
+    region.for_va = s->buf;
+    EXPECT(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, region, BUF, s->pz, DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_ZB,
+                          &lmr, &lc, &rc, &rl, &ra),
+           ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7));
+    EXPECT(dat_ib_post_fetch_and_add(DAT_HANDLE_NULL, 1, NULL, cookie(0), NULL, 0),
+           ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
+    EXPECT(dat_ib_post_fetch_and_add(s->ep, 1, NULL, cookie(0), NULL, 0), ERR(DAT_NOT_IMPLEMENTED, 0));
+    EXPECT(dat_extension_op(s->ep, 0x7777), ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
+    printf("%s: DAT 2.0 attributes and return codes as expected\n", role);
+}
+
+static int server(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
+{
+    struct side s;
+    DAT_PSP_HANDLE psp;
+    DAT_EVENT ev;
+    DAT_LMR_TRIPLET t;
+    DAT_RMR_TRIPLET rt;
+    DAT_CR_HANDLE cr;
+    size_t i;
+
+    open_side(&s, ia_name);
+    check_api(&s);
+    OK(dat_psp_create(s.ia, qual, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &psp));
+    CHECK(write(ready_fd, "L", 1) == 1);
+    printf("server: listening on %llu\n", (unsigned long long) qual);
+
+    ev = wait_event(s.cr_evd, DAT_CONNECTION_REQUEST_EVENT);
+    OK(dat_cr_reject(ev.event_data.cr_arrival_event_data.cr_handle, (DAT_COUNT) sizeof REJECT_PD,
+                     (DAT_PVOID) REJECT_PD));
+    printf("server: rejected the first request with private data\n");
+
+    ev = wait_event(s.cr_evd, DAT_CONNECTION_REQUEST_EVENT);
+    cr = ev.event_data.cr_arrival_event_data.cr_handle;
+    t = iov(&s, 0, 64);
+    OK(dat_ep_post_recv(s.ep, 1, &t, cookie(1), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_cr_accept(cr, s.ep, 0, NULL));
+    wait_event(s.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED);
+    printf("server: connected\n");
+
+    /* the client's hello */
+    wait_dto(&s, DAT_DTO_RECEIVE, 6);
+    CHECK(memcmp(s.buf, "hello", 6) == 0);
+    /* our buffer's second half, as an RMR triplet; then the client's "done" */
+    t = iov(&s, 0, 64);
+    OK(dat_ep_post_recv(s.ep, 1, &t, cookie(2), DAT_COMPLETION_DEFAULT_FLAG));
+    rt.virtual_address = (DAT_VADDR) (uintptr_t) (s.buf + BUF);
+    rt.segment_length = BUF;
+    rt.rmr_context = s.rmr_context;
+    memcpy(s.buf + 128, &rt, sizeof rt);
+    t = iov(&s, 128, sizeof rt);
+    OK(dat_ep_post_send(s.ep, 1, &t, cookie(3), DAT_COMPLETION_DEFAULT_FLAG));
+    wait_dto(&s, DAT_DTO_SEND, sizeof rt);
+    wait_dto(&s, DAT_DTO_RECEIVE, 5);
+    CHECK(memcmp(s.buf, "done", 5) == 0);
+    for (i = 0; i < BUF; i++)
+        CHECK(s.buf[BUF + i] == (unsigned char) (i * 7 + 3));
+    printf("server: the client's RDMA write landed\n");
+
+    wait_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED);
+    OK(dat_psp_free(psp));
+    close_side(&s);
+    printf("server: done\n");
+    return 0;
+}
+
+static int client(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
+{
+    struct side s;
+    struct sockaddr_in addr;
+    DAT_EVENT ev;
+    DAT_CONNECTION_EVENT_DATA *c;
+    DAT_LMR_TRIPLET t;
+    DAT_RMR_TRIPLET rt;
+    char ready;
+    size_t i;
+
+    role = "client";
+    CHECK(read(ready_fd, &ready, 1) == 1);
+    open_side(&s, ia_name);
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    CHECK(inet_pton(AF_INET, server_address, &addr.sin_addr) == 1);
+
+    /* the first attempt is rejected with private data */
+    OK(dat_ep_connect(s.ep, (DAT_IA_ADDRESS_PTR) &addr, qual, WAIT_US, 0, NULL, DAT_QOS_BEST_EFFORT,
+                      DAT_CONNECT_DEFAULT_FLAG));
+    ev = wait_event(s.conn_evd, DAT_CONNECTION_EVENT_PEER_REJECTED);
+    c = &ev.event_data.connect_event_data;
+    CHECK(c->private_data_size >= (DAT_COUNT) sizeof REJECT_PD);
+    CHECK(memcmp(c->private_data, REJECT_PD, sizeof REJECT_PD) == 0);
+    printf("client: rejected with the server's private data\n");
+
+    /* a rejected EP is disconnected: reset it and connect again */
+    OK(dat_ep_reset(s.ep));
+    OK(dat_ep_connect(s.ep, (DAT_IA_ADDRESS_PTR) &addr, qual, WAIT_US, 0, NULL, DAT_QOS_BEST_EFFORT,
+                      DAT_CONNECT_DEFAULT_FLAG));
+    wait_event(s.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED);
+    printf("client: connected\n");
+
+    t = iov(&s, 256, sizeof rt);
+    OK(dat_ep_post_recv(s.ep, 1, &t, cookie(10), DAT_COMPLETION_DEFAULT_FLAG));
+    memcpy(s.buf, "hello", 6);
+    t = iov(&s, 0, 6);
+    OK(dat_ep_post_send(s.ep, 1, &t, cookie(11), DAT_COMPLETION_DEFAULT_FLAG));
+    wait_dto(&s, DAT_DTO_SEND, 6);
+    wait_dto(&s, DAT_DTO_RECEIVE, sizeof rt);
+    memcpy(&rt, s.buf + 256, sizeof rt);
+    CHECK(rt.segment_length == BUF);
+
+    for (i = 0; i < BUF; i++)
+        s.buf[BUF + i] = (unsigned char) (i * 7 + 3);
+    t = iov(&s, BUF, BUF);
+    OK(dat_ep_post_rdma_write(s.ep, 1, &t, cookie(12), &rt, DAT_COMPLETION_DEFAULT_FLAG));
+    wait_dto(&s, DAT_DTO_RDMA_WRITE, BUF);
+    memset(s.buf + BUF, 0, BUF);
+    OK(dat_ep_post_rdma_read(s.ep, 1, &t, cookie(13), &rt, DAT_COMPLETION_DEFAULT_FLAG));
+    wait_dto(&s, DAT_DTO_RDMA_READ, BUF);
+    for (i = 0; i < BUF; i++)
+        CHECK(s.buf[BUF + i] == (unsigned char) (i * 7 + 3));
+    printf("client: RDMA write and read back of %d bytes checked\n", BUF);
+
+    memcpy(s.buf, "done", 5);
+    t = iov(&s, 0, 5);
+    OK(dat_ep_post_send(s.ep, 1, &t, cookie(14), DAT_COMPLETION_DEFAULT_FLAG));
+    wait_dto(&s, DAT_DTO_SEND, 5);
+    OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
+    wait_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED);
+    close_side(&s);
+    printf("client: done\n");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    char shm[] = "shm";
+    char *ia_name = shm;
+    DAT_CONN_QUAL qual = 30000 + (DAT_CONN_QUAL) getpid() % 20000;
+    int fds[2], opt, status;
+    pid_t pid;
+
+    while ((opt = getopt(argc, argv, "P:q:h:")) != -1) {
+        if (opt == 'P')
+            ia_name = optarg;
+        else if (opt == 'q')
+            qual = strtoull(optarg, NULL, 0);
+        else if (opt == 'h')
+            server_address = optarg;
+        else {
+            fprintf(stderr, "usage: %s [-P ia_name] [-q conn_qual] [-h address]\n", argv[0]);
+            return 2;
+        }
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (pipe(fds) != 0)
+        return 1;
+    pid = fork();
+    if (pid < 0)
+        return 1;
+    if (pid == 0) {
+        close(fds[1]);
+        return client(ia_name, qual, fds[0]);
+    }
+    close(fds[0]);
+    status = server(ia_name, qual, fds[1]);
+    CHECK(waitpid(pid, &status, 0) == pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "smoke: client failed\n");
+        return 1;
+    }
+    printf("smoke: PASSED\n");
+    return 0;
+}
