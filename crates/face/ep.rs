@@ -1,8 +1,7 @@
 //! Endpoint exports: create, query, modify, connect, disconnect, post, status, free.
 
 use crate::abi::*;
-use crate::convert::with_sges;
-use crate::convert::{ep_attr_in, ep_attr_out};
+use crate::convert::{seg_len, with_sges};
 use crate::ffi::{h, input, out, slice};
 use crate::ia::ia_of;
 use datcore::codes::{
@@ -15,6 +14,54 @@ use datcore::{DatError, DatResult};
 
 pub fn ep_of(p: DAT_EP_HANDLE) -> DatResult<handle::Ref<Endpoint>> {
     handle::get_ptr::<Endpoint>(p, DAT_INVALID_HANDLE_EP)
+}
+
+/// A C `DAT_EP_ATTR` as core attributes (DAT 2.0's sizes are 32-bit, DAT 1.2's 64-bit: the
+/// `u64::from` converts in one face only).
+#[allow(clippy::useless_conversion)]
+fn ep_attr_in(a: &DAT_EP_ATTR) -> EpAttr {
+    EpAttr {
+        service_type: a.service_type,
+        max_message_size: u64::from(a.max_message_size),
+        max_rdma_size: u64::from(a.max_rdma_size),
+        qos: a.qos,
+        recv_completion_flags: a.recv_completion_flags,
+        request_completion_flags: a.request_completion_flags,
+        max_recv_dtos: a.max_recv_dtos,
+        max_request_dtos: a.max_request_dtos,
+        max_recv_iov: a.max_recv_iov,
+        max_request_iov: a.max_request_iov,
+        max_rdma_read_in: a.max_rdma_read_in,
+        max_rdma_read_out: a.max_rdma_read_out,
+        srq_soft_hw: a.srq_soft_hw,
+        max_rdma_read_iov: a.max_rdma_read_iov,
+        max_rdma_write_iov: a.max_rdma_write_iov,
+    }
+}
+
+/// Core attributes as a C `DAT_EP_ATTR` (no transport- or provider-specific attributes).
+fn ep_attr_out(a: &EpAttr) -> DAT_EP_ATTR {
+    DAT_EP_ATTR {
+        service_type: a.service_type as _,
+        max_message_size: seg_len(a.max_message_size),
+        max_rdma_size: seg_len(a.max_rdma_size),
+        qos: a.qos as _,
+        recv_completion_flags: a.recv_completion_flags as _,
+        request_completion_flags: a.request_completion_flags as _,
+        max_recv_dtos: a.max_recv_dtos,
+        max_request_dtos: a.max_request_dtos,
+        max_recv_iov: a.max_recv_iov,
+        max_request_iov: a.max_request_iov,
+        max_rdma_read_in: a.max_rdma_read_in,
+        max_rdma_read_out: a.max_rdma_read_out,
+        srq_soft_hw: a.srq_soft_hw,
+        max_rdma_read_iov: a.max_rdma_read_iov,
+        max_rdma_write_iov: a.max_rdma_write_iov,
+        ep_transport_specific_count: 0,
+        ep_transport_specific: std::ptr::null_mut(),
+        ep_provider_specific_count: 0,
+        ep_provider_specific: std::ptr::null_mut(),
+    }
 }
 
 /// Reads an optional `DAT_EP_ATTR`.

@@ -5,6 +5,7 @@ use crate::ffi::{h, input, out};
 use crate::ia::ia_of;
 use datcore::codes::{DAT_INVALID_HANDLE_CNO, DAT_INVALID_HANDLE_EVD_REQUEST};
 use datcore::evd::{self, ConsumerNotifier, EventDispatcher, ProxyAgent};
+use datcore::event::{Event, EventData};
 use datcore::handle;
 use datcore::{DatError, DatResult};
 use std::sync::Arc;
@@ -28,6 +29,46 @@ fn optional_cno(p: DAT_CNO_HANDLE) -> DatResult<Option<Arc<ConsumerNotifier>>> {
 
 fn agent(a: &DAT_OS_WAIT_PROXY_AGENT) -> ProxyAgent {
     ProxyAgent { instance_data: a.instance_data as usize, func: a.proxy_agent_func.map_or(0, |f| f as usize) }
+}
+
+/// A core event as this face's `DAT_EVENT` (48 bytes in DAT 1.2, 120 in DAT 2.0, whose
+/// extension data stays zero); the DTO and connection-request data come from `convert`.
+fn c_event(ev: &Event) -> DAT_EVENT {
+    // SAFETY: DAT_EVENT is plain old data; all-zero is a valid value.
+    let mut out: DAT_EVENT = unsafe { std::mem::zeroed() };
+    out.event_number = ev.number as _;
+    out.evd_handle = ev.evd.as_ptr();
+    match ev.data {
+        EventData::Dto { ep, cookie, status, length, op } => {
+            out.event_data.dto_completion_event_data = crate::convert::dto_completion(ep, cookie, status, length, op)
+        }
+        EventData::RmrBind { rmr, cookie, status } => {
+            out.event_data.rmr_completion_event_data = DAT_RMR_BIND_COMPLETION_EVENT_DATA {
+                rmr_handle: rmr.as_ptr(),
+                user_cookie: DAT_CONTEXT { as_64: cookie },
+                status: status as _,
+            }
+        }
+        EventData::ConnectionRequest { sp, local_address, conn_qual, cr } => {
+            out.event_data.cr_arrival_event_data =
+                crate::convert::cr_arrival(sp, local_address as DAT_IA_ADDRESS_PTR, conn_qual, cr)
+        }
+        EventData::Connection { ep, private_data_size, private_data } => {
+            out.event_data.connect_event_data = DAT_CONNECTION_EVENT_DATA {
+                ep_handle: ep.as_ptr(),
+                private_data_size,
+                private_data: private_data as DAT_PVOID,
+            }
+        }
+        EventData::AsyncError { handle, reason } => {
+            out.event_data.asynch_error_event_data =
+                DAT_ASYNCH_ERROR_EVENT_DATA { dat_handle: handle.as_ptr(), reason: reason as _ }
+        }
+        EventData::Software { pointer } => {
+            out.event_data.software_event_data = DAT_SOFTWARE_EVENT_DATA { pointer: pointer as usize as DAT_PVOID }
+        }
+    }
+    out
 }
 
 /// Creates an EVD. Errors: `DAT_INVALID_HANDLE|IA`, `DAT_INVALID_HANDLE|CNO`,
@@ -172,7 +213,7 @@ pub unsafe extern "C" fn dat_evd_wait(
         // SAFETY: writable out-pointers from the consumer.
         let (ev_out, more_out) = unsafe { (out(event, 4)?, out(n_more_events, 5)?) };
         let (ev, more) = e.wait(timeout, threshold)?;
-        *ev_out = crate::convert::event(&ev);
+        *ev_out = c_event(&ev);
         *more_out = more;
         Ok(())
     })
@@ -189,7 +230,7 @@ pub unsafe extern "C" fn dat_evd_dequeue(evd_handle: DAT_EVD_HANDLE, event: *mut
         let e = evd_of(evd_handle)?;
         // SAFETY: writable out-pointer from the consumer.
         let ev_out = unsafe { out(event, 2)? };
-        *ev_out = crate::convert::event(&e.dequeue()?);
+        *ev_out = c_event(&e.dequeue()?);
         Ok(())
     })
 }

@@ -1,7 +1,7 @@
 //! IA open/close/query, handle helpers, consumer contexts and `dat_strerror`.
 
 use crate::abi::*;
-use crate::convert::{fill_name, seg_len};
+use crate::convert::seg_len;
 use crate::ffi::{h, out};
 use datcore::codes::{DAT_INVALID_HANDLE1, DAT_INVALID_HANDLE_IA, DAT_INVALID_PARAMETER, DAT_SUCCESS};
 use datcore::handle;
@@ -68,6 +68,17 @@ pub unsafe extern "C" fn dat_ia_close(ia_handle: DAT_IA_HANDLE, ia_flags: DAT_CL
         };
         core_ia::close(h(ia_handle), abrupt)
     })
+}
+
+/// Copies a Rust string into a fixed C char array, NUL-terminated and truncated.
+fn fill_name(dst: &mut [libc::c_char], s: &str) {
+    let n = s.len().min(dst.len().saturating_sub(1));
+    for (d, b) in dst.iter_mut().zip(s.as_bytes()[..n].iter()) {
+        *d = *b as libc::c_char;
+    }
+    if let Some(d) = dst.get_mut(n) {
+        *d = 0;
+    }
 }
 
 fn fill_ia_attr(ia: &InterfaceAdapter, a: &mut DAT_IA_ATTR) {

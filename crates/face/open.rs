@@ -1,12 +1,11 @@
 //! Opening and closing IAs through the registry: built-in providers in the core, or
-//! third-party DAT 1.2 provider libraries named in dat.conf.
+//! third-party provider libraries of the face's DAT version named in dat.conf.
 
 use crate::abi::*;
-use datcore::codes::{DAT_NAME_NOT_REGISTERED, DAT_PROVIDER_NOT_FOUND};
 use datcore::handle::Handle;
 use datcore::ia::InterfaceAdapter;
 use datcore::registry::{self, Resolution};
-use datcore::{DatError, DatResult};
+use datcore::DatResult;
 
 /// `dat_ia_openv` after argument checks: resolves the name and opens the IA.
 pub fn open_ia(
@@ -18,11 +17,13 @@ pub fn open_ia(
     minor: u32,
     thread_safe: bool,
 ) -> DatResult<()> {
-    // A face answers only for its own DAT major version, as OFED's two libraries do: a DAT 1.2
-    // consumer is never handed a 2.0 provider, nor the reverse (the name is not registered for it).
     if major != DAT_VERSION_MAJOR {
-        tracing::warn!("dat_ia_open('{name}'): DAT {major}.{minor} asked of the DAT {DAT_VERSION_MAJOR}.x library");
-        return Err(DatError::new(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED));
+        // Each library serves its own DAT major version only (a DAT 2.0 provider table is not a
+        // DAT 1.2 one), as the listing shows only that version's entries.
+        tracing::warn!(
+            "dat_ia_open('{name}'): DAT {major}.{minor} asked of the DAT {DAT_VERSION_MAJOR}.{DAT_VERSION_MINOR} library"
+        );
+        return Err(registry::NOT_FOUND);
     }
     let resolved = registry::resolve(name, major, minor, thread_safe);
     match resolved {
