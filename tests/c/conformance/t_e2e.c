@@ -1760,14 +1760,35 @@ static tres st_run_threads(struct st_side *s)
     return T_PASS;
 }
 
+static int st_all_flushed(const struct st_side *s, int posted)
+{
+    for (int e = 0; e < ST_NEP; e++)
+        if (s->flushed[e] < posted)
+            return 0;
+    return 1;
+}
+
 /* After the disconnect: what is left must be exactly the `posted` receives each EP still had,
- * flushed; a second completion of anything fails in st_event. */
+ * flushed; a second completion of anything fails in st_event. Flushes are asynchronous: a
+ * device may complete them after the DISCONNECTED event (rxe does), so they are collected
+ * until all are in or E2E_WAIT passes. */
 static tres st_finish(struct st_side *s, int posted)
 {
-    for (int k = 0; k < ST_GROUPS; k++) {
-        DAT_EVENT ev;
-        while (dat_evd_dequeue(s->g[k].req, &ev) == DAT_SUCCESS || dat_evd_dequeue(s->g[k].rcv, &ev) == DAT_SUCCESS)
-            TRY(st_event(&s->g[k], &ev));
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        for (int k = 0; k < ST_GROUPS; k++) {
+            DAT_EVENT ev;
+            while (dat_evd_dequeue(s->g[k].req, &ev) == DAT_SUCCESS ||
+                   dat_evd_dequeue(s->g[k].rcv, &ev) == DAT_SUCCESS)
+                TRY(st_event(&s->g[k], &ev));
+        }
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        double waited_us = (t.tv_sec - t0.tv_sec) * 1e6 + (t.tv_nsec - t0.tv_nsec) / 1e3;
+        if (st_all_flushed(s, posted) || waited_us > E2E_WAIT)
+            break;
+        usleep(1000);
     }
     for (int e = 0; e < ST_NEP; e++)
         CHECK(s->flushed[e] == posted, "%s: EP%d: %d receives flushed, expected %d", s->server ? "server" : "client",
