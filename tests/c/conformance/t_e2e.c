@@ -1676,11 +1676,13 @@ static tres st_group_loop(struct st_group *g)
     DAT_EVENT ev;
     while (!st_group_done(g)) {
         if (g->s->stop)
-            return t_fail("stopped: another thread failed");
+            return T_FAIL; /* the thread that failed first wrote the reason: keep it */
         DAT_RETURN r;
         if (g->wait) {
             DAT_COUNT n;
             r = dat_evd_wait(g->req, E2E_WAIT, 1, &ev, &n);
+            if (r != DAT_SUCCESS && g->s->stop)
+                return T_FAIL; /* woken by nothing because another thread failed: keep its reason */
             CHECK(r == DAT_SUCCESS, "%s: group of EP%d: dat_evd_wait: %s (lost wake-up?)",
                   g->s->server ? "server" : "client", g->first, rs(r));
         } else {
