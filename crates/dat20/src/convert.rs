@@ -177,30 +177,47 @@ pub fn fill_provider_attr_face(ia: &InterfaceAdapter, p: &mut DAT_PROVIDER_ATTR)
     p.is_signal_safe = DAT_FALSE;
     p.ha_supported = DAT_FALSE;
     p.ha_loadbalancing = DAT_HA_LB_NONE;
-    let attrs = extension_attrs(ia.device.attr().extensions);
+    let attrs = provider_attrs(ia.device.attr().extensions, ia.device.attr().transport_mtu);
     p.num_provider_specific_attr = attrs.len() as DAT_COUNT;
     // The consumer only reads them (OFED's provider hands out a shared table the same way).
     p.provider_specific_attr = attrs.as_ptr() as *mut DAT_NAMED_ATTR;
 }
 
+/// The provider-specific attributes: the two transport attributes DAT 2.0 programs read (dtest
+/// runs its RDMA read and ping-pong phases only when `DAT_IB_RDMA_READ` is "TRUE"; dtestsrq
+/// sizes its messages by `DAT_IB_TRANSPORT_MTU`), then the IB extension attributes.
+const ATTRS: usize = 6;
+
 /// Named attributes with static addresses (strings and array live for the process).
-struct NamedAttrs([DAT_NAMED_ATTR; 4]);
+struct NamedAttrs([DAT_NAMED_ATTR; ATTRS]);
 // SAFETY: the pointers name static C strings; the arrays are never written.
 unsafe impl Sync for NamedAttrs {}
 unsafe impl Send for NamedAttrs {}
 
-/// The provider-specific attribute table for `caps`, one static table per combination.
-fn extension_attrs(caps: ExtensionCaps) -> &'static [DAT_NAMED_ATTR; 4] {
-    static TABLES: OnceLock<[NamedAttrs; 4]> = OnceLock::new();
+/// The MTUs a transport reports, as `DAT_IB_TRANSPORT_MTU` values.
+const MTUS: [(u32, &std::ffi::CStr); 5] =
+    [(256, c"256"), (512, c"512"), (1024, c"1024"), (2048, c"2048"), (4096, c"4096")];
+
+/// The provider-specific attribute table for a device's extensions and MTU, one static table
+/// per combination.
+fn provider_attrs(caps: ExtensionCaps, mtu: u32) -> &'static [DAT_NAMED_ATTR; ATTRS] {
+    static TABLES: OnceLock<[[NamedAttrs; MTUS.len()]; 4]> = OnceLock::new();
     let tables = TABLES.get_or_init(|| {
         [0, 1, 2, 3].map(|bits| {
             let caps = ExtensionCaps { immed_data: bits & 1 != 0, atomics: bits & 2 != 0 };
-            NamedAttrs(
-                ib_ext::provider_attrs(caps).map(|(n, v)| DAT_NAMED_ATTR { name: n.as_ptr(), value: v.as_ptr() }),
-            )
+            MTUS.map(|(_, mtu)| {
+                let transport = [(c"DAT_IB_RDMA_READ", c"TRUE"), (c"DAT_IB_TRANSPORT_MTU", mtu)];
+                let mut all = transport.into_iter().chain(ib_ext::provider_attrs(caps));
+                NamedAttrs(std::array::from_fn(|_| {
+                    let (n, v) = all.next().expect("ATTRS entries");
+                    DAT_NAMED_ATTR { name: n.as_ptr(), value: v.as_ptr() }
+                }))
+            })
         })
     });
-    &tables[caps.immed_data as usize | (caps.atomics as usize) << 1].0
+    // the largest listed MTU not above the device's (4096 for anything larger)
+    let m = MTUS.iter().rposition(|(bytes, _)| *bytes <= mtu).unwrap_or(0);
+    &tables[caps.immed_data as usize | (caps.atomics as usize) << 1][m].0
 }
 
 /// What a DTO completion was, as `DAT_DTOS` (`DAT_IB_DTOS` for the IB extensions).

@@ -169,6 +169,9 @@ fn dat20_over_shm() {
             })
             .collect()
     };
+    // what dtest and dtestsrq read: RDMA read offered, the transport MTU (shm: 4096)
+    assert!(named.contains(&("DAT_IB_RDMA_READ".to_string(), "TRUE".to_string())), "{named:?}");
+    assert!(named.contains(&("DAT_IB_TRANSPORT_MTU".to_string(), "4096".to_string())), "{named:?}");
     for name in ["DAT_EXTENSION_INTERFACE", "DAT_IB_FETCH_AND_ADD", "DAT_IB_CMP_AND_SWAP", "DAT_IB_IMMED_DATA"] {
         assert!(named.contains(&(name.to_string(), "TRUE".to_string())), "{name} in {named:?}");
     }

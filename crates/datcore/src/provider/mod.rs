@@ -91,6 +91,9 @@ pub struct DeviceAttr {
     pub max_private_data: usize,
     /// Which IB extension operations work on this device.
     pub extensions: ExtensionCaps,
+    /// The transport's MTU in bytes (verbs: the port's active MTU), which DAT 2.0 consumers read
+    /// as the provider attribute `DAT_IB_TRANSPORT_MTU` to size their messages.
+    pub transport_mtu: u32,
 }
 
 /// The IB extension operations (`dat_ib_extensions.h`) a device carries out for real.

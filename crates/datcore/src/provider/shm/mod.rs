@@ -113,6 +113,8 @@ fn device_attr(name: &str) -> DeviceAttr {
         max_rdma_size: MAX_MESSAGE,
         max_private_data: wire::MAX_PRIVATE_DATA,
         extensions: super::ExtensionCaps { immed_data: true, atomics: true },
+        // No wire MTU: the largest InfiniBand one, for consumers that size messages by it.
+        transport_mtu: 4096,
     }
 }
 

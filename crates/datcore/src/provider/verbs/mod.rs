@@ -295,6 +295,8 @@ impl DevInner {
                 immed_data: !t.iwarp,
                 atomics: !t.iwarp && a.atomic_cap != sys::IBV_ATOMIC_NONE,
             },
+            // enum ibv_mtu: 1 = 256 bytes ... 5 = 4096 bytes
+            transport_mtu: 128 << pa.active_mtu.clamp(1, 5),
         };
         check_memlock();
         let read_sink_remote_write = t.iwarp && a.vendor_id != SIW_VENDOR_ID;
