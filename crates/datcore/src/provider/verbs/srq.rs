@@ -123,7 +123,12 @@ impl SharedReceiveQueue for VerbsSrq {
         Ok(())
     }
 
-    fn set_limit(&self, low_watermark: u32) -> DatResult<()> {
+    fn set_limit(&self, low_watermark: u32, context: u64) -> DatResult<()> {
+        // The device reports IBV_EVENT_SRQ_LIMIT_REACHED with the ibv_srq; its srq_context
+        // carries our context to that report (cm.rs, drain_async).
+        // SAFETY: live SRQ; srq_context is ours to set and is read only by the async event path
+        // after the device fires the limit armed below.
+        unsafe { (*self.srq).srq_context = context as *mut libc::c_void };
         let mut a = sys::ibv_srq_attr { max_wr: 0, max_sge: 0, srq_limit: low_watermark };
         // SAFETY: live SRQ.
         let r = unsafe { (self.pd.dev.lib.ibv_modify_srq)(self.srq, &mut a, sys::IBV_SRQ_LIMIT) };
