@@ -232,3 +232,41 @@ impl SharedReceiveQueue for ShmSrq {
         self.q.lock().len() as u32
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Recorded(Mutex<Vec<AsyncError>>);
+    impl AsyncEvents for Recorded {
+        fn async_error(&self, err: AsyncError) {
+            self.0.lock().push(err);
+        }
+    }
+
+    /// The low watermark fires once, at the first take that leaves fewer receives than the
+    /// limit, and not again until armed again; 0 disarms.
+    #[test]
+    fn srq_low_watermark_fires_once_per_arming() {
+        let events = Arc::new(Recorded::default());
+        let srq = ShmSrq::new(1, 8, 1, events.clone());
+        for i in 0..6 {
+            srq.post_recv(i, &[]).unwrap();
+        }
+        srq.set_limit(3, 77).unwrap();
+        let mut sges = SgeList::EMPTY;
+        for i in 0..3 {
+            assert_eq!(srq.take(&mut sges), Some(i));
+            assert!(events.0.lock().is_empty(), "{} left is not below 3", 5 - i);
+        }
+        assert_eq!(srq.take(&mut sges), Some(3));
+        assert_eq!(*events.0.lock(), vec![AsyncError::SrqLimit { context: 77 }]);
+        assert_eq!(srq.take(&mut sges), Some(4));
+        assert_eq!(events.0.lock().len(), 1, "disarmed after the event");
+        srq.set_limit(0, 77).unwrap();
+        assert_eq!(srq.take(&mut sges), Some(5));
+        assert_eq!(srq.take(&mut sges), None);
+        assert_eq!(events.0.lock().len(), 1, "0 disarms");
+    }
+}
