@@ -447,6 +447,18 @@ pub trait AsyncEvents: Send + Sync {
     fn async_error(&self, err: AsyncError);
 }
 
+/// Unit tests' sink: records every asynchronous error reported.
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct RecordedAsyncEvents(pub parking_lot::Mutex<Vec<AsyncError>>);
+
+#[cfg(test)]
+impl AsyncEvents for RecordedAsyncEvents {
+    fn async_error(&self, err: AsyncError) {
+        self.0.lock().push(err);
+    }
+}
+
 /// A listening connection qualifier. Dropping it stops listening.
 pub trait Listener: Send + Sync {
     fn port(&self) -> u64;

@@ -236,14 +236,7 @@ impl SharedReceiveQueue for ShmSrq {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[derive(Default)]
-    struct Recorded(Mutex<Vec<AsyncError>>);
-    impl AsyncEvents for Recorded {
-        fn async_error(&self, err: AsyncError) {
-            self.0.lock().push(err);
-        }
-    }
+    use crate::provider::RecordedAsyncEvents as Recorded;
 
     /// The low watermark fires once, at the first take that leaves fewer receives than the
     /// limit, and not again until armed again; 0 disarms.
