@@ -125,10 +125,15 @@ impl SharedReceiveQueue for VerbsSrq {
 
     fn set_limit(&self, low_watermark: u32, context: u64) -> DatResult<()> {
         // The device reports IBV_EVENT_SRQ_LIMIT_REACHED with the ibv_srq; its srq_context
-        // carries our context to that report (cm.rs, drain_async).
-        // SAFETY: live SRQ; srq_context is ours to set and is read only by the async event path
-        // after the device fires the limit armed below.
-        unsafe { (*self.srq).srq_context = context as *mut libc::c_void };
+        // carries our context to that report (cm.rs, drain_async). The core passes the same
+        // context every time, so the field is written before the first arming only, while no
+        // limit event can be on its way.
+        // SAFETY: live SRQ; srq_context is ours (NULL at creation).
+        unsafe {
+            if (*self.srq).srq_context as u64 != context {
+                (*self.srq).srq_context = context as *mut libc::c_void;
+            }
+        }
         let mut a = sys::ibv_srq_attr { max_wr: 0, max_sge: 0, srq_limit: low_watermark };
         // SAFETY: live SRQ.
         let r = unsafe { (self.pd.dev.lib.ibv_modify_srq)(self.srq, &mut a, sys::IBV_SRQ_LIMIT) };
