@@ -597,7 +597,8 @@ pub unsafe extern "C" fn dat_ep_get_status(
     })
 }
 
-/// Not implemented: returns `DAT_NOT_IMPLEMENTED` after validating the handle.
+/// Reports the receives allocated to the EP and not completed, and their span (either output
+/// may be NULL). Errors: `DAT_INVALID_HANDLE|EP`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_recv_query(
     ep_handle: DAT_EP_HANDLE,
@@ -610,13 +611,20 @@ pub unsafe extern "C" fn dat_ep_recv_query(
         {
             return crate::registry::ret(r);
         }
-        let _ = (nbufs_allocated, bufs_alloc_span);
-        ep_of(ep_handle)?;
-        Err(DatError::NOT_IMPLEMENTED)
+        let (allocated, span) = ep_of(ep_handle)?.recv_query();
+        for (p, v) in [(nbufs_allocated, allocated), (bufs_alloc_span, span)] {
+            if !p.is_null() {
+                // SAFETY: a non-NULL output pointer from the consumer is writable.
+                unsafe { *p = v as DAT_COUNT };
+            }
+        }
+        Ok(())
     })
 }
 
-/// Not implemented: returns `DAT_NOT_IMPLEMENTED` after validating the handle.
+/// Sets the soft and hard high watermarks on receives in progress. Errors:
+/// `DAT_INVALID_HANDLE|EP`, `DAT_INVALID_PARAMETER|ARG2/ARG3` (below `DAT_WATERMARK_INFINITE`),
+/// `DAT_MODEL_NOT_SUPPORTED` (a finite hard watermark).
 #[no_mangle]
 pub unsafe extern "C" fn dat_ep_set_watermark(
     ep_handle: DAT_EP_HANDLE,
@@ -631,9 +639,7 @@ pub unsafe extern "C" fn dat_ep_set_watermark(
         ) {
             return crate::registry::ret(r);
         }
-        let _ = (soft_high_watermark, hard_high_watermark);
-        ep_of(ep_handle)?;
-        Err(DatError::NOT_IMPLEMENTED)
+        ep_of(ep_handle)?.set_watermark(soft_high_watermark, hard_high_watermark)
     })
 }
 

@@ -148,10 +148,10 @@ fn fill_provider_attr(ia: &InterfaceAdapter, p: &mut DAT_PROVIDER_ATTR) {
     p.optimal_buffer_alignment = 64;
     p.evd_stream_merging_supported = [[DAT_TRUE as _; 6]; 6];
     p.srq_supported = DAT_TRUE as _;
-    p.srq_watermarks_supported = 0;
+    p.srq_watermarks_supported = DAT_TRUE as _;
     p.srq_ep_pz_difference_supported = DAT_FALSE as _;
     p.srq_info_supported = 0;
-    p.ep_recv_info_supported = 0;
+    p.ep_recv_info_supported = DAT_TRUE as _;
     p.lmr_sync_req = DAT_FALSE as _;
     p.dto_async_return_guaranteed = DAT_FALSE as _;
     p.rdma_write_for_rdma_read_req = DAT_FALSE as _;

@@ -244,7 +244,15 @@ pub struct Endpoint {
     binds: Mutex<HashMap<u64, (Handle, u64)>>,
     next_bind: AtomicU64,
     handle: OnceLock<Handle>,
+    /// The armed soft high watermark on receives in progress (`dat_ep_set_watermark`), or
+    /// [`WATERMARK_DISARMED`].
+    soft_watermark: AtomicU32,
 }
+
+/// `soft_watermark` when no event is armed (`DAT_WATERMARK_INFINITE`, or after the event).
+const WATERMARK_DISARMED: u32 = u32::MAX;
+/// `DAT_WATERMARK_INFINITE` (`(DAT_COUNT) ~0`).
+pub const WATERMARK_INFINITE: i32 = -1;
 
 impl DatObject for Endpoint {
     const TYPE: HandleType = HandleType::Ep;
@@ -347,6 +355,7 @@ impl Endpoint {
             attr: Mutex::new(attr),
             qp: RwLock::new(None),
             early_recvs: Mutex::new(Vec::new()),
+            soft_watermark: AtomicU32::new(WATERMARK_DISARMED),
             state: AtomicU32::new(state),
             conn: Mutex::new(Connection {
                 remote: None,
@@ -590,6 +599,9 @@ impl Endpoint {
             return Err(DatError::invalid_arg(2));
         }
         self.qp()?.post_recv(cookie, sges)?;
+        if self.soft_watermark.load(Ordering::Relaxed) != WATERMARK_DISARMED {
+            self.check_soft_watermark();
+        }
         if matches!(
             self.state(),
             DAT_EP_STATE_UNCONNECTED | DAT_EP_STATE_RESERVED | DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING
@@ -597,6 +609,50 @@ impl Endpoint {
             self.early_recvs.lock().push((cookie, sges.to_vec()));
         }
         Ok(())
+    }
+
+    /// `dat_ep_recv_query`: (receives allocated to the EP and not completed, their span). On
+    /// its own queue a receive is allocated when posted: every posted receive not yet completed
+    /// counts. A receive taken from an SRQ completes as it is taken as far as the library can
+    /// see (shm takes and completes it in one step; a verbs device reports only the
+    /// completion), so an SRQ endpoint reports 0. Messages complete in order on a connection,
+    /// so the span equals the count.
+    pub fn recv_query(&self) -> (u32, u32) {
+        let allocated = if self.srq.is_some() { 0 } else { self.qp.read().as_ref().map_or(0, |q| q.posted_recvs()) };
+        (allocated, allocated)
+    }
+
+    /// `dat_ep_set_watermark`: arms the soft high watermark, raised once on the IA's async EVD
+    /// when more receives than `soft` are in progress at the EP (at once if so already) and
+    /// then disarmed until set again. The hard high watermark (which would break the
+    /// connection) is not supported: anything but `DAT_WATERMARK_INFINITE` there gets
+    /// `DAT_MODEL_NOT_SUPPORTED`.
+    pub fn set_watermark(&self, soft: i32, hard: i32) -> DatResult<()> {
+        if soft < WATERMARK_INFINITE {
+            return Err(DatError::invalid_arg(2));
+        }
+        if hard < WATERMARK_INFINITE {
+            return Err(DatError::invalid_arg(3));
+        }
+        if hard != WATERMARK_INFINITE {
+            return Err(DatError::new(DAT_MODEL_NOT_SUPPORTED, 0));
+        }
+        let armed = if soft == WATERMARK_INFINITE { WATERMARK_DISARMED } else { soft as u32 };
+        self.soft_watermark.store(armed, Ordering::Relaxed);
+        self.check_soft_watermark();
+        Ok(())
+    }
+
+    /// Raises the soft high watermark event if armed and exceeded, and disarms it.
+    fn check_soft_watermark(&self) {
+        let soft = self.soft_watermark.load(Ordering::Relaxed);
+        if soft == WATERMARK_DISARMED || self.recv_query().0 <= soft {
+            return;
+        }
+        if self.soft_watermark.compare_exchange(soft, WATERMARK_DISARMED, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+            tracing::debug!(ep = ?self.handle(), soft, "EP above its soft high watermark");
+            self.ia.post_async(crate::ia::WATERMARK_EVENT, self.handle(), DAT_SRQ_SOFT_HIGH_WATERMARK_EVENT);
+        }
     }
 
     /// Completes a DTO at once with `status` (e.g. `DAT_DTO_ERR_FLUSHED` on a disconnected EP).

@@ -41,6 +41,12 @@ impl DatObject for InterfaceAdapter {
     const TYPE: HandleType = HandleType::Ia;
 }
 
+/// The event number of the watermark events (SRQ low, EP soft high). The DAT headers name no
+/// event of their own for them, only their reasons (`DAT_SRQ_LOW_WATERMARK_EVENT`,
+/// `DAT_SRQ_SOFT_HIGH_WATERMARK_EVENT`): they come as this asynchronous event, whose data names
+/// the SRQ or EP and the reason.
+pub const WATERMARK_EVENT: u32 = DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR;
+
 /// Routes a provider's device errors to the IA's async EVD.
 struct AsyncRouter(OnceLock<Weak<InterfaceAdapter>>);
 
@@ -52,6 +58,7 @@ impl AsyncEvents for AsyncRouter {
             AsyncError::CqOverflow => (DAT_ASYNC_ERROR_EVD_OVERFLOW, ia.handle(), DAT_EVD_OVERFLOW_ERROR),
             AsyncError::DeviceFatal => (DAT_ASYNC_ERROR_IA_CATASTROPHIC, ia.handle(), DAT_IA_CATASTROPHIC_ERROR),
             AsyncError::ProviderInternal => (DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR, ia.handle(), DAT_IA_OTHER_ERROR),
+            AsyncError::SrqLimit { context } => (WATERMARK_EVENT, Handle(context), DAT_SRQ_LOW_WATERMARK_EVENT),
         };
         ia.post_async(number, handle, reason);
     }

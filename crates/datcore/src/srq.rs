@@ -8,7 +8,7 @@ use crate::provider::{Sge, SharedReceiveQueue as ProviderSrq};
 use crate::pz::ProtectionZone;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub struct SharedReceiveQueue {
     pub ia: Arc<InterfaceAdapter>,
@@ -19,6 +19,7 @@ pub struct SharedReceiveQueue {
     limits: Mutex<SrqLimits>,
     /// EPs created with this SRQ.
     pub eps: AtomicU32,
+    handle: OnceLock<Handle>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -61,8 +62,10 @@ impl SharedReceiveQueue {
                 low_watermark: low_watermark.max(0) as u32,
             }),
             eps: AtomicU32::new(0),
+            handle: OnceLock::new(),
         });
         let h = handle::insert(s.clone()).inspect_err(|_| s.pz.release())?;
+        let _ = s.handle.set(h);
         ia.adopt(h);
         Ok(h)
     }
@@ -92,13 +95,22 @@ impl SharedReceiveQueue {
         Ok(())
     }
 
-    /// `dat_srq_set_lw`.
+    /// `dat_srq_set_lw`: arms the low-watermark event, raised once on the IA's async EVD when
+    /// fewer than `lw` receives are left in the SRQ (at once if that is so already) and then
+    /// disarmed until set again; 0 disarms. Above `max_recv_dtos`: `DAT_INVALID_PARAMETER`.
     pub fn set_low_watermark(&self, lw: i32) -> DatResult<()> {
-        if lw < 0 {
+        let mut limits = self.limits.lock();
+        if lw < 0 || lw as u32 > limits.max_recv_dtos {
             return Err(DatError::invalid_arg(2));
         }
-        self.srq.set_limit(lw as u32)?;
-        self.limits.lock().low_watermark = lw as u32;
+        let context = self.handle.get().map_or(0, |h| h.0);
+        let below_now = self.srq.posted() < lw as u32;
+        self.srq.set_limit(if below_now { 0 } else { lw as u32 }, context)?;
+        limits.low_watermark = lw as u32;
+        drop(limits);
+        if below_now {
+            self.ia.post_async(crate::ia::WATERMARK_EVENT, Handle(context), DAT_SRQ_LOW_WATERMARK_EVENT);
+        }
         Ok(())
     }
 }

@@ -1,6 +1,7 @@
 //! The `verbs` provider through the DAT core: IA, PZ, LMR, EVDs, EPs connected over rdma_cm
 //! within one process, send/recv, RDMA write/read, RMR bind, reject, disconnect flush, and a
-//! small ping-pong measurement.
+//! small ping-pong measurement, the receive watermarks (SRQ low, EP soft high) and
+//! `dat_ep_recv_query`'s counts.
 //!
 //! Every test passes with "skipped: no RDMA device" where rdma-core or an active RDMA port with
 //! an IP address is missing. In the soft-RDMA guest:
@@ -19,6 +20,7 @@ use datcore::lmr::LocalMemoryRegion;
 use datcore::provider::verbs::VerbsProvider;
 use datcore::provider::{AtomicOp, Provider, SendOp, Sge};
 use datcore::pz::ProtectionZone;
+use datcore::srq::SharedReceiveQueue;
 use datcore::{rmr, service_point, DatError};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -495,6 +497,71 @@ fn verbs_pingpong() {
     c.ep.disconnect(false).unwrap();
     let _ = wait(&s.conn, "disconnected");
     let _ = Duration::ZERO;
+}
+
+/// The next async event is the watermark event of `h` with `reason`.
+fn watermark_event(ia: &Ia, h: Handle, reason: u32, what: &str) {
+    let aevd = ia.ia.async_evd().expect("async evd");
+    let e = wait(&aevd, what);
+    assert_eq!(e.number, datcore::ia::WATERMARK_EVENT, "{what}: {e:?}");
+    match e.data {
+        EventData::AsyncError { handle, reason: r } => assert_eq!((handle, r), (h, reason), "{what}"),
+        d => panic!("{what}: expected an async error event, got {d:?}"),
+    }
+}
+
+/// The SRQ low watermark through the device (IBV_SRQ_LIMIT, IBV_EVENT_SRQ_LIMIT_REACHED), the
+/// EP soft high watermark and `recv_query` on both kinds of EP.
+#[test]
+fn verbs_recv_watermarks() {
+    let Some(name) = ia_name() else { return };
+    let ia = open(&name);
+    let srq_h = SharedReceiveQueue::create(&ia.ia, ia.pz, 16, 1, 0).expect("srq");
+    let srq = handle::get::<SharedReceiveQueue>(srq_h, 0).expect("srq handle").arc();
+    let sbuf = Buf::new(&ia, 1 << 16, 0);
+    for i in 0..6u64 {
+        srq.post_recv(&[sbuf.sge(i as usize * 1024, 1024)], 100 + i).expect("srq post");
+    }
+    srq.set_low_watermark(3).expect("set_lw");
+    let (recv, req) = (dto_evd(&ia, DAT_EVD_DTO_FLAG), dto_evd(&ia, DAT_EVD_DTO_FLAG));
+    let (ch, conn) = EventDispatcher::create(&ia.ia, 16, None, DAT_EVD_CONNECTION_FLAG).expect("conn evd");
+    let create = EpCreate {
+        pz: ia.pz,
+        recv_evd: recv.handle(),
+        request_evd: req.handle(),
+        connect_evd: ch,
+        srq: srq_h,
+        attr: None,
+    };
+    let (h, sep) = Endpoint::create(&ia.ia, &create).expect("srq ep");
+    let s = Ep { h, ep: sep, recv, req, conn };
+    let c = ep(&ia);
+    // The client's own queue: 3 receives, soft watermark 2 -> the event once, at the third.
+    let cbuf = Buf::new(&ia, 1 << 16, 0x5a);
+    c.ep.set_watermark(2, -1).expect("soft watermark");
+    assert_eq!(c.ep.set_watermark(2, 8).unwrap_err().ty(), DAT_MODEL_NOT_SUPPORTED);
+    for i in 0..3u64 {
+        c.ep.post_recv(&[cbuf.sge(i as usize * 1024, 1024)], i, 0).expect("client recv");
+    }
+    watermark_event(&ia, c.h, DAT_SRQ_SOFT_HIGH_WATERMARK_EVENT, "soft high watermark");
+    assert_eq!(c.ep.recv_query(), (3, 3));
+    connect(&ia, &c, &s, 20007, b"");
+    // 4 messages take 4 of the SRQ's 6 receives: 2 left, below 3 -> the event once.
+    for i in 0..4u64 {
+        c.ep.post_request(SendOp::Send, &[cbuf.sge(0, 100)], 10 + i, 0).expect("send");
+        assert_eq!(dto(&s.recv, "srq recv").1, DAT_DTO_SUCCESS);
+        assert_eq!(dto(&c.req, "send").1, DAT_DTO_SUCCESS);
+    }
+    watermark_event(&ia, srq_h, DAT_SRQ_LOW_WATERMARK_EVENT, "SRQ low watermark");
+    assert_eq!(s.ep.recv_query(), (0, 0));
+    assert_eq!(srq.srq.posted(), 2);
+    // Nothing more on the async EVD: each event came once.
+    assert!(ia.ia.async_evd().expect("async evd").dequeue().is_err(), "a second watermark event");
+    // Set again above what is left: the event comes at once.
+    srq.set_low_watermark(5).expect("set_lw again");
+    watermark_event(&ia, srq_h, DAT_SRQ_LOW_WATERMARK_EVENT, "SRQ low watermark at once");
+    c.ep.disconnect(false).unwrap();
+    let _ = wait(&s.conn, "disconnected");
 }
 
 // ---------------------------------------------------------------------------------------------

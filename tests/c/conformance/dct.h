@@ -186,6 +186,8 @@ DAT_RETURN make_evd(DAT_IA_HANDLE ia, DAT_EVD_FLAGS flags, DAT_COUNT qlen, DAT_E
 /* wait for one event (timeout in microseconds) */
 DAT_RETURN wait_ev(DAT_EVD_HANDLE evd, DAT_TIMEOUT us, DAT_EVENT *ev);
 const char *evname(DAT_EVENT_NUMBER n);
+/* the next async event is the watermark event of h with reason (waits up to us) */
+tres expect_watermark_event(DAT_EVD_HANDLE async_evd, DAT_TIMEOUT us, DAT_HANDLE h, DAT_COUNT reason);
 const char *dtostat(DAT_DTO_COMPLETION_STATUS s);
 
 /* in-process loopback connection: client EP and server EP in one IA */

@@ -1130,6 +1130,8 @@ static tres srq_server(void *v)
     CHECK((r & DAT_CLASS_ERROR) && (DAT_GET_TYPE(r) == DAT_INVALID_STATE || DAT_GET_TYPE(r) == DAT_INVALID_PARAMETER ||
                                     DAT_GET_TYPE(r) == DAT_MODEL_NOT_SUPPORTED),
           "dat_ep_post_recv on an SRQ EP -> %s", rs(r));
+    /* armed: 6 receives are not below 3; the 4th message leaves 2 (below), the event comes once */
+    OK(dat_srq_set_lw(srq, 3));
     OK(dat_psp_create(s.ia, a->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
     peer_ready();
     DAT_EVENT ev;
@@ -1147,6 +1149,13 @@ static tres srq_server(void *v)
     DAT_SRQ_PARAM sp;
     OK(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &sp));
     vlog("srq after 4 receives: available %d outstanding %d", sp.available_dto_count, sp.outstanding_dto_count);
+    TRY(expect_watermark_event(s.async_evd, E2E_WAIT, srq, DAT_SRQ_LOW_WATERMARK_EVENT));
+    DAT_EVENT extra;
+    EXPECT_ERR(dat_evd_dequeue(s.async_evd, &extra), DAT_QUEUE_EMPTY, ANYSUB);
+    /* a receive taken from the SRQ completes as it is taken: none is left allocated to the EP */
+    DAT_COUNT nb = -1, span = -1;
+    OK(dat_ep_recv_query(s.ep, &nb, &span));
+    CHECK(nb == 0 && span == 0, "dat_ep_recv_query of an SRQ EP: nbufs %d span %d", nb, span);
     TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
     OK(dat_ep_free(s.ep));
     s.ep = DAT_HANDLE_NULL;

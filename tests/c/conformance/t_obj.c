@@ -1021,11 +1021,10 @@ static tres ep_unconnected_ops(void)
     DAT_BOOLEAN ri, qi;
     OK(dat_ep_get_status(f.ep, &st, &ri, &qi));
     CHECK(ri == DAT_FALSE, "recv_idle TRUE with a posted receive");
+    /* a receive posted to the EP's own queue is allocated to it until it completes */
     DAT_COUNT nb = -1, span = -1;
-    DAT_RETURN r = dat_ep_recv_query(f.ep, &nb, &span);
-    CHECK(r == DAT_SUCCESS || is_not_impl(r), "dat_ep_recv_query -> %s", rs(r));
-    if (r == DAT_SUCCESS)
-        vlog("recv_query: nbufs %d span %d", nb, span);
+    OK(dat_ep_recv_query(f.ep, &nb, &span));
+    CHECK(nb == 1 && span == 1, "dat_ep_recv_query with 1 receive posted: nbufs %d span %d", nb, span);
     /* recv errors that need no connection */
     EXPECT_ERR(dat_ep_post_recv(f.ep, -1, &t, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_INVALID_PARAMETER,
                ANYSUB);
@@ -1069,7 +1068,7 @@ static tres ep_unconnected_ops(void)
     CHECK(st == DAT_EP_STATE_UNCONNECTED, "state %d after rejected connect calls", (int)st);
     EXPECT_ERR(dat_ep_disconnect(f.ep, (DAT_CLOSE_FLAGS)0x77), DAT_INVALID_PARAMETER, ANYSUB);
     /* dup_connect needs a connected dup EP */
-    r = dat_ep_dup_connect(f.ep, f.ep, 1000000, 0, NULL, DAT_QOS_BEST_EFFORT);
+    DAT_RETURN r = dat_ep_dup_connect(f.ep, f.ep, 1000000, 0, NULL, DAT_QOS_BEST_EFFORT);
     if (!is_not_impl(r))
         CHECK((r & DAT_CLASS_ERROR) &&
                   (DAT_GET_TYPE(r) == DAT_INVALID_STATE || DAT_GET_TYPE(r) == DAT_INVALID_PARAMETER),
@@ -1090,11 +1089,49 @@ static tres ep_reset_watermark(void)
     DAT_EP_STATE st;
     OK(dat_ep_get_status(f.ep, &st, NULL, NULL));
     CHECK(st == DAT_EP_STATE_UNCONNECTED, "state %d after reset", (int)st);
-    r = dat_ep_set_watermark(f.ep, 2, 4);
-    CHECK(r == DAT_SUCCESS || is_not_impl(r) ||
-              match_err(r, DAT_INVALID_STATE, (const unsigned[]){ANYSUB, ENDSUB}) ||
-              match_err(r, DAT_MODEL_NOT_SUPPORTED, (const unsigned[]){ANYSUB, ENDSUB}),
-          "dat_ep_set_watermark(non-SRQ EP) -> %s", rs(r));
+    /* a reset EP takes a soft high watermark (the hard one is not supported) */
+    OK(dat_ep_set_watermark(f.ep, 2, DAT_WATERMARK_INFINITE));
+    EXPECT_ERR(dat_evd_dequeue(f.async_evd, &(DAT_EVENT){0}), DAT_QUEUE_EMPTY, ANYSUB);
+    return fx_close(&f);
+}
+
+/* dat_ep_recv_query's counts and dat_ep_set_watermark's soft high watermark on an EP's own
+ * receive queue: the event comes once, when a post takes the count above the watermark (or at
+ * once when it is above already), and not again until the watermark is set again. */
+static tres ep_recv_watermark(void)
+{
+    struct fx f;
+    TRY(fx_full(&f));
+    DAT_COUNT nb = -1, span = -1;
+    OK(dat_ep_recv_query(f.ep, &nb, &span));
+    CHECK(nb == 0 && span == 0, "dat_ep_recv_query of a fresh EP: nbufs %d span %d", nb, span);
+    /* either output may be NULL */
+    OK(dat_ep_recv_query(f.ep, NULL, NULL));
+    OK(dat_ep_recv_query(f.ep, &nb, NULL));
+    OK(dat_ep_recv_query(f.ep, NULL, &span));
+    EXPECT_ERR(dat_ep_set_watermark(f.ep, -2, DAT_WATERMARK_INFINITE), DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+    EXPECT_ERR(dat_ep_set_watermark(f.ep, 2, -2), DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+    EXPECT_ERR(dat_ep_set_watermark(f.ep, 2, 4), DAT_MODEL_NOT_SUPPORTED, ANYSUB);
+    OK(dat_ep_set_watermark(f.ep, 2, DAT_WATERMARK_INFINITE));
+    DAT_EVENT ev;
+    for (int i = 0; i < 4; i++) {
+        DAT_LMR_TRIPLET t = trip(f.lmr_ctx, f.buf + i * 256, 256);
+        OK(dat_ep_post_recv(f.ep, 1, &t, cookie((DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
+        if (i == 2) /* the third receive takes the count above 2 */
+            TRY(expect_watermark_event(f.async_evd, 0, f.ep, DAT_SRQ_SOFT_HIGH_WATERMARK_EVENT));
+        else
+            EXPECT_ERR(dat_evd_dequeue(f.async_evd, &ev), DAT_QUEUE_EMPTY, ANYSUB);
+    }
+    OK(dat_ep_recv_query(f.ep, &nb, &span));
+    CHECK(nb == 4 && span == 4, "dat_ep_recv_query with 4 receives posted: nbufs %d span %d", nb, span);
+    /* set again below the count: the event comes at once; INFINITE disarms */
+    OK(dat_ep_set_watermark(f.ep, 3, DAT_WATERMARK_INFINITE));
+    TRY(expect_watermark_event(f.async_evd, 0, f.ep, DAT_SRQ_SOFT_HIGH_WATERMARK_EVENT));
+    OK(dat_ep_set_watermark(f.ep, 4, DAT_WATERMARK_INFINITE));
+    OK(dat_ep_set_watermark(f.ep, DAT_WATERMARK_INFINITE, DAT_WATERMARK_INFINITE));
+    DAT_LMR_TRIPLET t = trip(f.lmr_ctx, f.buf + 4 * 256, 256);
+    OK(dat_ep_post_recv(f.ep, 1, &t, cookie(4), DAT_COMPLETION_DEFAULT_FLAG));
+    EXPECT_ERR(dat_evd_dequeue(f.async_evd, &ev), DAT_QUEUE_EMPTY, ANYSUB);
     return fx_close(&f);
 }
 
@@ -1269,9 +1306,18 @@ static tres srq_success(void)
     OK(dat_srq_resize(srq, 32));
     OK(dat_srq_query(srq, DAT_SRQ_FIELD_MAX_RECV_DTO, &p));
     CHECK(p.max_recv_dtos >= 32, "after srq_resize(32) max_recv_dtos %d", p.max_recv_dtos);
-    DAT_RETURN r = dat_srq_set_lw(srq, 2);
-    CHECK(r == DAT_SUCCESS || is_not_impl(r) || DAT_GET_TYPE(r) == DAT_MODEL_NOT_SUPPORTED,
-          "dat_srq_set_lw -> %s", rs(r));
+    /* the low watermark: 4 receives are not below 2 (no event); above max_recv_dtos is refused;
+     * 5 is above the 4 posted, so its event comes at once, and only once */
+    OK(dat_srq_set_lw(srq, 2));
+    DAT_EVENT ev;
+    EXPECT_ERR(dat_evd_dequeue(f.async_evd, &ev), DAT_QUEUE_EMPTY, ANYSUB);
+    EXPECT_ERR(dat_srq_set_lw(srq, p.max_recv_dtos + 1), DAT_INVALID_PARAMETER, ANYSUB);
+    EXPECT_ERR(dat_srq_set_lw(srq, -1), DAT_INVALID_PARAMETER, ANYSUB);
+    OK(dat_srq_set_lw(srq, 5));
+    TRY(expect_watermark_event(f.async_evd, 0, srq, DAT_SRQ_LOW_WATERMARK_EVENT));
+    EXPECT_ERR(dat_evd_dequeue(f.async_evd, &ev), DAT_QUEUE_EMPTY, ANYSUB);
+    OK(dat_srq_query(srq, DAT_SRQ_FIELD_LOW_WATERMARK, &p));
+    CHECK(p.low_watermark == 5, "srq_query low_watermark %d after dat_srq_set_lw(5)", p.low_watermark);
     /* EP bound to the SRQ */
     DAT_EP_HANDLE ep;
     OK(dat_ep_create_with_srq(f.ia, f.pz, f.dto_evd, f.dto_evd, f.conn_evd, srq, NULL, &ep));
@@ -1389,6 +1435,7 @@ const struct tcase obj_cases[] = {
     {"ep.query_modify", ep_query_modify, 0},
     {"ep.unconnected_ops", ep_unconnected_ops, 0},
     {"ep.reset_watermark", ep_reset_watermark, 0},
+    {"ep.recv_watermark", ep_recv_watermark, 0},
     {"psp.create_query_free", psp_success, 0},
     {"psp.errors", psp_errors, 0},
     {"rsp.create_query_free", rsp_success, 0},

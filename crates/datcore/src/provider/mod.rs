@@ -440,10 +440,26 @@ pub enum AsyncError {
     DeviceFatal,
     /// A provider thread hit an internal error (a caught panic) and carries on.
     ProviderInternal,
+    /// An armed SRQ (by the context given to `set_limit`) holds fewer receives than its limit.
+    SrqLimit {
+        context: u64,
+    },
 }
 
 pub trait AsyncEvents: Send + Sync {
     fn async_error(&self, err: AsyncError);
+}
+
+/// Unit tests' sink: records every asynchronous error reported.
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct RecordedAsyncEvents(pub parking_lot::Mutex<Vec<AsyncError>>);
+
+#[cfg(test)]
+impl AsyncEvents for RecordedAsyncEvents {
+    fn async_error(&self, err: AsyncError) {
+        self.0.lock().push(err);
+    }
 }
 
 /// A listening connection qualifier. Dropping it stops listening.
@@ -483,7 +499,9 @@ pub trait QueuePair: Send + Sync {
 pub trait SharedReceiveQueue: Send + Sync {
     fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()>;
     fn resize(&self, max_wr: u32) -> DatResult<()>;
-    /// Arms the low-watermark event (ibv_modify_srq with IBV_SRQ_LIMIT).
-    fn set_limit(&self, low_watermark: u32) -> DatResult<()>;
+    /// Arms the low-watermark event (ibv_modify_srq with IBV_SRQ_LIMIT): once the SRQ holds
+    /// fewer than `low_watermark` receives, the provider reports `AsyncError::SrqLimit { context }`
+    /// once and disarms. 0 disarms.
+    fn set_limit(&self, low_watermark: u32, context: u64) -> DatResult<()>;
     fn posted(&self) -> u32;
 }

@@ -39,15 +39,7 @@ impl Served {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use parking_lot::Mutex;
-
-    #[derive(Default)]
-    struct Recorded(Mutex<Vec<AsyncError>>);
-    impl AsyncEvents for Recorded {
-        fn async_error(&self, err: AsyncError) {
-            self.0.lock().push(err);
-        }
-    }
+    use crate::provider::RecordedAsyncEvents as Recorded;
 
     #[test]
     fn a_panic_is_caught_reported_once_and_the_thread_goes_on() {

@@ -134,7 +134,7 @@ impl Device for ShmDevice {
 
     fn alloc_pd(&self) -> DatResult<Arc<dyn ProtectionDomain>> {
         static NEXT: AtomicU32 = AtomicU32::new(1);
-        let pd = Arc::new(ShmPd { id: NEXT.fetch_add(1, Ordering::Relaxed) });
+        let pd = Arc::new(ShmPd { id: NEXT.fetch_add(1, Ordering::Relaxed), events: self.events.clone() });
         PDS.insert(&pd);
         Ok(pd)
     }
@@ -174,6 +174,8 @@ impl Device for ShmDevice {
 
 pub struct ShmPd {
     id: u32,
+    /// The device's asynchronous events (an SRQ's low watermark).
+    events: Arc<dyn AsyncEvents>,
 }
 
 impl ProtectionDomain for ShmPd {
@@ -204,7 +206,7 @@ impl ProtectionDomain for ShmPd {
         if max_wr > 16384 || max_sge > cma::MAX_IOV as u32 {
             return Err(DatError::insufficient(DAT_RESOURCE_SRQ));
         }
-        let s = Arc::new(recvq::ShmSrq::new(self.id, max_wr, max_sge.max(1)));
+        let s = Arc::new(recvq::ShmSrq::new(self.id, max_wr, max_sge.max(1), self.events.clone()));
         SRQS.insert(&s);
         Ok(s)
     }

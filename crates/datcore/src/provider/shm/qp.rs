@@ -498,11 +498,11 @@ impl QpShared {
     pub fn take_recv(&self, st: &mut QpState) -> Option<u64> {
         match &self.srq {
             Some(s) => {
-                let r = s.q.lock().pop(&mut st.recv_sges);
+                let r = s.take(&mut st.recv_sges);
                 if r.is_none() {
                     s.starved.store(true, Ordering::SeqCst);
                     // A post may have slipped in before the flag was visible.
-                    return s.q.lock().pop(&mut st.recv_sges);
+                    return s.take(&mut st.recv_sges);
                 }
                 r
             }

@@ -1,12 +1,13 @@
 //! Receive queues: the per-QP one and the shared one (SRQ), with SGE validation.
 
-use super::super::{Access, Sge, SharedReceiveQueue};
+use super::super::{Access, AsyncError, AsyncEvents, Sge, SharedReceiveQueue};
 use super::cma::MAX_IOV;
 use super::memtable::{self, Kind};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Up to [`MAX_IOV`] SGEs held by value (no allocation).
 #[derive(Clone, Copy)]
@@ -159,26 +160,48 @@ impl RecvQueue {
     }
 }
 
-/// A shared receive queue. The low watermark is stored but raises no event: the provider
-/// interface has no SRQ-limit async event (documented simplification).
+/// A shared receive queue. An armed low watermark (`limit` above 0) is checked where queue
+/// pairs take receives ([`ShmSrq::take`]): the first take that leaves fewer receives reports
+/// `AsyncError::SrqLimit` and disarms it.
 pub struct ShmSrq {
     pub pd: u32,
     pub max_sge: u32,
     pub q: Mutex<RecvQueue>,
     limit: AtomicU32,
+    /// The context reported with the low-watermark event (the core's SRQ handle).
+    limit_context: AtomicU64,
+    events: Arc<dyn AsyncEvents>,
     /// A queue pair stalls on an empty SRQ: kick the progress thread at the next post.
     pub starved: AtomicBool,
 }
 
 impl ShmSrq {
-    pub fn new(pd: u32, max_wr: u32, max_sge: u32) -> ShmSrq {
+    pub fn new(pd: u32, max_wr: u32, max_sge: u32, events: Arc<dyn AsyncEvents>) -> ShmSrq {
         ShmSrq {
             pd,
             max_sge,
             q: Mutex::new(RecvQueue::new(max_wr.max(1), max_sge)),
             limit: AtomicU32::new(0),
+            limit_context: AtomicU64::new(0),
+            events,
             starved: AtomicBool::new(false),
         }
+    }
+
+    /// Takes the oldest receive (its SGEs go to `sges`); reports the low watermark once when
+    /// fewer than the armed limit remain.
+    pub fn take(&self, sges: &mut SgeList) -> Option<u64> {
+        let (wr_id, left) = {
+            let mut q = self.q.lock();
+            (q.pop(sges)?, q.len())
+        };
+        let limit = self.limit.load(Ordering::Relaxed);
+        if (left as u32) < limit && self.limit.compare_exchange(limit, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+            let context = self.limit_context.load(Ordering::Relaxed);
+            tracing::debug!(context, left, limit, "shm: SRQ below its low watermark");
+            self.events.async_error(AsyncError::SrqLimit { context });
+        }
+        Some(wr_id)
     }
 }
 
@@ -199,12 +222,44 @@ impl SharedReceiveQueue for ShmSrq {
         Ok(())
     }
 
-    fn set_limit(&self, low_watermark: u32) -> DatResult<()> {
-        self.limit.store(low_watermark, Ordering::Relaxed);
+    fn set_limit(&self, low_watermark: u32, context: u64) -> DatResult<()> {
+        self.limit_context.store(context, Ordering::Relaxed);
+        self.limit.store(low_watermark, Ordering::Release);
         Ok(())
     }
 
     fn posted(&self) -> u32 {
         self.q.lock().len() as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::RecordedAsyncEvents as Recorded;
+
+    /// The low watermark fires once, at the first take that leaves fewer receives than the
+    /// limit, and not again until armed again; 0 disarms.
+    #[test]
+    fn srq_low_watermark_fires_once_per_arming() {
+        let events = Arc::new(Recorded::default());
+        let srq = ShmSrq::new(1, 8, 1, events.clone());
+        for i in 0..6 {
+            srq.post_recv(i, &[]).unwrap();
+        }
+        srq.set_limit(3, 77).unwrap();
+        let mut sges = SgeList::EMPTY;
+        for i in 0..3 {
+            assert_eq!(srq.take(&mut sges), Some(i));
+            assert!(events.0.lock().is_empty(), "{} left is not below 3", 5 - i);
+        }
+        assert_eq!(srq.take(&mut sges), Some(3));
+        assert_eq!(*events.0.lock(), vec![AsyncError::SrqLimit { context: 77 }]);
+        assert_eq!(srq.take(&mut sges), Some(4));
+        assert_eq!(events.0.lock().len(), 1, "disarmed after the event");
+        srq.set_limit(0, 77).unwrap();
+        assert_eq!(srq.take(&mut sges), Some(5));
+        assert_eq!(srq.take(&mut sges), None);
+        assert_eq!(events.0.lock().len(), 1, "0 disarms");
     }
 }

@@ -159,6 +159,11 @@ fn drain_async(dev: &Arc<DevInner>) {
         let qp_event = matches!(t, sys::IBV_EVENT_QP_FATAL | sys::IBV_EVENT_QP_REQ_ERR | sys::IBV_EVENT_QP_ACCESS_ERR);
         // SAFETY: for QP events the element is the QP, alive until the event is acknowledged.
         let qpn = if qp_event { unsafe { (*(ev.element as *mut sys::ibv_qp)).qp_num } } else { 0 };
+        let srq_limit = t == sys::IBV_EVENT_SRQ_LIMIT_REACHED;
+        // SAFETY: for SRQ events the element is the SRQ, alive until the event is acknowledged;
+        // its srq_context is the context set when the limit was armed (srq.rs, set_limit).
+        let srq_context =
+            if srq_limit { unsafe { (*(ev.element as *mut sys::ibv_srq)).srq_context as u64 } } else { 0 };
         // SAFETY: acknowledging the event we got.
         unsafe { (lib.ibv_ack_async_event)(&mut ev) };
         if qp_event {
@@ -172,6 +177,9 @@ fn drain_async(dev: &Arc<DevInner>) {
         } else if t == sys::IBV_EVENT_DEVICE_FATAL {
             tracing::warn!("verbs: {}: device fatal error", dev.attr.adapter_name);
             dev.async_events.async_error(AsyncError::DeviceFatal);
+        } else if srq_limit {
+            tracing::debug!(srq_context, "verbs: SRQ limit reached");
+            dev.async_events.async_error(AsyncError::SrqLimit { context: srq_context });
         } else if t == sys::IBV_EVENT_CQ_ERR {
             tracing::warn!("verbs: CQ error (overrun)");
             dev.async_events.async_error(AsyncError::CqOverflow);

@@ -123,7 +123,17 @@ impl SharedReceiveQueue for VerbsSrq {
         Ok(())
     }
 
-    fn set_limit(&self, low_watermark: u32) -> DatResult<()> {
+    fn set_limit(&self, low_watermark: u32, context: u64) -> DatResult<()> {
+        // The device reports IBV_EVENT_SRQ_LIMIT_REACHED with the ibv_srq; its srq_context
+        // carries our context to that report (cm.rs, drain_async). The core passes the same
+        // context every time, so the field is written before the first arming only, while no
+        // limit event can be on its way.
+        // SAFETY: live SRQ; srq_context is ours (NULL at creation).
+        unsafe {
+            if (*self.srq).srq_context as u64 != context {
+                (*self.srq).srq_context = context as *mut libc::c_void;
+            }
+        }
         let mut a = sys::ibv_srq_attr { max_wr: 0, max_sge: 0, srq_limit: low_watermark };
         // SAFETY: live SRQ.
         let r = unsafe { (self.pd.dev.lib.ibv_modify_srq)(self.srq, &mut a, sys::IBV_SRQ_LIMIT) };
