@@ -8,7 +8,10 @@
 # receive completion, the receive re-posted); a bandwidth op is one post and its completion.
 # Polling runs count the empty dat_evd_dequeue spins too, so they vary from run to run.
 # Each configuration also gets the inclusive instructions per call of every DAT data-path call
-# the client made (post, dequeue, wait), from the 2N profile.
+# the client made (post, dequeue, wait), from the 2N profile. First, tools/bench/opcost.c (one
+# process, two endpoints connected over shm: no peer's timing in the count) gives the cost of
+# an empty dat_evd_dequeue and of one message's full cycle, each counted alone
+# (--toggle-collect on its function).
 # CALLGRIND_ITERS sets N (default 2000); CALLGRIND_REUSE=1 re-reads the profiles of an earlier
 # run instead of running again. Report: build/bench/callgrind.md.
 # tools/bench/guest-bench.sh runs it on verbs in a guest, for both DAT 2.0 libraries, with
@@ -83,7 +86,38 @@ per_call() {
         END { if (calls) printf "%d\t%.0f\n", calls, cost / calls }' "$1"
 }
 
+# opcost FUNCTION: instructions per op of opcost's FUNCTION, then its top functions (a table)
+OPCOST=$OUT/opcost
+OPCOST_N=${CALLGRIND_OPCOST_OPS:-10000}
+opcost() {
+    local file=$OUT/callgrind.opcost.$1.out t
+    if [ "${CALLGRIND_REUSE:-0}" != 1 ] || [ ! -s "$file" ]; then
+        QUAL=$((QUAL + 1))
+        timeout 600 valgrind -q --tool=callgrind --collect-atstart=no --toggle-collect="$1" \
+            --callgrind-out-file="$file" "$OPCOST" -q "$QUAL" -n "$OPCOST_N" >>"$RAWLOG" 2>&1 ||
+            { echo "### opcost $1: run failed (see $RAWLOG)"; return; }
+    fi
+    t=$(total "$file")
+    echo "### opcost $1: $((t / OPCOST_N)) instructions per op"
+    echo
+    echo "| instructions per op | function |"
+    echo "|---:|---|"
+    functions "$file" | awk -F '\t' -v n="$OPCOST_N" '{ d = $1 / n; if (d >= 1) printf "%.1f\t%s\n", d, $2 }' |
+        sort -t "$(printf '\t')" -k1,1gr | head -"$TOP" | awk -F '\t' '{ printf "| %s | `%s` |\n", $1, $2 }'
+    echo
+}
+${CC:-cc} -std=c11 -O2 -g -Wall -Wextra -Werror -I"$ROOT/include" -o "$OPCOST" "$ROOT/tools/bench/opcost.c" \
+    -L"$ROOT/build/lib" -Wl,-rpath,"$ROOT/build/lib" -ldat || { echo "bench-callgrind: opcost does not build" >&2; exit 1; }
+
 {
+    echo "Instructions per operation (valgrind callgrind), shm IA on this host."
+    echo
+    echo "One process, two endpoints connected over shm (tools/bench/opcost.c, $OPCOST_N ops each):"
+    echo "an empty dat_evd_dequeue, and one message's cycle (post receive, post 8-byte send, dequeue"
+    echo "both completions: the work of both sides)."
+    echo
+    opcost empty_polls
+    opcost message_cycles
     echo "Instructions per steady-state operation (valgrind callgrind, client process, all threads;"
     echo "(Ir(2N) - Ir(N)) / N with N = $N; IA $IA, $(basename "$DATPERF"))"
     echo

@@ -33,6 +33,34 @@ pub fn spin_budget() -> Duration {
     *BUDGET
 }
 
+/// The spin of a `dat_evd_wait`, adapted per EVD between [`AdaptiveSpin::floor`] and
+/// [`spin_budget`]:
+/// halved after a wait that spun it all and still had to sleep (the event comes later than
+/// that, or the machine is so busy that the spinner keeps the event's producer off a CPU),
+/// doubled after a wait that the spin satisfied.
+#[derive(Clone, Copy)]
+struct AdaptiveSpin(Duration);
+
+impl AdaptiveSpin {
+    fn new() -> Self {
+        AdaptiveSpin(spin_budget())
+    }
+
+    /// The spin never drops below this (2 µs, or the budget if smaller), so that waits
+    /// satisfied quickly again find their way back to the full budget.
+    fn floor() -> Duration {
+        spin_budget().min(Duration::from_micros(2))
+    }
+
+    fn satisfied(&mut self) {
+        self.0 = (self.0 * 2).min(spin_budget()).max(Self::floor());
+    }
+
+    fn slept(&mut self) {
+        self.0 = (self.0 / 2).max(Self::floor());
+    }
+}
+
 /// `DAT_TIMEOUT_INFINITE`.
 pub const TIMEOUT_INFINITE: u32 = u32::MAX;
 
@@ -63,6 +91,7 @@ struct EvdState {
     waitable: bool,
     waiter: bool,
     cno: Option<Arc<ConsumerNotifier>>,
+    spin: AdaptiveSpin,
 }
 
 impl DatObject for EventDispatcher {
@@ -126,6 +155,7 @@ impl EventDispatcher {
                     waitable: true,
                     waiter: false,
                     cno: cno.clone(),
+                    spin: AdaptiveSpin::new(),
                 }),
                 cond: Condvar::new(),
                 sleepers: AtomicU32::new(0),
@@ -260,7 +290,8 @@ impl EventDispatcher {
     /// returns the oldest event and how many remain.
     ///
     /// The waiting thread does the work itself: it polls the provider's queue (which drives the
-    /// provider's progress), spins for up to [`spin_budget`] while nothing is there, and then
+    /// provider's progress), spins (for the EVD's [`AdaptiveSpin`], at most [`spin_budget`]) while
+    /// nothing is there, and then
     /// sleeps with the provider's arm / re-poll / block protocol (see
     /// [`CompletionQueue`]), so no other thread is on the path of a completion.
     pub fn wait(&self, timeout_us: u32, threshold: i32) -> DatResult<(Event, i32)> {
@@ -278,9 +309,10 @@ impl EventDispatcher {
         let start = Instant::now();
         let deadline = (timeout_us != TIMEOUT_INFINITE).then(|| start + Duration::from_micros(timeout_us as u64));
         let spin_until = {
-            let s = start + spin_budget();
+            let s = start + st.spin.0;
             deadline.map_or(s, |d| s.min(d))
         };
+        let mut slept = false;
         st.waiter = true;
         // While spinning, the clock is read once per SPIN_POLLS_PER_CLOCK polls: where it is
         // not the TSC (an emulated guest's HPET) a read is a system call of microseconds.
@@ -309,7 +341,15 @@ impl EventDispatcher {
                 continue;
             }
             self.sleep(&mut st, threshold, deadline);
+            slept = true;
         };
+        if result.is_ok() {
+            if slept {
+                st.spin.slept();
+            } else {
+                st.spin.satisfied();
+            }
+        }
         st.waiter = false;
         result
     }

@@ -22,7 +22,7 @@ const WAKE_BYTES: usize = WAKE_SLOTS * std::mem::size_of::<WakeWord>();
 
 /// A cross-process sleeping word for one completion queue.
 ///
-/// Lost-wake-up invariant: a producer makes its work visible (ring tail or queue entry), then
+/// Lost-wake-up invariant: a producer makes its work visible (a ring record or queue entry), then
 /// `fence(SeqCst)` and reads `sleeping`; the sleeper stores `sleeping = 1`, then (SeqCst) reads
 /// `seq`, then polls for work, then `FUTEX_WAIT`s on `seq` with the value it read. By the
 /// SeqCst order, either the sleeper's poll sees the work, or the producer sees `sleeping` and

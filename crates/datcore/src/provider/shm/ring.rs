@@ -6,6 +6,15 @@
 //! other's index from the segment, validating it, so a misbehaving peer can at worst make a
 //! ring look malformed (which breaks that connection) but never make us read or write outside
 //! the segment.
+//!
+//! The header itself says a record is there, so a consumer touches one cache line per small
+//! record (not the producer's tail index and then the record). Invariant: **the header word at
+//! the consumer's position is either zero or the header of a completely written record.** The
+//! producer keeps it by writing a zero header just past each record before it publishes the
+//! record's own header (a release store; the consumer's load acquires); a valid header is
+//! never zero (`len >= 8`), and a fresh ring is all zero. So a consumer never mistakes the
+//! bytes of an older lap for a record. The tail index is still published, for a producer
+//! rebuilt from the segment.
 
 use super::sys::Mapping;
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
@@ -194,13 +203,14 @@ impl Producer {
         Ok(self.used()? == 0)
     }
 
-    /// Whether a record with `payload` bytes fits right now (counting any pad record). Reads
-    /// the consumer's head only when the last value seen leaves too little space.
+    /// Whether a record with `payload` bytes fits right now (counting any pad record and the
+    /// zero header after it). Reads the consumer's head only when the last value seen leaves
+    /// too little space.
     pub fn fits(&mut self, payload: usize) -> Result<bool, Malformed> {
-        let need = Self::record_len(payload) as u64;
+        let len = Self::record_len(payload) as u64;
         let off = self.tail & (self.cap - 1);
         let contiguous = self.cap - off;
-        let need = if need > contiguous { need + contiguous } else { need };
+        let need = if len > contiguous { len + contiguous } else { len } + HDR as u64;
         if self.cap - self.tail.wrapping_sub(self.head_seen) >= need {
             return Ok(true);
         }
@@ -225,35 +235,43 @@ impl Producer {
             }
         }
         let len = Self::record_len(payload) as u64;
-        let off = self.tail & (self.cap - 1);
-        let contiguous = self.cap - off;
-        let mut tail = self.tail;
-        if len > contiguous {
-            // SAFETY: off is 8-aligned and < cap, so 8 header bytes fit inside the ring.
-            unsafe { write_header(self.data.add(off as usize), contiguous as u32, PAD, 0) };
-            tail += contiguous;
-        }
-        let off = (tail & (self.cap - 1)) as usize;
-        // SAFETY: fits() guaranteed `len` contiguous free bytes at `off`; nobody else writes
-        // them until we publish the new tail.
+        let first = self.tail & (self.cap - 1);
+        let contiguous = self.cap - first;
+        let padded = len > contiguous;
+        let start = if padded { self.tail + contiguous } else { self.tail };
+        let end = start + len;
+        let off = (start & (self.cap - 1)) as usize;
+        // SAFETY: fits() guaranteed free space for the pad, the record and the zero header
+        // after it; the consumer reads none of it before the release stores below publish it.
         unsafe {
-            write_header(self.data.add(off), len as u32, kind, flags);
+            header(self.data, end & (self.cap - 1)).store(0, Ordering::Relaxed);
             let buf = std::slice::from_raw_parts_mut(self.data.add(off + HDR), payload);
             fill(buf);
+            header(self.data, off as u64).store(header_word(len as u32, kind, flags), Ordering::Release);
+            if padded {
+                // Last: the consumer reaches the record through the pad.
+                header(self.data, first).store(header_word(contiguous as u32, PAD, 0), Ordering::Release);
+            }
         }
-        tail += len;
-        self.tail = tail;
-        self.ctl().tail.0.store(tail, Ordering::Release);
+        self.tail = end;
+        self.ctl().tail.0.store(end, Ordering::Release);
         Ok(true)
     }
 }
 
+fn header_word(len: u32, kind: u16, flags: u16) -> u64 {
+    len as u64 | (kind as u64) << 32 | (flags as u64) << 48
+}
+
+/// The header word at offset `off` of the ring at `data`.
+///
 /// # Safety
-/// `p` must be valid for an 8-byte write.
-unsafe fn write_header(p: *mut u8, len: u32, kind: u16, flags: u16) {
-    let v = len as u64 | (kind as u64) << 32 | (flags as u64) << 48;
-    // SAFETY: per the contract; p is 8-aligned inside the ring.
-    unsafe { std::ptr::write_volatile(p as *mut u64, v) };
+/// `off` is 8-aligned and below the ring's capacity; the ring lives as long as the result is
+/// used (its segment outlives producer and consumer).
+unsafe fn header<'a>(data: *mut u8, off: u64) -> &'a AtomicU64 {
+    // SAFETY: per the contract: 8-aligned (the ring starts page aligned) and inside the
+    // mapping, which both processes access with atomics only at header positions.
+    unsafe { AtomicU64::from_ptr(data.add(off as usize) as *mut u64) }
 }
 
 /// One record as seen by the consumer. `payload` stays valid until [`Consumer::consume`].
@@ -295,29 +313,29 @@ impl Consumer {
         unsafe { &*self.ctl }
     }
 
+    /// The header word at our position: zero while no record is there (module invariant).
+    fn next_header(&self) -> u64 {
+        // SAFETY: head is 8-aligned (records are), masked below cap.
+        unsafe { header(self.data, self.head & (self.cap - 1)) }.load(Ordering::Acquire)
+    }
+
     /// Whether no record (not even a pad) waits.
     pub fn is_empty(&self) -> bool {
-        self.ctl().tail.0.load(Ordering::Acquire) == self.head
+        self.next_header() == 0
     }
 
     /// The oldest record, skipping pad records.
     pub fn peek(&mut self) -> Result<Option<Record>, Malformed> {
         loop {
-            let tail = self.ctl().tail.0.load(Ordering::Acquire);
-            let avail = tail.wrapping_sub(self.head);
-            if avail == 0 {
+            let v = self.next_header();
+            if v == 0 {
                 return Ok(None);
             }
-            if avail > self.cap || !avail.is_multiple_of(8) {
-                return Err(Malformed("ring tail out of range"));
-            }
             let off = self.head & (self.cap - 1);
-            // SAFETY: off is 8-aligned and < cap; the header lies in the published region.
-            let v = unsafe { std::ptr::read_volatile(self.data.add(off as usize) as *const u64) };
             let len = v as u32 as u64;
             let kind = (v >> 32) as u16;
             let flags = (v >> 48) as u16;
-            if len < HDR as u64 || !len.is_multiple_of(8) || len > avail || off + len > self.cap {
+            if len < HDR as u64 || !len.is_multiple_of(8) || off + len > self.cap {
                 return Err(Malformed("bad record length"));
             }
             if kind == PAD {
