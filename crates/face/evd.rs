@@ -45,7 +45,8 @@ fn write_event(out: &mut DAT_EVENT, ev: &Event) {
 }
 
 /// A core event as this face's `DAT_EVENT` (48 bytes in DAT 1.2, 120 in DAT 2.0, whose
-/// extension data stays zero); the DTO and connection-request data come from `convert`.
+/// extension data only IB extension completions fill); the DTO and connection-request data
+/// come from `convert`.
 fn c_event(ev: &Event) -> DAT_EVENT {
     // SAFETY: DAT_EVENT is plain old data; all-zero is a valid value.
     let mut out: DAT_EVENT = unsafe { std::mem::zeroed() };

@@ -7,6 +7,9 @@
 #      suite's e2e cases in two-host mode (dat_conformance --role server|client), server sides
 #      in guest a, client sides in guest b (rxe cannot span two hosts' namespaces on Debian's
 #      kernels; siw can)
+#   4. rxe and siw, one guest each: Debian's unmodified dapl2-utils (tests/vm/dapl2-utils.sh)
+#      against our libdat2.so.2 by LD_LIBRARY_PATH and by LD_PRELOAD, dtest and dapltest -T T
+#      between OFED's stack and ours in both directions, and the rdma_cm private data each sends
 # Exits non-zero if anything failed inside a guest. Needs tests/vm/install.sh (root) first and
 # `make` (build/lib/libdat.so.1, build/lib/libdat2.so.2).
 set -u
@@ -70,9 +73,17 @@ two_guests_siw() {
   [ $crc = 0 ] && [ $src = 0 ]
 }
 
+dapl2_utils() { # rxe|siw
+    "$G" --timing "--$1" --timeout 1500 -- "$HERE/dapl2-utils.sh" -L "$ROOT/build/lib" path preload ofed/path path/ofed wire
+}
+dapl2_utils_rxe() { dapl2_utils rxe; }
+dapl2_utils_siw() { dapl2_utils siw; }
+
 section rxe one_guest_rxe
 section siw one_guest_siw
 section siw-two-guests two_guests_siw
+section dapl2-utils-rxe dapl2_utils_rxe
+section dapl2-utils-siw dapl2_utils_siw
 
 echo "vm check: $(( $(date +%s) - T0 )) s"
 echo "$PASSES passed, $FAILED failed"

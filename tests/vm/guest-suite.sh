@@ -88,6 +88,9 @@ step "example: examples/run-pingpong.sh $ia (dat_evd_wait), then -p (polling dat
 sh examples/run-pingpong.sh "$ia" || fail=1
 sh examples/run-pingpong.sh "$ia" -p | grep -E 'latency|MB/s|run-pingpong' || fail=1
 
+step "OFED's libdaplofa.so.2 loaded through dlopen: under our libdat2.so.2: dtest, dapltest"
+sh tests/vm/thirdparty-ofa-guest.sh || fail=1
+
 step "perftest on $RDMA_DEV (same guest, for comparison with the example)"
 gid=""
 [ -n "${RDMA_GID_INDEX:-}" ] && gid="-x $RDMA_GID_INDEX"

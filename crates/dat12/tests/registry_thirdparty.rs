@@ -3,132 +3,26 @@
 //! dat_provider_init, dat_registry_add_provider, ia_open_func) → foreign dispatch → close
 //! (ia_close_func, dat_provider_fini, dlclose). Skipped when no C compiler is available.
 
+#[path = "../../../tests/c/thirdparty/harness.rs"]
+mod harness;
+
 use dat12::abi::*;
 use dat12::foreign_call;
 use dat12::registry::*;
-use datcore::registry::conf::{self, StaticConf};
-use datcore::registry::{Library, ProviderInfo, Registry, Resolution, NOT_FOUND};
-use std::ffi::{c_int, c_void, CStr, CString};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use datcore::registry::{Library, ProviderInfo, NOT_FOUND};
+use harness::{copy_provider, library, registry_for, Built, Peek};
+use std::ffi::{c_void, CStr};
 use std::ptr::null_mut;
-use std::sync::OnceLock;
 
-struct Built {
-    dir: PathBuf,
-    provider: PathBuf,
-    nosyms: PathBuf,
-}
-
-fn cc() -> String {
-    std::env::var("CC").unwrap_or_else(|_| "cc".into())
-}
-
-fn compile(src: &Path, out: &Path) -> bool {
-    match Command::new(cc()).args(["-shared", "-fPIC", "-O0", "-o"]).arg(out).arg(src).status() {
-        Ok(s) => s.success(),
-        Err(_) => false,
-    }
-}
-
-const SHIM: &str = r#"
-typedef unsigned (*fn_t)(const void *, const void *);
-static fn_t add_fn, remove_fn;
-void dat_shim_set(fn_t a, fn_t r) { add_fn = a; remove_fn = r; }
-unsigned dat_registry_add_provider(const void *p, const void *i) { return add_fn(p, i); }
-unsigned dat_registry_remove_provider(const void *p, const void *i) { return remove_fn(p, i); }
-"#;
-
-/// Builds the provider (and helpers) once; None (test skipped) without a working `cc`.
+/// The provider library built for DAT 1.2, calling our registry exports.
 fn built() -> Option<&'static Built> {
-    static B: OnceLock<Option<Built>> = OnceLock::new();
-    B.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("dat12-thirdparty-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).ok()?;
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/c/thirdparty/provider.c");
-        let provider = dir.join("libdattp.so");
-        if !compile(&src, &provider) {
-            eprintln!("skipping: cannot compile {} with {}", src.display(), cc());
-            return None;
-        }
-        let empty = dir.join("empty.c");
-        std::fs::write(&empty, "int not_a_provider = 1;\n").ok()?;
-        let nosyms = dir.join("libnosyms.so");
-        assert!(compile(&empty, &nosyms));
-        install_shim(&dir);
-        Some(Built { dir, provider, nosyms })
-    })
-    .as_ref()
-}
-
-/// A test executable does not export `dat_registry_add_provider` to dlopen()ed libraries
-/// (libdat.so.1 does). Load a global shim that forwards to the Rust functions instead.
-fn install_shim(dir: &Path) {
-    let c = CString::new("dat_registry_add_provider").unwrap();
-    // SAFETY: dlsym on the global scope with a NUL-terminated name.
-    if !unsafe { libc::dlsym(libc::RTLD_DEFAULT, c.as_ptr()) }.is_null() {
-        return;
-    }
-    let src = dir.join("shim.c");
-    std::fs::write(&src, SHIM).unwrap();
-    let so = dir.join("libshim.so");
-    assert!(compile(&src, &so));
-    let p = CString::new(so.to_str().unwrap()).unwrap();
-    // SAFETY: plain dlopen/dlsym of the shim we just built.
-    unsafe {
-        let h = libc::dlopen(p.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL);
-        assert!(!h.is_null());
-        let set = libc::dlsym(h, c"dat_shim_set".as_ptr());
-        assert!(!set.is_null());
-        type Reg = unsafe extern "C" fn(*const DAT_PROVIDER, *const DAT_PROVIDER_INFO) -> DAT_RETURN;
-        let set: unsafe extern "C" fn(Reg, Reg) = std::mem::transmute(set);
-        set(dat_registry_add_provider, dat_registry_remove_provider);
-    }
-}
-
-/// A private copy of the provider, so each test has its own library instance and counters.
-fn copy_provider(b: &Built, tag: &str) -> PathBuf {
-    let p = b.dir.join(format!("libdattp-{tag}.so"));
-    std::fs::copy(&b.provider, &p).unwrap();
-    p
-}
-
-fn registry_for(conf_text: &str) -> Registry {
-    Registry::new(StaticConf { path: Some("t.conf".into()), entries: conf::parse_str(conf_text, "t.conf") }, vec![])
-}
-
-fn library(r: Result<Resolution, datcore::DatError>) -> Library {
-    match r {
-        Ok(Resolution::Library(l)) => l,
-        other => panic!("expected a library, got {other:?}"),
-    }
-}
-
-/// A handle on the library only if it is loaded (RTLD_NOLOAD); closed on drop.
-struct Peek(*mut c_void);
-impl Peek {
-    fn new(path: &Path) -> Option<Peek> {
-        let p = CString::new(path.to_str().unwrap()).unwrap();
-        // SAFETY: RTLD_NOLOAD never loads anything; it only returns an existing handle.
-        let h = unsafe { libc::dlopen(p.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
-        (!h.is_null()).then(|| Peek(h))
-    }
-    fn int(&self, name: &str) -> c_int {
-        let n = CString::new(name).unwrap();
-        // SAFETY: the provider exports these ints.
-        unsafe { *(libc::dlsym(self.0, n.as_ptr()) as *const c_int) }
-    }
-    fn string(&self, name: &str) -> String {
-        let n = CString::new(name).unwrap();
-        // SAFETY: the provider exports this NUL-terminated char array.
-        unsafe { CStr::from_ptr(libc::dlsym(self.0, n.as_ptr()) as *const _) }.to_string_lossy().into_owned()
-    }
-}
-impl Drop for Peek {
-    fn drop(&mut self) {
-        // SAFETY: handle from dlopen(RTLD_NOLOAD) above.
-        unsafe { libc::dlclose(self.0) };
-    }
+    harness::built(
+        1,
+        &[
+            ("dat_registry_add_provider", dat_registry_add_provider as *const c_void),
+            ("dat_registry_remove_provider", dat_registry_remove_provider as *const c_void),
+        ],
+    )
 }
 
 fn open(lib: &Library) -> Result<DAT_IA_HANDLE, u32> {

@@ -1,130 +1,173 @@
-//! A third-party DAT 2.0 provider library (tests/c/thirdparty/provider.c built with -DTP_DAT2:
-//! the 648-byte provider table) reached through a `u2.0` dat.conf entry and driven through the
-//! 2.0 face's own exports: dispatch by the handles' first word, the provider calling back
-//! `dats_get_ia_handle`, its DAT 2.0 return codes passing through unchanged, `dat_extension_op`
-//! handing the `va_list` to its `handle_extendedop_func`, and close / fini / dlclose.
+//! A third-party DAT 2.0 provider library (tests/c/thirdparty/provider.c built with
+//! TP_DAT_MAJOR=2), compiled with `cc` at test time and reached through a dat.conf line with a
+//! `dlopen:` lib_path, then driven through the face's own exports as a DAT 2.0 consumer calls
+//! them: the 81-slot provider table, the 2.0 slot types (lmr_create with va_type, rmr_bind with
+//! the LMR handle and va_type, cr_reject with private data), `dat_extension_op`'s variadic
+//! arguments reaching `handle_extendedop_func` as a va_list, `dats_get_ia_handle` called by the
+//! provider while it fills a query, and DAT 2.0 error numbering on the way back.
+//! The generic load/unload and error paths are the 1.2 face's test (same code, crates/face).
 //! Skipped when no C compiler is available.
 
+#[path = "../../../tests/c/thirdparty/harness.rs"]
+mod harness;
+
 use dat20::abi::*;
-use dat20::face_specific::dats_get_ia_handle;
-use dat20::ia::dat_ia_close;
-use dat20::memory::{dat_pz_create, dat_pz_free, dat_pz_query};
+use dat20::face_specific::*;
+use dat20::ia::*;
+use dat20::memory::*;
 use dat20::registry::*;
-use datcore::registry::conf::{self, StaticConf};
-use datcore::registry::{Registry, Resolution};
-use std::ffi::{c_int, CString};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use datcore::registry::ProviderInfo;
+use harness::{copy_provider, library, registry_for, Built, Peek};
+use std::ffi::c_void;
 use std::ptr::null_mut;
 
 extern "C" {
+    // The variadic export (the C shim in src/extension_op.c).
     fn dat_extension_op(handle: DAT_HANDLE, op: DAT_EXTENDED_OP, ...) -> DAT_RETURN;
 }
 
-const SHIM: &str = r#"
-typedef unsigned (*reg_t)(const void *, const void *);
-typedef unsigned (*get_t)(void *, void **);
-static reg_t add_fn, remove_fn;
-static get_t get_fn;
-void dat_shim_set(reg_t a, reg_t r, get_t g) { add_fn = a; remove_fn = r; get_fn = g; }
-unsigned dat_registry_add_provider(const void *p, const void *i) { return add_fn(p, i); }
-unsigned dat_registry_remove_provider(const void *p, const void *i) { return remove_fn(p, i); }
-unsigned dats_get_ia_handle(void *h, void **out) { return get_fn(h, out); }
-"#;
+const FETCH_AND_ADD: DAT_EXTENDED_OP = 0x00;
+const QUERY_COUNTERS: DAT_EXTENDED_OP = 0x0b;
 
-fn compile(src: &Path, out: &Path, defines: &[&str]) -> bool {
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    Command::new(cc)
-        .args(["-shared", "-fPIC", "-O0"])
-        .args(defines)
-        .arg("-o")
-        .arg(out)
-        .arg(src)
-        .status()
-        .is_ok_and(|s| s.success())
+/// The provider library built for DAT 2.0, calling our registry exports and `dats_get_ia_handle`.
+fn built() -> Option<&'static Built> {
+    harness::built(
+        2,
+        &[
+            ("dat_registry_add_provider", dat_registry_add_provider as *const c_void),
+            ("dat_registry_remove_provider", dat_registry_remove_provider as *const c_void),
+            ("dats_get_ia_handle", dats_get_ia_handle as *const c_void),
+        ],
+    )
 }
 
-/// A test executable does not export the registry entry points to dlopen()ed libraries
-/// (libdat2.so.2 does): a global shim forwards them to this crate's functions.
-fn install_shim(dir: &Path) {
-    let src = dir.join("shim.c");
-    std::fs::write(&src, SHIM).unwrap();
-    let so = dir.join("libshim.so");
-    assert!(compile(&src, &so, &[]));
-    let p = CString::new(so.to_str().unwrap()).unwrap();
-    type Reg = unsafe extern "C" fn(*const DAT_PROVIDER, *const DAT_PROVIDER_INFO) -> DAT_RETURN;
-    type Get = unsafe extern "C" fn(DAT_IA_HANDLE, *mut DAT_IA_HANDLE) -> DAT_RETURN;
-    // SAFETY: plain dlopen/dlsym of the shim just built; the setter's signature is the shim's.
-    unsafe {
-        let h = libc::dlopen(p.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL);
-        assert!(!h.is_null());
-        let set = libc::dlsym(h, c"dat_shim_set".as_ptr());
-        assert!(!set.is_null());
-        let set: unsafe extern "C" fn(Reg, Reg, Get) = std::mem::transmute(set);
-        set(dat_registry_add_provider, dat_registry_remove_provider, dats_get_ia_handle);
-    }
-}
-
-/// The DAT 2.0 build of the test provider, or None (test skipped) without a working `cc`.
-fn build() -> Option<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("dat20-thirdparty-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).ok()?;
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/c/thirdparty/provider.c");
-    let so = dir.join("libdattp2.so");
-    if !compile(&src, &so, &["-DTP_DAT2"]) {
-        eprintln!("skipping: cannot compile {}", src.display());
-        return None;
-    }
-    install_shim(&dir);
-    Some(so)
-}
-
-fn is_loaded(path: &Path) -> bool {
-    let p = CString::new(path.to_str().unwrap()).unwrap();
-    // SAFETY: RTLD_NOLOAD never loads; a handle it returns is closed again at once.
-    unsafe {
-        let h = libc::dlopen(p.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD);
-        if !h.is_null() {
-            libc::dlclose(h);
-        }
-        !h.is_null()
-    }
+fn ok(r: DAT_RETURN, what: &str) {
+    assert_eq!(r, DAT_SUCCESS, "{what}: {r:#010x}");
 }
 
 #[test]
-fn dat20_provider_library() {
-    let Some(so) = build() else { return };
-    let text = format!("tp2 u2.0 nonthreadsafe default {} tp.2.0 \"dev0 1\" \"\"\n", so.display());
-    let reg =
-        Registry::new(StaticConf { path: Some("t.conf".into()), entries: conf::parse_str(&text, "t.conf") }, vec![]);
+fn dat20_provider_through_the_exports() {
+    let Some(b) = built() else { return };
+    let so = copy_provider(b, "v2");
+    let reg = registry_for(&format!("tp2 u2.0 nonthreadsafe default dlopen:{} tp.2.0 \"dev0 1\" \"\"\n", so.display()));
+    assert_eq!(reg.list(2), vec![ProviderInfo { ia_name: "tp2".into(), major: 2, minor: 0, thread_safe: false }]);
     assert!(reg.list(1).is_empty(), "a u2.0 entry is not listed for DAT 1");
-    let lib = match reg.resolve("tp2", 2, 0, false) {
-        Ok(Resolution::Library(l)) => l,
-        other => panic!("expected a library, got {other:?}"),
-    };
-    let (mut evd, mut ia): (DAT_EVD_HANDLE, DAT_IA_HANDLE) = (null_mut(), null_mut());
-    // SAFETY: valid out-pointers.
-    unsafe { open_library(&lib, 8, &mut evd, &mut ia) }.expect("open_library");
-    assert!(is_library_ia(ia) && is_loaded(&so));
+    let lib = library(reg.resolve("tp2", 2, 0, false));
+    assert_eq!(lib.lib_path, so.to_str().unwrap(), "the dlopen: marker is stripped");
 
-    // SAFETY: the provider's handles, through the face's exports as a consumer calls them.
+    let mut evd: DAT_EVD_HANDLE = null_mut();
+    let mut ia: DAT_IA_HANDLE = null_mut();
+    // SAFETY: valid out pointers.
+    unsafe { open_library(&lib, 8, &mut evd, &mut ia) }.expect("open_library");
+    let peek = Peek::new(&so).expect("library loaded");
+    assert_eq!(peek.int("tp_register_status"), 0, "dat_registry_add_provider accepted the 648-byte table");
+    assert_eq!(peek.string("tp_instance_data"), "dev0 1");
+    let last = || peek.string("tp_last_call");
+
+    // SAFETY: the exports are called as a C consumer calls them (valid pointers, live handles
+    // of this provider); tp_object has the signature given to transmute.
     unsafe {
+        // dats_get_ia_handle: the consumer's handle of a third-party IA is the provider's pointer.
+        let mut out: DAT_IA_HANDLE = null_mut();
+        ok(dats_get_ia_handle(ia, &mut out), "dats_get_ia_handle");
+        assert_eq!(out, ia);
+        assert_eq!(dats_get_ia_handle(ia, null_mut()), DAT_CLASS_ERROR | DAT_INVALID_PARAMETER | DAT_INVALID_ARG2);
+
+        // pz_query: the provider fills ia_handle through dats_get_ia_handle, as OFED's do.
         let mut pz: DAT_PZ_HANDLE = null_mut();
-        assert_eq!(dat_pz_create(ia, &mut pz), DAT_SUCCESS);
-        assert!(!pz.is_null());
-        // the provider fills DAT_PZ_PARAM.ia_handle through dats_get_ia_handle
+        ok(dat_pz_create(ia, &mut pz), "dat_pz_create");
         let mut param = DAT_PZ_PARAM { ia_handle: null_mut() };
-        assert_eq!(dat_pz_query(pz, DAT_PZ_FIELD_ALL, &mut param), DAT_SUCCESS);
+        ok(dat_pz_query(pz, DAT_PZ_FIELD_IA_HANDLE, &mut param), "dat_pz_query");
         assert_eq!(param.ia_handle, ia);
-        // its DAT 2.0 code (IA_IN_USE is 0x50 in 2.0) reaches the consumer unchanged
-        assert_eq!(dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_CLASS_ERROR | DAT_INVALID_STATE | 0x50);
-        // dat_extension_op passes the va_list on: the provider checks the int after the op
-        assert_eq!(dat_extension_op(ia, 5, 6 as c_int), DAT_SUCCESS);
-        assert_eq!(dat_extension_op(ia, 5, 9 as c_int), DAT_CLASS_ERROR | DAT_INVALID_PARAMETER | DAT_INVALID_ARG3);
-        assert_eq!(dat_pz_free(pz), DAT_SUCCESS);
-        assert_eq!(dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+
+        // lmr_create with va_type: passed through unchanged (our own IAs refuse ZB; this one takes it).
+        let mut region = [0u8; 64];
+        let rp = region.as_mut_ptr() as DAT_PVOID;
+        let (mut lmr, mut lctx, mut rctx, mut rlen, mut raddr) = (null_mut(), 0, 0, 0, 0);
+        ok(
+            dat_lmr_create(
+                ia,
+                DAT_MEM_TYPE_VIRTUAL,
+                DAT_REGION_DESCRIPTION { for_va: rp },
+                64,
+                pz,
+                3,
+                DAT_VA_TYPE_ZB,
+                &mut lmr,
+                &mut lctx,
+                &mut rctx,
+                &mut rlen,
+                &mut raddr,
+            ),
+            "dat_lmr_create",
+        );
+        assert_eq!(last(), format!("lmr_create {ia:p} 0 {rp:p} 64 {pz:p} 3 1"));
+        assert_eq!((lctx, rctx, rlen, raddr), (0x1111, 0x2222, 64, rp as u64));
+
+        // cr_reject with private data, rmr_bind with the LMR handle and va_type, on provider objects.
+        let make = std::mem::transmute::<*mut c_void, unsafe extern "C" fn() -> DAT_HANDLE>(peek.symbol("tp_object"));
+        let obj = make();
+        ok(dat_cr_reject(obj, 5, c"hello".as_ptr() as DAT_PVOID), "dat_cr_reject");
+        assert_eq!(last(), format!("cr_reject {obj:p} 5 hello"));
+        let t = DAT_LMR_TRIPLET { virtual_address: 0x1000, segment_length: 32, lmr_context: 0x1111 };
+        let mut bound: DAT_RMR_CONTEXT = 0;
+        ok(
+            dat_rmr_bind(obj, lmr, &t, 7, DAT_VA_TYPE_ZB, obj, DAT_CONTEXT { as_64: 99 }, 2, &mut bound),
+            "dat_rmr_bind",
+        );
+        assert_eq!(last(), format!("rmr_bind {obj:p} {lmr:p} 4096/32/4369 7 1 {obj:p} 99 2"));
+        assert_eq!(bound, 0x3333);
+
+        // dat_extension_op: the variadic arguments reach handle_extendedop_func as a va_list.
+        let remote = DAT_RMR_TRIPLET { virtual_address: 0x2000, segment_length: 8, rmr_context: 0x3333 };
+        let rr = &remote as *const DAT_RMR_TRIPLET;
+        ok(dat_extension_op(obj, FETCH_AND_ADD, 5u64, &t as *const DAT_LMR_TRIPLET, 77u64, rr, 1u32), "fetch and add");
+        assert_eq!(last(), format!("fetch_and_add {obj:p} 5 4096 77 {rr:p} 1"));
+        let mut counters = [0u64; 4];
+        ok(dat_extension_op(ia, QUERY_COUNTERS, 3i32, counters.as_mut_ptr(), 1i32), "query counters");
+        assert_eq!(last(), format!("query_counters {ia:p} 3 1"));
+        assert_eq!(counters[0], 42);
+        // the provider's own error, in DAT 2.0 numbering, comes back unchanged
+        assert_eq!(dat_extension_op(obj, 0x7777), DAT_CLASS_ERROR | DAT_INVALID_PARAMETER | DAT_INVALID_ARG2);
+
+        // a graceful close with a PZ outstanding: the provider's DAT 2.0 code (IA_IN_USE = 0x50)
+        assert_eq!(
+            dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG),
+            DAT_CLASS_ERROR | DAT_INVALID_STATE | DAT_INVALID_STATE_IA_IN_USE
+        );
+        assert_eq!(DAT_INVALID_STATE_IA_IN_USE, 0x50);
+        ok(dat_pz_free(pz), "dat_pz_free");
+        ok(dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG), "dat_ia_close");
     }
-    assert!(!is_library_ia(ia));
-    assert!(!registered().contains(&lib.info), "fini removed the provider");
-    assert!(!is_loaded(&so), "library unloaded after the last IA");
+    drop(peek);
+    assert!(Peek::new(&so).is_none(), "unloaded after the last close");
+    assert!(!registered().contains(&lib.info), "dat_provider_fini removed the provider");
+    let mut out: DAT_IA_HANDLE = null_mut();
+    // SAFETY: valid out pointer; the closed IA's value is only compared, never dereferenced.
+    assert_eq!(
+        unsafe { dats_get_ia_handle(ia, &mut out) },
+        DAT_CLASS_ERROR | DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_IA
+    );
+}
+
+#[test]
+fn dat20_library_without_entry_points_or_registration() {
+    let Some(b) = built() else { return };
+    let so = copy_provider(b, "v2-noreg");
+    let reg = registry_for(&format!(
+        "nosym u2.0 nonthreadsafe default dlopen:{} x.2.0 \"\" \"\"\n\
+         noreg u2.0 nonthreadsafe default dlopen:{} x.2.0 no-register \"\"\n",
+        b.nosyms.display(),
+        so.display()
+    ));
+    for name in ["nosym", "noreg"] {
+        let lib = library(reg.resolve(name, 2, 0, false));
+        let mut evd: DAT_EVD_HANDLE = null_mut();
+        let mut ia: DAT_IA_HANDLE = null_mut();
+        // SAFETY: valid out pointers.
+        let r = unsafe { open_library(&lib, 8, &mut evd, &mut ia) };
+        assert_eq!(r.unwrap_err(), datcore::registry::NOT_FOUND, "{name}");
+        assert_eq!(library_refs(&lib.lib_path, &lib.info), 0, "{name}");
+    }
+    assert!(Peek::new(&so).is_none(), "unloaded after the failure");
 }

@@ -134,6 +134,22 @@ fn builtin_via_conf() {
 }
 
 #[test]
+fn dlopen_marker_loads_the_library_itself() {
+    let text = "ofa u2.0 nonthreadsafe default dlopen:libdaplofa.so.2 dapl.2.0 \"rdma0 0\" \"\"\n\
+                abs u2.0 nonthreadsafe default dlopen:/nonexistent/libdaplofa.so.2 dapl.2.0 \"\" \"\"\n\
+                empty u2.0 nonthreadsafe default dlopen: x.1.0 \"\" \"\"\n";
+    // a verbs provider is present: without the marker, libdaplofa would map to it
+    let r = Registry::new(conf_of(text), vec![Arc::new(Fake("verbs", &[]))]);
+    let l = lib(r.resolve("ofa", 2, 0, false));
+    assert_eq!((l.lib_path.as_str(), l.ia_params.as_str()), ("libdaplofa.so.2", "rdma0 0"));
+    assert_eq!(l.info, ProviderInfo { ia_name: "ofa".into(), major: 2, minor: 0, thread_safe: false });
+    let c = r.resolve_cause("abs", 2, 0, false).unwrap_err();
+    assert!(c.contains("library /nonexistent/libdaplofa.so.2 is missing"), "{c}");
+    let c = r.resolve_cause("empty", 2, 0, false).unwrap_err();
+    assert!(c.contains("names no library"), "{c}");
+}
+
+#[test]
 fn conf_beats_builtin_name() {
     let text = "shm u1.2 nonthreadsafe default libother.so o.1.2 \"\" \"\"\n";
     let r = Registry::new(conf_of(text), vec![Arc::new(Fake("shm", &["shm"]))]);

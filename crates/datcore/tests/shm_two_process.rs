@@ -799,8 +799,9 @@ fn peer_ext_target(ep: &Ep) {
     let no_atomic = Buf::new(&ep.pd, 64, Access { remote_atomic: false, ..ALL });
     let w = b.aligned(0);
     b.set_word(w, WORD_START);
-    // The write with immediate data consumes this receive (its buffer stays untouched).
+    // The writes with immediate data consume these receives (their buffers stay untouched).
     ep.qp.post_recv(1, &[b.sge(1024, 64)]).unwrap();
+    ep.qp.post_recv(3, &[b.sge(1024, 64)]).unwrap();
     send_words(ep, 5, &[b.addr(), w as u64, b.mr.rkey() as u64, no_atomic.addr(), no_atomic.mr.rkey() as u64]);
     let wc = ep.rcq.expect();
     assert_eq!(
@@ -808,6 +809,12 @@ fn peer_ext_target(ep: &Ep) {
         (1, WcStatus::Success, WcOpcode::RecvRdmaWriteImmed, IMMED, 100)
     );
     assert!((0..100).all(|i| b.bytes()[2048 + i] == (i as u8) ^ 0x5a), "write with immediate: data");
+    let wc = ep.rcq.expect();
+    assert_eq!(
+        (wc.wr_id, wc.status, wc.opcode, wc.immed, wc.byte_len),
+        (3, WcStatus::Success, WcOpcode::RecvRdmaWriteImmed, IMMED + 1, 0),
+        "immediate data alone"
+    );
     assert!(b.bytes()[1024..1088].iter().all(|&x| x == 0), "the receive buffer is not written");
     // The initiator tells the value it expects once its atomics are done.
     let expect = recv_words(ep, 2, 1)[0];
@@ -831,6 +838,8 @@ fn ib_extensions_write_immed_and_atomics() {
     ep.op(10, op, &[src.sge(0, 60), src.sge(60, 40)], true).unwrap();
     let wc = ep.scq.expect();
     assert_eq!((wc.wr_id, wc.status, wc.opcode, wc.byte_len), (10, WcStatus::Success, WcOpcode::RdmaWriteImmed, 100));
+    ep.op(11, SendOp::RdmaWriteImmed { remote_addr: 0, rkey: 0, immed: IMMED + 1 }, &[], true).unwrap();
+    assert_eq!(ep.scq.expect().status, WcStatus::Success);
 
     // Atomics: results land in the local buffer.
     let res = Buf::new(&ep.pd, 64, ALL);

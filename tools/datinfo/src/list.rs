@@ -6,7 +6,7 @@ use crate::probe::{self, Face, Probe, State};
 use datcore::provider::verbs;
 use datcore::registry::builtin::builtins;
 use datcore::registry::conf::{ApiKind, ConfEntry, DEFAULT_PATHS, OVERRIDE_VAR};
-use datcore::registry::{builtin_for_lib_path, Registry, Resolution};
+use datcore::registry::{builtin_for_lib_path, library_for_lib_path, Registry, Resolution};
 
 /// One IA name and what opening it gives.
 pub struct Row {
@@ -45,7 +45,7 @@ fn resolution_is(r: &Resolution, e: &ConfEntry) -> bool {
         Resolution::Builtin { provider, params, .. } => {
             builtin_for_lib_path(&e.lib_path) == Some(provider.name()) && *params == e.ia_params
         }
-        Resolution::Library(l) => l.lib_path == e.lib_path && l.ia_params == e.ia_params,
+        Resolution::Library(l) => l.lib_path == library_for_lib_path(&e.lib_path) && l.ia_params == e.ia_params,
     }
 }
 

@@ -6,7 +6,7 @@ use datcore::handle::Handle;
 use datcore::ia::InterfaceAdapter;
 use datcore::provider::{verbs, DeviceAttr, Transport};
 use datcore::registry::conf::ConfEntry;
-use datcore::registry::{builtin_by_name, builtin_for_lib_path, Library, Resolution};
+use datcore::registry::{builtin_by_name, builtin_for_lib_path, library_for_lib_path, Library, Resolution};
 use std::ffi::{CStr, CString};
 use std::net::{IpAddr, SocketAddr};
 
@@ -130,7 +130,7 @@ pub fn conf_entry(e: &ConfEntry) -> Probe {
         };
     }
     library(&Library {
-        lib_path: e.lib_path.clone(),
+        lib_path: library_for_lib_path(&e.lib_path).to_string(),
         ia_params: e.ia_params.clone(),
         info: datcore::registry::ProviderInfo {
             ia_name: e.ia_name.clone(),

@@ -8,6 +8,10 @@
 //! A dat.conf entry resolves to a built-in provider instead of a library when its `lib_path` is
 //! our marker `builtin:<provider>` (e.g. `builtin:shm`) or the file name of one of OFED's DAPL
 //! provider libraries ([`LIB_ALIASES`]); the latter all map to the `verbs` provider.
+//!
+//! The opposite marker, `dlopen:<library>` ([`DLOPEN_PREFIX`]), asks for the library itself even
+//! when its name is one of OFED's: `dlopen:libdaplofa.so.2` loads OFED's provider as a
+//! third-party provider library instead of mapping it to `verbs`.
 
 use crate::provider::Provider;
 use parking_lot::RwLock;
@@ -19,6 +23,10 @@ pub const BUILTIN_API: &[(u32, u32)] = &[(1, 2), (2, 0)];
 
 /// The marker prefix of a dat.conf `lib_path` that names a built-in provider.
 pub const MARKER_PREFIX: &str = "builtin:";
+
+/// The marker prefix of a dat.conf `lib_path` that names a provider library to dlopen() as it
+/// is, never mapped to a built-in provider.
+pub const DLOPEN_PREFIX: &str = "dlopen:";
 
 /// OFED DAPL provider libraries (file name up to `.so`) and the built-in provider that takes
 /// their place.
@@ -79,12 +87,24 @@ pub fn builtin_by_name(name: &str) -> Option<Arc<dyn Provider>> {
 
 /// If a dat.conf `lib_path` stands for a built-in provider, that provider's name.
 pub fn builtin_for_lib_path(lib_path: &str) -> Option<&str> {
+    if lib_path.starts_with(DLOPEN_PREFIX) {
+        return None;
+    }
     if let Some(name) = lib_path.strip_prefix(MARKER_PREFIX) {
         return Some(name.trim());
     }
     let file = lib_path.rsplit('/').next().unwrap_or(lib_path);
     let stem = file.split(".so").next().unwrap_or(file);
     LIB_ALIASES.iter().find(|(lib, _)| *lib == stem).map(|(_, p)| *p)
+}
+
+/// What dlopen() is given for a dat.conf `lib_path` that is not a built-in provider: the path
+/// after a `dlopen:` marker (surrounding blanks removed), else the `lib_path` unchanged.
+pub fn library_for_lib_path(lib_path: &str) -> &str {
+    match lib_path.strip_prefix(DLOPEN_PREFIX) {
+        Some(library) => library.trim(),
+        None => lib_path,
+    }
 }
 
 #[cfg(test)]
@@ -100,5 +120,16 @@ mod tests {
         assert_eq!(builtin_for_lib_path("builtin:shm"), Some("shm"));
         assert_eq!(builtin_for_lib_path("/opt/x/libmyprov.so"), None);
         assert_eq!(builtin_for_lib_path("libdaplcmaX.so.1"), None);
+        assert_eq!(builtin_for_lib_path("dlopen:libdaplofa.so.2"), None);
+        assert_eq!(builtin_for_lib_path("dlopen:builtin:shm"), None);
+    }
+
+    #[test]
+    fn dlopen_marker() {
+        assert_eq!(library_for_lib_path("dlopen:libdaplofa.so.2"), "libdaplofa.so.2");
+        assert_eq!(library_for_lib_path("dlopen: /opt/p/libp.so "), "/opt/p/libp.so");
+        assert_eq!(library_for_lib_path("dlopen:"), "");
+        assert_eq!(library_for_lib_path("/opt/p/libp.so"), "/opt/p/libp.so");
+        assert_eq!(library_for_lib_path("libdlopen:x.so"), "libdlopen:x.so");
     }
 }

@@ -3,7 +3,8 @@
 //! - [`conf`]: the dat.conf parser and the search order (`$DAT_OVERRIDE`, else `/etc/dat.conf`,
 //!   else `/etc/rdma/dat.conf`); the process-wide file is parsed lazily, once ([`static_conf`]).
 //! - [`builtin`]: providers compiled in (reachable by their own IA names with no dat.conf), and
-//!   the table mapping dat.conf `lib_path`s (OFED DAPL libraries, `builtin:<name>`) to them.
+//!   the table mapping dat.conf `lib_path`s (OFED DAPL libraries, `builtin:<name>`) to them;
+//!   `dlopen:<library>` asks for the library itself, even one of OFED's.
 //! - [`resolve`]: what `dat_ia_openv(name, major, minor, thread_safe)` opens — a built-in
 //!   provider or a third-party provider library (which the face dlopen()s).
 //! - [`list`]: what `dat_registry_list_providers` reports (entries of the asking face's major
@@ -31,7 +32,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-pub use builtin::{builtin_by_name, builtin_for_lib_path, builtins, register_builtin};
+pub use builtin::{builtin_by_name, builtin_for_lib_path, builtins, library_for_lib_path, register_builtin};
 
 /// `DAT_PROVIDER_NOT_FOUND | DAT_NAME_NOT_REGISTERED`: every resolution failure.
 pub const NOT_FOUND: DatError = DatError::new(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
@@ -61,7 +62,7 @@ impl fmt::Display for ProviderInfo {
 /// A third-party provider library to dlopen (the face does it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Library {
-    /// Passed verbatim to dlopen().
+    /// What dlopen() is given: the dat.conf `lib_path` (after a `dlopen:` marker, if any).
     pub lib_path: String,
     /// dat.conf `ia_params`: the `instance_data` argument of `dat_provider_init`.
     pub ia_params: String,
@@ -157,13 +158,18 @@ impl Registry {
                 }
                 continue;
             }
-            let p = Path::new(&e.lib_path);
+            let library = library_for_lib_path(&e.lib_path);
+            if library.is_empty() {
+                causes.push(format!("lib_path '{}' names no library (at {})", e.lib_path, self.where_(e)));
+                continue;
+            }
+            let p = Path::new(library);
             if p.is_absolute() && !p.exists() {
-                causes.push(format!("library {} is missing (named at {})", e.lib_path, self.where_(e)));
+                causes.push(format!("library {library} is missing (named at {})", self.where_(e)));
                 continue;
             }
             return Ok(Resolution::Library(Library {
-                lib_path: e.lib_path.clone(),
+                lib_path: library.to_string(),
                 ia_params: e.ia_params.clone(),
                 info: ProviderInfo { ia_name: name.to_string(), major, minor, thread_safe },
             }));
