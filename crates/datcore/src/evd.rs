@@ -645,3 +645,37 @@ pub fn free_cno(h: Handle) -> DatResult<()> {
     cno.ia.disown(h);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adaptive_spin_drops_to_zero_probes_and_recovers() {
+        let budget = spin_budget();
+        if budget < AdaptiveSpin::floor() * 2 {
+            return; // DAT_EVD_SPIN_US below 4 µs, or one CPU: nothing to adapt
+        }
+        let mut s = AdaptiveSpin::new();
+        assert_eq!(s.this_wait(), budget);
+        // Spins in vain halve it until it is below the floor, then it is 0.
+        let mut halvings = 0;
+        while !s.spin.is_zero() {
+            s.slept();
+            halvings += 1;
+            assert!(s.spin.is_zero() || s.spin >= AdaptiveSpin::floor());
+        }
+        assert!(halvings > 1);
+        // At 0, one wait in SPIN_PROBE_EVERY spins the floor.
+        let spins: Vec<Duration> = (0..2 * SPIN_PROBE_EVERY).map(|_| s.this_wait()).collect();
+        assert_eq!(spins.iter().filter(|d| **d == AdaptiveSpin::floor()).count(), 2);
+        assert_eq!(spins.iter().filter(|d| d.is_zero()).count(), 2 * SPIN_PROBE_EVERY as usize - 2);
+        // A probe the spin satisfied brings the spin back, doubling up to the budget.
+        s.satisfied();
+        assert_eq!(s.this_wait(), AdaptiveSpin::floor());
+        for _ in 0..32 {
+            s.satisfied();
+        }
+        assert_eq!(s.this_wait(), budget);
+    }
+}
