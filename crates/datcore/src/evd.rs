@@ -128,7 +128,7 @@ impl WaitClock {
     }
 }
 
-/// How many provider completions one wait or dequeue step moves at a time (stack buffer).
+/// How many provider completions one wait or dequeue step moves at a time (the EVD's buffer).
 const DRAIN_BATCH: usize = 16;
 
 pub struct EventDispatcher {
