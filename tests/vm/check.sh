@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/vm/check.sh -- the verbs part of `make check`: runs, inside soft-RDMA QEMU guests,
 #   1. rxe (Soft-RoCE), one guest: tests/vm/guest-suite.sh (verbs Rust tests, C conformance
-#      suite on ofa-v2-rdma0 on both faces, the ping-pong example, perftest for comparison)
+#      suite on ofa-v2-rdma0 on both faces, the ping-pong example, OFED's libdaplofa.so.2
+#      loaded under our libdat2.so.2 with dtest/dapltest, perftest for comparison)
 #   2. siw (soft-iWARP), one guest: the same
 #   3. siw, two guests joined by a virtual link: the ping-pong example, then the conformance
 #      suite's e2e cases in two-host mode (dat_conformance --role server|client), server sides

@@ -127,7 +127,7 @@ client_server() {
     rm -f "$work/$name".*
     start_server "$name" "$sstack" 300 "$ready" "${sargs[@]}" || st=1
     if [ $st = 0 ]; then
-        in_stack "$cstack" "$work/$name.client" 180 "${cargs[@]}"
+        in_stack "$cstack" "$work/$name.client" 120 "${cargs[@]}"
         cst=$?
         [ $cst = 0 ] || { echo "$name: client exit status $cst"; st=1; }
     fi

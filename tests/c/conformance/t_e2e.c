@@ -1676,11 +1676,13 @@ static tres st_group_loop(struct st_group *g)
     DAT_EVENT ev;
     while (!st_group_done(g)) {
         if (g->s->stop)
-            return t_fail("stopped: another thread failed");
+            return T_FAIL; /* the thread that failed first wrote the reason: keep it */
         DAT_RETURN r;
         if (g->wait) {
             DAT_COUNT n;
             r = dat_evd_wait(g->req, E2E_WAIT, 1, &ev, &n);
+            if (r != DAT_SUCCESS && g->s->stop)
+                return T_FAIL; /* woken by nothing because another thread failed: keep its reason */
             CHECK(r == DAT_SUCCESS, "%s: group of EP%d: dat_evd_wait: %s (lost wake-up?)",
                   g->s->server ? "server" : "client", g->first, rs(r));
         } else {
@@ -1760,15 +1762,32 @@ static tres st_run_threads(struct st_side *s)
     return T_PASS;
 }
 
+static int st_all_flushed(const struct st_side *s, int posted)
+{
+    for (int e = 0; e < ST_NEP; e++)
+        if (s->flushed[e] < posted)
+            return 0;
+    return 1;
+}
+
 /* After the disconnect: what is left must be exactly the `posted` receives each EP still had,
- * flushed; a second completion of anything fails in st_event. */
+ * flushed; a second completion of anything fails in st_event. The flushes may arrive after the
+ * DISCONNECTED event (a verbs device flushes its queues asynchronously: rxe in a kernel task),
+ * so the EVDs are drained until every EP has its count or E2E_WAIT passes. */
 static tres st_finish(struct st_side *s, int posted)
 {
-    for (int k = 0; k < ST_GROUPS; k++) {
-        DAT_EVENT ev;
-        while (dat_evd_dequeue(s->g[k].req, &ev) == DAT_SUCCESS || dat_evd_dequeue(s->g[k].rcv, &ev) == DAT_SUCCESS)
-            TRY(st_event(&s->g[k], &ev));
-    }
+    double deadline = mono() + E2E_WAIT / 1e6;
+    do {
+        for (int k = 0; k < ST_GROUPS; k++) {
+            DAT_EVENT ev;
+            while (dat_evd_dequeue(s->g[k].req, &ev) == DAT_SUCCESS ||
+                   dat_evd_dequeue(s->g[k].rcv, &ev) == DAT_SUCCESS)
+                TRY(st_event(&s->g[k], &ev));
+        }
+        if (st_all_flushed(s, posted))
+            break;
+        usleep(1000);
+    } while (mono() < deadline);
     for (int e = 0; e < ST_NEP; e++)
         CHECK(s->flushed[e] == posted, "%s: EP%d: %d receives flushed, expected %d", s->server ? "server" : "client",
               e, s->flushed[e], posted);
