@@ -31,6 +31,19 @@ fn agent(a: &DAT_OS_WAIT_PROXY_AGENT) -> ProxyAgent {
     ProxyAgent { instance_data: a.instance_data as usize, func: a.proxy_agent_func.map_or(0, |f| f as usize) }
 }
 
+/// Writes `ev` into the consumer's event. A DTO completion (the data path) sets the event
+/// number, EVD and its own union member only, as OFED's library leaves the rest of the event
+/// alone; any other event is written whole, over zeroes.
+fn write_event(out: &mut DAT_EVENT, ev: &Event) {
+    if let EventData::Dto { ep, cookie, status, length, op, immed } = ev.data {
+        out.event_number = ev.number as _;
+        out.evd_handle = ev.evd.as_ptr();
+        crate::convert::dto_event(out, ep, cookie, status, length, op, immed);
+    } else {
+        *out = c_event(ev);
+    }
+}
+
 /// A core event as this face's `DAT_EVENT` (48 bytes in DAT 1.2, 120 in DAT 2.0, whose
 /// extension data only IB extension completions fill); the DTO and connection-request data
 /// come from `convert`.
@@ -214,7 +227,7 @@ pub unsafe extern "C" fn dat_evd_wait(
         // SAFETY: writable out-pointers from the consumer.
         let (ev_out, more_out) = unsafe { (out(event, 4)?, out(n_more_events, 5)?) };
         let (ev, more) = e.wait(timeout, threshold)?;
-        *ev_out = c_event(&ev);
+        write_event(ev_out, &ev);
         *more_out = more;
         Ok(())
     })
@@ -231,7 +244,7 @@ pub unsafe extern "C" fn dat_evd_dequeue(evd_handle: DAT_EVD_HANDLE, event: *mut
         let e = evd_of(evd_handle)?;
         // SAFETY: writable out-pointer from the consumer.
         let ev_out = unsafe { out(event, 2)? };
-        *ev_out = c_event(&e.dequeue()?);
+        write_event(ev_out, &e.dequeue()?);
         Ok(())
     })
 }

@@ -111,11 +111,13 @@ fn sge(t: &DAT_LMR_TRIPLET) -> Sge {
 #[inline]
 pub fn with_sges<R>(t: &[DAT_LMR_TRIPLET], f: impl FnOnce(&[Sge]) -> DatResult<R>) -> DatResult<R> {
     if t.len() <= SGES_ON_STACK {
-        let mut buf = [Sge::default(); SGES_ON_STACK];
+        // Only the segments converted are initialised.
+        let mut buf = [std::mem::MaybeUninit::<Sge>::uninit(); SGES_ON_STACK];
         for (d, s) in buf.iter_mut().zip(t) {
-            *d = sge(s);
+            d.write(sge(s));
         }
-        f(&buf[..t.len()])
+        // SAFETY: the first t.len() elements were written just above.
+        f(unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<Sge>(), t.len()) })
     } else {
         f(&t.iter().map(sge).collect::<Vec<_>>())
     }

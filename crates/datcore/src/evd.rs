@@ -33,31 +33,56 @@ pub fn spin_budget() -> Duration {
     *BUDGET
 }
 
-/// The spin of a `dat_evd_wait`, adapted per EVD between [`AdaptiveSpin::floor`] and
-/// [`spin_budget`]:
-/// halved after a wait that spun it all and still had to sleep (the event comes later than
-/// that, or the machine is so busy that the spinner keeps the event's producer off a CPU),
-/// doubled after a wait that the spin satisfied.
+/// The spin of a `dat_evd_wait`, adapted per EVD between 0 and [`spin_budget`]: halved after a
+/// wait that spun it all and still had to sleep (the event comes later than that, or the
+/// machine is so busy that the spinner keeps the event's producer off a CPU), doubled (to at
+/// least [`AdaptiveSpin::floor`]) after a wait that the spin satisfied. Halved below the floor
+/// it is 0: the wait arms and sleeps at once, as OFED's does, which is what a blocking exchange
+/// whose replies take tens of microseconds (an emulated or remote device) wants. While it is 0,
+/// one wait in [`SPIN_PROBE_EVERY`] spins the floor, so that events that come quickly again
+/// bring the spin back.
 #[derive(Clone, Copy)]
-struct AdaptiveSpin(Duration);
+struct AdaptiveSpin {
+    spin: Duration,
+    /// Waits since the spin dropped to 0.
+    unspun: u32,
+}
+
+/// While the adaptive spin is 0, every this many waits one spins [`AdaptiveSpin::floor`].
+const SPIN_PROBE_EVERY: u32 = 32;
 
 impl AdaptiveSpin {
     fn new() -> Self {
-        AdaptiveSpin(spin_budget())
+        AdaptiveSpin { spin: spin_budget(), unspun: 0 }
     }
 
-    /// The spin never drops below this (2 µs, or the budget if smaller), so that waits
-    /// satisfied quickly again find their way back to the full budget.
+    /// The shortest spin (2 µs, or the budget if smaller); below it the spin is 0.
     fn floor() -> Duration {
         spin_budget().min(Duration::from_micros(2))
     }
 
+    /// How long this wait spins.
+    fn this_wait(&mut self) -> Duration {
+        if !self.spin.is_zero() {
+            return self.spin;
+        }
+        self.unspun = self.unspun.wrapping_add(1);
+        if self.unspun.is_multiple_of(SPIN_PROBE_EVERY) {
+            Self::floor()
+        } else {
+            Duration::ZERO
+        }
+    }
+
     fn satisfied(&mut self) {
-        self.0 = (self.0 * 2).min(spin_budget()).max(Self::floor());
+        self.spin = (self.spin * 2).min(spin_budget()).max(Self::floor());
     }
 
     fn slept(&mut self) {
-        self.0 = (self.0 / 2).max(Self::floor());
+        self.spin /= 2;
+        if self.spin < Self::floor() {
+            self.spin = Duration::ZERO;
+        }
     }
 }
 
@@ -67,7 +92,43 @@ pub const TIMEOUT_INFINITE: u32 = u32::MAX;
 /// How many empty polls a spinning `dat_evd_wait` makes between two reads of the clock.
 const SPIN_POLLS_PER_CLOCK: u32 = 16;
 
-/// How many provider completions one wait or dequeue step moves at a time (stack buffer).
+/// The time of one `dat_evd_wait`: its deadline and the end of its spin. The clock is read
+/// only when one of them exists, and while spinning once per [`SPIN_POLLS_PER_CLOCK`] polls:
+/// where it is not the TSC (an emulated guest's HPET) a read is a system call of microseconds.
+struct WaitClock {
+    deadline: Option<Instant>,
+    spin_until: Option<Instant>,
+    now: Option<Instant>,
+    polls: u32,
+}
+
+impl WaitClock {
+    fn start(timeout_us: u32, spin: Duration) -> Self {
+        let timed = timeout_us != TIMEOUT_INFINITE;
+        let now = (timed || !spin.is_zero()).then(Instant::now);
+        let deadline = now.filter(|_| timed).map(|t| t + Duration::from_micros(timeout_us as u64));
+        let spin_until = now.filter(|_| !spin.is_zero()).map(|t| deadline.map_or(t + spin, |d| d.min(t + spin)));
+        WaitClock { deadline, spin_until, now, polls: 0 }
+    }
+
+    /// Advances the clock where needed; true once the deadline has passed.
+    fn timed_out(&mut self) -> bool {
+        let Some(now) = self.now.as_mut() else { return false };
+        self.polls = self.polls.wrapping_add(1);
+        let spun_out = self.spin_until.is_none_or(|u| *now >= u);
+        if spun_out || self.polls.is_multiple_of(SPIN_POLLS_PER_CLOCK) {
+            *now = Instant::now();
+        }
+        self.deadline.is_some_and(|d| *now >= d)
+    }
+
+    /// Whether the spin goes on (as of the last [`WaitClock::timed_out`]).
+    fn spinning(&self) -> bool {
+        matches!((self.now, self.spin_until), (Some(now), Some(until)) if now < until)
+    }
+}
+
+/// How many provider completions one wait or dequeue step moves at a time (the EVD's buffer).
 const DRAIN_BATCH: usize = 16;
 
 pub struct EventDispatcher {
@@ -92,6 +153,9 @@ struct EvdState {
     waiter: bool,
     cno: Option<Arc<ConsumerNotifier>>,
     spin: AdaptiveSpin,
+    /// Where `drain` and `dequeue` take provider completions: kept here, so that no poll
+    /// initialises a buffer.
+    polled: [WorkCompletion; DRAIN_BATCH],
 }
 
 impl DatObject for EventDispatcher {
@@ -156,6 +220,7 @@ impl EventDispatcher {
                     waiter: false,
                     cno: cno.clone(),
                     spin: AdaptiveSpin::new(),
+                    polled: [WorkCompletion::EMPTY; DRAIN_BATCH],
                 }),
                 cond: Condvar::new(),
                 sleepers: AtomicU32::new(0),
@@ -248,15 +313,15 @@ impl EventDispatcher {
     /// Moves provider completions into the software queue, as many as fit.
     fn drain(&self, st: &mut EvdState) {
         let Some(cq) = &self.cq else { return };
-        let mut buf = [WorkCompletion::EMPTY; DRAIN_BATCH];
+        let EvdState { queue, qlen, polled, .. } = st;
         loop {
-            let room = (st.qlen - st.queue.len().min(st.qlen)).min(DRAIN_BATCH);
+            let room = (*qlen - queue.len().min(*qlen)).min(DRAIN_BATCH);
             if room == 0 {
                 return;
             }
-            let n = cq.poll(&mut buf[..room]);
-            for wc in &buf[..n] {
-                st.queue.push_back(self.convert(wc));
+            let n = cq.poll(&mut polled[..room]);
+            for wc in &polled[..n] {
+                queue.push_back(self.convert(wc));
             }
             if n < room {
                 return;
@@ -278,9 +343,8 @@ impl EventDispatcher {
             return Ok(ev);
         }
         if let Some(cq) = &self.cq {
-            let mut wc = [WorkCompletion::EMPTY; 1];
-            if cq.poll(&mut wc) == 1 {
-                return Ok(self.convert(&wc[0]));
+            if cq.poll(&mut st.polled[..1]) == 1 {
+                return Ok(self.convert(&st.polled[0]));
             }
         }
         Err(DatError::QUEUE_EMPTY)
@@ -290,10 +354,11 @@ impl EventDispatcher {
     /// returns the oldest event and how many remain.
     ///
     /// The waiting thread does the work itself: it polls the provider's queue (which drives the
-    /// provider's progress), spins (for the EVD's [`AdaptiveSpin`], at most [`spin_budget`]) while
-    /// nothing is there, and then
-    /// sleeps with the provider's arm / re-poll / block protocol (see
-    /// [`CompletionQueue`]), so no other thread is on the path of a completion.
+    /// provider's progress), spins (for the EVD's [`AdaptiveSpin`], at most [`spin_budget`])
+    /// while nothing is there, and then sleeps with the provider's arm / re-poll / block
+    /// protocol (see [`CompletionQueue`]), so no other thread is on the path of a completion.
+    /// A wait that finds its events at the first poll, or that neither spins nor has a
+    /// timeout, does not read the clock.
     pub fn wait(&self, timeout_us: u32, threshold: i32) -> DatResult<(Event, i32)> {
         let mut st = self.state.lock();
         if threshold <= 0 || threshold as usize > st.qlen {
@@ -306,44 +371,35 @@ impl EventDispatcher {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EVD_WAITER));
         }
         let threshold = threshold as usize;
-        let start = Instant::now();
-        let deadline = (timeout_us != TIMEOUT_INFINITE).then(|| start + Duration::from_micros(timeout_us as u64));
-        let spin_until = {
-            let s = start + st.spin.0;
-            deadline.map_or(s, |d| s.min(d))
-        };
+        self.drain(&mut st);
+        if let Some(ready) = Self::take_ready(&mut st, threshold) {
+            return Ok(ready);
+        }
+        let spin = if self.cq.is_some() { st.spin.this_wait() } else { Duration::ZERO };
+        let mut clock = WaitClock::start(timeout_us, spin);
         let mut slept = false;
         st.waiter = true;
-        // While spinning, the clock is read once per SPIN_POLLS_PER_CLOCK polls: where it is
-        // not the TSC (an emulated guest's HPET) a read is a system call of microseconds.
-        let mut polls = 0u32;
-        let mut now = start;
         let result = loop {
+            if clock.timed_out() {
+                break Err(DatError::TIMEOUT);
+            }
+            if clock.spinning() {
+                // Let a thread queueing a software event in, then poll again.
+                MutexGuard::bump(&mut st);
+                std::hint::spin_loop();
+            } else {
+                self.sleep(&mut st, threshold, clock.deadline);
+                slept = true;
+            }
             self.drain(&mut st);
             if !st.waitable {
                 break Err(DatError::invalid_state(DAT_INVALID_STATE_EVD_UNWAITABLE));
             }
-            if st.queue.len() >= threshold {
-                let ev = st.queue.pop_front().expect("non-empty");
-                break Ok((ev, st.queue.len() as i32));
+            if let Some(ready) = Self::take_ready(&mut st, threshold) {
+                break Ok(ready);
             }
-            polls = polls.wrapping_add(1);
-            if now >= spin_until || polls.is_multiple_of(SPIN_POLLS_PER_CLOCK) {
-                now = Instant::now();
-            }
-            if deadline.is_some_and(|d| now >= d) {
-                break Err(DatError::TIMEOUT);
-            }
-            if self.cq.is_some() && now < spin_until {
-                // Let a thread queueing a software event in, then poll again.
-                MutexGuard::bump(&mut st);
-                std::hint::spin_loop();
-                continue;
-            }
-            self.sleep(&mut st, threshold, deadline);
-            slept = true;
         };
-        if result.is_ok() {
+        if result.is_ok() && !spin.is_zero() {
             if slept {
                 st.spin.slept();
             } else {
@@ -352,6 +408,15 @@ impl EventDispatcher {
         }
         st.waiter = false;
         result
+    }
+
+    /// The oldest event and how many remain, once `threshold` events are queued.
+    fn take_ready(st: &mut EvdState, threshold: usize) -> Option<(Event, i32)> {
+        if st.queue.len() < threshold {
+            return None;
+        }
+        let ev = st.queue.pop_front()?;
+        Some((ev, st.queue.len() as i32))
     }
 
     /// Sleeps once, until something may have arrived or `deadline`; the caller re-checks.
@@ -579,4 +644,38 @@ pub fn free_cno(h: Handle) -> DatResult<()> {
     handle::remove::<ConsumerNotifier>(h);
     cno.ia.disown(h);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adaptive_spin_drops_to_zero_probes_and_recovers() {
+        let budget = spin_budget();
+        if budget < AdaptiveSpin::floor() * 2 {
+            return; // DAT_EVD_SPIN_US below 4 µs, or one CPU: nothing to adapt
+        }
+        let mut s = AdaptiveSpin::new();
+        assert_eq!(s.this_wait(), budget);
+        // Spins in vain halve it until it is below the floor, then it is 0.
+        let mut halvings = 0;
+        while !s.spin.is_zero() {
+            s.slept();
+            halvings += 1;
+            assert!(s.spin.is_zero() || s.spin >= AdaptiveSpin::floor());
+        }
+        assert!(halvings > 1);
+        // At 0, one wait in SPIN_PROBE_EVERY spins the floor.
+        let spins: Vec<Duration> = (0..2 * SPIN_PROBE_EVERY).map(|_| s.this_wait()).collect();
+        assert_eq!(spins.iter().filter(|d| **d == AdaptiveSpin::floor()).count(), 2);
+        assert_eq!(spins.iter().filter(|d| d.is_zero()).count(), 2 * SPIN_PROBE_EVERY as usize - 2);
+        // A probe the spin satisfied brings the spin back, doubling up to the budget.
+        s.satisfied();
+        assert_eq!(s.this_wait(), AdaptiveSpin::floor());
+        for _ in 0..32 {
+            s.satisfied();
+        }
+        assert_eq!(s.this_wait(), budget);
+    }
 }

@@ -117,30 +117,26 @@ impl VerbsCq {
         }
     }
 
-    /// Takes and acknowledges the channel's pending events; how many there were.
-    fn take_channel_events(&self) -> u32 {
-        let mut n = 0;
-        loop {
-            let mut cq = std::ptr::null_mut();
-            let mut ctx = std::ptr::null_mut();
-            // SAFETY: live channel; its fd is non-blocking, so EAGAIN ends the loop.
-            if unsafe { (self.dev.lib.ibv_get_cq_event)(self.channel, &mut cq, &mut ctx) } != 0 {
-                break;
-            }
-            n += 1;
+    /// Takes and acknowledges one event of the channel, if one is pending. One read per
+    /// wake-up: an event left behind (from an earlier arm) keeps the fd readable, so the next
+    /// `block` or notifier poll returns at once and takes it (a spurious wake-up, allowed).
+    fn take_channel_event(&self) -> bool {
+        let mut cq = std::ptr::null_mut();
+        let mut ctx = std::ptr::null_mut();
+        // SAFETY: live channel; its fd is non-blocking, so nothing pending is EAGAIN.
+        if unsafe { (self.dev.lib.ibv_get_cq_event)(self.channel, &mut cq, &mut ctx) } != 0 {
+            return false;
         }
-        if n > 0 {
-            // SAFETY: acknowledging the events just taken on our own CQ (the only one on this
-            // channel); no system call.
-            unsafe { (self.dev.lib.ibv_ack_cq_events)(self.cq, n) };
-        }
-        n
+        // SAFETY: acknowledging the event just taken on our own CQ (the only one on this
+        // channel); no system call.
+        unsafe { (self.dev.lib.ibv_ack_cq_events)(self.cq, 1) };
+        true
     }
 
     /// The channel fired. In CNO mode: re-arm, then tell the EVD (in this order, so a
     /// completion that lands in between is found by the poll the wake causes).
     pub(super) fn on_channel_event(&self) {
-        if self.take_channel_events() > 0 && self.notify.load(Ordering::SeqCst) {
+        if self.take_channel_event() && self.notify.load(Ordering::SeqCst) {
             self.request_notification();
             self.wake();
         }

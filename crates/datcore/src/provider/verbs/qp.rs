@@ -20,6 +20,7 @@ use super::{fail, sys, DevInner, VerbsPd, CQS, MRS, MWS, PDS, SRQS};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
+use std::mem::MaybeUninit;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -56,8 +57,12 @@ pub fn set_nonblock(fd: i32) {
     }
 }
 
-/// Converts DAT segments to verbs SGEs (zero-length segments dropped). Returns the count.
-pub fn ibv_sges(sges: &[Sge], out: &mut [sys::ibv_sge; MAX_SGE]) -> DatResult<usize> {
+/// Converts DAT segments to verbs SGEs (zero-length segments dropped) in `out`, of which only
+/// the SGEs returned are initialised.
+pub fn ibv_sges<'a>(
+    sges: &[Sge],
+    out: &'a mut [MaybeUninit<sys::ibv_sge>; MAX_SGE],
+) -> DatResult<&'a mut [sys::ibv_sge]> {
     let mut n = 0;
     for s in sges.iter().filter(|s| s.length > 0) {
         if n == MAX_SGE {
@@ -66,10 +71,11 @@ pub fn ibv_sges(sges: &[Sge], out: &mut [sys::ibv_sge; MAX_SGE]) -> DatResult<us
         if s.length > u32::MAX as u64 {
             return Err(DatError::new(DAT_LENGTH_ERROR, 0));
         }
-        out[n] = sys::ibv_sge { addr: s.addr, length: s.length as u32, lkey: s.lkey };
+        out[n].write(sys::ibv_sge { addr: s.addr, length: s.length as u32, lkey: s.lkey });
         n += 1;
     }
-    Ok(n)
+    // SAFETY: the first `n` entries were written above.
+    Ok(unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<sys::ibv_sge>(), n) })
 }
 
 /// Slot info: the operation (`OP_*`, low byte).
@@ -673,8 +679,9 @@ impl QueuePair for VerbsQp {
         if self.qp.load(Ordering::Acquire).is_null() {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
         }
-        let mut list = [sys::ibv_sge::default(); MAX_SGE];
-        let n = ibv_sges(wr.sges, &mut list)?;
+        let mut buf = [MaybeUninit::uninit(); MAX_SGE];
+        let list = ibv_sges(wr.sges, &mut buf)?;
+        let n = list.len();
         let total: u64 = list[..n].iter().map(|s| s.length as u64).sum();
         let (opcode, op, raddr, rkey) = match wr.op {
             SendOp::Send => (sys::IBV_WR_SEND, OP_SEND, 0, 0),
@@ -773,8 +780,9 @@ impl QueuePair for VerbsQp {
         if self.srq.is_some() {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_RECV_WATERMARK));
         }
-        let mut list = [sys::ibv_sge::default(); MAX_SGE];
-        let n = ibv_sges(sges, &mut list)?;
+        let mut buf = [MaybeUninit::uninit(); MAX_SGE];
+        let list = ibv_sges(sges, &mut buf)?;
+        let n = list.len();
         if n > self.caps.max_recv_sge as usize {
             return Err(DatError::invalid_arg(2));
         }

@@ -70,8 +70,9 @@ impl Drop for VerbsSrq {
 
 impl SharedReceiveQueue for VerbsSrq {
     fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
-        let mut list = [sys::ibv_sge::default(); MAX_SGE];
-        let n = ibv_sges(sges, &mut list)?;
+        let mut buf = [std::mem::MaybeUninit::uninit(); MAX_SGE];
+        let list = ibv_sges(sges, &mut buf)?;
+        let n = list.len();
         let mut free = self.free.lock();
         let Some(slot) = free.pop() else {
             return Err(DatError::insufficient(DAT_RESOURCE_SRQ));
