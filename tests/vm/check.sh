@@ -74,11 +74,19 @@ two_guests_siw() {
   [ $crc = 0 ] && [ $src = 0 ]
 }
 
-dapl2_utils() { # rxe|siw
-    "$G" --timing "--$1" --timeout 1500 -- "$HERE/dapl2-utils.sh" -L "$ROOT/build/lib" path preload ofed/path path/ofed wire
+dapl2_utils() { # rxe|siw [known failures]
+    "$G" --timing "--$1" --timeout 1500 --env DAPL2_UTILS_XFAIL="${2:-}" -- \
+        "$HERE/dapl2-utils.sh" -L "$ROOT/build/lib" path preload ofed/path path/ofed wire
 }
 dapl2_utils_rxe() { dapl2_utils rxe; }
-dapl2_utils_siw() { dapl2_utils siw; }
+# Known failures of our library on siw (open in issue 8's notes): the device refuses a QP or CQ
+# of the sizes these programs ask for, and we report it late (dtestcm: rdma_create_qp fails at
+# connect time on the CM thread, the program then crashes on the connection event; OFED fails
+# in dat_ep_create and exits) or without the cause (dapltest -T T: ibv_create_cq fails, the
+# server's dat_evd_create returns DAT_INSUFFICIENT_RESOURCES).
+dapl2_utils_siw() {
+    dapl2_utils siw "path.dtestcm preload.dtestcm path.dapltest-T preload.dapltest-T path/ofed.dapltest-T"
+}
 
 section rxe one_guest_rxe
 section siw one_guest_siw

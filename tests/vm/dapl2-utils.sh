@@ -97,12 +97,17 @@ start_server() {
 }
 
 # report NAME OK LOGS...: one PASS/FAIL line; on failure each log's tail
+# DAPL2_UTILS_XFAIL="run.test ...": known failures of our library (each documented where the list
+# is set, tests/vm/check.sh), reported as XFAIL and not counted as failed.
 report() {
     local name=$1 ok=$2 f
     shift 2
     if [ "$ok" = 0 ]; then
         echo "PASS dapl2-utils.$name"
         passed=$((passed + 1))
+    elif [[ " ${DAPL2_UTILS_XFAIL:-} " == *" $name "* ]]; then
+        echo "XFAIL dapl2-utils.$name (known failure, see tests/vm/check.sh)"
+        xfailed=$((xfailed + 1))
     else
         echo "FAIL dapl2-utils.$name"
         failed=$((failed + 1))
@@ -345,5 +350,5 @@ for run in "$@"; do
     echo "=== $run: $(( $(date +%s) - tr )) s"
 done
 rm -rf "$work"
-echo "dapl2-utils on $RDMA_TYPE: $passed passed, $failed failed, $(( $(date +%s) - t0 )) s"
+echo "dapl2-utils on $RDMA_TYPE: $passed passed, $failed failed, ${xfailed:-0} known failures, $(( $(date +%s) - t0 )) s"
 [ $failed = 0 ]
