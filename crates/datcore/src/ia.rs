@@ -52,13 +52,22 @@ struct AsyncRouter(OnceLock<Weak<InterfaceAdapter>>);
 
 impl AsyncEvents for AsyncRouter {
     fn async_error(&self, err: AsyncError) {
+        if let AsyncError::SrqLimit { context } = err {
+            // Every IA's device thread may read a verbs context's async events (librdmacm shares
+            // one context per device in a process), so the SRQ's handle, not the reader, names
+            // the IA to tell.
+            if let Ok(srq) = crate::handle::get::<crate::srq::SharedReceiveQueue>(Handle(context), 0) {
+                srq.ia.post_async(WATERMARK_EVENT, Handle(context), DAT_SRQ_LOW_WATERMARK_EVENT);
+            }
+            return;
+        }
         let Some(ia) = self.0.get().and_then(Weak::upgrade) else { return };
         let (number, handle, reason) = match err {
             AsyncError::QpError { context } => (DAT_ASYNC_ERROR_EP_BROKEN, Handle(context), DAT_EP_TRANSFER_TO_ERROR),
             AsyncError::CqOverflow => (DAT_ASYNC_ERROR_EVD_OVERFLOW, ia.handle(), DAT_EVD_OVERFLOW_ERROR),
             AsyncError::DeviceFatal => (DAT_ASYNC_ERROR_IA_CATASTROPHIC, ia.handle(), DAT_IA_CATASTROPHIC_ERROR),
             AsyncError::ProviderInternal => (DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR, ia.handle(), DAT_IA_OTHER_ERROR),
-            AsyncError::SrqLimit { context } => (WATERMARK_EVENT, Handle(context), DAT_SRQ_LOW_WATERMARK_EVENT),
+            AsyncError::SrqLimit { .. } => return, // routed above
         };
         ia.post_async(number, handle, reason);
     }
