@@ -89,7 +89,7 @@ dapl2_utils_rxe() { dapl2_utils rxe; }
 # in dat_ep_create and exits) or without the cause (dapltest -T T: ibv_create_cq fails, the
 # server's dat_evd_create returns DAT_INSUFFICIENT_RESOURCES).
 dapl2_utils_siw() {
-    dapl2_utils siw "path.dtestcm preload.dtestcm path.dapltest-T preload.dapltest-T path/ofed.dapltest-T"
+    dapl2_utils siw "path.dtestcm preload.dtestcm path.dapltest-T preload.dapltest-T path-ofed.dapltest-T"
 }
 
 section rxe one_guest_rxe
