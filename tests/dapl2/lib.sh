@@ -69,6 +69,16 @@ start_server() {
     return 1
 }
 
+# stop_server: ends the server started last and its `timeout` (server_pid is the background
+# shell running in_stack: killing it alone would leave the program holding its connection
+# qualifier for the programs after it). Fails when it had already exited.
+stop_server() {
+    kill -0 "$server_pid" 2>/dev/null || return 1
+    pkill -TERM -P "$server_pid"
+    kill "$server_pid" 2>/dev/null
+    return 0
+}
+
 # report NAME OK LOGS...: one PASS/FAIL line; on failure each log's tail
 # DAPL2_UTILS_XFAIL="run.test ...": known failures of our library (each documented where the list
 # is set, $xfail_doc), reported as XFAIL and not counted as failed.
@@ -109,7 +119,7 @@ client_server() {
         cst=$?
         [ $cst = 0 ] || { echo "$name: client exit status $cst"; st=1; }
     fi
-    [ $st = 0 ] || kill "$server_pid" 2>/dev/null
+    [ $st = 0 ] || stop_server
     wait "$server_pid"
     sst=$?
     [ $sst = 0 ] || { echo "$name: server exit status $sst"; st=1; }
@@ -217,7 +227,7 @@ dapltest_stop() {
     local st=0 log=$work/$1.dapltest.server
     dapltest_client "$1" "$3" Q -T Q -s "$ip" || st=1
     for _ in $(seq 600); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-    kill "$server_pid" 2>/dev/null && { echo "dapltest server: still running 60 s after -T Q"; st=1; }
+    stop_server && { echo "dapltest server: still running 60 s after -T Q"; st=1; }
     wait "$server_pid" || { echo "dapltest server: exit status $?"; st=1; }
     grep -q 'Exiting' "$log" || { echo "dapltest server: no exit line"; st=1; }
     ! grep -Eq "$dapltest_errors" "$log" || { echo "dapltest server: an error line"; st=1; }

@@ -524,6 +524,29 @@ fn no_listener_and_qualifier_in_use() {
     let _l2 = dev.listen(p, Arc::new(ListenQ(Q::new()))).unwrap();
 }
 
+/// A listener that appears just after the connect still gets the request: Debian's dtest server
+/// creates its PSP only after it has told its client where to connect.
+#[test]
+fn connect_waits_briefly_for_a_late_listener() {
+    let dev = open();
+    let p = port(6);
+    let crs = Q::new();
+    let late = {
+        let (dev, crs) = (dev.clone(), crs.clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            dev.listen(p, Arc::new(ListenQ(crs))).unwrap()
+        })
+    };
+    let ep = Ep::new(&dev);
+    ep.qp.connect(local(), p, b"late", None).unwrap();
+    let _listener = late.join().unwrap();
+    let req = crs.wait(T).expect("no connection request at the late listener");
+    assert_eq!(req.private_data(), b"late");
+    req.reject(b"").unwrap();
+    assert_eq!(ep.event().0, ConnEvent::PeerRejected);
+}
+
 fn ping_pong(extra: &[(&str, &str)], n: u64) {
     let dev = open();
     let ep = Ep::new(&dev);
