@@ -114,7 +114,9 @@ fn connect_listener(sock: &OwnedFd, path: &std::path::Path, grace: Duration) -> 
     let mut pause = Duration::from_millis(1);
     loop {
         match sys::connect(sock, path) {
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ECONNREFUSED)) && Instant::now() < give_up => {
+            Err(e)
+                if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ECONNREFUSED)) && Instant::now() < give_up =>
+            {
                 std::thread::sleep(pause.min(give_up.saturating_duration_since(Instant::now())));
                 pause = (pause * 2).min(Duration::from_millis(16));
             }
