@@ -547,6 +547,20 @@ fn connect_waits_briefly_for_a_late_listener() {
     assert_eq!(ep.event().0, ConnEvent::PeerRejected);
 }
 
+/// An abrupt disconnect's DISCONNECTED event is not lost when the QP is dropped right after it
+/// (dat_ep_disconnect then dat_ep_free, as Debian's dtestcm does).
+#[test]
+fn abrupt_disconnect_then_drop_reports_disconnected() {
+    let dev = open();
+    let ep = Ep::new(&dev);
+    let (_l, _, child) = accept_one(&dev, port(7), &ep, b"", "echo", &[]);
+    ep.qp.disconnect(false).unwrap();
+    let Ep { qp, ev, .. } = ep;
+    drop(qp);
+    assert_eq!(ev.wait(T).map(|e| e.0), Some(ConnEvent::Disconnected));
+    wait_child(child);
+}
+
 fn ping_pong(extra: &[(&str, &str)], n: u64) {
     let dev = open();
     let ep = Ep::new(&dev);
