@@ -22,6 +22,7 @@
 # failure the output tails.
 failed=0 passed=0 xfailed=0
 in_stack_wrapper=()
+t0=$(date +%s)
 
 # in_stack STACK LOG SECS CMD...: runs CMD with STACK's library for at most SECS seconds; stdout
 # and stderr line-buffered into LOG, the loader's log into LOG.ld.<pid>
@@ -275,4 +276,11 @@ run_programs() {
         *) echo "unknown program '$p'" >&2; return 2 ;;
         esac
     done
+}
+
+# finish_run: removes $work, prints the summary line; succeeds when no test failed
+finish_run() {
+    rm -rf "$work"
+    echo "dapl2-utils on $transport: $passed passed, $failed failed, $xfailed known failures, $(($(date +%s) - t0)) s"
+    [ "$failed" = 0 ]
 }

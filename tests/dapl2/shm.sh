@@ -73,7 +73,6 @@ ia_of() { echo shm; } # both stacks: our built-in shm provider's name on the DAT
 #   yet (being added); it hangs there until its time limit.
 : "${DAPL2_UTILS_XFAIL=path.dtestsrq preload.dtestsrq}"
 
-t0=$(date +%s)
 for stack in $stacks; do
     case $stack in path | preload) ;; *) echo "unknown stack '$stack'" >&2; exit 2 ;; esac
     echo "=== dapl2-utils [shm] $stack: IA $(ia_of "$stack"), server and client on 127.0.0.1"
@@ -82,6 +81,4 @@ for stack in $stacks; do
     run_programs "$stack" "$stack" $programs || exit 2
     echo "=== $stack: $(($(date +%s) - ts)) s"
 done
-rm -rf "$work"
-echo "dapl2-utils on shm: $passed passed, $failed failed, $xfailed known failures, $(($(date +%s) - t0)) s"
-[ $failed = 0 ]
+finish_run

@@ -94,7 +94,6 @@ run_wire() {
     report wire $ok "$work/probe.server"
 }
 
-t0=$(date +%s)
 for run in "$@"; do
     [ "$run" = wire ] && { run_wire; continue; }
     sstack=${run%/*} cstack=${run#*/}
@@ -114,6 +113,4 @@ for run in "$@"; do
     fi
     echo "=== $run: $(( $(date +%s) - tr )) s"
 done
-rm -rf "$work"
-echo "dapl2-utils on $RDMA_TYPE: $passed passed, $failed failed, $xfailed known failures, $(( $(date +%s) - t0 )) s"
-[ $failed = 0 ]
+finish_run
