@@ -471,6 +471,9 @@ impl QpShared {
     /// (which takes that queue's EVD lock, for a CNO) is left to the progress thread, so two
     /// threads polling two queues can never wait for each other's EVD locks.
     fn finish_except(&self, a: After, polling: Option<&ShmCq>) {
+        if !a.wake_send && !a.wake_recv && a.event.is_none() {
+            return;
+        }
         let other = |cq: &Arc<ShmCq>| polling.is_none_or(|p| !std::ptr::eq(p, &**cq));
         let wake = |cq: &Arc<ShmCq>| match polling {
             None => cq.wake(),

@@ -111,7 +111,9 @@ pub fn step(sh: &QpShared, st: &mut QpState, a: &mut After, part: Part) -> Resul
     if part.completions || sq_half_full {
         did |= pump_resp(sh, st, a)?;
     }
-    did |= pump_tx(sh, st, a)?;
+    if st.sq.issued < st.sq.tail {
+        did |= pump_tx(sh, st, a)?;
+    }
     Ok(did)
 }
 
