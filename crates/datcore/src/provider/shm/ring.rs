@@ -23,7 +23,9 @@
 //! the head again; if the ring is still full then, more than `cap - need` bytes are
 //! unconsumed (`need`: what the record needs, at most [`MAX_NEED`], below `7/8 cap`), so the
 //! consumer's head enters a new eighth at some consume after that read; by the two fences
-//! (Dekker), that consume sees `waiting` set.
+//! (Dekker), that consume sees `waiting` set. The doorbell may so come up to an eighth of the
+//! ring after the space the producer needed; meanwhile the producer's own polls retry, and so
+//! does its progress thread's periodic look.
 
 use super::sys::Mapping;
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
