@@ -382,7 +382,7 @@ impl VerbsQp {
         for c in [&self.send_cq, &self.recv_cq].into_iter().flatten() {
             c.attach(qpn, self.slots.clone());
         }
-        cm::watch_qp(&self.dev, qpn, self.slots.context);
+        cm::watch_qp(&self.dev, qpn, self.slots.context, self.me.clone());
         let mut p = self.recv.lock();
         let Pending { list, sges, .. } = &mut *p;
         for &(n, first, count) in list.iter() {
@@ -447,11 +447,22 @@ impl VerbsQp {
         }
     }
 
-    /// Delivers the connection's final event once.
+    /// Delivers the connection's final event once. Every caller moved the QP to error first,
+    /// and the device flushes a receive in progress at that transition (siw inside the call,
+    /// rxe in its responder task right after), so a QP on an SRQ also reports its SRQ receives
+    /// done here (the core's last-WQE rule, endpoint.rs `EpEvents`).
     fn end(&self, ev: ConnEvent, pd: &[u8]) {
         if !self.ended.swap(true, Ordering::AcqRel) {
             self.events.event(ev, pd);
+            if self.srq.is_some() {
+                self.events.srq_receives_done();
+            }
         }
+    }
+
+    /// The CM thread: the device reported `IBV_EVENT_QP_LAST_WQE_REACHED` for this QP.
+    pub fn on_last_wqe_reached(&self) {
+        self.events.srq_receives_done();
     }
 
     fn set_deadline(&self, st: &mut CmState, d: Option<Instant>) {
