@@ -26,7 +26,7 @@ use crate::srq::SharedReceiveQueue;
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
@@ -259,12 +259,60 @@ impl DatObject for Endpoint {
 }
 
 /// Routes a queue pair's connection events to its EP.
-struct EpEvents(Weak<Endpoint>);
+///
+/// It also raises the "last WQE reached" event of an EP on an SRQ, which DAT consumers (Debian's
+/// `dtestsrq`) wait for before freeing the EP: `DAT_ASYNC_ERROR_EP_BROKEN` on the IA's async EVD,
+/// naming the EP, reason `DAT_EP_TRANSFER_TO_ERROR`. Rule: it is delivered exactly once per
+/// connection of the queue pair, after the EP has left an established connection (its
+/// `DISCONNECTED` or `BROKEN` event is queued) and once the provider said every receive the
+/// queue pair took from the SRQ has completed or been flushed
+/// ([`ConnectionEvents::srq_receives_done`]: verbs from the device's own
+/// `IBV_EVENT_QP_LAST_WQE_REACHED` if it comes first, else with the final connection event,
+/// the queue pair being in error by then; shm with the final event, after its teardown flushed
+/// a receive in progress). Whichever of the two conditions is met second delivers it, after the
+/// connection event, so a consumer sees `DISCONNECTED` first. Neither rxe nor siw
+/// reports the device event reliably, which is why it is not left to the device.
+struct EpEvents {
+    ep: Weak<Endpoint>,
+    /// Which of [`LEFT_CONNECTION`] and [`SRQ_RECEIVES_DONE`] happened to this queue pair.
+    srq_exit: AtomicU8,
+}
+
+/// `EpEvents::srq_exit`: the EP left an established connection.
+const LEFT_CONNECTION: u8 = 1;
+/// `EpEvents::srq_exit`: the provider said the queue pair's SRQ receives are done.
+const SRQ_RECEIVES_DONE: u8 = 2;
+
+impl EpEvents {
+    /// Records `step`; delivers the last-WQE event if this is the call that completes both
+    /// (bits are only ever set, so exactly one call does).
+    fn srq_exit_step(&self, ep: &Endpoint, step: u8) {
+        if ep.srq.is_none() {
+            return;
+        }
+        let both = LEFT_CONNECTION | SRQ_RECEIVES_DONE;
+        let before = self.srq_exit.fetch_or(step, Ordering::AcqRel);
+        if before & both != both && (before | step) & both == both {
+            tracing::debug!(ep = ?ep.handle(), "EP on an SRQ: last WQE reached");
+            ep.ia.post_async(DAT_ASYNC_ERROR_EP_BROKEN, ep.handle(), DAT_EP_TRANSFER_TO_ERROR);
+        }
+    }
+}
 
 impl ConnectionEvents for EpEvents {
     fn event(&self, ev: ConnEvent, private_data: &[u8]) {
-        if let Some(ep) = self.0.upgrade() {
-            ep.connection_event(ev, private_data);
+        if let Some(ep) = self.ep.upgrade() {
+            let old = ep.connection_event(ev, private_data);
+            let was_up = matches!(old, DAT_EP_STATE_CONNECTED | DAT_EP_STATE_DISCONNECT_PENDING);
+            if was_up && ev != ConnEvent::Established {
+                self.srq_exit_step(&ep, LEFT_CONNECTION);
+            }
+        }
+    }
+
+    fn srq_receives_done(&self) {
+        if let Some(ep) = self.ep.upgrade() {
+            self.srq_exit_step(&ep, SRQ_RECEIVES_DONE);
         }
     }
 }
@@ -394,7 +442,7 @@ impl Endpoint {
             srq: self.srq.as_ref().map(|s| s.srq.clone()),
             caps: attr.caps(),
             context: self.handle().0,
-            events: Arc::new(EpEvents(Arc::downgrade(self))),
+            events: Arc::new(EpEvents { ep: Arc::downgrade(self), srq_exit: AtomicU8::new(0) }),
         })?;
         Ok(Some(qp))
     }
@@ -759,7 +807,8 @@ impl Endpoint {
         self.binds.lock().remove(&wr_id)
     }
 
-    fn connection_event(&self, ev: ConnEvent, private_data: &[u8]) {
+    /// Queues connection event `ev` and moves the state; returns the state before.
+    fn connection_event(&self, ev: ConnEvent, private_data: &[u8]) -> u32 {
         let number = match ev {
             ConnEvent::Established => DAT_CONNECTION_EVENT_ESTABLISHED,
             ConnEvent::PeerRejected => DAT_CONNECTION_EVENT_PEER_REJECTED,
@@ -787,6 +836,7 @@ impl Endpoint {
             };
             let _ = evd.post(Event { number, evd: Handle::NULL, data });
         }
+        old
     }
 }
 

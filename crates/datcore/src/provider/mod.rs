@@ -422,6 +422,14 @@ pub enum ConnEvent {
 pub trait ConnectionEvents: Send + Sync {
     /// `private_data` is the peer's (accept data for `Established` on the active side).
     fn event(&self, ev: ConnEvent, private_data: &[u8]);
+    /// A queue pair on a shared receive queue has no receive of the SRQ in progress any more:
+    /// it is out of the connection (in error) and every receive it took from the SRQ has
+    /// completed or been flushed. A provider says so when it knows (shm: with the final
+    /// connection event, after its teardown flushed a receive in progress; verbs: with the final
+    /// event, the queue pair being in error by then, or at `IBV_EVENT_QP_LAST_WQE_REACHED` if
+    /// that comes first); more than one call is harmless. A sink whose queue
+    /// pairs have no SRQ may ignore it.
+    fn srq_receives_done(&self) {}
 }
 
 /// Where a listener's connect requests go. Implemented by the core.

@@ -494,8 +494,17 @@ impl QpShared {
             }
         }
         if let Some((ev, data)) = a.event {
-            tracing::debug!(context = self.context, ?ev, "shm: connection event");
-            self.events.event(ev, &data);
+            self.deliver(ev, &data);
+        }
+    }
+
+    /// Delivers connection event `ev`. A final one comes after the teardown, which flushed a
+    /// receive in progress, so a queue pair on an SRQ then has its SRQ receives done.
+    pub fn deliver(&self, ev: ConnEvent, data: &[u8]) {
+        tracing::debug!(context = self.context, ?ev, "shm: connection event");
+        self.events.event(ev, data);
+        if ev != ConnEvent::Established && self.srq.is_some() {
+            self.events.srq_receives_done();
         }
     }
 
