@@ -41,7 +41,8 @@ pub struct Opened {
     pub address: Option<SocketAddr>,
 }
 
-fn dlerror_text() -> String {
+/// The dynamic linker's last error.
+pub fn dlerror_text() -> String {
     // SAFETY: dlerror returns NULL or a NUL-terminated thread-local string.
     let e = unsafe { libc::dlerror() };
     if e.is_null() {

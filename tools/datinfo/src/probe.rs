@@ -2,13 +2,13 @@
 //! registry's resolution, then `InterfaceAdapter::open` and `ia::close`), and what it is.
 
 use crate::capture;
-use crate::face_library;
+use crate::face_library::{self, dlerror_text};
 use datcore::handle::Handle;
 use datcore::ia::InterfaceAdapter;
 use datcore::provider::{verbs, DeviceAttr, Transport};
 use datcore::registry::conf::ConfEntry;
 use datcore::registry::{builtin_by_name, builtin_for_lib_path, library_for_lib_path, Library, Resolution};
-use std::ffi::{CStr, CString};
+use std::ffi::CString;
 use std::net::{IpAddr, SocketAddr};
 
 /// The face whose consumer datinfo speaks for: the DAT API its `dat_ia_open` asks for, and the
@@ -223,16 +223,6 @@ pub fn library(lib: &Library, open: bool) -> Probe {
         Err(why) => State::Unusable(why),
     };
     p
-}
-
-fn dlerror_text() -> String {
-    // SAFETY: dlerror returns NULL or a NUL-terminated thread-local string.
-    let e = unsafe { libc::dlerror() };
-    if e.is_null() {
-        return "unknown dlopen error".into();
-    }
-    // SAFETY: non-NULL and NUL-terminated (above).
-    unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
 }
 
 fn check_library(path: &str) -> Result<(), String> {

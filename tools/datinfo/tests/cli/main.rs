@@ -75,14 +75,16 @@ fn line<'a>(text: &'a str, prefix: &str) -> &'a str {
     text.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no line starting {prefix:?}"))
 }
 
-/// A real third-party provider library for DAT `major` (tests/c/thirdparty/provider.c), or
-/// None without a C compiler.
-fn thirdparty_provider(dir: &Path, major: u32) -> Option<PathBuf> {
+/// A real third-party provider library for DAT `major` (tests/c/thirdparty/provider.c), built
+/// as `name` with the extra compiler/linker `flags`, or None without a C compiler.
+fn thirdparty_provider(dir: &Path, major: u32, name: &str, flags: &[&str]) -> Option<PathBuf> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/c/thirdparty/provider.c");
-    let so = dir.join(format!("libdattp{major}.so"));
+    let so = dir.join(name);
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let ok = Command::new(&cc)
-        .args(["-shared", "-fPIC", &format!("-DTP_DAT_MAJOR={major}"), "-o"])
+        .args(["-shared", "-fPIC", &format!("-DTP_DAT_MAJOR={major}")])
+        .args(flags)
+        .arg("-o")
         .arg(&so)
         .arg(&src)
         .status()
@@ -95,7 +97,7 @@ fn thirdparty_provider(dir: &Path, major: u32) -> Option<PathBuf> {
 
 /// A dat.conf with one line of every kind; returns its path and the provider library, if built.
 fn mixed_conf(dir: &Path) -> (PathBuf, Option<PathBuf>) {
-    let tp = thirdparty_provider(dir, 1);
+    let tp = thirdparty_provider(dir, 1, "libdattp.so", &[]);
     let tp_path = tp.as_ref().map_or("/nonexistent/libdattp.so".into(), |p| p.display().to_string());
     let text = format!(
         "# dat.conf for datinfo's tests\n\
@@ -323,18 +325,10 @@ fn dat2_view() {
 #[test]
 fn dat2_thirdparty_provider_opens_through_the_face() {
     let dir = scratch();
-    let (Some(tp2), Some(_)) = (thirdparty_provider(&dir, 2), face_libs()) else { return };
-    let conf = dir.join("dat.conf");
+    let (Some(tp2), Some(_)) = (thirdparty_provider(&dir, 2, "libdattp2.so", &[]), face_libs()) else { return };
     // -z now, as OFED's provider libraries are linked: every libdat reference binds at load
-    let now = dir.join("libdattp2-now.so");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/c/thirdparty/provider.c");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    assert!(Command::new(&cc)
-        .args(["-shared", "-fPIC", "-Wl,-z,now", "-DTP_DAT_MAJOR=2", "-o"])
-        .arg(&now)
-        .arg(&src)
-        .status()
-        .is_ok_and(|s| s.success()));
+    let now = thirdparty_provider(&dir, 2, "libdattp2-now.so", &["-Wl,-z,now"]).expect("built once already");
+    let conf = dir.join("dat.conf");
     std::fs::write(
         &conf,
         format!(
