@@ -8,7 +8,8 @@
  *   - dat_ia_open asks for DAT 2.0; the provider attributes say DAT 2.0; the IA attributes
  *     offer the IB extensions exactly when the provider attributes say DAT_IB_FETCH_AND_ADD
  *     and DAT_IB_IMMED_DATA are "TRUE"; a few bad calls return DAT 2.0-numbered codes (and
- *     dat_strerror names them), DAT_VA_TYPE_ZB is refused, dat_extension_op answers,
+ *     dat_strerror names them, the codes only DAT 2.0 has too), DAT_VA_TYPE_ZB is refused,
+ *     dat_extension_op answers,
  *     dat_ib_open_query / dat_ib_close_query open, query and close the IA;
  *   - the server rejects the first connection with private data, which the client sees in its
  *     PEER_REJECTED event; the second is accepted;
@@ -236,6 +237,11 @@ static void check_api(struct side *s)
     EXPECT(dat_ep_recv_query(DAT_HANDLE_NULL, NULL, NULL), ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
     OK(dat_strerror(ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE), &major, &minor));
     CHECK(strcmp(major, "DAT_INVALID_STATE") == 0 && strcmp(minor, "DAT_INVALID_STATE_PZ_IN_USE") == 0);
+    /* codes only DAT 2.0 has are named too */
+    OK(dat_strerror(ERR(DAT_PORT_IN_USE, DAT_INVALID_HANDLE_CSP), &major, &minor));
+    CHECK(strcmp(major, "DAT_PORT_IN_USE") == 0 && strcmp(minor, "DAT_INVALID_HANDLE_CSP") == 0);
+    OK(dat_strerror(ERR(DAT_COMM_NOT_SUPPORTED, DAT_INVALID_STATE_SRQ_SHUTDOWN), &major, &minor));
+    CHECK(strcmp(major, "DAT_COMM_NOT_SUPPORTED") == 0 && strcmp(minor, "DAT_INVALID_STATE_SRQ_SHUTDOWN") == 0);
     region.for_va = s->buf;
     EXPECT(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, region, BUF, s->pz, DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_ZB,
                           &lmr, &lc, &rc, &rl, &ra),

@@ -7,6 +7,7 @@ use datcore::handle::Handle;
 use datcore::ia::InterfaceAdapter;
 use datcore::provider::{Sge, WcOpcode};
 use datcore::DatResult;
+use std::ffi::CStr;
 
 /// A core return code in this face's numbering: the core numbers codes as DAT 1.2 does.
 #[inline]
@@ -21,9 +22,11 @@ pub const fn code_in(face: u32) -> u32 {
     face
 }
 
-/// Return-code names of this face's abi.rs that the core has no code for (none in DAT 1.2).
-#[cfg(test)]
-pub const ONLY_IN_THIS_FACE: &[&str] = &[];
+/// `dat_strerror` names of the return types this face has and the core's DAT 1.2 numbering
+/// does not (none in DAT 1.2), keyed by their value after [`code_in`].
+pub const TYPE_NAMES_ONLY_IN_THIS_FACE: &[(u32, &CStr)] = &[];
+/// The same for subtypes (none in DAT 1.2).
+pub const SUBTYPE_NAMES_ONLY_IN_THIS_FACE: &[(u32, &CStr)] = &[];
 
 /// A length as this face's structs hold it (`DAT_VLEN`).
 #[inline]

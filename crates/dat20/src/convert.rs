@@ -14,6 +14,7 @@ use datcore::ia::{Extension, InterfaceAdapter};
 use datcore::ib_ext::{self, IbExtension};
 use datcore::provider::{ExtensionCaps, Sge, WcOpcode};
 use datcore::DatResult;
+use std::ffi::CStr;
 use std::sync::OnceLock;
 
 const TYPE_MASK: u32 = 0x3fff_0000;
@@ -83,16 +84,20 @@ pub const fn code_in(face: u32) -> u32 {
     (face & !SUBTYPE_MASK) | sub
 }
 
-/// Return-code names of this face's abi.rs that DAT 1.2 (so the core and `dat_strerror`'s
-/// table) has no code for.
-#[cfg(test)]
-pub const ONLY_IN_THIS_FACE: &[&str] = &[
-    "DAT_RESERVED_LMR",
-    "DAT_PORT_IN_USE",
-    "DAT_COMM_NOT_SUPPORTED",
-    "DAT_EXTENSION_BASE",
-    "DAT_INVALID_HANDLE_CSP",
-    "DAT_INVALID_STATE_SRQ_SHUTDOWN",
+/// `dat_strerror` names of the return types DAT 2.0 added, which the core's DAT 1.2 numbering
+/// (and so `strerror`'s main table) has no name for, keyed by their value after [`code_in`]
+/// (which keeps them as they are: no DAT 1.2 type uses these values). `DAT_EXTENSION_BASE` is
+/// the type of the errors an extension defines (`DAT_IB_ERR` in `dat_ib_extensions.h`).
+pub const TYPE_NAMES_ONLY_IN_THIS_FACE: &[(u32, &CStr)] = &[
+    (DAT_RESERVED_LMR, c"DAT_RESERVED_LMR"),
+    (DAT_PORT_IN_USE, c"DAT_PORT_IN_USE"),
+    (DAT_COMM_NOT_SUPPORTED, c"DAT_COMM_NOT_SUPPORTED"),
+    (DAT_EXTENSION_BASE, c"DAT_EXTENSION_BASE"),
+];
+/// The same for the subtypes DAT 2.0 added ([`code_in`] marks them with [`ONLY_20`]).
+pub const SUBTYPE_NAMES_ONLY_IN_THIS_FACE: &[(u32, &CStr)] = &[
+    (subtype_in(DAT_INVALID_HANDLE_CSP), c"DAT_INVALID_HANDLE_CSP"),
+    (subtype_in(DAT_INVALID_STATE_SRQ_SHUTDOWN), c"DAT_INVALID_STATE_SRQ_SHUTDOWN"),
 ];
 
 /// A length as this face's structs hold it (`DAT_SEG_LENGTH`, 32 bits; larger values are
