@@ -74,6 +74,14 @@ fn c_event(ev: &Event) -> DAT_EVENT {
                 private_data: private_data as DAT_PVOID,
             }
         }
+        EventData::UdConnection { ep, private_data_size, private_data, ext_type, ah, qpn, remote } => {
+            out.event_data.connect_event_data = DAT_CONNECTION_EVENT_DATA {
+                ep_handle: ep.as_ptr(),
+                private_data_size,
+                private_data: private_data as DAT_PVOID,
+            };
+            crate::convert::ud_connection_extension(&mut out, ext_type, ah, qpn, remote);
+        }
         EventData::AsyncError { handle, reason } => {
             out.event_data.asynch_error_event_data =
                 DAT_ASYNCH_ERROR_EVENT_DATA { dat_handle: handle.as_ptr(), reason: reason as _ }

@@ -193,6 +193,7 @@ impl Ep {
                 },
                 context: 0xc0ffee,
                 events: Arc::new(ConnQ(ev.clone())),
+                datagram: false,
             })
             .unwrap();
         Ep { dev: dev.clone(), pd, scq, rcq, qp, ev }
@@ -825,7 +826,7 @@ fn peer_ext_target(ep: &Ep) {
 #[test]
 fn ib_extensions_write_immed_and_atomics() {
     let dev = open();
-    assert_eq!(dev.attr().extensions, ExtensionCaps { immed_data: true, atomics: true });
+    assert_eq!(dev.attr().extensions, ExtensionCaps { immed_data: true, atomics: true, ud: true });
     let ep = Ep::new(&dev);
     let (_l, _, child) = accept_one(&dev, port(40), &ep, b"", "ext_target", &[]);
     let t = recv_words(&ep, 1, 5);

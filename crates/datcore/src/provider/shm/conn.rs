@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn send_msg(sock: &OwnedFd, m: &wire::Msg<'_>, fds: &[&OwnedFd]) -> std::io::Result<()> {
+pub(super) fn send_msg(sock: &OwnedFd, m: &wire::Msg<'_>, fds: &[&OwnedFd]) -> std::io::Result<()> {
     let mut b = [0u8; wire::MAX_MSG];
     let n = wire::encode(m, &mut b);
     let mut raw = [0; sys::MAX_FDS];
@@ -55,6 +55,7 @@ fn hello(sh: &QpShared, can_cma_you: bool, ip: [u8; 4]) -> wire::Hello {
         send_cq: cq(&sh.send_cq),
         recv_cq: cq(&sh.recv_cq),
         pd: sh.pd,
+        ud_qpn: wire::NO_UD,
     }
 }
 
@@ -65,7 +66,7 @@ fn peer_area(fds: &[OwnedFd]) -> Result<PeerArea, Fault> {
 }
 
 /// Whether `ip` is an address of this host.
-fn is_local(ip: IpAddr) -> bool {
+pub(super) fn is_local(ip: IpAddr) -> bool {
     if ip.is_loopback() || ip.is_unspecified() {
         return true;
     }
@@ -157,6 +158,10 @@ pub fn accept(sh: &Arc<QpShared>, req: &Arc<dyn ConnectionRequest>, pd: &[u8]) -
         return Err(DatError::invalid_arg(3));
     }
     let cr = CRS.get(req).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_CR))?;
+    if req.is_datagram() {
+        // An unreliable datagram queue pair asks; only one of those may answer.
+        return Err(DatError::invalid_arg(2));
+    }
     let mut st = sh.st.lock();
     if st.phase != Phase::Idle {
         return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
@@ -280,6 +285,9 @@ impl ConnectionRequest for ShmCr {
     }
     fn port(&self) -> u64 {
         self.port
+    }
+    fn is_datagram(&self) -> bool {
+        self.hello.ud_qpn != wire::NO_UD
     }
     fn reject(&self, private_data: &[u8]) -> DatResult<()> {
         self.decided.store(true, Ordering::SeqCst);
