@@ -143,9 +143,11 @@ check-c: $(LIB) $(LIB2)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c dat2
 	$(call conformance_both_faces,)
 
-# The DAT 2.0 face from C: tests/dat2/smoke.c over $(IA) (two processes).
+# The DAT 2.0 face from C: tests/dat2/smoke.c over $(IA) (two processes), then Debian's dtestx
+# in its UD modes natively on shm (skipped where dapl2-utils is not installed).
 check-dat2: $(LIB2)
 	sh tests/dat2/run.sh include $(BUILD)/lib $(BUILD)/tests/dat2 $(IA)
+	sh tests/dat2/dtestx-ud.sh $(BUILD)/lib
 
 check-valgrind: $(LIB) $(LIB2)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
