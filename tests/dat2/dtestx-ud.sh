@@ -12,16 +12,18 @@ if [ "${DTESTX_UD_NETNS:-}" != 1 ] && [ "$(id -u)" = 0 ] && unshare -n true 2>/d
     exec env DTESTX_UD_NETNS=1 unshare -n sh -c 'ip link set lo up 2>/dev/null || ifconfig lo up; exec sh "$0" "$@"' \
         "$0" "$@"
 fi
-# line-buffered output, so that the server's readiness line shows at once
-linebuf=$(command -v stdbuf >/dev/null && echo "stdbuf -oL" || true)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0
 for mode in "-u" "-u -m"; do
     # shellcheck disable=SC2086 # the mode is two words on purpose
-    LD_LIBRARY_PATH=$lib timeout 120 $linebuf dtestx -s $mode -P "$ia" >"$work/server" 2>&1 &
+    LD_LIBRARY_PATH=$lib timeout 120 dtestx -s $mode -P "$ia" >"$work/server" 2>&1 &
     server=$!
-    for _ in $(seq 100); do grep -q 'waiting to snd addr' "$work/server" 2>/dev/null && break; sleep 0.1; done
+    # ready once it listens on dtestx's TCP port 15828 (0x3DD4; state 0A: listening)
+    for _ in $(seq 100); do
+        grep -q '^ *[0-9]*: [0-9A-F]*:3DD4 [0-9A-F]*:0000 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null && break
+        sleep 0.1
+    done
     # shellcheck disable=SC2086
     LD_LIBRARY_PATH=$lib timeout 120 dtestx -c $mode -h 127.0.0.1 -P "$ia" >"$work/client" 2>&1 || true
     wait $server || true

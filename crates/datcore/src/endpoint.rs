@@ -18,8 +18,8 @@ use crate::event::{Event, EventData};
 use crate::handle::{self, DatObject, Handle, HandleType};
 use crate::ia::InterfaceAdapter;
 use crate::provider::{
-    ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendOp, SendWr, Sge, UdPeer, WcOpcode,
-    ATOMIC_LEN,
+    ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendOp, SendWr, Sge, UdExchange, UdPeer,
+    WcOpcode, ATOMIC_LEN,
 };
 use crate::pz::ProtectionZone;
 use crate::srq::SharedReceiveQueue;
@@ -279,9 +279,9 @@ impl ConnectionEvents for EpEvents {
         }
     }
 
-    fn ud_event(&self, ev: ConnEvent, private_data: &[u8], peer: UdPeer, passive: bool) {
+    fn ud_event(&self, outcome: &UdExchange<'_>) {
         if let Some(ep) = self.0.upgrade() {
-            ep.ud_connection_event(ev, private_data, peer, passive);
+            ep.ud_connection_event(outcome);
         }
     }
 }
@@ -607,12 +607,16 @@ impl Endpoint {
     }
 
     /// `dat_ib_post_send_ud`: one datagram of `sges` to `peer` (see [`crate::ud::destination`]),
-    /// on a UD endpoint in any state but disconnected (`DAT_INVALID_STATE` there; an RC
-    /// endpoint gets `DAT_MODEL_NOT_SUPPORTED`). Flags argument 6.
+    /// on a UD endpoint (an RC endpoint gets `DAT_MODEL_NOT_SUPPORTED`); flushed at once on a
+    /// disconnected one, as any post. Flags argument 6.
     pub fn post_send_ud(&self, sges: &[Sge], peer: UdPeer, cookie: u64, flags: u32) -> DatResult<()> {
         self.check_flags(flags, 6)?;
         if !self.attr().is_datagram() {
             return Err(DatError::new(DAT_MODEL_NOT_SUPPORTED, 0));
+        }
+        if self.state() == DAT_EP_STATE_DISCONNECTED {
+            let evd = self.binding.read().request_evd.clone();
+            return self.complete_now(evd.as_ref(), cookie, WcOpcode::SendUd, DAT_DTO_ERR_FLUSHED);
         }
         if sges.len() > self.iov_limits.request.load(Ordering::Relaxed) as usize {
             return Err(DatError::invalid_arg(2));
@@ -734,7 +738,6 @@ impl Endpoint {
             if !matches!(s, DAT_EP_STATE_UNCONNECTED | DAT_EP_STATE_CONNECTED) {
                 return Err(DatError::invalid_state(state_subtype(s)));
             }
-            self.set_remote(remote, port);
             return self.qp()?.connect(remote, port, private_data, timeout);
         }
         if !self.transition(DAT_EP_STATE_UNCONNECTED, DAT_EP_STATE_ACTIVE_CONNECTION_PENDING) {
@@ -776,9 +779,19 @@ impl Endpoint {
         r
     }
 
-    /// `dat_ep_disconnect`.
+    /// `dat_ep_disconnect`. A UD endpoint holds no connection: it becomes disconnected at once,
+    /// without an event (its address handles stay until freed).
     pub fn disconnect(&self, abrupt: bool) -> DatResult<()> {
         let s = self.state();
+        if self.attr().is_datagram() {
+            return match s {
+                DAT_EP_STATE_UNCONNECTED | DAT_EP_STATE_CONNECTED | DAT_EP_STATE_DISCONNECTED => {
+                    self.set_state(DAT_EP_STATE_DISCONNECTED);
+                    Ok(())
+                }
+                _ => Err(DatError::invalid_state(state_subtype(s))),
+            };
+        }
         match s {
             DAT_EP_STATE_CONNECTED
             | DAT_EP_STATE_ACTIVE_CONNECTION_PENDING
@@ -852,18 +865,16 @@ impl Endpoint {
 }
 
 impl Endpoint {
-    /// The outcome of a UD endpoint's connect (`passive` false) or accept exchange: when
-    /// established, a new address handle for `peer` and a `DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED`
-    /// (the EP counts as connected from the first one on); otherwise a UD reject or error event.
-    fn ud_connection_event(&self, ev: ConnEvent, private_data: &[u8], peer: UdPeer, passive: bool) {
+    /// The outcome of a UD endpoint's connect or accept exchange: when established, a new
+    /// address handle for the peer and a `DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED` (the EP counts
+    /// as connected from the first one on); otherwise a UD reject or error event.
+    fn ud_connection_event(&self, x: &UdExchange<'_>) {
         use crate::ib_ext::*;
         let Some(evd) = self.binding.read().connect_evd.clone() else { return };
-        let remote = self.remote().0;
-        let (number, data) = match ev {
+        let (number, data) = match x.ev {
             ConnEvent::Established => {
-                let remote = remote.unwrap_or_else(|| self.ia.device.address());
-                let (ah, a) = match AddressHandle::insert(self, peer, remote, private_data) {
-                    Ok(x) => x,
+                let (ah, a) = match AddressHandle::insert(self, x.peer, x.remote, x.private_data) {
+                    Ok(made) => made,
                     Err(e) => {
                         tracing::warn!(?e, "no handle for a UD address handle; the peer is not reported");
                         return;
@@ -872,24 +883,23 @@ impl Endpoint {
                 self.address_handles.lock().push(ah);
                 let _ = self.transition(DAT_EP_STATE_UNCONNECTED, DAT_EP_STATE_CONNECTED);
                 let (ptr, len) = a.private_data();
-                let ext_type = if passive { DAT_IB_UD_PASSIVE_REMOTE_AH } else { DAT_IB_UD_REMOTE_AH };
                 let data = EventData::UdConnection {
                     ep: self.handle(),
                     private_data_size: len as i32,
                     private_data: ptr,
-                    ext_type,
+                    ext_type: if x.passive { DAT_IB_UD_PASSIVE_REMOTE_AH } else { DAT_IB_UD_REMOTE_AH },
                     ah,
-                    qpn: peer.qpn,
-                    remote: Some(remote),
+                    qpn: x.peer.qpn,
+                    remote: Some(x.remote),
                 };
                 (DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED, data)
             }
-            _ => {
+            ev => {
                 let rejected = ev == ConnEvent::PeerRejected;
                 let (ptr, len) = {
                     let mut c = self.conn.lock();
-                    let n = private_data.len().min(MAX_PRIVATE_DATA);
-                    c.private_data[..n].copy_from_slice(&private_data[..n]);
+                    let n = x.private_data.len().min(MAX_PRIVATE_DATA);
+                    c.private_data[..n].copy_from_slice(&x.private_data[..n]);
                     c.private_data_len = n;
                     (if n == 0 { std::ptr::null() } else { c.private_data.as_ptr() }, n)
                 };
@@ -900,14 +910,14 @@ impl Endpoint {
                     ext_type: if rejected { DAT_IB_UD_CONNECT_REJECT } else { DAT_IB_UD_CONNECT_ERROR },
                     ah: Handle::NULL,
                     qpn: 0,
-                    remote,
+                    remote: Some(x.remote),
                 };
                 let number =
                     if rejected { DAT_IB_UD_CONNECTION_REJECT_EVENT } else { DAT_IB_UD_CONNECTION_ERROR_EVENT };
                 (number, data)
             }
         };
-        tracing::debug!(ep = ?self.handle(), ?ev, passive, ?peer, "UD connection event");
+        tracing::debug!(ep = ?self.handle(), ?x, "UD connection event");
         let _ = evd.post(Event { number, evd: Handle::NULL, data });
     }
 

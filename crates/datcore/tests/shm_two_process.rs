@@ -50,8 +50,9 @@ impl ConnectionEvents for ConnQ {
     fn event(&self, ev: ConnEvent, pd: &[u8]) {
         self.0.push((ev, pd.to_vec()));
     }
-    fn ud_event(&self, ev: ConnEvent, pd: &[u8], peer: UdPeer, passive: bool) {
-        self.1.push((ev, pd.to_vec(), peer, passive));
+    fn ud_event(&self, x: &UdExchange<'_>) {
+        assert!(x.remote.ip().is_loopback(), "the peer's IA address");
+        self.1.push((x.ev, x.private_data.to_vec(), x.peer, x.passive));
     }
 }
 

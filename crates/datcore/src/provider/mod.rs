@@ -451,11 +451,33 @@ pub enum ConnEvent {
 pub trait ConnectionEvents: Send + Sync {
     /// `private_data` is the peer's (accept data for `Established` on the active side).
     fn event(&self, ev: ConnEvent, private_data: &[u8]);
-    /// A connect or accept of a [`QpInit::datagram`] queue pair ended: `Established` with the
-    /// peer's address (`passive`: this side accepted; `private_data` is then the request's), or
-    /// a failure (`peer` default). The queue pair stays usable either way.
-    fn ud_event(&self, ev: ConnEvent, private_data: &[u8], peer: UdPeer, passive: bool) {
-        let _ = (ev, private_data, peer, passive);
+    /// A connect or accept of a [`QpInit::datagram`] queue pair ended (see [`UdExchange`]).
+    /// The queue pair stays usable either way.
+    fn ud_event(&self, outcome: &UdExchange<'_>) {
+        let _ = outcome;
+    }
+}
+
+/// How an address exchange of a [`QpInit::datagram`] queue pair ended.
+#[derive(Clone, Copy, Debug)]
+pub struct UdExchange<'a> {
+    /// `Established`, or why not.
+    pub ev: ConnEvent,
+    /// The other side's private data: the accept's on the connecting side, the request's on
+    /// the accepting side (or a reject's).
+    pub private_data: &'a [u8],
+    /// The peer's address when established (default otherwise).
+    pub peer: UdPeer,
+    /// The peer's IA address: the one connected to, or the request's.
+    pub remote: SocketAddr,
+    /// This side accepted.
+    pub passive: bool,
+}
+
+impl UdExchange<'_> {
+    /// An exchange with `remote` that ended in `ev` without an address.
+    pub fn failed(ev: ConnEvent, remote: SocketAddr, passive: bool) -> UdExchange<'static> {
+        UdExchange { ev, private_data: &[], peer: UdPeer::default(), remote, passive }
     }
 }
 

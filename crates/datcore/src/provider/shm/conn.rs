@@ -100,6 +100,15 @@ pub(super) fn is_local(ip: IpAddr) -> bool {
     found
 }
 
+/// The IPv4 address a connect to `remote` tells the listener it dialled (loopback for an IPv6
+/// or unspecified one).
+pub(super) fn dialled_ip(remote: SocketAddr) -> [u8; 4] {
+    match remote.ip() {
+        IpAddr::V4(v4) if !v4.is_unspecified() => v4.octets(),
+        _ => [127, 0, 0, 1],
+    }
+}
+
 /// Starts an active connect; the outcome arrives as a connection event.
 pub fn connect(
     sh: &Arc<QpShared>,
@@ -136,10 +145,7 @@ pub fn connect(
         tracing::debug!(port, "shm: connect: {e}");
         return fail(&mut st, ConnEvent::NonPeerRejected);
     }
-    let ip = match remote.ip() {
-        IpAddr::V4(v4) if !v4.is_unspecified() => v4.octets(),
-        _ => [127, 0, 0, 1],
-    };
+    let ip = dialled_ip(remote);
     if let Err(e) = send_msg(&sock, &wire::Msg::Req(hello(sh, false, ip), pd), &[]) {
         tracing::debug!(port, "shm: connect request: {e}");
         return fail(&mut st, ConnEvent::NonPeerRejected);

@@ -25,10 +25,10 @@
 
 use super::super::eventfd::EventFd;
 use super::super::{
-    BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair, SendWr, Sge, UdPeer, WcOpcode, WcStatus,
-    WorkCompletion, UD_HEADER_LEN,
+    BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair, SendWr, Sge, UdExchange, UdPeer,
+    WcOpcode, WcStatus, WorkCompletion, UD_HEADER_LEN,
 };
-use super::conn::{is_local, send_msg};
+use super::conn::{dialled_ip, is_local, send_msg};
 use super::cq::ShmCq;
 use super::recvq::{self, RecvQueue, SgeList};
 use super::sys::{self, Recv};
@@ -230,36 +230,35 @@ impl UdShared {
         self.recv_cq.as_ref().is_some_and(|cq| cq.push(wc))
     }
 
-    fn hello(&self) -> wire::Hello {
-        wire::Hello {
-            pid: sys::getpid() as u32,
-            ud_qpn: self.qpn,
-            send_cq: wire::NO_CQ,
-            recv_cq: wire::NO_CQ,
-            ..Default::default()
-        }
+    /// Our hello: who we are; `ip` the IPv4 address a connect dialled (the request's remote
+    /// address at the listener, as for a reliable connect).
+    fn hello(&self, ip: [u8; 4]) -> wire::Hello {
+        let (send_cq, recv_cq) = (wire::NO_CQ, wire::NO_CQ);
+        wire::Hello { pid: sys::getpid() as u32, ud_qpn: self.qpn, ip, send_cq, recv_cq, ..Default::default() }
     }
 
     /// Runs an active connect's exchange (in its own thread) and reports the outcome.
-    fn run_connect(&self, port: u64, private_data: &[u8], deadline: Instant) {
-        let (ev, data, peer) = match self.exchange(port, private_data, deadline) {
+    fn run_connect(&self, remote: SocketAddr, port: u64, private_data: &[u8], deadline: Instant) {
+        let (ev, data, peer) = match self.exchange(remote, port, private_data, deadline) {
             Ok(outcome) => outcome,
             Err(ev) => (ev, Vec::new(), UdPeer::default()),
         };
         tracing::debug!(qpn = self.qpn, ?ev, ?peer, "shm: UD connect");
-        self.events.ud_event(ev, &data, peer, false);
+        self.events.ud_event(&UdExchange { ev, private_data: &data, peer, remote, passive: false });
     }
 
     fn exchange(
         &self,
+        remote: SocketAddr,
         port: u64,
         private_data: &[u8],
         deadline: Instant,
     ) -> Result<(ConnEvent, Vec<u8>, UdPeer), ConnEvent> {
+        let ip = dialled_ip(remote);
         let path = rendezvous::socket_path(port).map_err(|_| ConnEvent::Unreachable)?;
         let sock = sys::seqpacket().map_err(|_| ConnEvent::Unreachable)?;
         sys::connect(&sock, &path).map_err(|_| ConnEvent::NonPeerRejected)?;
-        send_msg(&sock, &wire::Msg::Req(self.hello(), private_data), &[]).map_err(|_| ConnEvent::NonPeerRejected)?;
+        send_msg(&sock, &wire::Msg::Req(self.hello(ip), private_data), &[]).map_err(|_| ConnEvent::NonPeerRejected)?;
         let mut buf = [0u8; wire::MAX_MSG];
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -324,11 +323,13 @@ impl QueuePair for ShmUdQp {
         }
         let sh = self.sh.clone();
         if !is_local(remote.ip()) {
-            return in_thread(move || sh.events.ud_event(ConnEvent::Unreachable, &[], UdPeer::default(), false));
+            let ev = ConnEvent::Unreachable;
+            let failed = move || sh.events.ud_event(&UdExchange::failed(ev, remote, false));
+            return in_thread(failed);
         }
         let deadline = Instant::now() + timeout.unwrap_or(CONNECT_WAIT);
         let pd = private_data.to_vec();
-        in_thread(move || sh.run_connect(port, &pd, deadline))
+        in_thread(move || sh.run_connect(remote, port, &pd, deadline))
     }
 
     fn accept(&self, req: &Arc<dyn ConnectionRequest>, private_data: &[u8]) -> DatResult<()> {
@@ -343,14 +344,18 @@ impl QueuePair for ShmUdQp {
         let sock = cr.sock.lock().take().ok_or(DatError::invalid_state(0))?;
         cr.decided.store(true, Ordering::SeqCst);
         let sh = self.sh.clone();
-        let acc = send_msg(&sock, &wire::Msg::Acc(sh.hello(), private_data), &[]);
+        let acc = send_msg(&sock, &wire::Msg::Acc(sh.hello([0; 4]), private_data), &[]);
         let request_data = cr.private.clone();
         let peer = UdPeer { node: cr.peer_pid as u64, qpn: cr.hello.ud_qpn, qkey: QKEY };
+        let remote = cr.remote;
         in_thread(move || match acc {
-            Ok(()) => sh.events.ud_event(ConnEvent::Established, &request_data, peer, true),
+            Ok(()) => {
+                let ev = ConnEvent::Established;
+                sh.events.ud_event(&UdExchange { ev, private_data: &request_data, peer, remote, passive: true })
+            }
             Err(e) => {
                 tracing::debug!("shm: UD accept: peer gone: {e}");
-                sh.events.ud_event(ConnEvent::Broken, &[], UdPeer::default(), true)
+                sh.events.ud_event(&UdExchange::failed(ConnEvent::Broken, remote, true))
             }
         })
     }
