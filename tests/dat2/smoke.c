@@ -396,6 +396,8 @@ static void ud_server(struct side *s, DAT_CONN_QUAL qual)
     OK(ud_endpoint(s, &ep));
     OK(dat_ep_post_recv(ep, 1, &t, cookie(40), DAT_COMPLETION_DEFAULT_FLAG));
     ev = wait_event(s->cr_evd, (DAT_EVENT_NUMBER) DAT_IB_UD_CONNECTION_REQUEST_EVENT);
+    memcpy(&ext, ev.event_extension_data, sizeof ext);
+    CHECK(ext.type == DAT_IB_UD_CONNECT_REQUEST && ext.remote_ah.ah == NULL);
     CHECK(ev.event_data.cr_arrival_event_data.conn_qual == qual);
     OK(dat_cr_query(ev.event_data.cr_arrival_event_data.cr_handle, DAT_CR_FIELD_ALL, &crp));
     CHECK(memcmp(crp.private_data, UD_ASK, sizeof UD_ASK) == 0);
