@@ -256,8 +256,9 @@ pub struct Endpoint {
     /// The armed soft high watermark on receives in progress (`dat_ep_set_watermark`), or
     /// [`WATERMARK_DISARMED`].
     soft_watermark: AtomicU32,
-    /// A UD endpoint's live address handles (freed with the EP).
-    address_handles: Mutex<Vec<Handle>>,
+    /// A UD endpoint's live address handles (freed with the EP); None once the EP is freed (an
+    /// exchange that ends after that makes none).
+    address_handles: Mutex<Option<Vec<Handle>>>,
 }
 
 /// `soft_watermark` when no event is armed (`DAT_WATERMARK_INFINITE`, or after the event).
@@ -385,7 +386,7 @@ impl Endpoint {
             binds: Mutex::new(HashMap::new()),
             next_bind: AtomicU64::new(1 << 63),
             handle: OnceLock::new(),
-            address_handles: Mutex::new(Vec::new()),
+            address_handles: Mutex::new(Some(Vec::new())),
         });
         ep.iov_limits.set(&attr);
         let h = handle::insert(ep.clone())?;
@@ -880,7 +881,13 @@ impl Endpoint {
                         return;
                     }
                 };
-                self.address_handles.lock().push(ah);
+                match self.address_handles.lock().as_mut() {
+                    Some(live) => live.push(ah),
+                    None => {
+                        handle::remove::<AddressHandle>(ah);
+                        return;
+                    }
+                }
                 let _ = self.transition(DAT_EP_STATE_UNCONNECTED, DAT_EP_STATE_CONNECTED);
                 let (ptr, len) = a.private_data();
                 let data = EventData::UdConnection {
@@ -923,7 +930,9 @@ impl Endpoint {
 
     /// Stops counting `ah` among this EP's address handles (it is being freed).
     pub(crate) fn forget_ah(&self, ah: Handle) {
-        self.address_handles.lock().retain(|h| *h != ah);
+        if let Some(live) = self.address_handles.lock().as_mut() {
+            live.retain(|h| *h != ah);
+        }
     }
 }
 
@@ -958,7 +967,7 @@ fn release(h: Handle) -> DatResult<()> {
         }
     }
     ep.qp.write().take();
-    for ah in std::mem::take(&mut *ep.address_handles.lock()) {
+    for ah in ep.address_handles.lock().take().into_iter().flatten() {
         handle::remove::<AddressHandle>(ah);
     }
     ep.binding.read().count_use(false);
