@@ -28,7 +28,7 @@ use super::super::{
     BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair, SendWr, Sge, UdExchange, UdPeer,
     WcOpcode, WcStatus, WorkCompletion, UD_HEADER_LEN,
 };
-use super::conn::{dialled_ip, is_local, send_msg};
+use super::conn::{connect_listener, dialled_ip, is_local, send_msg, NO_LISTENER_GRACE};
 use super::cq::ShmCq;
 use super::recvq::{self, RecvQueue, SgeList};
 use super::sys::{self, Recv};
@@ -257,7 +257,7 @@ impl UdShared {
         let ip = dialled_ip(remote);
         let path = rendezvous::socket_path(port).map_err(|_| ConnEvent::Unreachable)?;
         let sock = sys::seqpacket().map_err(|_| ConnEvent::Unreachable)?;
-        sys::connect(&sock, &path).map_err(|_| ConnEvent::NonPeerRejected)?;
+        connect_listener(&sock, &path, NO_LISTENER_GRACE).map_err(|_| ConnEvent::NonPeerRejected)?;
         send_msg(&sock, &wire::Msg::Req(self.hello(ip), private_data), &[]).map_err(|_| ConnEvent::NonPeerRejected)?;
         let mut buf = [0u8; wire::MAX_MSG];
         loop {
