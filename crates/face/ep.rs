@@ -21,7 +21,7 @@ pub fn ep_of(p: DAT_EP_HANDLE) -> DatResult<handle::Ref<Endpoint>> {
 #[allow(clippy::useless_conversion)]
 fn ep_attr_in(a: &DAT_EP_ATTR) -> EpAttr {
     EpAttr {
-        service_type: a.service_type,
+        service_type: crate::convert::service_type_in(a.service_type),
         max_message_size: u64::from(a.max_message_size),
         max_rdma_size: u64::from(a.max_rdma_size),
         qos: a.qos,

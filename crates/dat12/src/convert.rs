@@ -101,3 +101,24 @@ pub fn cr_arrival(
         cr_handle: cr.as_ptr(),
     }
 }
+
+/// The core service type of a DAT 1.2 `DAT_SERVICE_TYPE`: DAT 1.2 has RC only (no IB
+/// extensions, so no UD endpoints); anything else becomes a value the core refuses as an
+/// invalid attribute.
+pub fn service_type_in(t: DAT_SERVICE_TYPE) -> u32 {
+    if t == DAT_SERVICE_TYPE_RC {
+        t
+    } else {
+        u32::MAX
+    }
+}
+
+/// A UD connection event's extension data: DAT 1.2 has none (and no UD endpoints).
+pub fn ud_connection_extension(
+    _out: &mut DAT_EVENT,
+    _ext_type: u32,
+    _ah: Handle,
+    _qpn: u32,
+    _remote: Option<std::net::SocketAddr>,
+) {
+}

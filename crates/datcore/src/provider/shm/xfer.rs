@@ -35,7 +35,7 @@ fn chunk_fits(have: usize, n: u64) -> bool {
 /// # Safety
 /// The SGEs must describe readable memory (validated against the memory table) and `dst` must
 /// be valid for `len` bytes of writes.
-unsafe fn gather(sges: &[Sge], mut off: u64, mut dst: *mut u8, mut len: u64) {
+pub(super) unsafe fn gather(sges: &[Sge], mut off: u64, mut dst: *mut u8, mut len: u64) {
     for s in sges {
         if len == 0 {
             break;
@@ -59,7 +59,7 @@ unsafe fn gather(sges: &[Sge], mut off: u64, mut dst: *mut u8, mut len: u64) {
 ///
 /// # Safety
 /// The SGEs must describe writable memory and `src` must be valid for `len` bytes of reads.
-unsafe fn scatter(sges: &[Sge], mut off: u64, mut src: *const u8, mut len: u64) {
+pub(super) unsafe fn scatter(sges: &[Sge], mut off: u64, mut src: *const u8, mut len: u64) {
     for s in sges {
         if len == 0 {
             break;
