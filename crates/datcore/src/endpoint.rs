@@ -541,35 +541,39 @@ impl Endpoint {
     pub fn post_request(&self, op: SendOp, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
         let flags_arg = if op == SendOp::Send { 5 } else { 6 };
         self.check_flags(flags, flags_arg)?;
-        let caps = self.ia.device.attr().extensions;
         let mut atomic_sge = [Sge::default()];
-        let sges = match op {
-            SendOp::RdmaWriteImmed { .. } if !caps.immed_data => return Err(DatError::NOT_IMPLEMENTED),
-            SendOp::Atomic { .. } if !caps.atomics => return Err(DatError::NOT_IMPLEMENTED),
+        let (sges, max_iov) = match op {
+            SendOp::Send => (sges, self.iov_limits.request.load(Ordering::Relaxed)),
+            SendOp::RdmaWrite { .. } => (sges, self.iov_limits.rdma_write.load(Ordering::Relaxed)),
+            SendOp::RdmaRead { .. } => (sges, self.iov_limits.rdma_read.load(Ordering::Relaxed)),
+            SendOp::RdmaWriteImmed { .. } if !self.ia.device.attr().extensions.immed_data => {
+                return Err(DatError::NOT_IMPLEMENTED)
+            }
+            SendOp::RdmaWriteImmed { .. } => (sges, self.iov_limits.rdma_write.load(Ordering::Relaxed)),
+            SendOp::Atomic { .. } if !self.ia.device.attr().extensions.atomics => {
+                return Err(DatError::NOT_IMPLEMENTED)
+            }
             SendOp::Atomic { .. } => {
                 let [sge] = sges else { return Err(DatError::invalid_arg(3)) };
                 if sge.length < ATOMIC_LEN {
                     return Err(DatError::new(DAT_LENGTH_ERROR, 0));
                 }
                 atomic_sge[0] = Sge { length: ATOMIC_LEN, ..*sge };
-                &atomic_sge[..]
+                (&atomic_sge[..], 1)
             }
-            _ => sges,
         };
-        if self.state() == DAT_EP_STATE_DISCONNECTED {
+        let state = self.state();
+        if state == DAT_EP_STATE_DISCONNECTED {
             // Valid, and flushed at once (dat_ep_post_send(3)).
             let evd = self.binding.read().request_evd.clone();
             return self.complete_now(evd.as_ref(), cookie, op.opcode(), DAT_DTO_ERR_FLUSHED);
         }
-        let qp = self.connected_qp()?;
-        let max_iov = match op {
-            SendOp::Send => self.iov_limits.request.load(Ordering::Relaxed),
-            SendOp::RdmaWrite { .. } | SendOp::RdmaWriteImmed { .. } => {
-                self.iov_limits.rdma_write.load(Ordering::Relaxed)
-            }
-            SendOp::RdmaRead { .. } => self.iov_limits.rdma_read.load(Ordering::Relaxed),
-            SendOp::Atomic { .. } => 1,
-        };
+        if state != DAT_EP_STATE_CONNECTED {
+            return Err(DatError::invalid_state(state_subtype(state)));
+        }
+        // The queue pair is used under the read lock (no reference count taken per post).
+        let qp = self.qp.read();
+        let Some(qp) = qp.as_ref() else { return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_NOTREADY)) };
         if sges.len() > max_iov as usize {
             return Err(DatError::invalid_arg(2));
         }
@@ -598,7 +602,12 @@ impl Endpoint {
         if sges.len() > self.iov_limits.recv.load(Ordering::Relaxed) as usize {
             return Err(DatError::invalid_arg(2));
         }
-        self.qp()?.post_recv(cookie, sges)?;
+        {
+            // Under the read lock, released before the watermark check reads the QP again.
+            let qp = self.qp.read();
+            let Some(qp) = qp.as_ref() else { return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_NOTREADY)) };
+            qp.post_recv(cookie, sges)?;
+        }
         if self.soft_watermark.load(Ordering::Relaxed) != WATERMARK_DISARMED {
             self.check_soft_watermark();
         }
