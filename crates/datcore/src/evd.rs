@@ -386,7 +386,8 @@ impl EventDispatcher {
     /// while nothing is there, and then sleeps with the provider's arm / re-poll / block
     /// protocol (see [`CompletionQueue`]), so no other thread is on the path of a completion.
     /// A wait that finds its events at the first poll, or that neither spins nor has a
-    /// timeout, does not read the clock.
+    /// timeout, does not read the clock; a timed wait that does not spin reads it once, at its
+    /// first sleep (and again only after a sleep that ended without its events).
     pub fn wait(&self, timeout_us: u32, threshold: i32) -> DatResult<(Event, i32)> {
         let mut st = self.state.lock();
         if threshold <= 0 || threshold as usize > st.qlen {
