@@ -571,9 +571,9 @@ impl Endpoint {
         if state != DAT_EP_STATE_CONNECTED {
             return Err(DatError::invalid_state(state_subtype(state)));
         }
-        // The queue pair is used under the read lock (no reference count taken per post).
-        let qp = self.qp.read();
-        let Some(qp) = qp.as_ref() else { return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_NOTREADY)) };
+        // A reference, not the read lock, for the post: a provider may complete the request
+        // in this thread, and a CNO's upcall run from there may free or modify this EP.
+        let qp = self.qp()?;
         if sges.len() > max_iov as usize {
             return Err(DatError::invalid_arg(2));
         }
@@ -602,12 +602,7 @@ impl Endpoint {
         if sges.len() > self.iov_limits.recv.load(Ordering::Relaxed) as usize {
             return Err(DatError::invalid_arg(2));
         }
-        {
-            // Under the read lock, released before the watermark check reads the QP again.
-            let qp = self.qp.read();
-            let Some(qp) = qp.as_ref() else { return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_NOTREADY)) };
-            qp.post_recv(cookie, sges)?;
-        }
+        self.qp()?.post_recv(cookie, sges)?;
         if self.soft_watermark.load(Ordering::Relaxed) != WATERMARK_DISARMED {
             self.check_soft_watermark();
         }
