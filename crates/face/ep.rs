@@ -587,11 +587,11 @@ pub unsafe extern "C" fn dat_ep_get_status(
             return crate::registry::ret(r);
         }
         let ep = ep_of(ep_handle)?;
-        // SAFETY: writable out-pointer from the consumer.
-        *unsafe { out(ep_state, 2)? } = ep.state() as _;
         let (r, q) = ep.idle();
-        // SAFETY: optional writable out-pointers from the consumer.
+        // SAFETY: optional writable out-pointers from the consumer. ep_state may be NULL too, as
+        // OFED's library allows: Debian's dtestx asks only for the idle flags.
         unsafe {
+            crate::ffi::write_opt(ep_state, ep.state() as _);
             crate::ffi::write_opt(recv_idle, r as u32 as DAT_BOOLEAN);
             crate::ffi::write_opt(request_idle, q as u32 as DAT_BOOLEAN);
         }

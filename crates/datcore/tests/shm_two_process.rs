@@ -524,6 +524,43 @@ fn no_listener_and_qualifier_in_use() {
     let _l2 = dev.listen(p, Arc::new(ListenQ(Q::new()))).unwrap();
 }
 
+/// A listener that appears just after the connect still gets the request: Debian's dtest server
+/// creates its PSP only after it has told its client where to connect.
+#[test]
+fn connect_waits_briefly_for_a_late_listener() {
+    let dev = open();
+    let p = port(6);
+    let crs = Q::new();
+    let late = {
+        let (dev, crs) = (dev.clone(), crs.clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            dev.listen(p, Arc::new(ListenQ(crs))).unwrap()
+        })
+    };
+    let ep = Ep::new(&dev);
+    ep.qp.connect(local(), p, b"late", None).unwrap();
+    let _listener = late.join().unwrap();
+    let req = crs.wait(T).expect("no connection request at the late listener");
+    assert_eq!(req.private_data(), b"late");
+    req.reject(b"").unwrap();
+    assert_eq!(ep.event().0, ConnEvent::PeerRejected);
+}
+
+/// An abrupt disconnect's DISCONNECTED event is not lost when the QP is dropped right after it
+/// (dat_ep_disconnect then dat_ep_free, as Debian's dtestcm does).
+#[test]
+fn abrupt_disconnect_then_drop_reports_disconnected() {
+    let dev = open();
+    let ep = Ep::new(&dev);
+    let (_l, _, child) = accept_one(&dev, port(7), &ep, b"", "echo", &[]);
+    ep.qp.disconnect(false).unwrap();
+    let Ep { qp, ev, .. } = ep;
+    drop(qp);
+    assert_eq!(ev.wait(T).map(|e| e.0), Some(ConnEvent::Disconnected));
+    wait_child(child);
+}
+
 fn ping_pong(extra: &[(&str, &str)], n: u64) {
     let dev = open();
     let ep = Ep::new(&dev);

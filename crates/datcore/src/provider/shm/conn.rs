@@ -99,6 +99,32 @@ fn is_local(ip: IpAddr) -> bool {
     found
 }
 
+/// How long a connect keeps trying a qualifier nobody listens on before the connection is
+/// NON_PEER_REJECTED. An rdma_cm connect spends at least this long resolving address and route
+/// before its request leaves, and consumers rely on it: Debian's dtest server creates its PSP
+/// only after it has sent the client its address over a TCP socket, and the client connects as
+/// soon as it has read it.
+pub const NO_LISTENER_GRACE: Duration = Duration::from_millis(250);
+
+/// Connects `sock` to the listener socket at `path`, trying again while nobody listens there
+/// (no socket file, or a dead listener's) for at most `grace`. The caller holds its QP's lock
+/// meanwhile: the QP is idle, so only a connect to a missing listener waits.
+fn connect_listener(sock: &OwnedFd, path: &std::path::Path, grace: Duration) -> std::io::Result<()> {
+    let give_up = Instant::now() + grace;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match sys::connect(sock, path) {
+            Err(e)
+                if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ECONNREFUSED)) && Instant::now() < give_up =>
+            {
+                std::thread::sleep(pause.min(give_up.saturating_duration_since(Instant::now())));
+                pause = (pause * 2).min(Duration::from_millis(16));
+            }
+            result => return result,
+        }
+    }
+}
+
 /// Starts an active connect; the outcome arrives as a connection event.
 pub fn connect(
     sh: &Arc<QpShared>,
@@ -131,7 +157,8 @@ pub fn connect(
         tracing::warn!("shm: socket: {e}");
         DatError::insufficient(DAT_RESOURCE_DEVICE)
     })?;
-    if let Err(e) = sys::connect(&sock, &path) {
+    let grace = timeout.map_or(NO_LISTENER_GRACE, |t| t.min(NO_LISTENER_GRACE));
+    if let Err(e) = connect_listener(&sock, &path, grace) {
         tracing::debug!(port, "shm: connect: {e}");
         return fail(&mut st, ConnEvent::NonPeerRejected);
     }

@@ -853,9 +853,12 @@ impl QueuePair for ShmQp {
                 }
             }
         }
-        // The event goes out from the progress thread, never from inside the core's call.
-        progress::engine().defer(sh.clone(), ConnEvent::Disconnected, Vec::new());
+        // Reported before the call returns (as the verbs provider and OFED's do for an abrupt
+        // close): consumers free the EP right after dat_ep_disconnect and count the
+        // DISCONNECTED events they were promised (Debian's dtestcm).
         sh.finish(a);
+        tracing::debug!(context = sh.context, "shm: connection event ev=Disconnected (local)");
+        sh.events.event(ConnEvent::Disconnected, &[]);
         Ok(())
     }
 
