@@ -402,6 +402,7 @@ pub unsafe extern "C" fn dat_ep_disconnect(ep_handle: DAT_EP_HANDLE, close_flags
 }
 
 /// The shared body of the three send-queue posts.
+#[inline]
 unsafe fn post_request(
     ep_handle: DAT_EP_HANDLE,
     num_segments: DAT_COUNT,
@@ -419,6 +420,7 @@ unsafe fn post_request(
 ///
 /// # Safety
 /// `local_iov` points at `num_segments` readable triplets (or is checked NULL).
+#[inline]
 pub(crate) unsafe fn post_on(
     ep: &Endpoint,
     num_segments: DAT_COUNT,

@@ -14,9 +14,11 @@ cd "$ROOT"
 # port that cannot be opened a second time, so not /dev/stderr)
 RESULTS=$(mktemp) RAWLOG=$(mktemp) DATPERF=$ROOT/build/bin/datperf
 DATPERF2=$ROOT/build/bin/datperf2
-# OFED's libdat2.so.2 (libdapl2): its directory first on LD_LIBRARY_PATH makes datperf2 load it
-# instead of ours (datperf2's RUNPATH, $ORIGIN/../lib, comes after LD_LIBRARY_PATH)
-OFED_LIBDIR=$(ldconfig -p 2>/dev/null | sed -n 's|.*libdat2.so.2 (libc6,x86-64) => \(.*\)/libdat2.so.2$|\1|p' | head -1)
+# OFED's libdat2.so.2 (Debian's libdapl2): its directory first on LD_LIBRARY_PATH makes datperf2
+# load it instead of ours (datperf2's RUNPATH, $ORIGIN/../lib, comes after LD_LIBRARY_PATH). Found
+# through the package, not the loader cache: where ours is installed (/usr/local/lib) the cache
+# names ours first, and OFED's dapltest would load ours too without this directory.
+OFED_LIBDIR=$(dpkg -L libdapl2 2>/dev/null | sed -n 's|^\(/.*\)/libdat2.so.2$|\1|p' | head -1)
 export RESULTS RAWLOG DATPERF
 . "$ROOT/tools/bench/lib.sh"
 BENCH_SERVER_START=2 # servers start slowly under emulation
@@ -40,7 +42,7 @@ perftest() {
 # OFED's dapltest server stays up for all rounds (dapltest -T Q stops it)
 DAPL_OK=0
 if command -v dapltest >/dev/null; then
-    dapltest -T S -D "$dapl_ia" >>"$RAWLOG" 2>&1 &
+    LD_LIBRARY_PATH=$OFED_LIBDIR dapltest -T S -D "$dapl_ia" >>"$RAWLOG" 2>&1 &
     DAPL_PID=$!
     sleep 3
     kill -0 $DAPL_PID 2>/dev/null && DAPL_OK=1
@@ -78,13 +80,13 @@ for r in $(seq 1 "$ROUNDS"); do
         done
     fi
     if [ $DAPL_OK = 1 ]; then
-        out=$(timeout 300 dapltest -T P -s "$ip" -D "$dapl_ia" -m p -i "$BWN" -p 16 RW 1048576 1 2>&1)
+        out=$(LD_LIBRARY_PATH=$OFED_LIBDIR timeout 300 dapltest -T P -s "$ip" -D "$dapl_ia" -m p -i "$BWN" -p 16 RW 1048576 1 2>&1)
         echo "$out" >>"$RAWLOG"
         # "raw: RW, ops, segment size, segments, pipeline, cpu %, ops/s, MB/s (2^20), ..."
         record "$t.dapltest.write_bw.1M" "$(echo "$out" | awk -F', *' '/raw: RW/ { printf "%.1f", $8 * 1.048576 }')"
     fi
 done
-[ $DAPL_OK = 1 ] && { timeout 60 dapltest -T Q -s "$ip" -D "$dapl_ia" >>"$RAWLOG" 2>&1; wait $DAPL_PID; }
+[ $DAPL_OK = 1 ] && { LD_LIBRARY_PATH=$OFED_LIBDIR timeout 60 dapltest -T Q -s "$ip" -D "$dapl_ia" >>"$RAWLOG" 2>&1; wait $DAPL_PID; }
 
 # Instructions per operation of the same datperf2 binary on both DAT 2.0 libraries (callgrind,
 # client process; tools/bench/callgrind.sh), on the devices in BENCH_GUEST_CALLGRIND (default rxe)

@@ -106,7 +106,7 @@ fn spin(cq: &Arc<dyn CompletionQueue>) -> WorkCompletion {
             if cq.poll(&mut wc) == 1 {
                 break;
             }
-            cq.block(Some(Instant::now() + Duration::from_millis(100)));
+            cq.block(Some(Duration::from_millis(100)));
         } else {
             std::thread::sleep(Duration::from_micros(50));
         }

@@ -609,39 +609,45 @@ impl Endpoint {
     pub fn post_request(&self, op: SendOp, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
         let flags_arg = if op == SendOp::Send { 5 } else { 6 };
         self.check_flags(flags, flags_arg)?;
-        if self.attr().is_datagram() {
-            // A UD endpoint sends only datagrams to an address handle (post_send_ud).
-            return Err(DatError::new(DAT_MODEL_NOT_SUPPORTED, 0));
-        }
-        let caps = self.ia.device.attr().extensions;
         let mut atomic_sge = [Sge::default()];
-        let sges = match op {
-            SendOp::RdmaWriteImmed { .. } if !caps.immed_data => return Err(DatError::NOT_IMPLEMENTED),
-            SendOp::Atomic { .. } if !caps.atomics => return Err(DatError::NOT_IMPLEMENTED),
+        let (sges, max_iov) = match op {
+            SendOp::Send => (sges, self.iov_limits.request.load(Ordering::Relaxed)),
+            SendOp::RdmaWrite { .. } => (sges, self.iov_limits.rdma_write.load(Ordering::Relaxed)),
+            SendOp::RdmaRead { .. } => (sges, self.iov_limits.rdma_read.load(Ordering::Relaxed)),
+            SendOp::RdmaWriteImmed { .. } if !self.ia.device.attr().extensions.immed_data => {
+                return Err(DatError::NOT_IMPLEMENTED)
+            }
+            SendOp::RdmaWriteImmed { .. } => (sges, self.iov_limits.rdma_write.load(Ordering::Relaxed)),
+            SendOp::Atomic { .. } if !self.ia.device.attr().extensions.atomics => {
+                return Err(DatError::NOT_IMPLEMENTED)
+            }
             SendOp::Atomic { .. } => {
                 let [sge] = sges else { return Err(DatError::invalid_arg(3)) };
                 if sge.length < ATOMIC_LEN {
                     return Err(DatError::new(DAT_LENGTH_ERROR, 0));
                 }
                 atomic_sge[0] = Sge { length: ATOMIC_LEN, ..*sge };
-                &atomic_sge[..]
+                (&atomic_sge[..], 1)
             }
-            _ => sges,
         };
-        if self.state() == DAT_EP_STATE_DISCONNECTED {
+        let state = self.state();
+        // A UD endpoint sends only datagrams to an address handle (post_send_ud): its queue
+        // pair refuses a connected post; checked here too for the other states (the attribute
+        // lock stays off the connected fast path).
+        if state != DAT_EP_STATE_CONNECTED && self.attr().is_datagram() {
+            return Err(DatError::new(DAT_MODEL_NOT_SUPPORTED, 0));
+        }
+        if state == DAT_EP_STATE_DISCONNECTED {
             // Valid, and flushed at once (dat_ep_post_send(3)).
             let evd = self.binding.read().request_evd.clone();
             return self.complete_now(evd.as_ref(), cookie, op.opcode(), DAT_DTO_ERR_FLUSHED);
         }
-        let qp = self.connected_qp()?;
-        let max_iov = match op {
-            SendOp::Send => self.iov_limits.request.load(Ordering::Relaxed),
-            SendOp::RdmaWrite { .. } | SendOp::RdmaWriteImmed { .. } => {
-                self.iov_limits.rdma_write.load(Ordering::Relaxed)
-            }
-            SendOp::RdmaRead { .. } => self.iov_limits.rdma_read.load(Ordering::Relaxed),
-            SendOp::Atomic { .. } => 1,
-        };
+        if state != DAT_EP_STATE_CONNECTED {
+            return Err(DatError::invalid_state(state_subtype(state)));
+        }
+        // A reference, not the read lock, for the post: a provider may complete the request
+        // in this thread, and a CNO's upcall run from there may free or modify this EP.
+        let qp = self.qp()?;
         if sges.len() > max_iov as usize {
             return Err(DatError::invalid_arg(2));
         }

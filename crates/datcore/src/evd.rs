@@ -92,26 +92,41 @@ pub const TIMEOUT_INFINITE: u32 = u32::MAX;
 /// How many empty polls a spinning `dat_evd_wait` makes between two reads of the clock.
 const SPIN_POLLS_PER_CLOCK: u32 = 16;
 
-/// The time of one `dat_evd_wait`: its deadline and the end of its spin. The clock is read
-/// only when one of them exists, and while spinning once per [`SPIN_POLLS_PER_CLOCK`] polls:
-/// where it is not the TSC (an emulated guest's HPET) a read is a system call of microseconds.
+/// The time of one `dat_evd_wait`: its deadline and the end of its spin. The clock is read only
+/// where a spin or a timed sleep needs it (at the start of a spin, or at a timed wait's first
+/// sleep, which sleeps the whole timeout), after a sleep that returned without the events, and
+/// while spinning once per [`SPIN_POLLS_PER_CLOCK`] polls: where it is not the TSC (an emulated
+/// guest's HPET) a read is a system call of microseconds.
 struct WaitClock {
+    timeout: Option<Duration>,
     deadline: Option<Instant>,
     spin_until: Option<Instant>,
+    /// None until the clock is first read.
     now: Option<Instant>,
     polls: u32,
 }
 
 impl WaitClock {
     fn start(timeout_us: u32, spin: Duration) -> Self {
-        let timed = timeout_us != TIMEOUT_INFINITE;
-        let now = (timed || !spin.is_zero()).then(Instant::now);
-        let deadline = now.filter(|_| timed).map(|t| t + Duration::from_micros(timeout_us as u64));
-        let spin_until = now.filter(|_| !spin.is_zero()).map(|t| deadline.map_or(t + spin, |d| d.min(t + spin)));
-        WaitClock { deadline, spin_until, now, polls: 0 }
+        let timeout = (timeout_us != TIMEOUT_INFINITE).then(|| Duration::from_micros(timeout_us as u64));
+        let mut clock = WaitClock { timeout, deadline: None, spin_until: None, now: None, polls: 0 };
+        if !spin.is_zero() {
+            let now = clock.start_clock();
+            clock.spin_until = Some(clock.deadline.map_or(now + spin, |d| d.min(now + spin)));
+        }
+        clock
     }
 
-    /// Advances the clock where needed; true once the deadline has passed.
+    /// Reads the clock for the first time; the deadline counts from here.
+    fn start_clock(&mut self) -> Instant {
+        let now = Instant::now();
+        self.now = Some(now);
+        self.deadline = self.timeout.map(|t| now + t);
+        now
+    }
+
+    /// Advances the clock where needed; true once the deadline has passed. Before the clock
+    /// is started nothing has been waited for yet.
     fn timed_out(&mut self) -> bool {
         let Some(now) = self.now.as_mut() else { return false };
         self.polls = self.polls.wrapping_add(1);
@@ -120,6 +135,19 @@ impl WaitClock {
             *now = Instant::now();
         }
         self.deadline.is_some_and(|d| *now >= d)
+    }
+
+    /// How long the next sleep may last (None: no limit): the whole timeout at a timed wait's
+    /// first sleep (which starts the clock), else what is left of it as of the last reading.
+    fn sleep_timeout(&mut self) -> Option<Duration> {
+        let timeout = self.timeout?;
+        match (self.now, self.deadline) {
+            (Some(now), Some(deadline)) => Some(deadline.saturating_duration_since(now)),
+            _ => {
+                self.start_clock();
+                Some(timeout)
+            }
+        }
     }
 
     /// Whether the spin goes on (as of the last [`WaitClock::timed_out`]).
@@ -358,7 +386,8 @@ impl EventDispatcher {
     /// while nothing is there, and then sleeps with the provider's arm / re-poll / block
     /// protocol (see [`CompletionQueue`]), so no other thread is on the path of a completion.
     /// A wait that finds its events at the first poll, or that neither spins nor has a
-    /// timeout, does not read the clock.
+    /// timeout, does not read the clock; a timed wait that does not spin reads it once, at its
+    /// first sleep (and again only after a sleep that ended without its events).
     pub fn wait(&self, timeout_us: u32, threshold: i32) -> DatResult<(Event, i32)> {
         let mut st = self.state.lock();
         if threshold <= 0 || threshold as usize > st.qlen {
@@ -388,7 +417,8 @@ impl EventDispatcher {
                 MutexGuard::bump(&mut st);
                 std::hint::spin_loop();
             } else {
-                self.sleep(&mut st, threshold, clock.deadline);
+                let timeout = clock.sleep_timeout();
+                self.sleep(&mut st, threshold, timeout);
                 slept = true;
             }
             self.drain(&mut st);
@@ -419,8 +449,8 @@ impl EventDispatcher {
         Some((ev, st.queue.len() as i32))
     }
 
-    /// Sleeps once, until something may have arrived or `deadline`; the caller re-checks.
-    fn sleep(&self, st: &mut MutexGuard<'_, EvdState>, threshold: usize, deadline: Option<Instant>) {
+    /// Sleeps once, until something may have arrived or `timeout` passes; the caller re-checks.
+    fn sleep(&self, st: &mut MutexGuard<'_, EvdState>, threshold: usize, timeout: Option<Duration>) {
         let ready = |st: &EvdState| st.queue.len() >= threshold || !st.waitable;
         if let Some(cq) = &self.cq {
             if cq.arm() {
@@ -428,7 +458,7 @@ impl EventDispatcher {
                 // `block` (the provider's invariant), and `post` interrupts it.
                 self.drain(st);
                 if !ready(st) {
-                    MutexGuard::unlocked(st, || cq.block(deadline));
+                    MutexGuard::unlocked(st, || cq.block(timeout));
                 }
                 return;
             }
@@ -438,9 +468,9 @@ impl EventDispatcher {
         // Re-check after announcing ourselves, so a completion that raced in is seen.
         self.drain(st);
         if !ready(st) {
-            match deadline {
-                Some(d) => {
-                    self.cond.wait_until(st, d);
+            match timeout {
+                Some(t) => {
+                    self.cond.wait_for(st, t);
                 }
                 None => self.cond.wait(st),
             }

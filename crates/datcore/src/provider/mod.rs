@@ -323,9 +323,10 @@ pub trait CompletionQueue: Send + Sync {
         false
     }
     /// Step 3: sleeps until a completion arrives after `arm`, `interrupt` is called, or
-    /// `deadline` (None: no limit) passes.
-    fn block(&self, deadline: Option<std::time::Instant>) {
-        let _ = deadline;
+    /// `timeout` (None: no limit) passes. A relative timeout, so that the caller need not read
+    /// the clock to sleep (an emulated guest's clock is a system call).
+    fn block(&self, timeout: Option<std::time::Duration>) {
+        let _ = timeout;
     }
     /// Ends a current `block`, or makes the next one after an `arm` return at once. Called
     /// when a software event is queued on the EVD or the EVD becomes unwaitable. Cheap (no
@@ -400,6 +401,17 @@ impl SendOp {
             SendOp::RdmaWriteImmed { .. } => WcOpcode::RdmaWriteImmed,
             SendOp::Atomic { op: AtomicOp::FetchAdd { .. }, .. } => WcOpcode::FetchAdd,
             SendOp::Atomic { op: AtomicOp::CmpSwap { .. }, .. } => WcOpcode::CmpSwap,
+        }
+    }
+
+    /// The remote address of an RDMA or atomic operation (0 for a send).
+    pub fn remote_addr(self) -> u64 {
+        match self {
+            SendOp::Send => 0,
+            SendOp::RdmaWrite { remote_addr, .. }
+            | SendOp::RdmaRead { remote_addr, .. }
+            | SendOp::RdmaWriteImmed { remote_addr, .. }
+            | SendOp::Atomic { remote_addr, .. } => remote_addr,
         }
     }
 }

@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 use std::sync::OnceLock;
-use std::time::Instant;
+use std::time::Duration;
 
 /// Completion queues per process (the device's `max_cq`).
 pub const WAKE_SLOTS: usize = 4096;
@@ -56,15 +56,11 @@ impl WakeWord {
         self.seq.load(Ordering::SeqCst)
     }
 
-    /// Sleeps until `seq` moves past `armed_at` or `deadline` passes.
-    pub fn block(&self, armed_at: u32, deadline: Option<Instant>) {
-        let timeout = match deadline {
-            Some(d) => match d.checked_duration_since(Instant::now()) {
-                Some(t) if !t.is_zero() => Some(t),
-                _ => return,
-            },
-            None => None,
-        };
+    /// Sleeps until `seq` moves past `armed_at` or `timeout` passes.
+    pub fn block(&self, armed_at: u32, timeout: Option<Duration>) {
+        if timeout.is_some_and(|t| t.is_zero()) {
+            return;
+        }
         if self.seq.load(Ordering::SeqCst) == armed_at {
             sys::futex_wait(&self.seq, armed_at, timeout);
         }

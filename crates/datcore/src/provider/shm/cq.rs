@@ -17,7 +17,7 @@ use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::Duration;
 
 pub const MAX_CQE: u32 = 1 << 20;
 
@@ -184,8 +184,8 @@ impl CompletionQueue for ShmCq {
         true
     }
 
-    fn block(&self, deadline: Option<Instant>) {
-        self.wake.word().block(self.armed_at.load(Ordering::Relaxed), deadline);
+    fn block(&self, timeout: Option<Duration>) {
+        self.wake.word().block(self.armed_at.load(Ordering::Relaxed), timeout);
         self.phase.store(IDLE, Ordering::Relaxed);
         self.wake.word().disarm();
     }

@@ -29,7 +29,7 @@ use parking_lot::{Mutex, RwLock};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::Duration;
 
 const BATCH: usize = 16;
 
@@ -249,9 +249,9 @@ impl Drop for VerbsCq {
     }
 }
 
-/// The time left until `deadline` for ppoll (None: no limit).
-fn timespec_until(deadline: Option<Instant>) -> Option<libc::timespec> {
-    let left = deadline?.saturating_duration_since(Instant::now());
+/// `timeout` for ppoll (None: no limit).
+fn timespec(timeout: Option<Duration>) -> Option<libc::timespec> {
+    let left = timeout?;
     Some(libc::timespec {
         tv_sec: left.as_secs().min(i32::MAX as u64) as libc::time_t,
         tv_nsec: left.subsec_nanos() as libc::c_long,
@@ -343,12 +343,12 @@ impl CompletionQueue for VerbsCq {
         true
     }
 
-    fn block(&self, deadline: Option<Instant>) {
+    fn block(&self, timeout: Option<Duration>) {
         let mut fds = [
             libc::pollfd { fd: self.channel_fd(), events: libc::POLLIN, revents: 0 },
             libc::pollfd { fd: self.intr.fd(), events: libc::POLLIN, revents: 0 },
         ];
-        let ts = timespec_until(deadline);
+        let ts = timespec(timeout);
         let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
         // SAFETY: two valid pollfds and a timespec (or NULL) living across the call.
         let r = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, tsp, std::ptr::null()) };

@@ -737,6 +737,100 @@ fn post_error(what: &str, r: i32) -> DatError {
     fail(what, e, d)
 }
 
+/// The slot ring's `OP_*` of a request.
+fn op_code(op: &SendOp) -> u64 {
+    match op {
+        SendOp::Send => OP_SEND,
+        SendOp::RdmaWrite { .. } => OP_WRITE,
+        SendOp::RdmaRead { .. } => OP_READ,
+        SendOp::RdmaWriteImmed { .. } => OP_WRITE_IMMED,
+        SendOp::Atomic { op: AtomicOp::FetchAdd { .. }, .. } => OP_FETCH_ADD,
+        SendOp::Atomic { op: AtomicOp::CmpSwap { .. }, .. } => OP_CMP_SWAP,
+    }
+}
+
+/// The verbs work request for send-queue counter `c`: `op` on `sges`, its remote side at
+/// `remote` (a fragment of a split read passes its own address).
+fn send_wr(c: u64, sges: &mut [sys::ibv_sge], op: &SendOp, remote: u64, flags: u32) -> sys::ibv_send_wr {
+    // SAFETY: plain old data; every field the opcode uses is set below.
+    let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
+    w.wr_id = KIND_SEND | (c as u32 as u64);
+    w.sg_list = sges.as_mut_ptr();
+    w.num_sge = sges.len() as i32;
+    w.send_flags = flags;
+    match *op {
+        SendOp::Send => w.opcode = sys::IBV_WR_SEND,
+        SendOp::RdmaWrite { rkey, .. } => {
+            w.opcode = sys::IBV_WR_RDMA_WRITE;
+            w.wr.rdma = sys::ibv_rdma_wr { remote_addr: remote, rkey };
+        }
+        SendOp::RdmaRead { rkey, .. } => {
+            w.opcode = sys::IBV_WR_RDMA_READ;
+            w.wr.rdma = sys::ibv_rdma_wr { remote_addr: remote, rkey };
+        }
+        SendOp::RdmaWriteImmed { rkey, immed, .. } => {
+            w.opcode = sys::IBV_WR_RDMA_WRITE_WITH_IMM;
+            w.imm_data = immed;
+            w.wr.rdma = sys::ibv_rdma_wr { remote_addr: remote, rkey };
+        }
+        SendOp::Atomic { rkey, op: AtomicOp::FetchAdd { add }, .. } => {
+            w.opcode = sys::IBV_WR_ATOMIC_FETCH_AND_ADD;
+            w.wr.atomic = sys::ibv_atomic_wr { remote_addr: remote, compare_add: add, swap: 0, rkey };
+        }
+        SendOp::Atomic { rkey, op: AtomicOp::CmpSwap { compare, swap }, .. } => {
+            w.opcode = sys::IBV_WR_ATOMIC_CMP_AND_SWP;
+            w.wr.atomic = sys::ibv_atomic_wr { remote_addr: remote, compare_add: compare, swap, rkey };
+        }
+    }
+    w
+}
+
+impl VerbsQp {
+    /// An RDMA read into more SGEs than the device scatters (siw: 1): one read per chunk of
+    /// SGEs, at consecutive remote addresses, unsignaled but the last. Reads complete in order
+    /// (the responder answers them in order, also on siw, whose reads otherwise complete after
+    /// later sends), so the last completion stands for all of them; if a fragment fails, its
+    /// error reports the request and the rest of the group is dropped (see `Slots::complete`).
+    fn post_split_read(&self, wr: &SendWr<'_>, list: &mut [sys::ibv_sge], flags: u32) -> DatResult<()> {
+        let n = list.len();
+        let chunk = self.dev.max_sge_rd;
+        let frags = n.div_ceil(chunk);
+        let total: u64 = list.iter().map(|s| s.length as u64).sum();
+        let mut count = self.send_count.lock();
+        // All fragments or none: a send queue filling up half way would leave a partial
+        // request in flight behind an error return.
+        let outstanding = (*count as u32).wrapping_sub(self.slots.send_done.load(Ordering::Acquire));
+        if outstanding as usize + frags > send_depth(&self.dev, &self.caps) as usize {
+            return Err(DatError::insufficient(DAT_RESOURCE_TEP));
+        }
+        let mask = self.slots.send.len() - 1;
+        let start = *count;
+        let mut remote = wr.op.remote_addr();
+        for (k, part) in list.chunks_mut(chunk).enumerate() {
+            let last = k + 1 == frags;
+            let c = *count;
+            let bytes: u64 = part.iter().map(|s| s.length as u64).sum();
+            let slot = &self.slots.send[(c as usize) & mask];
+            slot.wr_id.store(wr.wr_id, Ordering::Relaxed);
+            slot.info.store(slot_info(OP_READ, frags - 1 - k, if last { total } else { bytes }), Ordering::Release);
+            let mut w = send_wr(c, part, &wr.op, remote, if last { flags } else { flags & !sys::IBV_SEND_SIGNALED });
+            let r = self.post(&mut w);
+            if r != 0 {
+                // Fragments already posted belong to a request that failed: whatever they
+                // complete with (a flush, if the QP broke) is not reported.
+                for k in start..c {
+                    let s = &self.slots.send[(k as usize) & mask];
+                    s.info.store(slot_info(OP_READ, 0, 0) | INFO_REPORTED, Ordering::Release);
+                }
+                return Err(post_error("ibv_post_send", r));
+            }
+            *count = c + 1;
+            remote += bytes;
+        }
+        Ok(())
+    }
+}
+
 impl QueuePair for VerbsQp {
     fn post_send(&self, wr: &SendWr<'_>) -> DatResult<()> {
         if self.qp.load(Ordering::Acquire).is_null() {
@@ -744,22 +838,7 @@ impl QueuePair for VerbsQp {
         }
         let mut buf = [MaybeUninit::uninit(); MAX_SGE];
         let list = ibv_sges(wr.sges, &mut buf)?;
-        let n = list.len();
-        let total: u64 = list[..n].iter().map(|s| s.length as u64).sum();
-        let (opcode, op, raddr, rkey) = match wr.op {
-            SendOp::Send => (sys::IBV_WR_SEND, OP_SEND, 0, 0),
-            SendOp::RdmaWrite { remote_addr, rkey } => (sys::IBV_WR_RDMA_WRITE, OP_WRITE, remote_addr, rkey),
-            SendOp::RdmaRead { remote_addr, rkey } => (sys::IBV_WR_RDMA_READ, OP_READ, remote_addr, rkey),
-            SendOp::RdmaWriteImmed { remote_addr, rkey, .. } => {
-                (sys::IBV_WR_RDMA_WRITE_WITH_IMM, OP_WRITE_IMMED, remote_addr, rkey)
-            }
-            SendOp::Atomic { remote_addr, rkey, op: AtomicOp::FetchAdd { .. } } => {
-                (sys::IBV_WR_ATOMIC_FETCH_AND_ADD, OP_FETCH_ADD, remote_addr, rkey)
-            }
-            SendOp::Atomic { remote_addr, rkey, op: AtomicOp::CmpSwap { .. } } => {
-                (sys::IBV_WR_ATOMIC_CMP_AND_SWP, OP_CMP_SWAP, remote_addr, rkey)
-            }
-        };
+        let op = op_code(&wr.op);
         let mut flags = 0;
         if wr.signaled {
             flags |= sys::IBV_SEND_SIGNALED;
@@ -770,73 +849,22 @@ impl QueuePair for VerbsQp {
         if wr.fence {
             flags |= sys::IBV_SEND_FENCE;
         }
+        if op == OP_READ && list.len() > self.dev.max_sge_rd {
+            return self.post_split_read(wr, list, flags);
+        }
+        let total: u64 = list.iter().map(|s| s.length as u64).sum();
         let mut count = self.send_count.lock();
-        // An RDMA read into more SGEs than the device scatters (siw: 1) goes as one read per
-        // chunk of SGEs, at consecutive remote addresses, unsignaled but the last. Reads
-        // complete in order (the responder answers them in order, also on siw, whose reads
-        // otherwise complete after later sends), so the last completion stands for all of them;
-        // if a fragment fails, its error reports the request and the rest of the group is
-        // dropped (see `Slots::complete`).
-        let chunk = if op == OP_READ { self.dev.max_sge_rd } else { n.max(1) };
-        let frags = n.div_ceil(chunk).max(1);
-        if frags > 1 {
-            // All fragments or none: a send queue filling up half way would leave a partial
-            // request in flight behind an error return.
-            let outstanding = (*count as u32).wrapping_sub(self.slots.send_done.load(Ordering::Acquire));
-            if outstanding as usize + frags > send_depth(&self.dev, &self.caps) as usize {
-                return Err(DatError::insufficient(DAT_RESOURCE_TEP));
-            }
+        let c = *count;
+        let slot = &self.slots.send[(c as usize) & (self.slots.send.len() - 1)];
+        slot.wr_id.store(wr.wr_id, Ordering::Relaxed);
+        slot.info.store(slot_info(op, 0, total), Ordering::Release);
+        let mut w = send_wr(c, list, &wr.op, wr.op.remote_addr(), flags);
+        let r = self.post(&mut w);
+        if r != 0 {
+            return Err(post_error("ibv_post_send", r));
         }
-        let mask = self.slots.send.len() - 1;
-        let start = *count;
-        let mut first = 0;
-        let mut remote = raddr;
-        loop {
-            let end = (first + chunk).min(n);
-            let last = end >= n;
-            let c = *count;
-            let part: u64 = list[first..end].iter().map(|s| s.length as u64).sum();
-            let slot = &self.slots.send[(c as usize) & mask];
-            slot.wr_id.store(wr.wr_id, Ordering::Release);
-            let rest = frags - 1 - (c - start) as usize;
-            slot.info.store(slot_info(op, rest, if last { total } else { part }), Ordering::Release);
-            // SAFETY: plain old data; every field we use is set below.
-            let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
-            w.wr_id = KIND_SEND | (c as u32 as u64);
-            w.sg_list = list[first..].as_mut_ptr();
-            w.num_sge = (end - first) as i32;
-            w.opcode = opcode;
-            w.send_flags = if last { flags } else { flags & !sys::IBV_SEND_SIGNALED };
-            match wr.op {
-                SendOp::Atomic { op: AtomicOp::FetchAdd { add }, .. } => {
-                    w.wr.atomic = sys::ibv_atomic_wr { remote_addr: remote, compare_add: add, swap: 0, rkey }
-                }
-                SendOp::Atomic { op: AtomicOp::CmpSwap { compare, swap }, .. } => {
-                    w.wr.atomic = sys::ibv_atomic_wr { remote_addr: remote, compare_add: compare, swap, rkey }
-                }
-                SendOp::RdmaWriteImmed { immed, .. } => {
-                    w.imm_data = immed;
-                    w.wr.rdma = sys::ibv_rdma_wr { remote_addr: remote, rkey };
-                }
-                _ => w.wr.rdma = sys::ibv_rdma_wr { remote_addr: remote, rkey },
-            }
-            let r = self.post(&mut w);
-            if r != 0 {
-                // Fragments already posted belong to a request that failed: whatever they
-                // complete with (a flush, if the QP broke) is not reported.
-                for k in start..c {
-                    let s = &self.slots.send[(k as usize) & mask];
-                    s.info.store(slot_info(op, 0, 0) | INFO_REPORTED, Ordering::Release);
-                }
-                return Err(post_error("ibv_post_send", r));
-            }
-            *count = c + 1;
-            remote += part;
-            first = end;
-            if last {
-                return Ok(());
-            }
-        }
+        *count = c + 1;
+        Ok(())
     }
 
     fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
