@@ -24,6 +24,11 @@ failed=0 passed=0 xfailed=0
 in_stack_wrapper=()
 t0=$(date +%s)
 
+# OFED's libdat2.so.2 (package libdapl2), named by its directory: where ours is installed too
+# (/usr/local/lib after `make install`), the loader cache finds ours first, so the ofed stack
+# puts this directory first on LD_LIBRARY_PATH rather than trusting the cache
+ofed_libdir=$(dpkg -L libdapl2 2>/dev/null | sed -n 's|^\(/.*\)/libdat2.so.2$|\1|p' | head -1)
+
 # in_stack STACK LOG SECS CMD...: runs CMD with STACK's library for at most SECS seconds; stdout
 # and stderr line-buffered into LOG, the loader's log into LOG.ld.<pid>
 in_stack() {
@@ -33,6 +38,7 @@ in_stack() {
     case $stack in
     path) env+=("LD_LIBRARY_PATH=$lib") ;;
     preload) env+=("LD_PRELOAD=$lib/libdat2.so.2") ;;
+    ofed) [ -z "$ofed_libdir" ] || env+=("LD_LIBRARY_PATH=$ofed_libdir") ;;
     esac
     timeout -k 5 "$secs" "${env[@]}" stdbuf -oL -eL "${in_stack_wrapper[@]}" "$@" >"$log" 2>&1
 }
@@ -46,6 +52,8 @@ loaded_as() {
     ofed)
         echo "$ld" | grep -q '/libdaplofa\.so\.2$' || { echo "$log: OFED's libdaplofa.so.2 was not loaded"; return 1; }
         ! echo "$ld" | grep -qF "$lib/libdat2.so.2" || { echo "$log: our libdat2.so.2 was loaded"; return 1; }
+        [ -z "$ofed_libdir" ] || echo "$ld" | grep -qF "init: $ofed_libdir/libdat2.so.2" ||
+            { echo "$log: OFED's $ofed_libdir/libdat2.so.2 was not loaded"; return 1; }
         ;;
     *)
         echo "$ld" | grep -qF "$lib/libdat2.so.2" || { echo "$log: $lib/libdat2.so.2 was not loaded"; return 1; }

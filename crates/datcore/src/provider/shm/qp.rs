@@ -865,9 +865,9 @@ impl QueuePair for ShmQp {
         // Reported before the call returns (as the verbs provider and OFED's do for an abrupt
         // close): consumers free the EP right after dat_ep_disconnect and count the
         // DISCONNECTED events they were promised (Debian's dtestcm).
+        // Through `deliver`, which also reports an SRQ's receives done (the teardown flushed).
         sh.finish(a);
-        tracing::debug!(context = sh.context, "shm: connection event ev=Disconnected (local)");
-        sh.events.event(ConnEvent::Disconnected, &[]);
+        sh.deliver(ConnEvent::Disconnected, &[]);
         Ok(())
     }
 
