@@ -59,8 +59,16 @@ pub fn execute(link: &mut Link, reads_out: u32, op: &Op<'_>) -> Result<Outcome, 
     let slots = unsafe { memtable::peer_slots(area.table.ptr) };
     // Without cross-memory attach only memory we can map ourselves is ours to copy (a first
     // look; the marked lookup below decides).
-    if !link.we_copy && memtable::lookup_in(slots, op.rkey).is_none_or(|e| e.share.is_none()) {
-        return Ok(Outcome::Unavailable);
+    if !link.we_copy {
+        match memtable::lookup_in(slots, op.rkey) {
+            Some(e) if e.share.is_some() => {}
+            found => {
+                if found.is_none() {
+                    link.peer_maps.forget(op.rkey);
+                }
+                return Ok(Outcome::Unavailable);
+            }
+        }
     }
     if reads_out > 0 || !link.tx_req.drained()? {
         return Ok(Outcome::NotYet);
