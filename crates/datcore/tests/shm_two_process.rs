@@ -560,10 +560,11 @@ fn maps_inode(ino: u64) -> bool {
         .any(|l| l.split_ascii_whitespace().nth(4) == Some(ino.to_string().as_str()))
 }
 
-/// The parent registers shared memory (a read-write region, a read-only one); the peer checks
-/// the direct path: its RDMA write lands and maps the memory into the peer, rkey, bounds and
-/// rights are refused there as on every path, and after the parent frees the region the
-/// peer's next write fails and its mapping is gone. `extra` is the peer's environment.
+/// The parent registers shared memory (a read-write region with a write-only window in it, a
+/// read-only region); the peer checks the direct path: its RDMA write lands and maps the
+/// memory into the peer, rkey, bounds and rights are refused there as on every path, and after
+/// the parent frees the region and the window the peer's next writes fail and its mappings of
+/// them are gone. `extra` is the peer's environment.
 fn shared_lmr(mem: SharedMem, n: u64, extra: &[(&str, &str)]) {
     let dev = open();
     let ep = Ep::new(&dev);
@@ -573,19 +574,35 @@ fn shared_lmr(mem: SharedMem, n: u64, extra: &[(&str, &str)]) {
     let base = mem.ptr as u64;
     let rw = ep.pd.reg_mr(base, half, ALL).unwrap();
     let ro = ep.pd.reg_mr(base + half, half, Access { remote_write: false, ..ALL }).unwrap();
+    // A write-only window on the read-write region's second page.
+    let mw = ep.pd.alloc_mw().unwrap();
+    let win = base + 4096;
+    let bind = BindWr {
+        wr_id: 8,
+        mw: &mw,
+        mr: &rw,
+        addr: win,
+        length: 4096,
+        access: Access { remote_write: true, ..Access::default() },
+        signaled: true,
+    };
+    let win_k = ep.qp.bind_mw(&bind).unwrap();
+    assert_eq!(ep.scq.expect().status, WcStatus::Success);
     let rb = Buf::new(&ep.pd, 256, ALL);
     ep.qp.post_recv(0, &[rb.sge(0, 64)]).unwrap();
     ep.qp.post_recv(1, &[rb.sge(64, 64)]).unwrap();
     let mut desc = Buf::new(&ep.pd, 64, ALL);
-    for (i, w) in [base, rw.rkey() as u64, base + half, ro.rkey() as u64, mem.ino, half].iter().enumerate() {
+    let words = [base, rw.rkey() as u64, base + half, ro.rkey() as u64, mem.ino, half, win, win_k as u64];
+    for (i, w) in words.iter().enumerate() {
         desc.mem[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
     }
-    ep.send(9, &[desc.sge(0, 48)]);
+    ep.send(9, &[desc.sge(0, 64)]);
     assert_eq!(ep.scq.expect().status, WcStatus::Success);
     // Phase 1 done: the peer wrote i % 251 over the whole read-write region.
     assert_eq!(ep.rcq.expect().status, WcStatus::Success);
     assert!(m[..half as usize].iter().enumerate().all(|(i, &b)| b == (i % 251) as u8), "peer's write");
     assert!(m[half as usize..].iter().all(|&b| b == 0), "the read-only region was written");
+    drop(mw);
     drop(rw);
     m[..half as usize].fill(0x5a);
     ep.send(10, &[desc.sge(0, 8)]);
@@ -606,8 +623,9 @@ fn peer_shared_lmr(ep: &Ep) {
     ep.qp.post_recv(0, &[rb.sge(0, 64)]).unwrap();
     ep.qp.post_recv(1, &[rb.sge(64, 64)]).unwrap();
     assert_eq!(ep.rcq.expect().status, WcStatus::Success);
-    let w: Vec<u64> = (0..6).map(|i| u64::from_le_bytes(rb.bytes()[i * 8..i * 8 + 8].try_into().unwrap())).collect();
+    let w: Vec<u64> = (0..8).map(|i| u64::from_le_bytes(rb.bytes()[i * 8..i * 8 + 8].try_into().unwrap())).collect();
     let (rw, rw_k, ro, ro_k, ino, half) = (w[0], w[1] as u32, w[2], w[3] as u32, w[4], w[5] as usize);
+    let (win, win_k) = (w[6], w[7] as u32);
     let mut src = Buf::new(&ep.pd, half, ALL);
     src.fill(|i| (i % 251) as u8);
     let dst = Buf::new(&ep.pd, half, ALL);
@@ -635,16 +653,23 @@ fn peer_shared_lmr(ep: &Ep) {
     assert_eq!(status(33, SendOp::RdmaWrite { remote_addr: ro, rkey: ro_k }, src.sge(0, 8)), ra);
     assert_eq!(status(34, SendOp::RdmaWrite { remote_addr: ro, rkey: rw_k }, src.sge(0, 8)), ra);
     assert_eq!(status(35, SendOp::RdmaRead { remote_addr: ro, rkey: ro_k }, dst.sge(0, 64)), WcStatus::Success);
+    // The window (the same pattern again, so the parent's check covers it) and its limits.
+    let win_write =
+        |wr_id, at: u64, len| status(wr_id, SendOp::RdmaWrite { remote_addr: at, rkey: win_k }, src.sge(4096, len));
+    assert_eq!(win_write(36, win, 4096), WcStatus::Success);
+    assert_eq!(win_write(37, win + 8, 4096), ra);
+    assert_eq!(status(38, SendOp::RdmaRead { remote_addr: win, rkey: win_k }, dst.sge(0, 8)), ra);
     ep.send(40, &[src.sge(0, 1)]);
     assert_eq!(ep.scq.expect().status, WcStatus::Success);
     // The parent frees the read-write region, then tells us: the old rkey must fail now, and
     // our mapping of it is gone (the read-only region's mapping stays while it lives).
     assert_eq!(ep.rcq.expect().status, WcStatus::Success);
     assert_eq!(status(50, SendOp::RdmaWrite { remote_addr: rw, rkey: rw_k }, src.sge(0, 64)), ra);
+    assert_eq!(win_write(51, win, 64), ra);
     let mappings = std::fs::read_to_string("/proc/self/maps").unwrap();
     let of_parent = mappings.lines().filter(|l| l.split_ascii_whitespace().nth(4) == Some(&ino.to_string())).count();
     assert_eq!(of_parent, 1, "the freed region's mapping was kept:\n{mappings}");
-    ep.send(51, &[src.sge(0, 1)]);
+    ep.send(52, &[src.sge(0, 1)]);
     assert_eq!(ep.scq.expect().status, WcStatus::Success);
     assert_eq!(ep.event().0, ConnEvent::Disconnected);
 }
