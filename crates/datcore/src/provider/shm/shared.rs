@@ -18,10 +18,12 @@
 //! What the peer does with the description is in [`PeerMaps`].
 
 use super::memtable::Entry;
+use parking_lot::Mutex;
 use std::ffi::CString;
 use std::io::{self, BufRead, BufReader};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
+use std::sync::{Arc, Weak};
 
 /// How a peer maps the memory behind one registration (published in the memory table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,7 +66,25 @@ impl Share {
 /// (closed only after the registration's key is revoked and peers' copies are over).
 pub struct Exported {
     pub share: Share,
-    _fd: Option<OwnedFd>,
+    _fd: Option<Arc<OwnedFd>>,
+}
+
+/// The descriptors registrations keep, one per file however many registrations lie in it (a
+/// consumer may register thousands of pieces of one memfd), by (device, inode).
+static KEPT: Mutex<Vec<((u64, u64), Weak<OwnedFd>)>> = Mutex::new(Vec::new());
+
+/// The descriptor already kept for file (`dev`, `ino`), if a live registration holds one.
+fn kept(dev: u64, ino: u64) -> Option<Arc<OwnedFd>> {
+    KEPT.lock().iter().find(|(id, _)| *id == (dev, ino)).and_then(|(_, w)| w.upgrade())
+}
+
+/// Keeps `fd` as the descriptor of file (`dev`, `ino`).
+fn keep(dev: u64, ino: u64, fd: OwnedFd) -> Option<Arc<OwnedFd>> {
+    let fd = Arc::new(fd);
+    let mut k = KEPT.lock();
+    k.retain(|(id, w)| w.strong_count() > 0 && *id != (dev, ino));
+    k.push(((dev, ino), Arc::downgrade(&fd)));
+    Some(fd)
 }
 
 /// One line of `/proc/self/maps`, the fields we need.
@@ -121,7 +141,8 @@ pub fn export(addr: u64, len: u64) -> Option<Exported> {
         let shmid = u32::try_from(ino).ok()?;
         return Some(Exported { share: Share::SysV { shmid, offset }, _fd: None });
     }
-    let fd = reopen(&path, dev, ino).or_else(|| reopen_from_fd_table(dev, ino))?;
+    let fd = kept(dev, ino)
+        .or_else(|| keep(dev, ino, reopen(&path, dev, ino).or_else(|| reopen_from_fd_table(dev, ino))?))?;
     let size = super::sys::file_size(&fd).ok()?;
     if offset.checked_add(len).is_none_or(|e| e > size) {
         return None;
@@ -383,8 +404,10 @@ mod tests {
     fn exports_what_a_peer_can_map() {
         let (fd, p) = memfd_mapping(1 << 16);
         let e = export(p as u64 + 4100, 1000).expect("a memfd held by the process");
-        let Share::File { offset, .. } = e.share else { panic!("{:?}", e.share) };
+        let Share::File { offset, fd: kept_fd, .. } = e.share else { panic!("{:?}", e.share) };
         assert_eq!(offset, 4100);
+        let again = export(p as u64, 4096).expect("the same memfd");
+        assert!(matches!(again.share, Share::File { fd, offset: 0, .. } if fd == kept_fd), "one descriptor per file");
         assert!(export(p as u64 + 4096, 1 << 16).is_none(), "runs past the mapping");
         let private = vec![0u8; 8192];
         assert!(export(private.as_ptr() as u64, 8192).is_none(), "private memory");
