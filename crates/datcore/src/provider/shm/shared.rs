@@ -69,9 +69,12 @@ pub struct Exported {
     _fd: Option<Arc<OwnedFd>>,
 }
 
+/// A file's (device, inode).
+type FileId = (u64, u64);
+
 /// The descriptors registrations keep, one per file however many registrations lie in it (a
-/// consumer may register thousands of pieces of one memfd), by (device, inode).
-static KEPT: Mutex<Vec<((u64, u64), Weak<OwnedFd>)>> = Mutex::new(Vec::new());
+/// consumer may register thousands of pieces of one memfd).
+static KEPT: Mutex<Vec<(FileId, Weak<OwnedFd>)>> = Mutex::new(Vec::new());
 
 /// The descriptor already kept for file (`dev`, `ino`), if a live registration holds one.
 fn kept(dev: u64, ino: u64) -> Option<Arc<OwnedFd>> {
