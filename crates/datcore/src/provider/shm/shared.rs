@@ -183,19 +183,8 @@ fn open_checked(path: &str, dev: u64, ino: u64) -> Option<OwnedFd> {
     }
     // SAFETY: a fresh descriptor we own.
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    let (d, i, _) = identity(&fd).ok()?;
+    let (d, i, _) = super::sys::identity(&fd).ok()?;
     (d == dev && i == ino).then_some(fd)
-}
-
-/// (device, inode, size) of an open file.
-fn identity(fd: &OwnedFd) -> io::Result<(u64, u64, u64)> {
-    // SAFETY: stat is plain old data; fstat fills it.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: st is a valid stat buffer.
-    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok((st.st_dev, st.st_ino, st.st_size as u64))
 }
 
 // ---- the initiator's side -------------------------------------------------------------------
@@ -229,7 +218,7 @@ impl PeerMapping {
                 // SAFETY: a fresh descriptor we own (closed when this returns; the mapping
                 // keeps the file).
                 let file = unsafe { OwnedFd::from_raw_fd(raw) };
-                let (d, i, size) = identity(&file)?;
+                let (d, i, size) = super::sys::identity(&file)?;
                 if (d, i) != (dev, ino) {
                     return Err(io::Error::other("descriptor names another file now"));
                 }
