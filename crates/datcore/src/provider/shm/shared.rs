@@ -132,20 +132,21 @@ fn parse_maps_line(line: &str) -> Option<MapsLine<'_>> {
 pub fn export(addr: u64, len: u64) -> Option<Exported> {
     let end = addr.checked_add(len)?;
     let maps = std::fs::File::open("/proc/self/maps").ok()?;
-    let found = BufReader::new(maps).lines().map_while(Result::ok).find_map(|l| {
-        let m = parse_maps_line(&l)?;
-        (m.lo <= addr && addr < m.hi).then(|| {
-            let ok = m.shared && end <= m.hi;
-            ok.then(|| (m.offset + (addr - m.lo), m.dev, m.ino, m.path.to_string()))
-        })
-    })??;
-    let (offset, dev, ino, path) = found;
+    let line = BufReader::new(maps)
+        .lines()
+        .map_while(Result::ok)
+        .find(|l| parse_maps_line(l).is_some_and(|m| m.lo <= addr && addr < m.hi))?;
+    let MapsLine { lo, hi, shared, offset, dev, ino, path } = parse_maps_line(&line)?;
+    if !shared || end > hi {
+        return None;
+    }
+    let offset = offset + (addr - lo);
     if path.starts_with("/SYSV") {
         let shmid = u32::try_from(ino).ok()?;
         return Some(Exported { share: Share::SysV { shmid, offset }, _fd: None });
     }
     let fd = kept(dev, ino)
-        .or_else(|| keep(dev, ino, reopen(&path, dev, ino).or_else(|| reopen_from_fd_table(dev, ino))?))?;
+        .or_else(|| keep(dev, ino, reopen(path, dev, ino).or_else(|| reopen_from_fd_table(dev, ino))?))?;
     let size = super::sys::file_size(&fd).ok()?;
     if offset.checked_add(len).is_none_or(|e| e > size) {
         return None;
