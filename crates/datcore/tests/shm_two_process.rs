@@ -564,7 +564,8 @@ fn maps_inode(ino: u64) -> bool {
 /// read-only region); the peer checks the direct path: its RDMA write lands and maps the
 /// memory into the peer, rkey, bounds and rights are refused there as on every path, and after
 /// the parent frees the region and the window the peer's next writes fail and its mappings of
-/// them are gone. `extra` is the peer's environment.
+/// them are gone; when the connection ends, so is the last one. `extra` is the peer's
+/// environment.
 fn shared_lmr(mem: SharedMem, n: u64, extra: &[(&str, &str)]) {
     let dev = open();
     let ep = Ep::new(&dev);
@@ -672,6 +673,7 @@ fn peer_shared_lmr(ep: &Ep) {
     ep.send(52, &[src.sge(0, 1)]);
     assert_eq!(ep.scq.expect().status, WcStatus::Success);
     assert_eq!(ep.event().0, ConnEvent::Disconnected);
+    assert!(!maps_inode(ino), "the connection ended but a mapping of the parent's memory stayed");
 }
 
 #[test]
