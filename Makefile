@@ -5,7 +5,7 @@
 #                        build/bin/datperf2 (DAT 2.0) and build/bin/rawperf
 #   make check           build and run every test: lint, Rust unit/integration tests, ABI checks,
 #                        ELF export check, prototype check, C conformance suite on shm (also
-#                        under valgrind), man pages, datperf smoke test, install check, and the
+#                        under valgrind), Debian's dapl2-utils on shm, man pages, datperf smoke test, install check, and the
 #                        verbs tests in rxe/siw guests
 #   make install PREFIX=/usr/local DESTDIR=   (both libraries, include/dat and include/dat2,
 #                        dat.pc and dat2.pc, bin/datinfo, bin/datperf, man pages)
@@ -42,7 +42,7 @@ DATINFO     := $(BUILD)/bin/datinfo
 TOOLS       := $(BUILD)/bin/datperf $(BUILD)/bin/datperf2 $(BUILD)/bin/rawperf
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror
 
-.PHONY: all rust check check-lint check-rust check-abi check-elf check-prototypes check-c check-dat2 check-valgrind check-install check-tools check-vm check-vm-auto example bench bench-callgrind install clean
+.PHONY: all rust check check-lint check-rust check-abi check-elf check-prototypes check-c check-dat2 check-dapl2-shm check-valgrind check-install check-tools check-vm check-vm-auto example bench bench-callgrind install clean
 
 all: $(LIB) $(LIB2) $(DATINFO) $(TOOLS)
 
@@ -103,7 +103,7 @@ $(BUILD)/bin/rawperf: tools/baselines/rawperf.c
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c11 $(TOOL_CFLAGS) -o $@ tools/baselines/rawperf.c
 
-check: all check-lint check-rust check-abi check-elf check-prototypes check-c check-dat2 check-valgrind check-man check-tools check-install check-vm-auto
+check: all check-lint check-rust check-abi check-elf check-prototypes check-c check-dat2 check-dapl2-shm check-valgrind check-man check-tools check-install check-vm-auto
 	@echo "make check: all checks passed"
 
 # Formatting and lints are part of the test: rustfmt.toml's style, clippy with warnings as errors.
@@ -146,6 +146,12 @@ check-c: $(LIB) $(LIB2)
 # The DAT 2.0 face from C: tests/dat2/smoke.c over $(IA) (two processes).
 check-dat2: $(LIB2)
 	sh tests/dat2/run.sh include $(BUILD)/lib $(BUILD)/tests/dat2 $(IA)
+
+# Debian's unmodified dapl2-utils (dtest, dtestx, dtestcm, dtestsrq, dapltest) on our
+# libdat2.so.2 over shm, by LD_LIBRARY_PATH and by LD_PRELOAD, in a private network namespace
+# (tests/dapl2/shm.sh; the same programs run on soft RDMA in check-vm).
+check-dapl2-shm: $(LIB2)
+	bash tests/dapl2/shm.sh -L $(BUILD)/lib
 
 check-valgrind: $(LIB) $(LIB2)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c

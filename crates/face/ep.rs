@@ -21,7 +21,7 @@ pub fn ep_of(p: DAT_EP_HANDLE) -> DatResult<handle::Ref<Endpoint>> {
 #[allow(clippy::useless_conversion)]
 fn ep_attr_in(a: &DAT_EP_ATTR) -> EpAttr {
     EpAttr {
-        service_type: a.service_type,
+        service_type: crate::convert::service_type_in(a.service_type),
         max_message_size: u64::from(a.max_message_size),
         max_rdma_size: u64::from(a.max_rdma_size),
         qos: a.qos,
@@ -585,11 +585,11 @@ pub unsafe extern "C" fn dat_ep_get_status(
             return crate::registry::ret(r);
         }
         let ep = ep_of(ep_handle)?;
-        // SAFETY: writable out-pointer from the consumer.
-        *unsafe { out(ep_state, 2)? } = ep.state() as _;
         let (r, q) = ep.idle();
-        // SAFETY: optional writable out-pointers from the consumer.
+        // SAFETY: optional writable out-pointers from the consumer. ep_state may be NULL too, as
+        // OFED's library allows: Debian's dtestx asks only for the idle flags.
         unsafe {
+            crate::ffi::write_opt(ep_state, ep.state() as _);
             crate::ffi::write_opt(recv_idle, r as u32 as DAT_BOOLEAN);
             crate::ffi::write_opt(request_idle, q as u32 as DAT_BOOLEAN);
         }

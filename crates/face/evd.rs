@@ -7,6 +7,7 @@ use datcore::codes::{DAT_INVALID_HANDLE_CNO, DAT_INVALID_HANDLE_EVD_REQUEST};
 use datcore::evd::{self, ConsumerNotifier, EventDispatcher, ProxyAgent};
 use datcore::event::{Event, EventData};
 use datcore::handle;
+use datcore::ib_ext;
 use datcore::{DatError, DatResult};
 use std::sync::Arc;
 
@@ -65,7 +66,11 @@ fn c_event(ev: &Event) -> DAT_EVENT {
         }
         EventData::ConnectionRequest { sp, local_address, conn_qual, cr } => {
             out.event_data.cr_arrival_event_data =
-                crate::convert::cr_arrival(sp, local_address as DAT_IA_ADDRESS_PTR, conn_qual, cr)
+                crate::convert::cr_arrival(sp, local_address as DAT_IA_ADDRESS_PTR, conn_qual, cr);
+            if ev.number == ib_ext::DAT_IB_UD_CONNECTION_REQUEST_EVENT {
+                let request = ib_ext::DAT_IB_UD_CONNECT_REQUEST;
+                crate::convert::ud_connection_extension(&mut out, request, handle::Handle::NULL, 0, None);
+            }
         }
         EventData::Connection { ep, private_data_size, private_data } => {
             out.event_data.connect_event_data = DAT_CONNECTION_EVENT_DATA {
@@ -73,6 +78,14 @@ fn c_event(ev: &Event) -> DAT_EVENT {
                 private_data_size,
                 private_data: private_data as DAT_PVOID,
             }
+        }
+        EventData::UdConnection { ep, private_data_size, private_data, ext_type, ah, qpn, remote } => {
+            out.event_data.connect_event_data = DAT_CONNECTION_EVENT_DATA {
+                ep_handle: ep.as_ptr(),
+                private_data_size,
+                private_data: private_data as DAT_PVOID,
+            };
+            crate::convert::ud_connection_extension(&mut out, ext_type, ah, qpn, remote);
         }
         EventData::AsyncError { handle, reason } => {
             out.event_data.asynch_error_event_data =

@@ -2,6 +2,7 @@
 //! third-party provider libraries of the face's DAT version named in dat.conf.
 
 use crate::abi::*;
+use crate::registry::LibraryError;
 use datcore::handle::Handle;
 use datcore::ia::InterfaceAdapter;
 use datcore::registry::{self, Resolution};
@@ -25,20 +26,8 @@ pub fn open_ia(
         );
         return Err(registry::NOT_FOUND);
     }
-    let resolved = registry::resolve(name, major, minor, thread_safe);
-    match resolved {
-        Ok(Resolution::Builtin { provider, ia_name, params }) => {
-            let (ia, _, evd) =
-                InterfaceAdapter::open(&provider, &ia_name, &params, async_qlen, Handle::from_ptr(*async_evd))
-                    .inspect_err(|e| {
-                        tracing::warn!("dat_ia_open('{name}'): provider {} could not open it ({e})", provider.name())
-                    })?;
-            *ia_out = ia.as_ptr();
-            *async_evd = evd.as_ptr();
-            Ok(())
-        }
-        // SAFETY: both pointers come from exclusive references.
-        Ok(Resolution::Library(lib)) => unsafe { crate::registry::open_library(&lib, async_qlen, async_evd, ia_out) },
+    match registry::resolve_candidates(name, major, minor, thread_safe) {
+        Ok(candidates) => open_first_usable(name, candidates, async_qlen, async_evd, ia_out),
         // Not in dat.conf or built in: a provider the application registered itself.
         // SAFETY: both pointers come from exclusive references.
         Err(e) => {
@@ -46,6 +35,51 @@ pub fn open_ia(
                 .unwrap_or(Err(e))
         }
     }
+}
+
+/// Opens the IA with the first of `candidates` that can serve it: a built-in provider, or a
+/// provider library that loads and registers the IA; when a library cannot (its cause is
+/// logged already), the next dat.conf line of the key is tried, as OFED's registry does.
+fn open_first_usable(
+    name: &str,
+    candidates: Vec<Resolution>,
+    async_qlen: DAT_COUNT,
+    async_evd: &mut DAT_EVD_HANDLE,
+    ia_out: &mut DAT_IA_HANDLE,
+) -> DatResult<()> {
+    let count = candidates.len();
+    for (i, candidate) in candidates.into_iter().enumerate() {
+        match candidate {
+            Resolution::Builtin { provider, ia_name, params } => {
+                let (ia, _, evd) =
+                    InterfaceAdapter::open(&provider, &ia_name, &params, async_qlen, Handle::from_ptr(*async_evd))
+                        .inspect_err(|e| {
+                            tracing::warn!(
+                                "dat_ia_open('{name}'): provider {} could not open it ({e})",
+                                provider.name()
+                            )
+                        })?;
+                *ia_out = ia.as_ptr();
+                *async_evd = evd.as_ptr();
+                return Ok(());
+            }
+            Resolution::Library(lib) => {
+                // SAFETY: both pointers come from exclusive references.
+                match unsafe { crate::registry::open_library(&lib, async_qlen, async_evd, ia_out) } {
+                    Ok(()) => return Ok(()),
+                    Err(LibraryError::Open(e)) => return Err(e),
+                    Err(LibraryError::Unusable) if i + 1 < count => {
+                        tracing::warn!(
+                            "dat_ia_open('{name}'): {} unusable; trying the next dat.conf line",
+                            lib.lib_path
+                        )
+                    }
+                    Err(LibraryError::Unusable) => {}
+                }
+            }
+        }
+    }
+    Err(registry::NOT_FOUND)
 }
 
 /// True if `ia` was opened through a third-party provider library.

@@ -6,16 +6,19 @@
 //!
 //! **Opening an IA** (`dat_ia_openv`):
 //! ```ignore
-//! // 1. A provider registered in the dynamic registry (by an already loaded library or by the
-//! //    application itself) answers first:
-//! if let Some(r) = registry::open_registered(&name, major, minor, ts, qlen, async_evd, ia_out) {
-//!     return r;
+//! // 1. The static registry / built-ins, candidates in dat.conf order:
+//! for candidate in datcore::registry::resolve_candidates(&name, major, minor, ts)? {
+//!     match candidate {
+//!         Resolution::Builtin { provider, ia_name, params } => { /* core IA */ }
+//!         Resolution::Library(lib) => match registry::open_library(&lib, qlen, async_evd, ia_out) {
+//!             Err(LibraryError::Unusable) => continue, // the next dat.conf line of the key
+//!             r => return r,
+//!         },
+//!     }
 //! }
-//! // 2. Otherwise the static registry / built-ins:
-//! match datcore::registry::resolve(&name, major, minor, ts)? {
-//!     Resolution::Builtin { provider, ia_name, params } => { /* core IA */ }
-//!     Resolution::Library(lib) => registry::open_library(&lib, qlen, async_evd, ia_out)?,
-//! }
+//! // 2. A name the static registry does not know: a provider the application registered
+//! //    itself in the dynamic registry:
+//! registry::open_registered(&name, major, minor, ts, qlen, async_evd, ia_out)
 //! ```
 //! `*ia_out` then holds the third-party provider's own IA pointer.
 //!
@@ -574,13 +577,20 @@ pub unsafe fn open_registered(
     Some(unsafe { open_with(p, &key, qlen, async_evd, ia_out, None) })
 }
 
+/// Why [`open_library`] failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LibraryError {
+    /// The library cannot be loaded, lacks the entry points or does not register the IA in
+    /// `dat_provider_init`: another dat.conf line of the same key may serve instead.
+    Unusable,
+    /// The provider's `ia_open_func` refused (its code, in the core's numbering).
+    Open(DatError),
+}
+
 /// Opens an IA of a third-party provider library: dlopen (RTLD_NOW|RTLD_GLOBAL) and
 /// `dat_provider_init(info, ia_params)` on first use of this dat.conf entry, then the
 /// `ia_open_func` the library registered for `lib.info`. On failure the cause is logged in one
 /// line and the library reference is dropped again (unloading it if it was the last).
-///
-/// Errors: `DAT_PROVIDER_NOT_FOUND|DAT_NAME_NOT_REGISTERED` when the library cannot be loaded,
-/// lacks the entry points or does not register the IA; otherwise what `ia_open_func` returns.
 ///
 /// # Safety
 /// `async_evd` / `ia_out` as in `dat_ia_openv` (ia_out non-NULL and writable).
@@ -589,19 +599,19 @@ pub unsafe fn open_library(
     qlen: DAT_COUNT,
     async_evd: *mut DAT_EVD_HANDLE,
     ia_out: *mut DAT_IA_HANDLE,
-) -> DatResult<()> {
-    acquire(lib)?;
+) -> Result<(), LibraryError> {
+    acquire(lib).map_err(|_| LibraryError::Unusable)?;
     let Some(p) = lookup_registered(&lib.info) else {
         tracing::warn!("dat_ia_open: {} did not register {} in dat_provider_init", lib.lib_path, lib.info);
         release(&lib.lib_path, &lib.info);
-        return Err(not_found());
+        return Err(LibraryError::Unusable);
     };
     // SAFETY: forwarded caller contract.
     let r = unsafe { open_with(p, &lib.info, qlen, async_evd, ia_out, Some((lib.lib_path.clone(), lib.info.clone()))) };
     if r.is_err() {
         release(&lib.lib_path, &lib.info);
     }
-    r
+    r.map_err(LibraryError::Open)
 }
 
 /// True if `ia` is an IA opened through a third-party provider (by [`open_library`] or

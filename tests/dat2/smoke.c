@@ -8,7 +8,8 @@
  *   - dat_ia_open asks for DAT 2.0; the provider attributes say DAT 2.0; the IA attributes
  *     offer the IB extensions exactly when the provider attributes say DAT_IB_FETCH_AND_ADD
  *     and DAT_IB_IMMED_DATA are "TRUE"; a few bad calls return DAT 2.0-numbered codes (and
- *     dat_strerror names them), DAT_VA_TYPE_ZB is refused, dat_extension_op answers,
+ *     dat_strerror names them, the codes only DAT 2.0 has too), DAT_VA_TYPE_ZB is refused,
+ *     dat_extension_op answers,
  *     dat_ib_open_query / dat_ib_close_query open, query and close the IA;
  *   - the server rejects the first connection with private data, which the client sees in its
  *     PEER_REJECTED event; the second is accepted;
@@ -22,7 +23,15 @@
  *     with immediate data: the server's receive completes as DAT_IB_RDMA_WRITE_IMMED_DATA with
  *     it, and the server checks the data and the word; without them, the operations return
  *     DAT_NOT_IMPLEMENTED;
- *   - disconnect, free everything, close.
+ *   - disconnect;
+ *   - where the provider attributes list DAT_IB_UD "TRUE": UD endpoints on a second qualifier.
+ *     The client connects (a DAT_IB_UD_CONNECTION_REQUEST_EVENT at the server), both get a
+ *     DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED with the peer's address handle (types
+ *     DAT_IB_UD_REMOTE_AH / DAT_IB_UD_PASSIVE_REMOTE_AH, the other side's private data), a
+ *     datagram goes each way (received 40 bytes into the buffer, the length counting those 40:
+ *     DAT_IB_UD_RECV with the sender's queue pair), then dat_ib_ud_ah_free / dat_ib_ud_cm_free
+ *     and their errors; elsewhere dat_ep_create of a UD endpoint is DAT_NOT_IMPLEMENTED;
+ *   - free everything, close.
  * Prints one line per step; exit status 0 when every check passed.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -53,8 +62,12 @@ static const char *server_address = "127.0.0.1";
 #define ADD 5u
 #define SWAP 0x5157u
 
-/* Whether the IA offers the IB extensions (the same on both sides: one provider). */
-static int ib_ext;
+/* Whether the IA offers the IB extensions, and UD endpoints (the same on both sides). */
+static int ib_ext, ib_ud;
+
+/* The UD step: the GRH slot at the head of every UD receive, the messages. */
+#define UD_GRH 40
+static const char UD_ASK[] = "ud??", UD_ANSWER[] = "ud!!", UD_PING[] = "uping", UD_PONG[] = "upong";
 
 static void fail(const char *what, DAT_RETURN r)
 {
@@ -226,6 +239,8 @@ static void check_api(struct side *s)
     CHECK(!ib_ext || iattr.extension_version == DAT_IB_EXTENSION_VERSION);
     CHECK(strcmp(provider_attr(&pattr, DAT_IB_ATTR_FETCH_AND_ADD), ib_ext ? "TRUE" : "FALSE") == 0);
     CHECK(strcmp(provider_attr(&pattr, DAT_IB_ATTR_IMMED_DATA), ib_ext ? "TRUE" : "FALSE") == 0);
+    ib_ud = strcmp(provider_attr(&pattr, DAT_IB_ATTR_UD), "TRUE") == 0;
+    CHECK(!ib_ud || ib_ext);
     CHECK(DAT_INVALID_HANDLE1 == 0x1b && DAT_INVALID_ARG2 == 0x26); /* the 2.0 numbering */
     EXPECT(dat_pz_create(DAT_HANDLE_NULL, &pz), ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA));
     EXPECT(dat_evd_create(s->ia, 0, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &evd),
@@ -236,6 +251,11 @@ static void check_api(struct side *s)
     EXPECT(dat_ep_recv_query(DAT_HANDLE_NULL, NULL, NULL), ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
     OK(dat_strerror(ERR(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE), &major, &minor));
     CHECK(strcmp(major, "DAT_INVALID_STATE") == 0 && strcmp(minor, "DAT_INVALID_STATE_PZ_IN_USE") == 0);
+    /* codes only DAT 2.0 has are named too */
+    OK(dat_strerror(ERR(DAT_PORT_IN_USE, DAT_INVALID_HANDLE_CSP), &major, &minor));
+    CHECK(strcmp(major, "DAT_PORT_IN_USE") == 0 && strcmp(minor, "DAT_INVALID_HANDLE_CSP") == 0);
+    OK(dat_strerror(ERR(DAT_COMM_NOT_SUPPORTED, DAT_INVALID_STATE_SRQ_SHUTDOWN), &major, &minor));
+    CHECK(strcmp(major, "DAT_COMM_NOT_SUPPORTED") == 0 && strcmp(minor, "DAT_INVALID_STATE_SRQ_SHUTDOWN") == 0);
     region.for_va = s->buf;
     EXPECT(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, region, BUF, s->pz, DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_ZB,
                           &lmr, &lc, &rc, &rl, &ra),
@@ -308,10 +328,132 @@ static void check_open_query(char *ia_name)
     printf("%s: dat_ib_open_query and dat_ib_close_query as expected\n", role);
 }
 
+/* A UD endpoint on the side's PZ and EVDs (or DAT_NOT_IMPLEMENTED where the IA has none). */
+static DAT_RETURN ud_endpoint(struct side *s, DAT_EP_HANDLE *ep)
+{
+    DAT_EP_ATTR attr;
+    memset(&attr, 0, sizeof attr);
+    attr.service_type = (DAT_SERVICE_TYPE) DAT_IB_SERVICE_TYPE_UD;
+    attr.max_message_size = 512;
+    attr.recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
+    attr.request_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
+    attr.max_recv_dtos = 4;
+    attr.max_request_dtos = 4;
+    attr.max_recv_iov = 1;
+    attr.max_request_iov = 1;
+    return dat_ep_create(s->ia, s->pz, s->recv_evd, s->dto_evd, s->conn_evd, &attr, ep);
+}
+
+/* The UD connection event on the side's connection EVD: established on `ep`, of `type`, with
+ * the other side's private data `pd`; returns its extension data (the peer's address handle). */
+static DAT_IB_EXTENSION_EVENT_DATA ud_established(struct side *s, DAT_EP_HANDLE ep, DAT_IB_EXT_TYPE type,
+                                                  const char *pd)
+{
+    DAT_EVENT ev = wait_event(s->conn_evd, (DAT_EVENT_NUMBER) DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED);
+    DAT_CONNECTION_EVENT_DATA *c = &ev.event_data.connect_event_data;
+    DAT_IB_EXTENSION_EVENT_DATA ext;
+    memcpy(&ext, ev.event_extension_data, sizeof ext);
+    CHECK(c->ep_handle == ep && ext.type == type && ext.status == DAT_OP_SUCCESS);
+    CHECK(c->private_data_size == (DAT_COUNT) strlen(pd) + 1 && memcmp(c->private_data, pd, strlen(pd) + 1) == 0);
+    CHECK(ext.remote_ah.ah != NULL && ext.context.as_ptr == (DAT_PVOID) ext.remote_ah.ah);
+    return ext;
+}
+
+/* A datagram `msg` received at offset UD_GRH of the side's buffer, from queue pair `qpn`. */
+static void ud_received(struct side *s, const char *msg, DAT_UINT32 qpn)
+{
+    DAT_IB_EXTENSION_EVENT_DATA ext =
+        wait_ext(s->recv_evd, DAT_IB_UD_RECV, (DAT_SEG_LENGTH) (UD_GRH + strlen(msg) + 1));
+    CHECK(ext.remote_ah.qpn == qpn);
+    CHECK(memcmp(s->buf + UD_GRH, msg, strlen(msg) + 1) == 0);
+}
+
+/* Sends `msg` as one datagram on `ep` to `ah` and waits for its completion. */
+static void ud_send(struct side *s, DAT_EP_HANDLE ep, DAT_IB_ADDR_HANDLE *ah, const char *msg)
+{
+    DAT_LMR_TRIPLET t = iov(s, BUF, (DAT_SEG_LENGTH) strlen(msg) + 1);
+    memcpy(s->buf + BUF, msg, strlen(msg) + 1);
+    OK(dat_ib_post_send_ud(ep, 1, &t, ah, cookie(50), DAT_COMPLETION_DEFAULT_FLAG));
+    wait_ext(s->dto_evd, DAT_IB_UD_SEND, (DAT_SEG_LENGTH) strlen(msg) + 1);
+}
+
+/* Frees the address handle and the exchange of `ext`, and checks both are gone. */
+static void ud_free(DAT_EP_HANDLE ep, DAT_IB_EXTENSION_EVENT_DATA *ext, struct side *s)
+{
+    DAT_LMR_TRIPLET t = iov(s, BUF, 4);
+    DAT_RETURN bad_handle = ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1);
+    OK(dat_ib_ud_ah_free(ep, &ext->remote_ah));
+    EXPECT(dat_ib_ud_ah_free(ep, &ext->remote_ah), bad_handle);
+    EXPECT(dat_ib_post_send_ud(ep, 1, &t, &ext->remote_ah, cookie(51), DAT_COMPLETION_DEFAULT_FLAG), bad_handle);
+    OK(dat_ib_ud_cm_free(ep, ext->context));
+    EXPECT(dat_ib_ud_cm_free(ep, ext->context), bad_handle);
+}
+
+/* The server's UD step on `psp` (qualifier `qual`): accept the client, answer its datagram. */
+static void ud_server(struct side *s, DAT_CONN_QUAL qual)
+{
+    DAT_EP_HANDLE ep;
+    DAT_EVENT ev;
+    DAT_CR_PARAM crp;
+    DAT_LMR_TRIPLET t = iov(s, 0, 256);
+    DAT_IB_EXTENSION_EVENT_DATA ext;
+    DAT_IB_ADDR_HANDLE garbage;
+
+    OK(ud_endpoint(s, &ep));
+    OK(dat_ep_post_recv(ep, 1, &t, cookie(40), DAT_COMPLETION_DEFAULT_FLAG));
+    ev = wait_event(s->cr_evd, (DAT_EVENT_NUMBER) DAT_IB_UD_CONNECTION_REQUEST_EVENT);
+    memcpy(&ext, ev.event_extension_data, sizeof ext);
+    CHECK(ext.type == DAT_IB_UD_CONNECT_REQUEST && ext.remote_ah.ah == NULL);
+    CHECK(ev.event_data.cr_arrival_event_data.conn_qual == qual);
+    OK(dat_cr_query(ev.event_data.cr_arrival_event_data.cr_handle, DAT_CR_FIELD_ALL, &crp));
+    CHECK(memcmp(crp.private_data, UD_ASK, sizeof UD_ASK) == 0);
+    OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, ep, sizeof UD_ANSWER, (DAT_PVOID) UD_ANSWER));
+    ext = ud_established(s, ep, DAT_IB_UD_PASSIVE_REMOTE_AH, UD_ASK);
+    printf("server: UD endpoint accepted, peer queue pair 0x%x\n", (unsigned) ext.remote_ah.qpn);
+    ud_received(s, UD_PING, ext.remote_ah.qpn);
+    ud_send(s, ep, &ext.remote_ah, UD_PONG);
+    printf("server: UD datagrams both ways checked\n");
+
+    t = iov(s, BUF, 4);
+    EXPECT(dat_ib_post_send_ud(ep, 1, &t, NULL, cookie(52), 0), ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4));
+    garbage = ext.remote_ah;
+    garbage.ah = (struct ibv_ah *) (uintptr_t) 0x1000;
+    EXPECT(dat_ib_post_send_ud(ep, 1, &t, &garbage, cookie(53), 0), ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1));
+    EXPECT(dat_ep_post_send(ep, 1, &t, cookie(54), 0), ERR(DAT_MODEL_NOT_SUPPORTED, 0));
+    EXPECT(dat_ib_post_send_ud(s->ep, 1, &t, &ext.remote_ah, cookie(55), 0), ERR(DAT_MODEL_NOT_SUPPORTED, 0));
+    ud_free(ep, &ext, s);
+    OK(dat_ep_free(ep));
+    printf("server: UD address handle errors as expected\n");
+}
+
+/* The client's UD step: connect to the server's qualifier `qual`, send a datagram, get the answer. */
+static void ud_client(struct side *s, DAT_IA_ADDRESS_PTR addr, DAT_CONN_QUAL qual)
+{
+    DAT_EP_HANDLE ep;
+    DAT_LMR_TRIPLET t = iov(s, 0, 256);
+    DAT_IB_EXTENSION_EVENT_DATA ext;
+
+    if (!ib_ud) {
+        EXPECT(ud_endpoint(s, &ep), ERR(DAT_NOT_IMPLEMENTED, 0));
+        printf("client: no UD endpoints here: DAT_NOT_IMPLEMENTED\n");
+        return;
+    }
+    OK(ud_endpoint(s, &ep));
+    OK(dat_ep_post_recv(ep, 1, &t, cookie(41), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_ep_connect(ep, addr, qual, WAIT_US, sizeof UD_ASK, (DAT_PVOID) UD_ASK, DAT_QOS_BEST_EFFORT,
+                      DAT_CONNECT_DEFAULT_FLAG));
+    ext = ud_established(s, ep, DAT_IB_UD_REMOTE_AH, UD_ANSWER);
+    ud_send(s, ep, &ext.remote_ah, UD_PING);
+    ud_received(s, UD_PONG, ext.remote_ah.qpn);
+    printf("client: UD datagrams both ways checked\n");
+    ud_free(ep, &ext, s);
+    OK(dat_ep_free(ep));
+}
+
 static int server(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
 {
     struct side s;
-    DAT_PSP_HANDLE psp;
+    DAT_PSP_HANDLE psp, ud_psp = DAT_HANDLE_NULL;
     DAT_EVENT ev;
     DAT_LMR_TRIPLET t;
     DAT_RMR_TRIPLET rt;
@@ -322,6 +464,8 @@ static int server(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
     check_api(&s);
     check_open_query(ia_name);
     OK(dat_psp_create(s.ia, qual, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &psp));
+    if (ib_ud)
+        OK(dat_psp_create(s.ia, qual + 1, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &ud_psp));
     CHECK(write(ready_fd, "L", 1) == 1);
     printf("server: listening on %llu\n", (unsigned long long) qual);
 
@@ -373,6 +517,10 @@ static int server(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
 
     wait_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED);
     OK(dat_psp_free(psp));
+    if (ib_ud) {
+        ud_server(&s, qual + 1);
+        OK(dat_psp_free(ud_psp));
+    }
     close_side(&s);
     printf("server: done\n");
     return 0;
@@ -387,14 +535,16 @@ static int client(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
     DAT_LMR_TRIPLET t;
     DAT_RMR_TRIPLET rt;
     DAT_IA_ATTR iattr;
+    DAT_PROVIDER_ATTR pattr;
     char ready;
     size_t i;
 
     role = "client";
     CHECK(read(ready_fd, &ready, 1) == 1);
     open_side(&s, ia_name);
-    OK(dat_ia_query(s.ia, NULL, DAT_IA_FIELD_ALL, &iattr, 0, NULL));
+    OK(dat_ia_query(s.ia, NULL, DAT_IA_FIELD_ALL, &iattr, DAT_PROVIDER_FIELD_ALL, &pattr));
     ib_ext = iattr.extension_supported == DAT_EXTENSION_IB;
+    ib_ud = strcmp(provider_attr(&pattr, DAT_IB_ATTR_UD), "TRUE") == 0;
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;
     CHECK(inet_pton(AF_INET, server_address, &addr.sin_addr) == 1);
@@ -444,6 +594,7 @@ static int client(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
     wait_dto(&s, DAT_DTO_SEND, 5);
     OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
     wait_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED);
+    ud_client(&s, (DAT_IA_ADDRESS_PTR) &addr, qual + 1);
     close_side(&s);
     printf("client: done\n");
     return 0;

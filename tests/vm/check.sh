@@ -74,13 +74,9 @@ two_guests_siw() {
   [ $crc = 0 ] && [ $src = 0 ]
 }
 
-# dtestsrq is not run: after its disconnect it waits for the EP asynchronous event of a QP on
-# an SRQ leaving the connection ("last WQE reached"), which neither OFED's stack nor ours
-# reports on rxe; it hangs there with both (its leftover processes then hold the connection
-# qualifier of the programs after it).
 dapl2_utils() { # rxe|siw [known failures]
     "$G" --timing "--$1" --timeout 1500 --env DAPL2_UTILS_XFAIL="${2:-}" -- \
-        "$HERE/dapl2-utils.sh" -L "$ROOT/build/lib" -p "dtest dtestx dtestcm dapltest" path preload ofed/path path/ofed wire
+        "$HERE/dapl2-utils.sh" -L "$ROOT/build/lib" -p "dtest dtestx dtestcm dtestsrq dapltest" path preload ofed/path path/ofed wire
 }
 dapl2_utils_rxe() { dapl2_utils rxe; }
 # Known failures of our library on siw (open in issue 8's notes): the device refuses a QP or CQ

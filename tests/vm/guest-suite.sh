@@ -70,14 +70,8 @@ step "C conformance suite on $ia"
 # Known device deviations, counted as skipped (XFAIL) with their reason printed:
 #  rxe (Linux 6.1): RDMA to a type-1 memory window is bound-checked against the underlying
 #  region, not the window, so a write just past the window succeeds.
-#  siw: e2e.stress_threads is an open bug of ours, not a device deviation: in about one run in
-#  four one receive the client re-posted as the server disconnected is neither completed nor
-#  flushed ("EP0: 3 receives flushed, expected 4"), or a wait times out; it passes on shm
-#  (natively and under valgrind) and on rxe. Listed so the rest of the siw run stays a gate
-#  while it is investigated (issue 7's notes).
 case $RDMA_TYPE in
 rxe) DAT_CONFORMANCE_XFAIL=dto.rmr_bind_rdma ;;
-siw) DAT_CONFORMANCE_XFAIL=e2e.stress_threads ;;
 *) DAT_CONFORMANCE_XFAIL= ;;
 esac
 export DAT_CONFORMANCE_XFAIL

@@ -7,6 +7,7 @@ use datcore::handle::Handle;
 use datcore::ia::InterfaceAdapter;
 use datcore::provider::{Sge, WcOpcode};
 use datcore::DatResult;
+use std::ffi::CStr;
 
 /// A core return code in this face's numbering: the core numbers codes as DAT 1.2 does.
 #[inline]
@@ -21,9 +22,11 @@ pub const fn code_in(face: u32) -> u32 {
     face
 }
 
-/// Return-code names of this face's abi.rs that the core has no code for (none in DAT 1.2).
-#[cfg(test)]
-pub const ONLY_IN_THIS_FACE: &[&str] = &[];
+/// `dat_strerror` names of the return types this face has and the core's DAT 1.2 numbering
+/// does not (none in DAT 1.2), keyed by their value after [`code_in`].
+pub const TYPE_NAMES_ONLY_IN_THIS_FACE: &[(u32, &CStr)] = &[];
+/// The same for subtypes (none in DAT 1.2).
+pub const SUBTYPE_NAMES_ONLY_IN_THIS_FACE: &[(u32, &CStr)] = &[];
 
 /// A length as this face's structs hold it (`DAT_VLEN`).
 #[inline]
@@ -97,4 +100,25 @@ pub fn cr_arrival(
         conn_qual,
         cr_handle: cr.as_ptr(),
     }
+}
+
+/// The core service type of a DAT 1.2 `DAT_SERVICE_TYPE`: DAT 1.2 has RC only (no IB
+/// extensions, so no UD endpoints); anything else becomes a value the core refuses as an
+/// invalid attribute.
+pub fn service_type_in(t: DAT_SERVICE_TYPE) -> u32 {
+    if t == DAT_SERVICE_TYPE_RC {
+        t
+    } else {
+        u32::MAX
+    }
+}
+
+/// A UD connection event's extension data: DAT 1.2 has none (and no UD endpoints).
+pub fn ud_connection_extension(
+    _out: &mut DAT_EVENT,
+    _ext_type: u32,
+    _ah: Handle,
+    _qpn: u32,
+    _remote: Option<std::net::SocketAddr>,
+) {
 }

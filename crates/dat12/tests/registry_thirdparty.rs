@@ -29,7 +29,10 @@ fn open(lib: &Library) -> Result<DAT_IA_HANDLE, u32> {
     let mut evd: DAT_EVD_HANDLE = null_mut();
     let mut ia: DAT_IA_HANDLE = null_mut();
     // SAFETY: valid out pointers.
-    unsafe { open_library(lib, 8, &mut evd, &mut ia) }.map(|_| ia).map_err(|e| e.0)
+    unsafe { open_library(lib, 8, &mut evd, &mut ia) }.map(|_| ia).map_err(|e| match e {
+        LibraryError::Unusable => NOT_FOUND.0,
+        LibraryError::Open(e) => e.0,
+    })
 }
 
 #[test]

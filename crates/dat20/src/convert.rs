@@ -14,6 +14,7 @@ use datcore::ia::{Extension, InterfaceAdapter};
 use datcore::ib_ext::{self, IbExtension};
 use datcore::provider::{ExtensionCaps, Sge, WcOpcode};
 use datcore::DatResult;
+use std::ffi::CStr;
 use std::sync::OnceLock;
 
 const TYPE_MASK: u32 = 0x3fff_0000;
@@ -83,16 +84,20 @@ pub const fn code_in(face: u32) -> u32 {
     (face & !SUBTYPE_MASK) | sub
 }
 
-/// Return-code names of this face's abi.rs that DAT 1.2 (so the core and `dat_strerror`'s
-/// table) has no code for.
-#[cfg(test)]
-pub const ONLY_IN_THIS_FACE: &[&str] = &[
-    "DAT_RESERVED_LMR",
-    "DAT_PORT_IN_USE",
-    "DAT_COMM_NOT_SUPPORTED",
-    "DAT_EXTENSION_BASE",
-    "DAT_INVALID_HANDLE_CSP",
-    "DAT_INVALID_STATE_SRQ_SHUTDOWN",
+/// `dat_strerror` names of the return types DAT 2.0 added, which the core's DAT 1.2 numbering
+/// (and so `strerror`'s main table) has no name for, keyed by their value after [`code_in`]
+/// (which keeps them as they are: no DAT 1.2 type uses these values). `DAT_EXTENSION_BASE` is
+/// the type of the errors an extension defines (`DAT_IB_ERR` in `dat_ib_extensions.h`).
+pub const TYPE_NAMES_ONLY_IN_THIS_FACE: &[(u32, &CStr)] = &[
+    (DAT_RESERVED_LMR, c"DAT_RESERVED_LMR"),
+    (DAT_PORT_IN_USE, c"DAT_PORT_IN_USE"),
+    (DAT_COMM_NOT_SUPPORTED, c"DAT_COMM_NOT_SUPPORTED"),
+    (DAT_EXTENSION_BASE, c"DAT_EXTENSION_BASE"),
+];
+/// The same for the subtypes DAT 2.0 added ([`code_in`] marks them with [`ONLY_20`]).
+pub const SUBTYPE_NAMES_ONLY_IN_THIS_FACE: &[(u32, &CStr)] = &[
+    (subtype_in(DAT_INVALID_HANDLE_CSP), c"DAT_INVALID_HANDLE_CSP"),
+    (subtype_in(DAT_INVALID_STATE_SRQ_SHUTDOWN), c"DAT_INVALID_STATE_SRQ_SHUTDOWN"),
 ];
 
 /// A length as this face's structs hold it (`DAT_SEG_LENGTH`, 32 bits; larger values are
@@ -187,11 +192,15 @@ pub fn fill_provider_attr_face(ia: &InterfaceAdapter, p: &mut DAT_PROVIDER_ATTR)
 
 /// The provider-specific attributes: the two transport attributes DAT 2.0 programs read (dtest
 /// runs its RDMA read and ping-pong phases only when `DAT_IB_RDMA_READ` is "TRUE"; dtestsrq
-/// sizes its messages by `DAT_IB_TRANSPORT_MTU`), then the IB extension attributes.
-const ATTRS: usize = 6;
+/// sizes its messages by `DAT_IB_TRANSPORT_MTU`), then the IB extension attributes (one more,
+/// `DAT_IB_UD`, where UD endpoints work).
+const MAX_ATTRS: usize = 7;
 
 /// Named attributes with static addresses (strings and array live for the process).
-struct NamedAttrs([DAT_NAMED_ATTR; ATTRS]);
+struct NamedAttrs {
+    attrs: [DAT_NAMED_ATTR; MAX_ATTRS],
+    len: usize,
+}
 // SAFETY: the pointers name static C strings; the arrays are never written.
 unsafe impl Sync for NamedAttrs {}
 unsafe impl Send for NamedAttrs {}
@@ -202,24 +211,31 @@ const MTUS: [(u32, &std::ffi::CStr); 5] =
 
 /// The provider-specific attribute table for a device's extensions and MTU, one static table
 /// per combination.
-fn provider_attrs(caps: ExtensionCaps, mtu: u32) -> &'static [DAT_NAMED_ATTR; ATTRS] {
-    static TABLES: OnceLock<[[NamedAttrs; MTUS.len()]; 4]> = OnceLock::new();
+fn provider_attrs(caps: ExtensionCaps, mtu: u32) -> &'static [DAT_NAMED_ATTR] {
+    static TABLES: OnceLock<[[NamedAttrs; MTUS.len()]; 8]> = OnceLock::new();
     let tables = TABLES.get_or_init(|| {
-        [0, 1, 2, 3].map(|bits| {
-            let caps = ExtensionCaps { immed_data: bits & 1 != 0, atomics: bits & 2 != 0 };
+        std::array::from_fn(|bits| {
+            let caps = ExtensionCaps { immed_data: bits & 1 != 0, atomics: bits & 2 != 0, ud: bits & 4 != 0 };
             MTUS.map(|(_, mtu)| {
                 let transport = [(c"DAT_IB_RDMA_READ", c"TRUE"), (c"DAT_IB_TRANSPORT_MTU", mtu)];
-                let mut all = transport.into_iter().chain(ib_ext::provider_attrs(caps));
-                NamedAttrs(std::array::from_fn(|_| {
-                    let (n, v) = all.next().expect("ATTRS entries");
-                    DAT_NAMED_ATTR { name: n.as_ptr(), value: v.as_ptr() }
-                }))
+                let mut all = transport.into_iter().chain(ib_ext::provider_attrs(caps)).peekable();
+                let mut len = 0;
+                let attrs = std::array::from_fn(|_| match all.next() {
+                    Some((n, v)) => {
+                        len += 1;
+                        DAT_NAMED_ATTR { name: n.as_ptr(), value: v.as_ptr() }
+                    }
+                    None => DAT_NAMED_ATTR { name: std::ptr::null(), value: std::ptr::null() },
+                });
+                assert!(all.peek().is_none(), "more provider attributes than MAX_ATTRS");
+                NamedAttrs { attrs, len }
             })
         })
     });
     // the largest listed MTU not above the device's (4096 for anything larger)
     let m = MTUS.iter().rposition(|(bytes, _)| *bytes <= mtu).unwrap_or(0);
-    &tables[caps.immed_data as usize | (caps.atomics as usize) << 1][m].0
+    let t = &tables[caps.immed_data as usize | (caps.atomics as usize) << 1 | (caps.ud as usize) << 2][m];
+    &t.attrs[..t.len]
 }
 
 /// What a DTO completion was, as `DAT_DTOS` (`DAT_IB_DTOS` for the IB extensions).
@@ -244,6 +260,59 @@ fn extension_event(out: &mut DAT_EVENT, ext: IbExtension, status: u32) {
     let words = &mut out.event_extension_data;
     words[0] = ext.ext_type() as u64 | (status as u64) << 32;
     words[1] = ext.immed() as u64;
+    if let IbExtension::UdRecv { src_qpn } = ext {
+        // remote_ah: no address handle (ah NULL), the sender's queue pair, no address.
+        write_remote_ah(out, Handle::NULL, src_qpn, None);
+    }
+}
+
+/// Byte offsets in `DAT_IB_EXTENSION_EVENT_DATA` (OFED's layout, checked by the ABI tests):
+/// `remote_ah.ah`, `remote_ah.qpn`, `remote_ah.ia_addr` (a 28-byte `DAT_SOCK_ADDR6`), `context`.
+const EXT_AH: usize = 16;
+const EXT_QPN: usize = 24;
+const EXT_IA_ADDR: usize = 28;
+const EXT_CONTEXT: usize = 56;
+
+/// Writes `remote_ah` (and `context`, which names the same handle for `dat_ib_ud_cm_free`)
+/// into the event's extension data.
+fn write_remote_ah(out: &mut DAT_EVENT, ah: Handle, qpn: u32, remote: Option<std::net::SocketAddr>) {
+    let mut b = [0u8; 64];
+    for (i, w) in out.event_extension_data.iter().enumerate() {
+        b[i * 8..i * 8 + 8].copy_from_slice(&w.to_ne_bytes());
+    }
+    b[EXT_AH..EXT_AH + 8].copy_from_slice(&ah.0.to_ne_bytes());
+    b[EXT_QPN..EXT_QPN + 4].copy_from_slice(&qpn.to_ne_bytes());
+    let addr = remote.map(datcore::ia::to_sockaddr);
+    let addr_len = EXT_CONTEXT - EXT_IA_ADDR;
+    b[EXT_IA_ADDR..EXT_CONTEXT].fill(0);
+    if let Some(a) = &addr {
+        // SAFETY: reads the first 28 bytes of a sockaddr_storage (128 bytes of plain data).
+        let bytes = unsafe { std::slice::from_raw_parts(a as *const _ as *const u8, addr_len) };
+        b[EXT_IA_ADDR..EXT_CONTEXT].copy_from_slice(bytes);
+    }
+    b[EXT_CONTEXT..].copy_from_slice(&ah.0.to_ne_bytes());
+    for (i, w) in out.event_extension_data.iter_mut().enumerate() {
+        *w = u64::from_ne_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+    }
+}
+
+/// A UD connection event's `DAT_IB_EXTENSION_EVENT_DATA`: its type, status 0, and the peer's
+/// address handle when established.
+pub fn ud_connection_extension(
+    out: &mut DAT_EVENT,
+    ext_type: u32,
+    ah: Handle,
+    qpn: u32,
+    remote: Option<std::net::SocketAddr>,
+) {
+    out.event_extension_data[0] = ext_type as u64;
+    out.event_extension_data[1] = 0;
+    write_remote_ah(out, ah, qpn, remote);
+}
+
+/// The core service type of a DAT 2.0 `DAT_SERVICE_TYPE` (RC, or the IB extensions' UD).
+pub fn service_type_in(t: DAT_SERVICE_TYPE) -> u32 {
+    t
 }
 
 /// Writes a DTO completion into `out` as DAT 2.0 reports it: the operation, a 32-bit length,

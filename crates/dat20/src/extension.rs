@@ -14,15 +14,17 @@
 //! in order: e.g. NULL local buffer `DAT_INVALID_PARAMETER|ARG3`, NULL remote triplet `|ARG5`).
 //! `dat_ib_open_query` / `dat_ib_close_query` open and query an IA, and close it, through
 //! this face's own `dat_ia_openv` / `dat_ia_query` / `dat_ia_close`.
-//! The other operations (UD, counters, collectives) return
+//! UD endpoints: `dat_ib_post_send_ud` sends one datagram to the address handle of a
+//! `DAT_IB_ADDR_HANDLE` (its `ah`, a handle of ours, and `qpn`); `dat_ib_ud_ah_free` and
+//! `dat_ib_ud_cm_free` free an AH and check a connect exchange's handle ([`datcore::ud`]).
+//! The other operations (counters, collectives) return
 //! `DAT_NOT_IMPLEMENTED` after their handle check. A bad handle gets its `DAT_INVALID_HANDLE`
 //! code first; an unknown operation code is `DAT_INVALID_PARAMETER|DAT_INVALID_ARG2`.
 
 use crate::abi::*;
 use crate::ffi::h;
-use datcore::codes::{DAT_INVALID_HANDLE1, DAT_INVALID_HANDLE_EP, DAT_INVALID_HANDLE_IA};
-use datcore::endpoint::Endpoint;
-use datcore::handle::{self, HandleType};
+use datcore::codes::{DAT_INVALID_HANDLE1, DAT_INVALID_HANDLE_IA};
+use datcore::handle::{self, Handle, HandleType};
 use datcore::ia::InterfaceAdapter;
 use datcore::provider::{AtomicOp, SendOp};
 use datcore::{DatError, DatResult};
@@ -57,6 +59,17 @@ pub struct ExtArgs {
 // The shim checks the same size (extension_op.c).
 const _: () = assert!(std::mem::size_of::<ExtArgs>() == 136);
 
+/// `DAT_IB_ADDR_HANDLE` of dat_ib_extensions.h: the address handle, the remote queue pair
+/// number, the remote IA address.
+#[repr(C)]
+pub struct IbAddrHandle {
+    pub ah: *const c_void,
+    pub qpn: u32,
+    pub ia_addr: DAT_SOCK_ADDR6,
+}
+
+const _: () = assert!(std::mem::size_of::<IbAddrHandle>() == 40);
+
 /// A DAT 2.0 IB extension operation with its arguments.
 #[derive(Debug)]
 pub enum Operation {
@@ -90,7 +103,7 @@ pub enum Operation {
         ep: DAT_EP_HANDLE,
         segments: i32,
         local: *const DAT_LMR_TRIPLET,
-        ah: *const c_void,
+        ah: *const IbAddrHandle,
         cookie: u64,
         flags: u32,
     },
@@ -119,7 +132,7 @@ pub enum Operation {
     },
     UdAhFree {
         ep: DAT_EP_HANDLE,
-        ah: *const c_void,
+        ah: *const IbAddrHandle,
     },
     OpenQuery {
         name: *const c_char,
@@ -178,7 +191,7 @@ pub fn decode(handle: DAT_HANDLE, a: &ExtArgs) -> DatResult<Operation> {
             ep: handle,
             segments: a.count,
             local: a.local,
-            ah: a.ah,
+            ah: a.ah as *const IbAddrHandle,
             cookie: a.cookie,
             flags: a.flags,
         },
@@ -189,7 +202,7 @@ pub fn decode(handle: DAT_HANDLE, a: &ExtArgs) -> DatResult<Operation> {
         DAT_IB_START_COUNTERS_OP => Operation::StartCounter { handle, counter: a.counter },
         DAT_IB_STOP_COUNTERS_OP => Operation::StopCounter { handle, counter: a.counter },
         DAT_IB_UD_CM_FREE_OP => Operation::UdCmFree { ep: handle, cm: a.cookie },
-        DAT_IB_UD_AH_FREE_OP => Operation::UdAhFree { ep: handle, ah: a.ah },
+        DAT_IB_UD_AH_FREE_OP => Operation::UdAhFree { ep: handle, ah: a.ah as *const IbAddrHandle },
         DAT_IB_OPEN_QUERY_OP => Operation::OpenQuery {
             name: a.name,
             ia_out: a.ia_out,
@@ -201,10 +214,6 @@ pub fn decode(handle: DAT_HANDLE, a: &ExtArgs) -> DatResult<Operation> {
         DAT_IB_CLOSE_QUERY_OP => Operation::CloseQuery { ia: handle },
         _ => return Err(DatError::invalid_arg(2)),
     })
-}
-
-fn endpoint(ep: DAT_EP_HANDLE) -> DatResult<()> {
-    handle::get_ptr::<Endpoint>(ep, DAT_INVALID_HANDLE_EP).map(drop)
 }
 
 fn interface_adapter(ia: DAT_IA_HANDLE) -> DatResult<()> {
@@ -241,6 +250,29 @@ unsafe fn post(
     let cookie = DAT_DTO_COOKIE { as_64: cookie };
     // SAFETY: the caller's contract.
     unsafe { crate::ep::post_on(&ep, segments, local as *mut _, cookie, op(remote_addr, rkey), flags) }
+}
+
+/// `dat_ib_post_send_ud`: one datagram of `segments` local triplets to the address handle
+/// `*ah` (NULL: `DAT_INVALID_PARAMETER|ARG4`).
+///
+/// # Safety
+/// `local` points at `segments` readable triplets and `ah` at a readable `DAT_IB_ADDR_HANDLE`,
+/// or they are NULL (checked).
+unsafe fn post_send_ud(
+    ep: DAT_EP_HANDLE,
+    segments: i32,
+    local: *const DAT_LMR_TRIPLET,
+    ah: *const IbAddrHandle,
+    cookie: u64,
+    flags: u32,
+) -> DatResult<()> {
+    let ep = crate::ep::ep_of(ep)?;
+    // SAFETY: the caller's contract.
+    let ah = unsafe { crate::ffi::input(ah, 4)? };
+    let peer = datcore::ud::destination(&ep, Handle::from_ptr(ah.ah), ah.qpn)?;
+    // SAFETY: the caller's contract.
+    let iov = unsafe { crate::ffi::slice(local, segments as i64, 3, 2)? };
+    crate::convert::with_sges(iov, |sges| ep.post_send_ud(sges, peer, cookie, flags))
 }
 
 /// `dat_ib_open_query`: opens the IA `name` (DAT 2.0, no async EVD of the consumer's) and
@@ -299,7 +331,17 @@ pub fn dispatch(op: Operation) -> DatResult<()> {
             // SAFETY: as above.
             return unsafe { post(ep, 1, local, cookie, remote, op, flags) };
         }
-        Operation::UdSend { ep, .. } | Operation::UdCmFree { ep, .. } | Operation::UdAhFree { ep, .. } => endpoint(ep)?,
+        Operation::UdSend { ep, segments, local, ah, cookie, flags } => {
+            // SAFETY: pointers from the consumer's dat_extension_op call, checked inside.
+            return unsafe { post_send_ud(ep, segments, local, ah, cookie, flags) };
+        }
+        Operation::UdCmFree { ep, cm } => return datcore::ud::free_cm(&*crate::ep::ep_of(ep)?, Handle(cm)),
+        Operation::UdAhFree { ep, ah } => {
+            let ep = crate::ep::ep_of(ep)?;
+            // SAFETY: the consumer's DAT_IB_ADDR_HANDLE pointer, checked for NULL.
+            let ah = unsafe { crate::ffi::input(ah, 3)? };
+            return datcore::ud::free(&ep, Handle::from_ptr(ah.ah));
+        }
         Operation::QueryCounters { handle, .. }
         | Operation::PrintCounters { handle, .. }
         | Operation::StartCounter { handle, .. }

@@ -166,7 +166,7 @@ fn dat20_library_without_entry_points_or_registration() {
         let mut ia: DAT_IA_HANDLE = null_mut();
         // SAFETY: valid out pointers.
         let r = unsafe { open_library(&lib, 8, &mut evd, &mut ia) };
-        assert_eq!(r.unwrap_err(), datcore::registry::NOT_FOUND, "{name}");
+        assert_eq!(r.unwrap_err(), LibraryError::Unusable, "{name}");
         assert_eq!(library_refs(&lib.lib_path, &lib.info), 0, "{name}");
     }
     assert!(Peek::new(&so).is_none(), "unloaded after the failure");

@@ -85,6 +85,7 @@ fn ep(dev: &Arc<dyn Device>) -> Ep {
             caps,
             context: 1,
             events: ev.clone(),
+            datagram: false,
         })
         .unwrap();
     Ep { pd, scq, rcq, qp, ev }

@@ -18,15 +18,16 @@ use crate::event::{Event, EventData};
 use crate::handle::{self, DatObject, Handle, HandleType};
 use crate::ia::InterfaceAdapter;
 use crate::provider::{
-    ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendOp, SendWr, Sge, WcOpcode,
-    ATOMIC_LEN,
+    ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendOp, SendWr, Sge, UdExchange, UdPeer,
+    WcOpcode, ATOMIC_LEN,
 };
 use crate::pz::ProtectionZone;
 use crate::srq::SharedReceiveQueue;
+use crate::ud::{AddressHandle, DAT_IB_SERVICE_TYPE_UD};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
@@ -79,7 +80,10 @@ impl EpAttr {
 
     fn validate(&self, ia: &InterfaceAdapter, arg: u32) -> DatResult<()> {
         let a = ia.device.attr();
-        let bad = self.service_type != DAT_SERVICE_TYPE_RC
+        if self.is_datagram() && !a.extensions.ud {
+            return Err(DatError::NOT_IMPLEMENTED);
+        }
+        let bad = !matches!(self.service_type, DAT_SERVICE_TYPE_RC | DAT_IB_SERVICE_TYPE_UD)
             || self.max_message_size > a.max_message_size
             || self.max_rdma_size > a.max_rdma_size
             || self.max_recv_dtos < 0
@@ -101,6 +105,11 @@ impl EpAttr {
         } else {
             Ok(())
         }
+    }
+
+    /// Whether these are the attributes of a UD endpoint (`DAT_IB_SERVICE_TYPE_UD`).
+    pub fn is_datagram(&self) -> bool {
+        self.service_type == DAT_IB_SERVICE_TYPE_UD
     }
 
     fn caps(&self) -> QpCaps {
@@ -247,6 +256,9 @@ pub struct Endpoint {
     /// The armed soft high watermark on receives in progress (`dat_ep_set_watermark`), or
     /// [`WATERMARK_DISARMED`].
     soft_watermark: AtomicU32,
+    /// A UD endpoint's live address handles (freed with the EP); None once the EP is freed (an
+    /// exchange that ends after that makes none).
+    address_handles: Mutex<Option<Vec<Handle>>>,
 }
 
 /// `soft_watermark` when no event is armed (`DAT_WATERMARK_INFINITE`, or after the event).
@@ -259,12 +271,66 @@ impl DatObject for Endpoint {
 }
 
 /// Routes a queue pair's connection events to its EP.
-struct EpEvents(Weak<Endpoint>);
+///
+/// It also raises the "last WQE reached" event of an EP on an SRQ, which DAT consumers (Debian's
+/// `dtestsrq`) wait for before freeing the EP: `DAT_ASYNC_ERROR_EP_BROKEN` on the IA's async EVD,
+/// naming the EP, reason `DAT_EP_TRANSFER_TO_ERROR`. Rule: it is delivered exactly once per
+/// connection of the queue pair, after the EP has left an established connection (its
+/// `DISCONNECTED` or `BROKEN` event is queued) and once the provider said every receive the
+/// queue pair took from the SRQ has completed or been flushed
+/// ([`ConnectionEvents::srq_receives_done`]: verbs from the device's own
+/// `IBV_EVENT_QP_LAST_WQE_REACHED` if it comes first, else with the final connection event,
+/// the queue pair being in error by then; shm with the final event, after its teardown flushed
+/// a receive in progress). Whichever of the two conditions is met second delivers it, after the
+/// connection event, so a consumer sees `DISCONNECTED` first. Neither rxe nor siw
+/// reports the device event reliably, which is why it is not left to the device.
+struct EpEvents {
+    ep: Weak<Endpoint>,
+    /// Which of [`LEFT_CONNECTION`] and [`SRQ_RECEIVES_DONE`] happened to this queue pair.
+    srq_exit: AtomicU8,
+}
+
+/// `EpEvents::srq_exit`: the EP left an established connection.
+const LEFT_CONNECTION: u8 = 1;
+/// `EpEvents::srq_exit`: the provider said the queue pair's SRQ receives are done.
+const SRQ_RECEIVES_DONE: u8 = 2;
+
+impl EpEvents {
+    /// Records `step`; delivers the last-WQE event if this is the call that completes both
+    /// (bits are only ever set, so exactly one call does).
+    fn srq_exit_step(&self, ep: &Endpoint, step: u8) {
+        if ep.srq.is_none() {
+            return;
+        }
+        let both = LEFT_CONNECTION | SRQ_RECEIVES_DONE;
+        let before = self.srq_exit.fetch_or(step, Ordering::AcqRel);
+        if before & both != both && (before | step) & both == both {
+            tracing::debug!(ep = ?ep.handle(), "EP on an SRQ: last WQE reached");
+            ep.ia.post_async(DAT_ASYNC_ERROR_EP_BROKEN, ep.handle(), DAT_EP_TRANSFER_TO_ERROR);
+        }
+    }
+}
 
 impl ConnectionEvents for EpEvents {
     fn event(&self, ev: ConnEvent, private_data: &[u8]) {
-        if let Some(ep) = self.0.upgrade() {
-            ep.connection_event(ev, private_data);
+        if let Some(ep) = self.ep.upgrade() {
+            let old = ep.connection_event(ev, private_data);
+            let was_up = matches!(old, DAT_EP_STATE_CONNECTED | DAT_EP_STATE_DISCONNECT_PENDING);
+            if was_up && ev != ConnEvent::Established {
+                self.srq_exit_step(&ep, LEFT_CONNECTION);
+            }
+        }
+    }
+
+    fn srq_receives_done(&self) {
+        if let Some(ep) = self.ep.upgrade() {
+            self.srq_exit_step(&ep, SRQ_RECEIVES_DONE);
+        }
+    }
+
+    fn ud_event(&self, outcome: &UdExchange<'_>) {
+        if let Some(ep) = self.ep.upgrade() {
+            ep.ud_connection_event(outcome);
         }
     }
 }
@@ -368,6 +434,7 @@ impl Endpoint {
             binds: Mutex::new(HashMap::new()),
             next_bind: AtomicU64::new(1 << 63),
             handle: OnceLock::new(),
+            address_handles: Mutex::new(Some(Vec::new())),
         });
         ep.iov_limits.set(&attr);
         let h = handle::insert(ep.clone())?;
@@ -394,7 +461,8 @@ impl Endpoint {
             srq: self.srq.as_ref().map(|s| s.srq.clone()),
             caps: attr.caps(),
             context: self.handle().0,
-            events: Arc::new(EpEvents(Arc::downgrade(self))),
+            events: Arc::new(EpEvents { ep: Arc::downgrade(self), srq_exit: AtomicU8::new(0) }),
+            datagram: attr.is_datagram(),
         })?;
         Ok(Some(qp))
     }
@@ -541,6 +609,10 @@ impl Endpoint {
     pub fn post_request(&self, op: SendOp, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
         let flags_arg = if op == SendOp::Send { 5 } else { 6 };
         self.check_flags(flags, flags_arg)?;
+        if self.attr().is_datagram() {
+            // A UD endpoint sends only datagrams to an address handle (post_send_ud).
+            return Err(DatError::new(DAT_MODEL_NOT_SUPPORTED, 0));
+        }
         let caps = self.ia.device.attr().extensions;
         let mut atomic_sge = [Sge::default()];
         let sges = match op {
@@ -581,6 +653,32 @@ impl Endpoint {
             solicited: flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG != 0,
             fence: flags & DAT_COMPLETION_BARRIER_FENCE_FLAG != 0,
         })
+    }
+
+    /// `dat_ib_post_send_ud`: one datagram of `sges` to `peer` (see [`crate::ud::destination`]),
+    /// on a UD endpoint (an RC endpoint gets `DAT_MODEL_NOT_SUPPORTED`); flushed at once on a
+    /// disconnected one, as any post. Flags argument 6.
+    pub fn post_send_ud(&self, sges: &[Sge], peer: UdPeer, cookie: u64, flags: u32) -> DatResult<()> {
+        self.check_flags(flags, 6)?;
+        if !self.attr().is_datagram() {
+            return Err(DatError::new(DAT_MODEL_NOT_SUPPORTED, 0));
+        }
+        if self.state() == DAT_EP_STATE_DISCONNECTED {
+            let evd = self.binding.read().request_evd.clone();
+            return self.complete_now(evd.as_ref(), cookie, WcOpcode::SendUd, DAT_DTO_ERR_FLUSHED);
+        }
+        if sges.len() > self.iov_limits.request.load(Ordering::Relaxed) as usize {
+            return Err(DatError::invalid_arg(2));
+        }
+        let wr = SendWr {
+            wr_id: cookie,
+            op: SendOp::Send,
+            sges,
+            signaled: flags & (DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_UNSIGNALLED_FLAG) == 0,
+            solicited: flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG != 0,
+            fence: false,
+        };
+        self.qp()?.post_send_ud(&wr, peer)
     }
 
     /// `dat_ep_post_recv`: allowed before the connection is up, not on an SRQ endpoint.
@@ -682,12 +780,20 @@ impl Endpoint {
         if self.binding.read().connect_evd.is_none() {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_EVD_CONNECT));
         }
+        let timeout = (timeout_us != crate::evd::TIMEOUT_INFINITE).then(|| Duration::from_micros(timeout_us as u64));
+        if self.attr().is_datagram() {
+            // Any number of exchanges, each ending in its own event; the state stays.
+            let s = self.state();
+            if !matches!(s, DAT_EP_STATE_UNCONNECTED | DAT_EP_STATE_CONNECTED) {
+                return Err(DatError::invalid_state(state_subtype(s)));
+            }
+            return self.qp()?.connect(remote, port, private_data, timeout);
+        }
         if !self.transition(DAT_EP_STATE_UNCONNECTED, DAT_EP_STATE_ACTIVE_CONNECTION_PENDING) {
             return Err(DatError::invalid_state(state_subtype(self.state())));
         }
         self.early_recvs.lock().clear();
         self.set_remote(remote, port);
-        let timeout = (timeout_us != crate::evd::TIMEOUT_INFINITE).then(|| Duration::from_micros(timeout_us as u64));
         let r = self.qp().and_then(|qp| qp.connect(remote, port, private_data, timeout));
         if r.is_err() {
             self.set_state(DAT_EP_STATE_UNCONNECTED);
@@ -701,6 +807,13 @@ impl Endpoint {
             return Err(DatError::invalid_arg(3));
         }
         let s = self.state();
+        if self.attr().is_datagram() {
+            // As connect: any number of times, the state stays.
+            if !matches!(s, DAT_EP_STATE_UNCONNECTED | DAT_EP_STATE_CONNECTED) {
+                return Err(DatError::invalid_state(state_subtype(s)));
+            }
+            return self.qp()?.accept(req, private_data);
+        }
         let ok_state =
             matches!(s, DAT_EP_STATE_UNCONNECTED | DAT_EP_STATE_RESERVED | DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING);
         if !ok_state || !self.transition(s, DAT_EP_STATE_PASSIVE_CONNECTION_PENDING) {
@@ -715,9 +828,19 @@ impl Endpoint {
         r
     }
 
-    /// `dat_ep_disconnect`.
+    /// `dat_ep_disconnect`. A UD endpoint holds no connection: it becomes disconnected at once,
+    /// without an event (its address handles stay until freed).
     pub fn disconnect(&self, abrupt: bool) -> DatResult<()> {
         let s = self.state();
+        if self.attr().is_datagram() {
+            return match s {
+                DAT_EP_STATE_UNCONNECTED | DAT_EP_STATE_CONNECTED | DAT_EP_STATE_DISCONNECTED => {
+                    self.set_state(DAT_EP_STATE_DISCONNECTED);
+                    Ok(())
+                }
+                _ => Err(DatError::invalid_state(state_subtype(s))),
+            };
+        }
         match s {
             DAT_EP_STATE_CONNECTED
             | DAT_EP_STATE_ACTIVE_CONNECTION_PENDING
@@ -759,7 +882,8 @@ impl Endpoint {
         self.binds.lock().remove(&wr_id)
     }
 
-    fn connection_event(&self, ev: ConnEvent, private_data: &[u8]) {
+    /// Queues connection event `ev` and moves the state; returns the state before.
+    fn connection_event(&self, ev: ConnEvent, private_data: &[u8]) -> u32 {
         let number = match ev {
             ConnEvent::Established => DAT_CONNECTION_EVENT_ESTABLISHED,
             ConnEvent::PeerRejected => DAT_CONNECTION_EVENT_PEER_REJECTED,
@@ -786,6 +910,78 @@ impl Endpoint {
                 private_data: if len == 0 { std::ptr::null() } else { ptr },
             };
             let _ = evd.post(Event { number, evd: Handle::NULL, data });
+        }
+        old
+    }
+}
+
+impl Endpoint {
+    /// The outcome of a UD endpoint's connect or accept exchange: when established, a new
+    /// address handle for the peer and a `DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED` (the EP counts
+    /// as connected from the first one on); otherwise a UD reject or error event.
+    fn ud_connection_event(&self, x: &UdExchange<'_>) {
+        use crate::ib_ext::*;
+        let Some(evd) = self.binding.read().connect_evd.clone() else { return };
+        let (number, data) = match x.ev {
+            ConnEvent::Established => {
+                let (ah, a) = match AddressHandle::insert(self, x.peer, x.remote, x.private_data) {
+                    Ok(made) => made,
+                    Err(e) => {
+                        tracing::warn!(?e, "no handle for a UD address handle; the peer is not reported");
+                        return;
+                    }
+                };
+                match self.address_handles.lock().as_mut() {
+                    Some(live) => live.push(ah),
+                    None => {
+                        handle::remove::<AddressHandle>(ah);
+                        return;
+                    }
+                }
+                let _ = self.transition(DAT_EP_STATE_UNCONNECTED, DAT_EP_STATE_CONNECTED);
+                let (ptr, len) = a.private_data();
+                let data = EventData::UdConnection {
+                    ep: self.handle(),
+                    private_data_size: len as i32,
+                    private_data: ptr,
+                    ext_type: if x.passive { DAT_IB_UD_PASSIVE_REMOTE_AH } else { DAT_IB_UD_REMOTE_AH },
+                    ah,
+                    qpn: x.peer.qpn,
+                    remote: Some(x.remote),
+                };
+                (DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED, data)
+            }
+            ev => {
+                let rejected = ev == ConnEvent::PeerRejected;
+                let (ptr, len) = {
+                    let mut c = self.conn.lock();
+                    let n = x.private_data.len().min(MAX_PRIVATE_DATA);
+                    c.private_data[..n].copy_from_slice(&x.private_data[..n]);
+                    c.private_data_len = n;
+                    (if n == 0 { std::ptr::null() } else { c.private_data.as_ptr() }, n)
+                };
+                let data = EventData::UdConnection {
+                    ep: self.handle(),
+                    private_data_size: len as i32,
+                    private_data: ptr,
+                    ext_type: if rejected { DAT_IB_UD_CONNECT_REJECT } else { DAT_IB_UD_CONNECT_ERROR },
+                    ah: Handle::NULL,
+                    qpn: 0,
+                    remote: Some(x.remote),
+                };
+                let number =
+                    if rejected { DAT_IB_UD_CONNECTION_REJECT_EVENT } else { DAT_IB_UD_CONNECTION_ERROR_EVENT };
+                (number, data)
+            }
+        };
+        tracing::debug!(ep = ?self.handle(), ?x, "UD connection event");
+        let _ = evd.post(Event { number, evd: Handle::NULL, data });
+    }
+
+    /// Stops counting `ah` among this EP's address handles (it is being freed).
+    pub(crate) fn forget_ah(&self, ah: Handle) {
+        if let Some(live) = self.address_handles.lock().as_mut() {
+            live.retain(|h| *h != ah);
         }
     }
 }
@@ -821,6 +1017,9 @@ fn release(h: Handle) -> DatResult<()> {
         }
     }
     ep.qp.write().take();
+    for ah in ep.address_handles.lock().take().into_iter().flatten() {
+        handle::remove::<AddressHandle>(ah);
+    }
     ep.binding.read().count_use(false);
     if let Some(s) = &ep.srq {
         s.eps.fetch_sub(1, Ordering::SeqCst);

@@ -34,6 +34,18 @@ pub enum EventData {
         private_data_size: i32,
         private_data: *const u8,
     },
+    /// A connection event of a UD endpoint (`DAT_IB_UD_CONNECTION_*_EVENT`): the connection
+    /// data, and the extension data the 2.0 face reports (`ext_type` a `DAT_IB_EXT_TYPE`; `ah`,
+    /// `qpn` and `remote` the peer's address handle when established, else NULL / 0).
+    UdConnection {
+        ep: Handle,
+        private_data_size: i32,
+        private_data: *const u8,
+        ext_type: u32,
+        ah: Handle,
+        qpn: u32,
+        remote: Option<std::net::SocketAddr>,
+    },
     AsyncError {
         handle: Handle,
         reason: u32,

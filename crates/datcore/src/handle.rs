@@ -57,6 +57,8 @@ pub enum HandleType {
     Rsp = 8,
     Cno = 9,
     Srq = 10,
+    /// An IB extensions address handle (`DAT_IB_HANDLE_TYPE_EXT`).
+    Ah = 12,
 }
 
 impl HandleType {
@@ -74,6 +76,7 @@ impl HandleType {
             8 => Rsp,
             9 => Cno,
             10 => Srq,
+            12 => Ah,
             _ => return None,
         })
     }

@@ -19,6 +19,19 @@ pub const DAT_IB_CMP_AND_SWAP: u32 = 0x01;
 pub const DAT_IB_RDMA_WRITE_IMMED: u32 = 0x02;
 pub const DAT_IB_RDMA_WRITE_IMMED_DATA: u32 = 0x03;
 pub const DAT_IB_RECV_IMMED_DATA: u32 = 0x04;
+pub const DAT_IB_UD_CONNECT_REQUEST: u32 = 0x05;
+pub const DAT_IB_UD_REMOTE_AH: u32 = 0x06;
+pub const DAT_IB_UD_PASSIVE_REMOTE_AH: u32 = 0x07;
+pub const DAT_IB_UD_SEND: u32 = 0x08;
+pub const DAT_IB_UD_RECV: u32 = 0x09;
+pub const DAT_IB_UD_CONNECT_REJECT: u32 = 0x0a;
+pub const DAT_IB_UD_CONNECT_ERROR: u32 = 0x0b;
+
+/// `DAT_IB_EVENT_NUMBER` values of UD connection management.
+pub const DAT_IB_UD_CONNECTION_REQUEST_EVENT: u32 = 0x40001;
+pub const DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED: u32 = 0x40002;
+pub const DAT_IB_UD_CONNECTION_REJECT_EVENT: u32 = 0x40003;
+pub const DAT_IB_UD_CONNECTION_ERROR_EVENT: u32 = 0x40004;
 
 /// `DAT_IB_DTOS` values (DAT_DTO_COMPLETION_EVENT_DATA.operation of extension completions).
 pub const DAT_IB_DTO_RDMA_WRITE_IMMED: u32 = 0x08;
@@ -26,6 +39,8 @@ pub const DAT_IB_DTO_RECV_IMMED: u32 = 0x09;
 pub const DAT_IB_DTO_FETCH_ADD: u32 = 0x0a;
 pub const DAT_IB_DTO_CMP_SWAP: u32 = 0x0b;
 pub const DAT_IB_DTO_RECV_MSG_IMMED: u32 = 0x0c;
+pub const DAT_IB_DTO_SEND_UD: u32 = 0x0d;
+pub const DAT_IB_DTO_RECV_UD: u32 = 0x0e;
 
 /// What an extension completion reports (`DAT_IB_EXTENSION_EVENT_DATA`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +57,13 @@ pub enum IbExtension {
     },
     FetchAndAdd,
     CmpAndSwap,
+    /// The sender's completion of `dat_ib_post_send_ud`.
+    UdSend,
+    /// A receive of a UD endpoint; the sender's queue pair number is reported in the
+    /// extension data's `remote_ah.qpn`.
+    UdRecv {
+        src_qpn: u32,
+    },
 }
 
 impl IbExtension {
@@ -54,6 +76,8 @@ impl IbExtension {
             WcOpcode::RecvImmed => Some(IbExtension::RecvImmedData { immed }),
             WcOpcode::FetchAdd => Some(IbExtension::FetchAndAdd),
             WcOpcode::CmpSwap => Some(IbExtension::CmpAndSwap),
+            WcOpcode::SendUd => Some(IbExtension::UdSend),
+            WcOpcode::RecvUd => Some(IbExtension::UdRecv { src_qpn: immed }),
             WcOpcode::Send | WcOpcode::Recv | WcOpcode::RdmaWrite | WcOpcode::RdmaRead | WcOpcode::Bind => None,
         }
     }
@@ -66,6 +90,8 @@ impl IbExtension {
             IbExtension::RecvImmedData { .. } => DAT_IB_RECV_IMMED_DATA,
             IbExtension::FetchAndAdd => DAT_IB_FETCH_AND_ADD,
             IbExtension::CmpAndSwap => DAT_IB_CMP_AND_SWAP,
+            IbExtension::UdSend => DAT_IB_UD_SEND,
+            IbExtension::UdRecv { .. } => DAT_IB_UD_RECV,
         }
     }
 
@@ -77,6 +103,8 @@ impl IbExtension {
             IbExtension::RecvImmedData { .. } => DAT_IB_DTO_RECV_MSG_IMMED,
             IbExtension::FetchAndAdd => DAT_IB_DTO_FETCH_ADD,
             IbExtension::CmpAndSwap => DAT_IB_DTO_CMP_SWAP,
+            IbExtension::UdSend => DAT_IB_DTO_SEND_UD,
+            IbExtension::UdRecv { .. } => DAT_IB_DTO_RECV_UD,
         }
     }
 
@@ -92,14 +120,19 @@ impl IbExtension {
 /// The provider-specific attributes (`DAT_PROVIDER_ATTR.provider_specific_attr`) that announce
 /// each extension, named as in `dat_ib_extensions.h` with the values "TRUE" / "FALSE", as
 /// consumers probe for them (dtestx reads `DAT_IB_FETCH_AND_ADD` and `DAT_IB_CMP_AND_SWAP`).
-/// With [`InterfaceAdapter::extension`](crate::ia::InterfaceAdapter::extension) (the IA
-/// attributes' `extension_supported` / `extension_version`) this is the whole advertisement.
-pub fn provider_attrs(caps: ExtensionCaps) -> [(&'static CStr, &'static CStr); 4] {
+/// `DAT_IB_UD` is listed only where UD endpoints work (consumers such as Intel MPI look for
+/// the name). With [`InterfaceAdapter::extension`](crate::ia::InterfaceAdapter::extension)
+/// (the IA attributes' `extension_supported` / `extension_version`) this is the whole
+/// advertisement.
+pub fn provider_attrs(caps: ExtensionCaps) -> impl Iterator<Item = (&'static CStr, &'static CStr)> {
     let truth = |b: bool| if b { c"TRUE" } else { c"FALSE" };
+    let ud = caps.ud.then_some((c"DAT_IB_UD", c"TRUE"));
     [
         (c"DAT_EXTENSION_INTERFACE", truth(caps.any())),
         (c"DAT_IB_FETCH_AND_ADD", truth(caps.atomics)),
         (c"DAT_IB_CMP_AND_SWAP", truth(caps.atomics)),
         (c"DAT_IB_IMMED_DATA", truth(caps.immed_data)),
     ]
+    .into_iter()
+    .chain(ud)
 }

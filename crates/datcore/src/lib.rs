@@ -22,5 +22,6 @@ pub mod rmr;
 pub mod service_point;
 pub mod srq;
 pub mod teardown;
+pub mod ud;
 
 pub use error::{DatError, DatResult};

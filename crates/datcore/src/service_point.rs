@@ -115,8 +115,13 @@ impl ServicePoint {
             return;
         };
         self.ia.adopt(cr_handle);
+        let number = if request.is_datagram() {
+            crate::ib_ext::DAT_IB_UD_CONNECTION_REQUEST_EVENT
+        } else {
+            DAT_CONNECTION_REQUEST_EVENT
+        };
         let ev = Event {
-            number: DAT_CONNECTION_REQUEST_EVENT,
+            number,
             evd: Handle::NULL,
             data: EventData::ConnectionRequest {
                 sp: self.handle(),

@@ -21,7 +21,8 @@ pub fn free_all(handles: &[Handle]) {
                 Evd => free_evd_forced(h),
                 Cno => evd::free_cno(h),
                 Pz => pz::free(h),
-                Ia => Ok(()),
+                // The IA owns neither directly: an AH goes with its EP.
+                Ia | Ah => Ok(()),
             };
             if let Err(e) = r {
                 tracing::warn!(?h, ?e, "abrupt close: freeing {ty:?} failed");

@@ -257,3 +257,34 @@ fn shm_is_builtin_without_any_conf() {
     // verbs is compiled in too (it answers no names on a host without rdma-core)
     assert!(datcore::registry::builtin_by_name("verbs").is_some());
 }
+
+/// The lines of one key in file order, as the face tries them: lines that cannot serve at all
+/// left out, nothing after a built-in line.
+#[test]
+fn candidates_in_file_order() {
+    let r = Registry::new(
+        conf_of(
+            r#"
+c u2.0 nonthreadsafe default dlopen:libfirst.so.2 x.2.0 "1" ""
+c u2.0 nonthreadsafe default /nonexistent/libgone.so x.2.0 "2" ""
+c u2.0 threadsafe default libother-key.so x.2.0 "3" ""
+c u2.0 nonthreadsafe default libsecond.so.2 x.2.0 "4" ""
+c u2.0 nonthreadsafe default builtin:shm x.2.0 "5" ""
+c u2.0 nonthreadsafe default libnever.so x.2.0 "6" ""
+"#,
+        ),
+        vec![Arc::new(Fake("shm", &["shm"]))],
+    );
+    let got: Vec<String> = r
+        .candidates("c", 2, 0, false)
+        .unwrap()
+        .iter()
+        .map(|c| match c {
+            Resolution::Library(l) => format!("{} {}", l.lib_path, l.ia_params),
+            Resolution::Builtin { provider, params, .. } => format!("builtin:{} {params}", provider.name()),
+        })
+        .collect();
+    assert_eq!(got, ["libfirst.so.2 1", "libsecond.so.2 4", "builtin:shm 5"]);
+    // resolve gives the first
+    assert_eq!(lib(r.resolve("c", 2, 0, false)).lib_path, "libfirst.so.2");
+}

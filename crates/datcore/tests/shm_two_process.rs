@@ -42,10 +42,17 @@ impl<T> Q<T> {
     }
 }
 
-struct ConnQ(Arc<Q<(ConnEvent, Vec<u8>)>>);
+/// A UD exchange's outcome: event, private data, the peer, whether this side accepted.
+type UdOutcome = (ConnEvent, Vec<u8>, UdPeer, bool);
+
+struct ConnQ(Arc<Q<(ConnEvent, Vec<u8>)>>, Arc<Q<UdOutcome>>);
 impl ConnectionEvents for ConnQ {
     fn event(&self, ev: ConnEvent, pd: &[u8]) {
         self.0.push((ev, pd.to_vec()));
+    }
+    fn ud_event(&self, x: &UdExchange<'_>) {
+        assert!(x.remote.ip().is_loopback(), "the peer's IA address");
+        self.1.push((x.ev, x.private_data.to_vec(), x.peer, x.passive));
     }
 }
 
@@ -159,6 +166,7 @@ struct Ep {
     rcq: Cq,
     qp: Arc<dyn QueuePair>,
     ev: Arc<Q<(ConnEvent, Vec<u8>)>>,
+    ud_ev: Arc<Q<UdOutcome>>,
 }
 
 fn open() -> Arc<dyn Device> {
@@ -174,9 +182,21 @@ impl Ep {
         Ep::with_pd(dev, pd, None)
     }
     fn with_pd(dev: &Arc<dyn Device>, pd: Arc<dyn ProtectionDomain>, srq: Option<Arc<dyn SharedReceiveQueue>>) -> Ep {
+        Ep::make(dev, pd, srq, false)
+    }
+    /// An unreliable datagram endpoint.
+    fn ud(dev: &Arc<dyn Device>) -> Ep {
+        Ep::make(dev, dev.alloc_pd().unwrap(), None, true)
+    }
+    fn make(
+        dev: &Arc<dyn Device>,
+        pd: Arc<dyn ProtectionDomain>,
+        srq: Option<Arc<dyn SharedReceiveQueue>>,
+        datagram: bool,
+    ) -> Ep {
         let scq = Cq::new(dev);
         let rcq = Cq::new(dev);
-        let ev = Q::new();
+        let (ev, ud_ev) = (Q::new(), Q::new());
         let qp = dev
             .create_qp(QpInit {
                 pd: pd.clone(),
@@ -192,13 +212,45 @@ impl Ep {
                     max_rdma_read_out: 8,
                 },
                 context: 0xc0ffee,
-                events: Arc::new(ConnQ(ev.clone())),
+                events: Arc::new(ConnQ(ev.clone(), ud_ev.clone())),
+                datagram,
             })
             .unwrap();
-        Ep { dev: dev.clone(), pd, scq, rcq, qp, ev }
+        Ep { dev: dev.clone(), pd, scq, rcq, qp, ev, ud_ev }
     }
     fn event(&self) -> (ConnEvent, Vec<u8>) {
         self.ev.wait(T).expect("connection event timed out")
+    }
+    fn ud_event(&self) -> UdOutcome {
+        self.ud_ev.wait(T).expect("UD connection event timed out")
+    }
+    /// Sends `data` (from `b`) as one datagram to `peer` and expects its completion.
+    fn send_ud(&self, wr_id: u64, b: &mut Buf, data: &[u8], peer: UdPeer) {
+        b.mem[..data.len()].copy_from_slice(data);
+        let wr = SendWr {
+            wr_id,
+            op: SendOp::Send,
+            sges: &[b.sge(0, data.len())],
+            signaled: true,
+            solicited: false,
+            fence: false,
+        };
+        self.qp.post_send_ud(&wr, peer).unwrap();
+        let wc = self.scq.expect();
+        assert_eq!(
+            (wc.wr_id, wc.status, wc.opcode, wc.byte_len),
+            (wr_id, WcStatus::Success, WcOpcode::SendUd, data.len() as u64)
+        );
+    }
+    /// Expects the next receive: a datagram of `data` from queue pair `src_qpn`, placed after the
+    /// header slot of receive buffer `b` (whose slot bytes stay as they were).
+    fn expect_ud(&self, wr_id: u64, b: &Buf, data: &[u8], src_qpn: u32) {
+        let wc = self.rcq.expect();
+        let want = (wr_id, WcStatus::Success, WcOpcode::RecvUd, UD_HEADER_LEN + data.len() as u64, src_qpn);
+        assert_eq!((wc.wr_id, wc.status, wc.opcode, wc.byte_len, wc.immed), want);
+        let h = UD_HEADER_LEN as usize;
+        assert_eq!(&b.bytes()[h..h + data.len()], data);
+        assert!(b.bytes()[..h].iter().all(|&x| x == 0xee), "header slot left alone");
     }
     fn send(&self, wr_id: u64, sges: &[Sge]) {
         self.qp
@@ -274,6 +326,10 @@ fn peer_main() {
     let Ok(role) = std::env::var("SHM_PEER_ROLE") else { return };
     let p: u64 = std::env::var("SHM_PEER_PORT").unwrap().parse().unwrap();
     let dev = open();
+    if role == "ud" {
+        peer_ud(&dev, p);
+        std::process::exit(0);
+    }
     let ep = Ep::new(&dev);
     let timeout = (role == "client_timeout").then(|| Duration::from_millis(300));
     ep.qp.connect(local(), p, b"hello-from-client", timeout).unwrap();
@@ -289,6 +345,7 @@ fn peer_main() {
         "rdma_hammer" => peer_rdma_hammer(&ep),
         "shared_lmr" => peer_shared_lmr(&ep),
         "ext_target" => peer_ext_target(&ep),
+        "ud" => unreachable!("the UD peer has its own endpoint"),
         "atomic_hammer" => peer_atomic_hammer(&ep),
         "flush" => {
             assert_eq!(ep.event().0, ConnEvent::Established);
@@ -746,6 +803,43 @@ fn no_listener_and_qualifier_in_use() {
     let _l2 = dev.listen(p, Arc::new(ListenQ(Q::new()))).unwrap();
 }
 
+/// A listener that appears just after the connect still gets the request: Debian's dtest server
+/// creates its PSP only after it has told its client where to connect.
+#[test]
+fn connect_waits_briefly_for_a_late_listener() {
+    let dev = open();
+    let p = port(6);
+    let crs = Q::new();
+    let late = {
+        let (dev, crs) = (dev.clone(), crs.clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            dev.listen(p, Arc::new(ListenQ(crs))).unwrap()
+        })
+    };
+    let ep = Ep::new(&dev);
+    ep.qp.connect(local(), p, b"late", None).unwrap();
+    let _listener = late.join().unwrap();
+    let req = crs.wait(T).expect("no connection request at the late listener");
+    assert_eq!(req.private_data(), b"late");
+    req.reject(b"").unwrap();
+    assert_eq!(ep.event().0, ConnEvent::PeerRejected);
+}
+
+/// An abrupt disconnect's DISCONNECTED event is not lost when the QP is dropped right after it
+/// (dat_ep_disconnect then dat_ep_free, as Debian's dtestcm does).
+#[test]
+fn abrupt_disconnect_then_drop_reports_disconnected() {
+    let dev = open();
+    let ep = Ep::new(&dev);
+    let (_l, _, child) = accept_one(&dev, port(7), &ep, b"", "echo", &[]);
+    ep.qp.disconnect(false).unwrap();
+    let Ep { qp, ev, .. } = ep;
+    drop(qp);
+    assert_eq!(ev.wait(T).map(|e| e.0), Some(ConnEvent::Disconnected));
+    wait_child(child);
+}
+
 fn ping_pong(extra: &[(&str, &str)], n: u64) {
     let dev = open();
     let ep = Ep::new(&dev);
@@ -1047,7 +1141,7 @@ fn peer_ext_target(ep: &Ep) {
 #[test]
 fn ib_extensions_write_immed_and_atomics() {
     let dev = open();
-    assert_eq!(dev.attr().extensions, ExtensionCaps { immed_data: true, atomics: true });
+    assert_eq!(dev.attr().extensions, ExtensionCaps { immed_data: true, atomics: true, ud: true });
     let ep = Ep::new(&dev);
     let (_l, _, child) = accept_one(&dev, port(40), &ep, b"", "ext_target", &[]);
     let t = recv_words(&ep, 1, 5);
@@ -1180,4 +1274,81 @@ fn ib_extensions_atomics_are_atomic_among_peers_and_the_target() {
     for c in children {
         wait_child(c);
     }
+}
+
+// ---- unreliable datagrams ----------------------------------------------------------------------
+
+/// A receive buffer of `len` bytes whose header slot is marked (0xee) to show it is left alone.
+fn ud_recv_buf(ep: &Ep, len: usize) -> Buf {
+    let mut b = Buf::new(&ep.pd, len, ALL);
+    b.fill(|_| 0xee);
+    b
+}
+
+/// The UD peer: connects to the parent's UD endpoint, exchanges datagrams both ways, then is
+/// rejected on a second connect.
+fn peer_ud(dev: &Arc<dyn Device>, p: u64) {
+    let ep = Ep::ud(dev);
+    let (small, big) = (ud_recv_buf(&ep, 64), ud_recv_buf(&ep, 256));
+    ep.qp.post_recv(1, &[small.sge(0, 64)]).unwrap();
+    ep.qp.post_recv(2, &[big.sge(0, 100), big.sge(100, 156)]).unwrap();
+    ep.qp.post_recv(3, &[small.sge(0, 64)]).unwrap();
+    ep.qp.connect(local(), p, b"ud-hello", None).unwrap();
+    let (ev, pd, parent, passive) = ep.ud_event();
+    assert_eq!((ev, pd.as_slice(), passive), (ConnEvent::Established, &b"ud-welcome"[..], false));
+    assert_eq!(parent.node, u64::from(std::os::unix::process::parent_id()), "the parent process");
+    let mut out = Buf::new(&ep.pd, 256, ALL);
+    ep.send_ud(10, &mut out, b"ping", parent);
+    ep.expect_ud(1, &small, b"pong", parent.qpn);
+    // 200 bytes after the 40-byte slot: too long for a 64-byte receive, fits the next one.
+    let wc = ep.rcq.expect();
+    assert_eq!((wc.wr_id, wc.status, wc.opcode), (2, WcStatus::Success, WcOpcode::RecvUd));
+    assert_eq!(wc.byte_len, UD_HEADER_LEN + 200);
+    assert!(big.bytes()[40..240].iter().all(|&x| x == 0x42));
+    let wc = ep.rcq.expect();
+    assert_eq!((wc.wr_id, wc.status), (3, WcStatus::LocalLength), "a datagram longer than the receive");
+    ep.send_ud(11, &mut out, b"done", parent);
+    ep.qp.connect(local(), p, b"again", None).unwrap();
+    let (ev, pd, _, _) = ep.ud_event();
+    assert_eq!((ev, pd.as_slice()), (ConnEvent::PeerRejected, &b"not you"[..]));
+}
+
+#[test]
+fn ud_exchange_datagrams_and_reject() {
+    let dev = open();
+    let ep = Ep::ud(&dev);
+    let p = port(50);
+    let crs = Q::new();
+    let _l = dev.listen(p, Arc::new(ListenQ(crs.clone()))).unwrap();
+    let bufs: Vec<Buf> = (0..2).map(|_| ud_recv_buf(&ep, 128)).collect();
+    for (i, b) in bufs.iter().enumerate() {
+        ep.qp.post_recv(100 + i as u64, &[b.sge(0, 128)]).unwrap();
+    }
+    assert_eq!(ep.qp.posted_recvs(), 2);
+    let child = spawn("ud", p, &[]);
+    let req = crs.wait(T).expect("no UD connect request");
+    assert!(req.is_datagram());
+    assert_eq!(req.private_data(), b"ud-hello");
+    // Only a UD queue pair may answer a UD request.
+    let rc = Ep::new(&dev);
+    assert!(rc.qp.accept(&req, b"").is_err());
+    ep.qp.accept(&req, b"ud-welcome").unwrap();
+    let (ev, pd, peer, passive) = ep.ud_event();
+    assert_eq!((ev, pd.as_slice(), passive), (ConnEvent::Established, &b"ud-hello"[..], true));
+    assert_eq!(peer.node, u64::from(child.id()));
+    ep.expect_ud(100, &bufs[0], b"ping", peer.qpn);
+    let mut out = Buf::new(&ep.pd, 512, ALL);
+    ep.send_ud(20, &mut out, b"pong", peer);
+    out.fill(|_| 0x42);
+    ep.send_ud(21, &mut out, &[0x42; 200], peer);
+    ep.send_ud(22, &mut out, &[0x42; 200], peer);
+    ep.expect_ud(101, &bufs[1], b"done", peer.qpn);
+    // A reliable queue pair cannot send datagrams; a UD one has no reliable sends.
+    let wr = SendWr { wr_id: 1, op: SendOp::Send, sges: &[], signaled: true, solicited: false, fence: false };
+    assert!(rc.qp.post_send_ud(&wr, peer).is_err());
+    assert!(ep.qp.post_send(&wr).is_err());
+    let again = crs.wait(T).expect("no second UD connect request");
+    assert_eq!(again.private_data(), b"again");
+    again.reject(b"not you").unwrap();
+    wait_child(child);
 }

@@ -593,7 +593,7 @@ fn verbs_ib_extensions() {
     let Some(name) = ia_name() else { return };
     let ia = open(&name);
     let caps = ia.ia.device.attr().extensions;
-    eprintln!("extensions {caps:?}: {:?} {:?}", ia.ia.extension(), ib_ext::provider_attrs(caps));
+    eprintln!("extensions {caps:?}: {:?} {:?}", ia.ia.extension(), ib_ext::provider_attrs(caps).collect::<Vec<_>>());
     if let Ok(t) = std::env::var("RDMA_TYPE") {
         assert_eq!(caps.immed_data, t == "rxe", "immediate data on {t}");
         assert_eq!(caps.atomics, t == "rxe", "atomics on {t}");

@@ -187,6 +187,9 @@ DAT_RETURN make_evd(DAT_IA_HANDLE ia, DAT_EVD_FLAGS flags, DAT_COUNT qlen, DAT_E
 DAT_RETURN wait_ev(DAT_EVD_HANDLE evd, DAT_TIMEOUT us, DAT_EVENT *ev);
 const char *evname(DAT_EVENT_NUMBER n);
 /* the next async event is the watermark event of h with reason (waits up to us) */
+/* waits up to `us` for one event on the async EVD: `number`, naming `h`, with `reason` */
+tres expect_async_event(DAT_EVD_HANDLE async_evd, DAT_TIMEOUT us, DAT_EVENT_NUMBER number, DAT_HANDLE h,
+                        DAT_COUNT reason);
 tres expect_watermark_event(DAT_EVD_HANDLE async_evd, DAT_TIMEOUT us, DAT_HANDLE h, DAT_COUNT reason);
 const char *dtostat(DAT_DTO_COMPLETION_STATUS s);
 

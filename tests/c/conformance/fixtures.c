@@ -185,17 +185,22 @@ tres expect_dto(DAT_EVD_HANDLE evd, DAT_TIMEOUT us, DAT_UINT64 cookie,
 /* The watermark events (dat_srq_set_lw, dat_ep_set_watermark) come on the IA's async EVD as
  * DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR naming the SRQ or EP and the watermark reason (the
  * headers define reasons for them but no event number of their own). Waits up to us. */
-tres expect_watermark_event(DAT_EVD_HANDLE async_evd, DAT_TIMEOUT us, DAT_HANDLE h, DAT_COUNT reason)
+tres expect_async_event(DAT_EVD_HANDLE async_evd, DAT_TIMEOUT us, DAT_EVENT_NUMBER number, DAT_HANDLE h,
+                        DAT_COUNT reason)
 {
     DAT_EVENT ev;
     DAT_RETURN r = wait_ev(async_evd, us, &ev);
-    CHECK(r == DAT_SUCCESS, "no watermark event on the async EVD: %s", rs(r));
-    CHECK(ev.event_number == DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR, "async event %s, expected the watermark event",
-          evname(ev.event_number));
+    CHECK(r == DAT_SUCCESS, "no %s on the async EVD: %s", evname(number), rs(r));
+    CHECK(ev.event_number == number, "async event %s, expected %s", evname(ev.event_number), evname(number));
     const DAT_ASYNCH_ERROR_EVENT_DATA *d = &ev.event_data.asynch_error_event_data;
-    CHECK(d->dat_handle == h, "watermark event names handle %p, expected %p", (void *)d->dat_handle, (void *)h);
-    CHECK(d->reason == reason, "watermark event reason %d, expected %d", (int)d->reason, (int)reason);
+    CHECK(d->dat_handle == h, "%s names handle %p, expected %p", evname(number), (void *)d->dat_handle, (void *)h);
+    CHECK(d->reason == reason, "%s reason %d, expected %d", evname(number), (int)d->reason, (int)reason);
     return T_PASS;
+}
+
+tres expect_watermark_event(DAT_EVD_HANDLE async_evd, DAT_TIMEOUT us, DAT_HANDLE h, DAT_COUNT reason)
+{
+    return expect_async_event(async_evd, us, DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR, h, reason);
 }
 
 tres conn_request(struct conn *c, unsigned k, DAT_CR_HANDLE *cr)

@@ -1211,8 +1211,12 @@ static tres srq_server(void *v)
     OK(dat_ep_recv_query(s.ep, &nb, &span));
     CHECK(nb == 0 && span == 0, "dat_ep_recv_query of an SRQ EP: nbufs %d span %d", nb, span);
     TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    /* out of the connection with every SRQ receive done: the "last WQE reached" event, once */
+    TRY(expect_async_event(s.async_evd, E2E_WAIT, DAT_ASYNC_ERROR_EP_BROKEN, s.ep, DAT_EP_TRANSFER_TO_ERROR));
+    EXPECT_ERR(dat_evd_dequeue(s.async_evd, &extra), DAT_QUEUE_EMPTY, ANYSUB);
     OK(dat_ep_free(s.ep));
     s.ep = DAT_HANDLE_NULL;
+    EXPECT_ERR(dat_evd_dequeue(s.async_evd, &extra), DAT_QUEUE_EMPTY, ANYSUB);
     OK(dat_srq_free(srq));
     return side_close(&s);
 }
@@ -1233,6 +1237,9 @@ static tres srq_client(void *v, struct peer *peer)
     usleep(100000);
     OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
     TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    /* an EP with its own receive queue gets no "last WQE reached" event */
+    DAT_EVENT extra;
+    EXPECT_ERR(dat_evd_dequeue(s.async_evd, &extra), DAT_QUEUE_EMPTY, ANYSUB);
     return side_close(&s);
 }
 

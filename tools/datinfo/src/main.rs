@@ -13,6 +13,7 @@
 
 mod capture;
 mod conf_lines;
+mod face_library;
 mod list;
 mod output;
 mod probe;

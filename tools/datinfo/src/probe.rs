@@ -2,12 +2,13 @@
 //! registry's resolution, then `InterfaceAdapter::open` and `ia::close`), and what it is.
 
 use crate::capture;
+use crate::face_library::{self, dlerror_text};
 use datcore::handle::Handle;
 use datcore::ia::InterfaceAdapter;
 use datcore::provider::{verbs, DeviceAttr, Transport};
 use datcore::registry::conf::ConfEntry;
 use datcore::registry::{builtin_by_name, builtin_for_lib_path, library_for_lib_path, Library, Resolution};
-use std::ffi::{CStr, CString};
+use std::ffi::CString;
 use std::net::{IpAddr, SocketAddr};
 
 /// The face whose consumer datinfo speaks for: the DAT API its `dat_ia_open` asks for, and the
@@ -39,7 +40,7 @@ pub enum State {
     /// It opened (and was closed again).
     Usable,
     /// A third-party provider library that loads and has the DAT entry points; not opened
-    /// (that runs the provider through libdat's dynamic registry, which a consumer does).
+    /// (a dat.conf line that `dat_ia_open` does not use for its IA name).
     Loadable,
     /// It would not open; the one-line cause.
     Unusable(String),
@@ -58,7 +59,7 @@ impl State {
     pub fn text(&self) -> String {
         match self {
             State::Usable => "usable".into(),
-            State::Loadable => "loadable (library with dat_provider_init; not opened by datinfo)".into(),
+            State::Loadable => "loadable (library with dat_provider_init; not the line dat_ia_open uses)".into(),
             State::Unusable(why) => format!("unusable: {why}"),
         }
     }
@@ -116,7 +117,7 @@ pub fn transport_name(t: Transport) -> &'static str {
 pub fn resolution(r: Resolution) -> Probe {
     match r {
         Resolution::Builtin { provider, ia_name, params } => builtin(&provider, &ia_name, &params),
-        Resolution::Library(lib) => library(&lib),
+        Resolution::Library(lib) => library(&lib, true),
     }
 }
 
@@ -129,7 +130,7 @@ pub fn conf_entry(e: &ConfEntry) -> Probe {
             None => Probe::unusable(format!("provider {name} is not built into this libdat")),
         };
     }
-    library(&Library {
+    let lib = Library {
         lib_path: library_for_lib_path(&e.lib_path).to_string(),
         ia_params: e.ia_params.clone(),
         info: datcore::registry::ProviderInfo {
@@ -138,7 +139,8 @@ pub fn conf_entry(e: &ConfEntry) -> Probe {
             minor: e.minor,
             thread_safe: e.thread_safe,
         },
-    })
+    };
+    library(&lib, false)
 }
 
 /// Opens and closes a built-in provider's IA; for verbs, first asks where it would bind (that
@@ -189,33 +191,46 @@ fn netdev_of(dev: &str, port: u8, ip: IpAddr) -> Option<String> {
     p.addrs.iter().find(|(_, a)| *a == ip).or(p.addrs.first()).map(|(n, _)| n.clone())
 }
 
-/// Checks a third-party provider library the way `dat_ia_open` would load it: dlopen, then
-/// the `dat_provider_init` / `dat_provider_fini` entry points.
-pub fn library(lib: &Library) -> Probe {
+/// Checks a third-party provider library the way `dat_ia_open` loads it, in a process that has
+/// the face library loaded ([`face_library`]): dlopen, then the `dat_provider_init` /
+/// `dat_provider_fini` entry points. With `open` (the line `dat_ia_open` uses for the IA), the
+/// IA is then opened, queried and closed through the face library, as a consumer does.
+pub fn library(lib: &Library, open: bool) -> Probe {
     let mut p = Probe::unusable("");
     p.provider = Some(lib.lib_path.clone());
-    p.state = match check_library(&lib.lib_path) {
-        Ok(()) => State::Loadable,
+    let face = match face_library::for_major(lib.info.major) {
+        Ok(face) => face,
+        Err(why) => {
+            p.state = State::Unusable(why);
+            return p;
+        }
+    };
+    if let Err(why) = check_library(&lib.lib_path) {
+        p.state = State::Unusable(why);
+        return p;
+    }
+    if !open {
+        p.state = State::Loadable;
+        return p;
+    }
+    let info = &lib.info;
+    p.state = match face.open_query_close(&info.ia_name, info.major, info.minor, info.thread_safe) {
+        Ok(opened) => {
+            p.device = Some(opened.adapter).filter(|a| !a.is_empty());
+            p.address = opened.address;
+            State::Usable
+        }
         Err(why) => State::Unusable(why),
     };
     p
 }
 
-fn dlerror_text() -> String {
-    // SAFETY: dlerror returns NULL or a NUL-terminated thread-local string.
-    let e = unsafe { libc::dlerror() };
-    if e.is_null() {
-        return "unknown dlopen error".into();
-    }
-    // SAFETY: non-NULL and NUL-terminated (above).
-    unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
-}
-
 fn check_library(path: &str) -> Result<(), String> {
     let c_path = CString::new(path).map_err(|_| format!("lib_path {path:?} contains a NUL byte"))?;
-    // SAFETY: a NUL-terminated path; RTLD_LAZY so that symbols the library takes from libdat
-    // itself (dat_registry_add_provider) need not resolve in this process.
-    let dl = unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL) };
+    // SAFETY: a NUL-terminated path; what the library takes from libdat itself
+    // (dat_registry_add_provider, dats_get_ia_handle) resolves against the face library loaded
+    // RTLD_GLOBAL before, even when the library asks for immediate binding.
+    let dl = unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
     if dl.is_null() {
         return Err(format!("library cannot be loaded: {}", dlerror_text()));
     }

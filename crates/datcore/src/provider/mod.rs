@@ -103,12 +103,14 @@ pub struct ExtensionCaps {
     pub immed_data: bool,
     /// [`SendOp::Atomic`]: fetch-and-add and compare-and-swap on 8 remote bytes.
     pub atomics: bool,
+    /// Unreliable datagram queue pairs ([`QpInit::datagram`], [`QueuePair::post_send_ud`]).
+    pub ud: bool,
 }
 
 impl ExtensionCaps {
     /// Whether any extension operation works.
     pub fn any(self) -> bool {
-        self.immed_data || self.atomics
+        self.immed_data || self.atomics || self.ud
     }
 }
 
@@ -159,6 +161,27 @@ pub struct QpInit {
     /// Opaque to the provider; returned in every [`WorkCompletion::context`] of this QP.
     pub context: u64,
     pub events: Arc<dyn ConnectionEvents>,
+    /// An unreliable datagram queue pair (only where [`ExtensionCaps::ud`]): connects and
+    /// accepts any number of times, each reporting the peer's [`UdPeer`] through
+    /// [`ConnectionEvents::ud_event`]; sends go to a [`UdPeer`] with
+    /// [`QueuePair::post_send_ud`]; a receive gets [`UD_HEADER_LEN`] bytes of header and then
+    /// the message.
+    pub datagram: bool,
+}
+
+/// Bytes at the head of every unreliable-datagram receive buffer before the message: the
+/// InfiniBand global route header slot, which verbs leaves there and OFED's consumers skip
+/// (dtestx reads its message 40 bytes into the buffer and expects the length to include them).
+pub const UD_HEADER_LEN: u64 = 40;
+
+/// Where an unreliable datagram goes, as the connect exchange reported the peer: `node` names
+/// the peer's host side in the provider's terms (shm: the peer's process id), `qpn` its queue
+/// pair, `qkey` the queue key both sides use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UdPeer {
+    pub node: u64,
+    pub qpn: u32,
+    pub qkey: u32,
 }
 
 /// Queue sizes (`ibv_qp_cap`).
@@ -236,6 +259,11 @@ pub enum WcOpcode {
     /// A receive filled by a send with immediate data ([`WorkCompletion::immed`]). Only a
     /// foreign peer sends these (DAT has no post for it).
     RecvImmed,
+    /// [`QueuePair::post_send_ud`] at the sender.
+    SendUd,
+    /// A receive of an unreliable datagram queue pair; [`WorkCompletion::immed`] holds the
+    /// sender's queue pair number, `byte_len` counts the [`UD_HEADER_LEN`] header too.
+    RecvUd,
 }
 
 /// One completion (`ibv_wc`).
@@ -247,7 +275,8 @@ pub struct WorkCompletion {
     pub status: WcStatus,
     pub opcode: WcOpcode,
     /// The immediate data of [`WcOpcode::RecvRdmaWriteImmed`] and [`WcOpcode::RecvImmed`],
-    /// as the sender posted it (no byte-order change, as OFED's provider).
+    /// as the sender posted it (no byte-order change, as OFED's provider); for
+    /// [`WcOpcode::RecvUd`] the sender's queue pair number.
     pub immed: u32,
     pub byte_len: u64,
 }
@@ -422,6 +451,42 @@ pub enum ConnEvent {
 pub trait ConnectionEvents: Send + Sync {
     /// `private_data` is the peer's (accept data for `Established` on the active side).
     fn event(&self, ev: ConnEvent, private_data: &[u8]);
+    /// A queue pair on a shared receive queue has no receive of the SRQ in progress any more:
+    /// it is out of the connection (in error) and every receive it took from the SRQ has
+    /// completed or been flushed. A provider says so when it knows (shm: with the final
+    /// connection event, after its teardown flushed a receive in progress; verbs: with the final
+    /// event, the queue pair being in error by then, or at `IBV_EVENT_QP_LAST_WQE_REACHED` if
+    /// that comes first); more than one call is harmless. A sink whose queue
+    /// pairs have no SRQ may ignore it.
+    fn srq_receives_done(&self) {}
+    /// A connect or accept of a [`QpInit::datagram`] queue pair ended (see [`UdExchange`]).
+    /// The queue pair stays usable either way.
+    fn ud_event(&self, outcome: &UdExchange<'_>) {
+        let _ = outcome;
+    }
+}
+
+/// How an address exchange of a [`QpInit::datagram`] queue pair ended.
+#[derive(Clone, Copy, Debug)]
+pub struct UdExchange<'a> {
+    /// `Established`, or why not.
+    pub ev: ConnEvent,
+    /// The other side's private data: the accept's on the connecting side, the request's on
+    /// the accepting side (or a reject's).
+    pub private_data: &'a [u8],
+    /// The peer's address when established (default otherwise).
+    pub peer: UdPeer,
+    /// The peer's IA address: the one connected to, or the request's.
+    pub remote: SocketAddr,
+    /// This side accepted.
+    pub passive: bool,
+}
+
+impl UdExchange<'_> {
+    /// An exchange with `remote` that ended in `ev` without an address.
+    pub fn failed(ev: ConnEvent, remote: SocketAddr, passive: bool) -> UdExchange<'static> {
+        UdExchange { ev, private_data: &[], peer: UdPeer::default(), remote, passive }
+    }
 }
 
 /// Where a listener's connect requests go. Implemented by the core.
@@ -475,6 +540,10 @@ pub trait ConnectionRequest: Send + Sync {
     fn port(&self) -> u64;
     /// Refuses it; the active side sees `PeerRejected`.
     fn reject(&self, private_data: &[u8]) -> DatResult<()>;
+    /// Whether an unreliable datagram queue pair asks (only such a queue pair may accept it).
+    fn is_datagram(&self) -> bool {
+        false
+    }
 }
 
 pub trait QueuePair: Send + Sync {
@@ -494,6 +563,13 @@ pub trait QueuePair: Send + Sync {
     fn posted_recvs(&self) -> u32;
     /// Number of send-queue work requests (sends, RDMA, binds) posted and not yet completed.
     fn posted_sends(&self) -> u32;
+    /// Sends one datagram to `peer` (a [`QpInit::datagram`] queue pair; `wr.op` is
+    /// [`SendOp::Send`]). It completes as [`WcOpcode::SendUd`] once handed to the transport;
+    /// like InfiniBand UD, a datagram the peer has no receive for is lost.
+    fn post_send_ud(&self, wr: &SendWr<'_>, peer: UdPeer) -> DatResult<()> {
+        let _ = (wr, peer);
+        Err(crate::error::DatError::NOT_IMPLEMENTED)
+    }
 }
 
 pub trait SharedReceiveQueue: Send + Sync {

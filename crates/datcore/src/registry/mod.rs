@@ -5,8 +5,9 @@
 //! - [`builtin`]: providers compiled in (reachable by their own IA names with no dat.conf), and
 //!   the table mapping dat.conf `lib_path`s (OFED DAPL libraries, `builtin:<name>`) to them;
 //!   `dlopen:<library>` asks for the library itself, even one of OFED's.
-//! - [`resolve`]: what `dat_ia_openv(name, major, minor, thread_safe)` opens — a built-in
-//!   provider or a third-party provider library (which the face dlopen()s).
+//! - [`resolve_candidates`]: what `dat_ia_openv(name, major, minor, thread_safe)` may open — a
+//!   built-in provider or third-party provider libraries (which the face dlopen()s, falling back
+//!   to the next dat.conf line of the same key when one does not load or register the IA).
 //! - [`list`]: what `dat_registry_list_providers` reports (entries of the asking face's major
 //!   API version only).
 //!
@@ -133,22 +134,36 @@ impl Registry {
         format!("{}:{}", self.conf.origin(), e.line)
     }
 
-    /// Resolves without logging; `Err` carries the one-line cause.
+    /// Resolves without logging: the first of [`Registry::candidates`]; `Err` carries the
+    /// one-line cause.
     pub fn resolve_cause(&self, name: &str, major: u32, minor: u32, thread_safe: bool) -> Result<Resolution, String> {
+        self.candidates(name, major, minor, thread_safe).map(|mut c| c.swap_remove(0))
+    }
+
+    /// What `dat_ia_openv(name, major, minor, thread_safe)` may open, to be tried in this order
+    /// (never empty): the dat.conf lines of that exact key in file order, as OFED's registry
+    /// chains them, up to the first built-in one (a built-in provider is always there, so no
+    /// line after it is ever tried); lines that cannot serve at all (a provider not in this
+    /// build, a missing absolute library path) are left out. The face opens the first library
+    /// that loads and registers the IA. With no such line, the built-in provider answering the
+    /// name. Without logging; `Err` carries the one-line cause.
+    pub fn candidates(&self, name: &str, major: u32, minor: u32, thread_safe: bool) -> Result<Vec<Resolution>, String> {
         let named: Vec<&ConfEntry> = self.conf.entries.iter().filter(|e| e.ia_name == name).collect();
         let exact = named
             .iter()
             .filter(|e| e.is_loadable() && e.major == major && e.minor == minor && e.thread_safe == thread_safe);
         let mut causes: Vec<String> = Vec::new();
+        let mut candidates: Vec<Resolution> = Vec::new();
         for e in exact {
             if let Some(pname) = builtin_for_lib_path(&e.lib_path) {
                 match self.provider_named(pname) {
                     Some(provider) => {
-                        return Ok(Resolution::Builtin {
+                        candidates.push(Resolution::Builtin {
                             provider,
                             ia_name: name.to_string(),
                             params: e.ia_params.clone(),
-                        })
+                        });
+                        break;
                     }
                     None => causes.push(format!(
                         "provider {pname} not available in this build (lib_path '{}' at {})",
@@ -168,11 +183,17 @@ impl Registry {
                 causes.push(format!("library {library} is missing (named at {})", self.where_(e)));
                 continue;
             }
-            return Ok(Resolution::Library(Library {
+            candidates.push(Resolution::Library(Library {
                 lib_path: library.to_string(),
                 ia_params: e.ia_params.clone(),
                 info: ProviderInfo { ia_name: name.to_string(), major, minor, thread_safe },
             }));
+        }
+        if !candidates.is_empty() {
+            if !causes.is_empty() {
+                tracing::debug!("dat_ia_open: IA '{name}': lines left out: {}", causes.join("; "));
+            }
+            return Ok(candidates);
         }
         if !causes.is_empty() {
             return Err(format!("IA '{name}': {}", causes.join("; ")));
@@ -182,7 +203,11 @@ impl Registry {
         for p in self.providers() {
             if p.ia_names().iter().any(|n| n == name) {
                 if builtin::BUILTIN_API.contains(&(major, minor)) {
-                    return Ok(Resolution::Builtin { provider: p, ia_name: name.to_string(), params: String::new() });
+                    return Ok(vec![Resolution::Builtin {
+                        provider: p,
+                        ia_name: name.to_string(),
+                        params: String::new(),
+                    }]);
                 }
                 builtin_hit.get_or_insert(p);
             }
@@ -222,7 +247,19 @@ impl Registry {
     /// What `dat_ia_openv(name, major, minor, thread_safe)` opens. On failure, logs the cause in
     /// one line and returns `DAT_PROVIDER_NOT_FOUND | DAT_NAME_NOT_REGISTERED`.
     pub fn resolve(&self, name: &str, major: u32, minor: u32, thread_safe: bool) -> Result<Resolution, DatError> {
-        self.resolve_cause(name, major, minor, thread_safe).map_err(|cause| {
+        self.resolve_candidates(name, major, minor, thread_safe).map(|mut c| c.swap_remove(0))
+    }
+
+    /// [`Registry::candidates`], logging the cause of a failure in one line and returning
+    /// `DAT_PROVIDER_NOT_FOUND | DAT_NAME_NOT_REGISTERED` for it.
+    pub fn resolve_candidates(
+        &self,
+        name: &str,
+        major: u32,
+        minor: u32,
+        thread_safe: bool,
+    ) -> Result<Vec<Resolution>, DatError> {
+        self.candidates(name, major, minor, thread_safe).map_err(|cause| {
             tracing::warn!("dat_ia_open: {cause}");
             NOT_FOUND
         })
@@ -274,9 +311,9 @@ pub fn global() -> &'static Registry {
     GLOBAL.get_or_init(|| Registry::with_builtins(StaticConf::from_env()))
 }
 
-/// [`Registry::resolve`] on the process-wide registry.
-pub fn resolve(name: &str, major: u32, minor: u32, thread_safe: bool) -> Result<Resolution, DatError> {
-    global().resolve(name, major, minor, thread_safe)
+/// [`Registry::resolve_candidates`] on the process-wide registry.
+pub fn resolve_candidates(name: &str, major: u32, minor: u32, thread_safe: bool) -> Result<Vec<Resolution>, DatError> {
+    global().resolve_candidates(name, major, minor, thread_safe)
 }
 
 /// [`Registry::list`] on the process-wide registry, for the face of DAT `major`.

@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn send_msg(sock: &OwnedFd, m: &wire::Msg<'_>, fds: &[&OwnedFd]) -> std::io::Result<()> {
+pub(super) fn send_msg(sock: &OwnedFd, m: &wire::Msg<'_>, fds: &[&OwnedFd]) -> std::io::Result<()> {
     let mut b = [0u8; wire::MAX_MSG];
     let n = wire::encode(m, &mut b);
     let mut raw = [0; sys::MAX_FDS];
@@ -55,6 +55,7 @@ fn hello(sh: &QpShared, can_cma_you: bool, ip: [u8; 4]) -> wire::Hello {
         send_cq: cq(&sh.send_cq),
         recv_cq: cq(&sh.recv_cq),
         pd: sh.pd,
+        ud_qpn: wire::NO_UD,
     }
 }
 
@@ -65,7 +66,7 @@ fn peer_area(fds: &[OwnedFd]) -> Result<PeerArea, Fault> {
 }
 
 /// Whether `ip` is an address of this host.
-fn is_local(ip: IpAddr) -> bool {
+pub(super) fn is_local(ip: IpAddr) -> bool {
     if ip.is_loopback() || ip.is_unspecified() {
         return true;
     }
@@ -97,6 +98,41 @@ fn is_local(ip: IpAddr) -> bool {
         libc::freeifaddrs(ifa);
     }
     found
+}
+
+/// The IPv4 address a connect to `remote` tells the listener it dialled (loopback for an IPv6
+/// or unspecified one).
+pub(super) fn dialled_ip(remote: SocketAddr) -> [u8; 4] {
+    match remote.ip() {
+        IpAddr::V4(v4) if !v4.is_unspecified() => v4.octets(),
+        _ => [127, 0, 0, 1],
+    }
+}
+
+/// How long a connect keeps trying a qualifier nobody listens on before the connection is
+/// NON_PEER_REJECTED. An rdma_cm connect spends at least this long resolving address and route
+/// before its request leaves, and consumers rely on it: Debian's dtest server creates its PSP
+/// only after it has sent the client its address over a TCP socket, and the client connects as
+/// soon as it has read it.
+pub const NO_LISTENER_GRACE: Duration = Duration::from_millis(250);
+
+/// Connects `sock` to the listener socket at `path`, trying again while nobody listens there
+/// (no socket file, or a dead listener's) for at most `grace`. The caller holds its QP's lock
+/// meanwhile: the QP is idle, so only a connect to a missing listener waits.
+pub(super) fn connect_listener(sock: &OwnedFd, path: &std::path::Path, grace: Duration) -> std::io::Result<()> {
+    let give_up = Instant::now() + grace;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match sys::connect(sock, path) {
+            Err(e)
+                if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ECONNREFUSED)) && Instant::now() < give_up =>
+            {
+                std::thread::sleep(pause.min(give_up.saturating_duration_since(Instant::now())));
+                pause = (pause * 2).min(Duration::from_millis(16));
+            }
+            result => return result,
+        }
+    }
 }
 
 /// Starts an active connect; the outcome arrives as a connection event.
@@ -131,14 +167,12 @@ pub fn connect(
         tracing::warn!("shm: socket: {e}");
         DatError::insufficient(DAT_RESOURCE_DEVICE)
     })?;
-    if let Err(e) = sys::connect(&sock, &path) {
+    let grace = timeout.map_or(NO_LISTENER_GRACE, |t| t.min(NO_LISTENER_GRACE));
+    if let Err(e) = connect_listener(&sock, &path, grace) {
         tracing::debug!(port, "shm: connect: {e}");
         return fail(&mut st, ConnEvent::NonPeerRejected);
     }
-    let ip = match remote.ip() {
-        IpAddr::V4(v4) if !v4.is_unspecified() => v4.octets(),
-        _ => [127, 0, 0, 1],
-    };
+    let ip = dialled_ip(remote);
     if let Err(e) = send_msg(&sock, &wire::Msg::Req(hello(sh, false, ip), pd), &[]) {
         tracing::debug!(port, "shm: connect request: {e}");
         return fail(&mut st, ConnEvent::NonPeerRejected);
@@ -157,6 +191,10 @@ pub fn accept(sh: &Arc<QpShared>, req: &Arc<dyn ConnectionRequest>, pd: &[u8]) -
         return Err(DatError::invalid_arg(3));
     }
     let cr = CRS.get(req).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_CR))?;
+    if req.is_datagram() {
+        // An unreliable datagram queue pair asks; only one of those may answer.
+        return Err(DatError::invalid_arg(2));
+    }
     let mut st = sh.st.lock();
     if st.phase != Phase::Idle {
         return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
@@ -280,6 +318,9 @@ impl ConnectionRequest for ShmCr {
     }
     fn port(&self) -> u64 {
         self.port
+    }
+    fn is_datagram(&self) -> bool {
+        self.hello.ud_qpn != wire::NO_UD
     }
     fn reject(&self, private_data: &[u8]) -> DatResult<()> {
         self.decided.store(true, Ordering::SeqCst);

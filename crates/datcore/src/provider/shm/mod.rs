@@ -48,6 +48,7 @@ mod rendezvous;
 mod ring;
 mod shared;
 mod sys;
+mod ud;
 mod wire;
 mod xfer;
 
@@ -113,7 +114,7 @@ fn device_attr(name: &str) -> DeviceAttr {
         max_message_size: MAX_MESSAGE,
         max_rdma_size: MAX_MESSAGE,
         max_private_data: wire::MAX_PRIVATE_DATA,
-        extensions: super::ExtensionCaps { immed_data: true, atomics: true },
+        extensions: super::ExtensionCaps { immed_data: true, atomics: true, ud: true },
         // No wire MTU: the largest InfiniBand one, for consumers that size messages by it.
         transport_mtu: 4096,
     }
@@ -169,6 +170,13 @@ impl Device for ShmDevice {
             return Err(DatError::new(DAT_PROTECTION_VIOLATION, 0));
         }
         let caps = super::QpCaps { max_send_wr: c.max_send_wr.max(1), max_recv_wr: c.max_recv_wr.max(1), ..c };
+        if init.datagram {
+            if srq.is_some() {
+                // A UD endpoint on a shared receive queue is not offered.
+                return Err(DatError::NOT_IMPLEMENTED);
+            }
+            return Ok(Arc::new(ud::ShmUdQp::new(pd.id, send_cq, recv_cq, caps, init.context, init.events)?));
+        }
         Ok(Arc::new(qp::ShmQp::new(pd.id, send_cq, recv_cq, srq, caps, init.context, init.events)))
     }
 }

@@ -162,8 +162,7 @@ fn commands(e: &Engine, s: &mut State) -> bool {
     }
     for (qp, ev, data) in c.events {
         if !qp.st.lock().dropped {
-            tracing::debug!(context = qp.context, ?ev, "shm: connection event");
-            qp.events.event(ev, &data);
+            qp.deliver(ev, &data);
         }
     }
     true

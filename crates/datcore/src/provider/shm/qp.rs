@@ -280,8 +280,11 @@ impl SendQueue {
     pub fn slot(&self, n: u64) -> usize {
         (n & (self.e.len() as u64 - 1)) as usize
     }
-    pub fn sges(&self, n: u64) -> &[Sge] {
-        self.sges_at(self.slot(n))
+    /// Op `n`, to update in place, and its SGEs.
+    pub fn entry_mut(&mut self, n: u64) -> (&mut SqEntry, &[Sge]) {
+        let i = self.slot(n);
+        let sges = &self.sges[i * self.max_sge..i * self.max_sge + self.e[i].nsge];
+        (&mut self.e[i], sges)
     }
     /// The SGEs of the entry in slot `i`.
     pub fn sges_at(&self, i: usize) -> &[Sge] {
@@ -472,6 +475,9 @@ impl QpShared {
     /// (which takes that queue's EVD lock, for a CNO) is left to the progress thread, so two
     /// threads polling two queues can never wait for each other's EVD locks.
     fn finish_except(&self, a: After, polling: Option<&ShmCq>) {
+        if !a.wake_send && !a.wake_recv && a.event.is_none() {
+            return;
+        }
         let other = |cq: &Arc<ShmCq>| polling.is_none_or(|p| !std::ptr::eq(p, &**cq));
         let wake = |cq: &Arc<ShmCq>| match polling {
             None => cq.wake(),
@@ -492,8 +498,17 @@ impl QpShared {
             }
         }
         if let Some((ev, data)) = a.event {
-            tracing::debug!(context = self.context, ?ev, "shm: connection event");
-            self.events.event(ev, &data);
+            self.deliver(ev, &data);
+        }
+    }
+
+    /// Delivers connection event `ev`. A final one comes after the teardown, which flushed a
+    /// receive in progress, so a queue pair on an SRQ then has its SRQ receives done.
+    pub fn deliver(&self, ev: ConnEvent, data: &[u8]) {
+        tracing::debug!(context = self.context, ?ev, "shm: connection event");
+        self.events.event(ev, data);
+        if ev != ConnEvent::Established && self.srq.is_some() {
+            self.events.srq_receives_done();
         }
     }
 
@@ -561,7 +576,7 @@ impl QpShared {
     /// Completes, in queue order, the send-queue ops at the head that are done.
     pub fn retire(&self, sq: &mut SendQueue, a: &mut After) {
         while sq.head < sq.issued {
-            let e = sq.e[sq.slot(sq.head)];
+            let e = &sq.e[sq.slot(sq.head)];
             let Some((status, len)) = e.done else { break };
             if e.signaled || status != WcStatus::Success {
                 self.complete_send(a, e.wr_id, e.kind, status, len);
@@ -852,9 +867,12 @@ impl QueuePair for ShmQp {
                 }
             }
         }
-        // The event goes out from the progress thread, never from inside the core's call.
-        progress::engine().defer(sh.clone(), ConnEvent::Disconnected, Vec::new());
+        // Reported before the call returns (as the verbs provider and OFED's do for an abrupt
+        // close): consumers free the EP right after dat_ep_disconnect and count the
+        // DISCONNECTED events they were promised (Debian's dtestcm).
         sh.finish(a);
+        tracing::debug!(context = sh.context, "shm: connection event ev=Disconnected (local)");
+        sh.events.event(ConnEvent::Disconnected, &[]);
         Ok(())
     }
 

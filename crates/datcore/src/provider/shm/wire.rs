@@ -17,7 +17,7 @@ pub const M_RTU: u32 = 0x5554_5244; // ready to use (+ the published area fds)
 pub const M_DISC: u32 = 0x4353_4444; // graceful disconnect
 /// The doorbell is a one-byte datagram.
 pub const BELL: u8 = 0xb1;
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 /// The identity/credential block each side sends: who it is and how to test cross-memory
 /// attach on it.
@@ -35,10 +35,14 @@ pub struct Hello {
     pub send_cq: u32,
     pub recv_cq: u32,
     pub pd: u32,
+    /// The sender's unreliable datagram queue pair number ([`NO_UD`]: a reliable connection).
+    pub ud_qpn: u32,
 }
 
 /// No completion queue.
 pub const NO_CQ: u32 = u32::MAX;
+/// [`Hello::ud_qpn`] of a reliable connection.
+pub const NO_UD: u32 = u32::MAX;
 
 #[derive(Debug)]
 pub enum Msg<'a> {
@@ -76,6 +80,7 @@ impl W<'_> {
         self.u32(h.send_cq);
         self.u32(h.recv_cq);
         self.u32(h.pd);
+        self.u32(h.ud_qpn);
     }
 }
 
@@ -105,8 +110,8 @@ impl<'a> R<'a> {
         let cookie_val = self.u64()?;
         let mut ip = [0u8; 4];
         ip.copy_from_slice(self.take(4)?);
-        let (send_cq, recv_cq, pd) = (self.u32()?, self.u32()?, self.u32()?);
-        Ok(Hello { pid, can_cma_you: can, cookie_addr, cookie_val, ip, send_cq, recv_cq, pd })
+        let (send_cq, recv_cq, pd, ud_qpn) = (self.u32()?, self.u32()?, self.u32()?, self.u32()?);
+        Ok(Hello { pid, can_cma_you: can, cookie_addr, cookie_val, ip, send_cq, recv_cq, pd, ud_qpn })
     }
     fn private(&mut self) -> Result<&'a [u8], Malformed> {
         let n = self.u32()? as usize;

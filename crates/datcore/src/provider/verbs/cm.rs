@@ -36,14 +36,14 @@ pub enum Owner {
     Cr(Weak<VerbsCr>),
 }
 
-/// A watched queue pair: (device context, qp_num) → (EP context, its device).
-type WatchTable = HashMap<(usize, u32), (u64, Weak<DevInner>)>;
+/// A watched queue pair: (device context, qp_num) → (EP context, its device, the queue pair).
+type WatchTable = HashMap<(usize, u32), (u64, Weak<DevInner>, Weak<VerbsQp>)>;
 
-/// Queue pairs whose asynchronous errors we report.
+/// Queue pairs whose asynchronous events we report.
 static WATCHED: Mutex<Option<WatchTable>> = Mutex::new(None);
 
-pub fn watch_qp(dev: &Arc<DevInner>, qpn: u32, context: u64) {
-    WATCHED.lock().get_or_insert_with(HashMap::new).insert((dev.ctx as usize, qpn), (context, Arc::downgrade(dev)));
+pub fn watch_qp(dev: &Arc<DevInner>, qpn: u32, context: u64, qp: Weak<VerbsQp>) {
+    WATCHED.lock().get_or_insert_with(HashMap::new).insert((dev.ctx as usize, qpn), (context, Arc::downgrade(dev), qp));
 }
 
 pub fn unwatch_qp(dev: &DevInner, qpn: u32) {
@@ -156,9 +156,10 @@ fn drain_async(dev: &Arc<DevInner>) {
             break;
         }
         let t = ev.event_type;
-        let qp_event = matches!(t, sys::IBV_EVENT_QP_FATAL | sys::IBV_EVENT_QP_REQ_ERR | sys::IBV_EVENT_QP_ACCESS_ERR);
+        let qp_error = matches!(t, sys::IBV_EVENT_QP_FATAL | sys::IBV_EVENT_QP_REQ_ERR | sys::IBV_EVENT_QP_ACCESS_ERR);
+        let last_wqe = t == sys::IBV_EVENT_QP_LAST_WQE_REACHED;
         // SAFETY: for QP events the element is the QP, alive until the event is acknowledged.
-        let qpn = if qp_event { unsafe { (*(ev.element as *mut sys::ibv_qp)).qp_num } } else { 0 };
+        let qpn = if qp_error || last_wqe { unsafe { (*(ev.element as *mut sys::ibv_qp)).qp_num } } else { 0 };
         let srq_limit = t == sys::IBV_EVENT_SRQ_LIMIT_REACHED;
         // SAFETY: for SRQ events the element is the SRQ, alive until the event is acknowledged;
         // its srq_context is the context set when the limit was armed (srq.rs, set_limit).
@@ -166,13 +167,18 @@ fn drain_async(dev: &Arc<DevInner>) {
             if srq_limit { unsafe { (*(ev.element as *mut sys::ibv_srq)).srq_context as u64 } } else { 0 };
         // SAFETY: acknowledging the event we got.
         unsafe { (lib.ibv_ack_async_event)(&mut ev) };
-        if qp_event {
-            let w = WATCHED.lock().as_ref().and_then(|m| m.get(&(dev.ctx as usize, qpn)).cloned());
-            if let Some((context, d)) = w {
+        let watched = || WATCHED.lock().as_ref().and_then(|m| m.get(&(dev.ctx as usize, qpn)).cloned());
+        if qp_error {
+            if let Some((context, d, _)) = watched() {
                 tracing::warn!(qpn, "verbs: asynchronous QP error (event {t})");
                 if let Some(d) = d.upgrade() {
                     d.async_events.async_error(AsyncError::QpError { context });
                 }
+            }
+        } else if last_wqe {
+            tracing::debug!(qpn, "verbs: last WQE reached");
+            if let Some(qp) = watched().and_then(|(_, _, qp)| qp.upgrade()) {
+                qp.on_last_wqe_reached();
             }
         } else if t == sys::IBV_EVENT_DEVICE_FATAL {
             tracing::warn!("verbs: {}: device fatal error", dev.attr.adapter_name);

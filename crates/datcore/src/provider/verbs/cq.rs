@@ -49,6 +49,22 @@ pub struct VerbsCq {
     qps: RwLock<Vec<(u32, Arc<Slots>)>>,
     soft: Mutex<VecDeque<WorkCompletion>>,
     has_soft: AtomicBool,
+    /// QPs in error whose receives the device may never complete, to settle
+    /// ([`VerbsCq::watch_unreported_recvs`]).
+    unreported: Mutex<Vec<Unreported>>,
+    /// `unreported` is not empty: the one atomic a poll reads for it.
+    has_unreported: AtomicBool,
+}
+
+/// A QP's receives below `mark` that the device has not completed yet (see
+/// [`Slots::flush_unreported_recvs`]). They are settled by a poll that started after the entry
+/// was `ready` and found the device's queue empty: every device completion written before the
+/// QP went into error has been taken by then.
+struct Unreported {
+    qpn: u32,
+    slots: Arc<Slots>,
+    mark: u32,
+    ready: bool,
 }
 
 // SAFETY: ibv_cq and its channel are polled, armed and read through thread-safe verbs; both
@@ -94,6 +110,8 @@ impl VerbsCq {
             qps: RwLock::new(Vec::new()),
             soft: Mutex::new(VecDeque::new()),
             has_soft: AtomicBool::new(false),
+            unreported: Mutex::new(Vec::new()),
+            has_unreported: AtomicBool::new(false),
         }))
     }
 
@@ -154,6 +172,55 @@ impl VerbsCq {
 
     pub fn detach(&self, qpn: u32) {
         self.qps.write().retain(|(n, _)| *n != qpn);
+        self.unreported.lock().retain(|u| u.qpn != qpn);
+    }
+
+    /// QP `qpn` went into error with receive counter `mark`: its receives below `mark` that
+    /// the device never completes are flushed by a later poll. Wakes a waiter so that it polls.
+    pub fn watch_unreported_recvs(&self, qpn: u32, slots: Arc<Slots>, mark: u32) {
+        self.unreported.lock().push(Unreported { qpn, slots, mark, ready: false });
+        self.has_unreported.store(true, Ordering::SeqCst);
+        self.interrupt();
+        self.wake();
+    }
+
+    /// Poll start: entries watched before now become ready.
+    fn ready_unreported(&self) {
+        for u in self.unreported.lock().iter_mut() {
+            u.ready = true;
+        }
+    }
+
+    /// The device's queue was found empty by a poll that made entries ready at its start:
+    /// flushes their unreported receives into `out` from `n` (the rest into the software
+    /// queue); returns the new `n`.
+    fn settle_unreported(&self, out: &mut [WorkCompletion], mut n: usize) -> usize {
+        let mut list = self.unreported.lock();
+        let mut overflow = Vec::new();
+        list.retain(|u| {
+            if !u.ready {
+                return true;
+            }
+            u.slots.flush_unreported_recvs(u.mark, |wc| {
+                if n < out.len() {
+                    out[n] = wc;
+                    n += 1;
+                } else {
+                    overflow.push(wc);
+                }
+            });
+            false
+        });
+        if list.is_empty() {
+            self.has_unreported.store(false, Ordering::SeqCst);
+        }
+        drop(list);
+        if !overflow.is_empty() {
+            // Inside a poll (the EVD's lock is held): queued without waking; the poller is here.
+            self.soft.lock().extend(overflow);
+            self.has_soft.store(true, Ordering::SeqCst);
+        }
+        n
     }
 
     /// Queues a completion made in software and wakes whoever sleeps on the EVD.
@@ -210,6 +277,10 @@ pub fn status(s: u32) -> WcStatus {
 impl CompletionQueue for VerbsCq {
     fn poll(&self, out: &mut [WorkCompletion]) -> usize {
         let mut n = 0;
+        let unreported = self.has_unreported.load(Ordering::SeqCst);
+        if unreported {
+            self.ready_unreported();
+        }
         // SeqCst pairs with `arm`'s store of `sleeping` and `push_soft`'s of `has_soft`: either the
         // re-poll after `arm` sees the software completion or `push_soft` sees the sleeper.
         if self.has_soft.load(Ordering::SeqCst) {
@@ -232,11 +303,13 @@ impl CompletionQueue for VerbsCq {
         // SAFETY: live CQ; poll_cq is the op slot ibv_poll_cq calls.
         let poll_cq = unsafe { (*(*self.cq).context).ops.poll_cq };
         let Some(poll_cq) = poll_cq else { return n };
+        let mut device_empty = false;
         while n < out.len() {
             let want = (out.len() - n).min(BATCH);
             // SAFETY: `wcs` has room for `want` (<= BATCH) entries.
             let got = unsafe { poll_cq(self.cq, want as i32, wcs.as_mut_ptr() as *mut sys::ibv_wc) };
             if got <= 0 {
+                device_empty = true;
                 break;
             }
             // SAFETY: poll_cq wrote the first `got` entries.
@@ -251,8 +324,12 @@ impl CompletionQueue for VerbsCq {
             }
             drop(qps);
             if (got as usize) < want {
+                device_empty = true;
                 break;
             }
+        }
+        if unreported && device_empty {
+            n = self.settle_unreported(out, n);
         }
         n
     }

@@ -294,6 +294,8 @@ impl DevInner {
             extensions: ExtensionCaps {
                 immed_data: !t.iwarp,
                 atomics: !t.iwarp && a.atomic_cap != sys::IBV_ATOMIC_NONE,
+                // UD queue pairs (RDMA_PS_UDP) are not implemented on verbs yet.
+                ud: false,
             },
             // enum ibv_mtu: 1 = 256 bytes ... 5 = 4096 bytes
             transport_mtu: 128 << pa.active_mtu.clamp(1, 5),
@@ -440,6 +442,9 @@ impl Device for VerbsDevice {
     }
 
     fn create_qp(&self, init: QpInit) -> DatResult<Arc<dyn QueuePair>> {
+        if init.datagram {
+            return Err(crate::error::DatError::NOT_IMPLEMENTED);
+        }
         Ok(qp::VerbsQp::new(&self.inner, init)?)
     }
 }

@@ -111,6 +111,10 @@ pub struct Slots {
     recv: Box<[Slot]>,
     srq: Option<Arc<VerbsSrq>>,
     recv_outstanding: AtomicU32,
+    /// Receive counter (low 32 bits) just past the newest completed receive. The receive queue
+    /// completes in order, so a device completion below it was already completed in software
+    /// ([`Slots::flush_unreported_recvs`]) and is dropped.
+    recv_done: AtomicU32,
     /// Send-queue counter (low 32 bits) just past the newest completed work request. The send
     /// queue completes in order, so a completion also retires every unsignaled request before it.
     send_done: AtomicU32,
@@ -167,6 +171,12 @@ impl Slots {
                 (s.wr_id.load(Ordering::Acquire), op, info >> INFO_LEN_SHIFT)
             }
             KIND_RECV => {
+                let done = self.recv_done.load(Ordering::Relaxed);
+                if ((idx as u32).wrapping_sub(done) as i32) < 0 {
+                    return None;
+                }
+                // One poller at a time per CQ (the EVD's lock), so a plain store moves it on.
+                self.recv_done.store((idx as u32).wrapping_add(1), Ordering::Relaxed);
                 let s = &self.recv[idx & (self.recv.len() - 1)];
                 self.recv_outstanding.fetch_sub(1, Ordering::Relaxed);
                 (s.wr_id.load(Ordering::Acquire), recv_opcode(wc), wc.byte_len as u64)
@@ -185,6 +195,24 @@ impl Slots {
             );
         }
         Some(WorkCompletion { wr_id, context: self.context, status, opcode, immed: wc.imm_data, byte_len })
+    }
+
+    /// Completes as flushed, through `emit`, every receive below counter `mark` the device has
+    /// not completed: on a QP in error the device completes in order what it flushed, and a
+    /// receive posted after its flush (siw flushes its receive queue once, when the QP enters
+    /// error, possibly on its own at the peer's disconnect; a later post only writes the
+    /// user-mapped queue) is never completed. Called once the device's flush completions were
+    /// all polled (cq.rs, `Unreported`); a device completion arriving later is dropped.
+    pub fn flush_unreported_recvs(&self, mark: u32, mut emit: impl FnMut(WorkCompletion)) {
+        let mut c = self.recv_done.load(Ordering::Relaxed);
+        while (mark.wrapping_sub(c) as i32) > 0 {
+            let s = &self.recv[c as usize & (self.recv.len() - 1)];
+            self.recv_outstanding.fetch_sub(1, Ordering::Relaxed);
+            tracing::debug!(context = self.context, "verbs: a receive the device did not flush, flushed");
+            emit(cq::flushed_recv(s.wr_id.load(Ordering::Acquire), self.context));
+            c = c.wrapping_add(1);
+        }
+        self.recv_done.store(c, Ordering::Relaxed);
     }
 }
 
@@ -215,6 +243,9 @@ pub enum Phase {
 
 struct Pending {
     count: u64,
+    /// The QP was moved to error: a receive posted now completes as flushed at once, without
+    /// reaching the device (which may never flush it).
+    in_error: bool,
     /// (slot counter, first sge, number of sges) of receives posted before the QP existed.
     list: Vec<(u64, u32, u32)>,
     sges: Vec<sys::ibv_sge>,
@@ -298,6 +329,7 @@ impl VerbsQp {
             recv: ring(caps.max_recv_wr),
             srq: srq.clone(),
             recv_outstanding: AtomicU32::new(0),
+            recv_done: AtomicU32::new(0),
             send_done: AtomicU32::new(0),
         });
         let pending_n = if srq.is_some() { 0 } else { caps.max_recv_wr as usize };
@@ -313,6 +345,7 @@ impl VerbsQp {
             send_count: Mutex::new(0),
             recv: Mutex::new(Pending {
                 count: 0,
+                in_error: false,
                 list: Vec::with_capacity(pending_n),
                 sges: Vec::with_capacity(pending_n * caps.max_recv_sge as usize),
             }),
@@ -382,7 +415,7 @@ impl VerbsQp {
         for c in [&self.send_cq, &self.recv_cq].into_iter().flatten() {
             c.attach(qpn, self.slots.clone());
         }
-        cm::watch_qp(&self.dev, qpn, self.slots.context);
+        cm::watch_qp(&self.dev, qpn, self.slots.context, self.me.clone());
         let mut p = self.recv.lock();
         let Pending { list, sges, .. } = &mut *p;
         for &(n, first, count) in list.iter() {
@@ -432,10 +465,15 @@ impl VerbsQp {
         }
     }
 
-    /// Moves the QP to the error state so everything posted is flushed.
+    /// Moves the QP to the error state so everything posted is flushed, exactly once: what the
+    /// device flushes comes from it; a receive posted from now on is flushed at once in
+    /// software; and receives posted before that the device never flushes (siw, see
+    /// [`Slots::flush_unreported_recvs`]) are flushed by the receive CQ's next poll that finds
+    /// the device's completions all taken.
     fn to_error(&self) {
         let qp = self.qp.load(Ordering::Acquire);
         if qp.is_null() {
+            self.recv.lock().in_error = true;
             self.flush_pending();
             return;
         }
@@ -445,13 +483,38 @@ impl VerbsQp {
         if r != 0 {
             tracing::debug!("verbs: ibv_modify_qp(ERR) failed: {}", sys::errno_str(sys::err_of(r)));
         }
+        // The device's own flush is done now (siw flushes under the QP's state lock, which the
+        // modify above took), its completions are in the CQ.
+        let mut p = self.recv.lock();
+        if p.in_error || self.srq.is_some() {
+            return;
+        }
+        p.in_error = true;
+        let mark = p.count as u32;
+        drop(p);
+        if let Some(c) = &self.recv_cq {
+            // SAFETY: live QP.
+            let qpn = unsafe { (*qp).qp_num };
+            c.watch_unreported_recvs(qpn, self.slots.clone(), mark);
+        }
     }
 
-    /// Delivers the connection's final event once.
+    /// Delivers the connection's final event once. Every caller moved the QP to error first,
+    /// and the device flushes a receive in progress at that transition (siw inside the call,
+    /// rxe in its responder task right after), so a QP on an SRQ also reports its SRQ receives
+    /// done here (the core's last-WQE rule, endpoint.rs `EpEvents`).
     fn end(&self, ev: ConnEvent, pd: &[u8]) {
         if !self.ended.swap(true, Ordering::AcqRel) {
             self.events.event(ev, pd);
+            if self.srq.is_some() {
+                self.events.srq_receives_done();
+            }
         }
+    }
+
+    /// The CM thread: the device reported `IBV_EVENT_QP_LAST_WQE_REACHED` for this QP.
+    pub fn on_last_wqe_reached(&self) {
+        self.events.srq_receives_done();
     }
 
     fn set_deadline(&self, st: &mut CmState, d: Option<Instant>) {
@@ -787,6 +850,13 @@ impl QueuePair for VerbsQp {
             return Err(DatError::invalid_arg(2));
         }
         let mut p = self.recv.lock();
+        if p.in_error {
+            drop(p);
+            if let Some(c) = &self.recv_cq {
+                c.push_soft(cq::flushed_recv(wr_id, self.slots.context));
+            }
+            return Ok(());
+        }
         let c = p.count;
         let slot = &self.slots.recv[(c as usize) & (self.slots.recv.len() - 1)];
         slot.wr_id.store(wr_id, Ordering::Release);
@@ -1057,5 +1127,78 @@ impl Drop for VerbsQp {
                 (lib.ibv_destroy_cq)(c);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::WcStatus;
+
+    fn recv_slots(n: u32) -> Slots {
+        Slots {
+            context: 7,
+            send: ring(1),
+            recv: ring(n),
+            srq: None,
+            recv_outstanding: AtomicU32::new(0),
+            recv_done: AtomicU32::new(0),
+            send_done: AtomicU32::new(0),
+        }
+    }
+
+    /// Receive counter `c` posted with cookie `100 + c`.
+    fn post(s: &Slots, c: u32) {
+        s.recv[c as usize & (s.recv.len() - 1)].wr_id.store(100 + c as u64, Ordering::Relaxed);
+        s.recv_outstanding.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn device_wc(c: u32, status: u32) -> sys::ibv_wc {
+        sys::ibv_wc {
+            wr_id: KIND_RECV | c as u64,
+            status,
+            opcode: 128, // IBV_WC_RECV
+            vendor_err: 0,
+            byte_len: 8,
+            imm_data: 0,
+            qp_num: 1,
+            src_qp: 0,
+            wc_flags: 0,
+            pkey_index: 0,
+            slid: 0,
+            sl: 0,
+            dlid_path_bits: 0,
+        }
+    }
+
+    /// Every receive completes exactly once: the device's completions, then the ones it never
+    /// flushed (below the error mark) in software, and a late device flush of one of those is
+    /// dropped.
+    #[test]
+    fn unreported_receives_complete_once() {
+        let s = recv_slots(8);
+        for c in 0..5 {
+            post(&s, c);
+        }
+        assert_eq!(s.complete(&device_wc(0, sys::IBV_WC_SUCCESS)).map(|w| w.wr_id), Some(100));
+        assert_eq!(s.complete(&device_wc(1, sys::IBV_WC_WR_FLUSH_ERR)).map(|w| w.status), Some(WcStatus::Flushed));
+        let mut flushed = Vec::new();
+        s.flush_unreported_recvs(5, |wc| flushed.push((wc.wr_id, wc.status, wc.context)));
+        assert_eq!(flushed, (2..5).map(|c| (100 + c, WcStatus::Flushed, 7)).collect::<Vec<_>>());
+        assert_eq!(s.recv_outstanding.load(Ordering::Relaxed), 0);
+        assert!(s.complete(&device_wc(3, sys::IBV_WC_WR_FLUSH_ERR)).is_none(), "a late device flush is dropped");
+        assert_eq!(s.recv_outstanding.load(Ordering::Relaxed), 0);
+        s.flush_unreported_recvs(5, |_| panic!("settled twice"));
+        // Counters wrap: the same holds across 2^32.
+        let s = recv_slots(8);
+        s.recv_done.store(u32::MAX - 1, Ordering::Relaxed);
+        for c in [u32::MAX - 1, u32::MAX, 0] {
+            post(&s, c);
+        }
+        assert!(s.complete(&device_wc(u32::MAX - 1, sys::IBV_WC_WR_FLUSH_ERR)).is_some());
+        let mut n = 0;
+        s.flush_unreported_recvs(1, |_| n += 1);
+        assert_eq!(n, 2);
+        assert!(s.complete(&device_wc(0, sys::IBV_WC_WR_FLUSH_ERR)).is_none());
     }
 }

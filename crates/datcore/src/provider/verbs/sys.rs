@@ -82,6 +82,7 @@ pub const IBV_EVENT_QP_ACCESS_ERR: u32 = 3;
 pub const IBV_EVENT_DEVICE_FATAL: u32 = 8;
 pub const IBV_EVENT_SRQ_ERR: u32 = 14;
 pub const IBV_EVENT_SRQ_LIMIT_REACHED: u32 = 15;
+pub const IBV_EVENT_QP_LAST_WQE_REACHED: u32 = 16;
 
 pub const RDMA_PS_TCP: c_int = 0x0106;
 
