@@ -80,6 +80,21 @@ case " $tests " in *" send_lat "*)
     ;;
 esac
 
+# -M shm: both sides' buffers in a memfd, registered as DAT_MEM_TYPE_SHARED_VIRTUAL (on shm the
+# RDMA then copies through the initiator's own mapping); payloads checked, mem=shm reported
+for t in write_bw read_bw write_lat; do
+    case " $tests " in *" $t "*) ;; *) continue ;; esac
+    case $t in *_lat) keys="$lat" ;; *) keys="$bw" ;; esac
+    name="$t-Mshm"
+    if pair "$name" -t "$t" -M shm -c -n 20 -W 2 -s 65536 -w 4; then
+        # shellcheck disable=SC2086
+        if has_fields "$out/$name" $keys $common && grep -q '^datperf .* mem=shm ' "$out/$name"; then ok "$name"; else
+            bad "$name: fields"
+            cat "$out/$name"
+        fi
+    fi
+done
+
 # -a: one line per size, 2 B up to the -s bound (2, 4, ..., 1024: 10 lines)
 first=${tests%% *}
 if pair all -t "$first" -a -s 1024 -c -n 5 -W 1 -w 2; then
@@ -93,6 +108,9 @@ fi
 # bad usage: exit status 2, no connection attempted
 if "$bin/$prog" -t no_such_test >/dev/null 2>&1; then bad "unknown test accepted"; else
     [ $? = 2 ] && ok "unknown test: usage, exit 2" || bad "unknown test: wrong exit status"
+fi
+if "$bin/$prog" -M no_such_memory >/dev/null 2>&1; then bad "unknown -M accepted"; else
+    [ $? = 2 ] && ok "unknown -M: usage, exit 2" || bad "unknown -M: wrong exit status"
 fi
 
 if [ "$prog" = datperf ] && [ -x "$bin/rawperf" ]; then

@@ -2,9 +2,9 @@
 # tools/bench/bench.sh -- `make bench`: datperf against raw baselines, side by side.
 #
 #   1. shm on this host: datperf (send/recv latency 8 B polling and blocking, RDMA write latency,
-#      RDMA write and read 1 MiB bandwidth) against rawperf's floors (two-process spin
-#      ping-pong, process_vm_writev/readv, memcpy) and, when installable, UCX's ucx_perftest
-#      and libfabric's fi_pingpong over shared memory;
+#      RDMA write and read 1 MiB bandwidth, on ordinary and on shared-memory LMRs, -M shm)
+#      against rawperf's floors (two-process spin ping-pong, process_vm_writev/readv, memcpy)
+#      and, when installable, UCX's ucx_perftest and libfabric's fi_pingpong over shared memory;
 #   2. verbs in ONE rxe guest and ONE siw guest (tests/vm/rdma-guest.sh, under
 #      flock /tmp/dat-vm.lock): tools/bench/guest-bench.sh, datperf against perftest and OFED
 #      dapltest -T P.
@@ -65,6 +65,9 @@ native_round() {
     record raw.cma_read.1M "$("$RAWPERF" cma_read -s 1048576 -n "$BW_N" | kv bw_MBps)"
     datperf_run shm.datperf.read_bw.1M.poll bw_MBps shm 127.0.0.1 -t read_bw -s 1M -n "$BW_N" -w 16 -p
     datperf_run shm.datperf.read_bw.1M.block bw_MBps shm 127.0.0.1 -t read_bw -s 1M -n "$BW_N" -w 16 -b
+    # shared-memory LMRs (memfd, DAT_MEM_TYPE_SHARED_VIRTUAL): the initiator memcpy's into its own mapping
+    datperf_run shm.datperf.write_bw.1M.poll.shm bw_MBps shm 127.0.0.1 -t write_bw -s 1M -n "$BW_N" -w 16 -p -M shm
+    datperf_run shm.datperf.read_bw.1M.poll.shm bw_MBps shm 127.0.0.1 -t read_bw -s 1M -n "$BW_N" -w 16 -p -M shm
     record raw.memcpy.1M "$("$RAWPERF" memcpy -s 1048576 -n "$BW_N" | kv bw_MBps)"
     if [ $HAVE_UCX = 1 ]; then
         local port=$((BENCH_QUAL % 20000 + 20000)) out
@@ -117,6 +120,9 @@ rows=(
     "shm RDMA write 1 MiB, blocking [MB/s] vs process_vm_writev|shm.datperf.write_bw.1M.block|raw.cma_write.1M|bw|0.95"
     "shm RDMA read 1 MiB, polling [MB/s] vs process_vm_readv|shm.datperf.read_bw.1M.poll|raw.cma_read.1M|bw|0.95"
     "shm RDMA read 1 MiB, blocking [MB/s] vs process_vm_readv|shm.datperf.read_bw.1M.block|raw.cma_read.1M|bw|0.95"
+    "shm RDMA write 1 MiB, shared-memory LMRs, polling [MB/s] vs process_vm_writev|shm.datperf.write_bw.1M.poll.shm|raw.cma_write.1M|bw|1.5"
+    "shm RDMA read 1 MiB, shared-memory LMRs, polling [MB/s] vs process_vm_readv|shm.datperf.read_bw.1M.poll.shm|raw.cma_read.1M|bw|1.5"
+    "shm RDMA write 1 MiB, shared-memory LMRs, polling [MB/s] vs memcpy|shm.datperf.write_bw.1M.poll.shm|raw.memcpy.1M|bw|"
     "shm RDMA write 1 MiB, blocking [MB/s] vs memcpy|shm.datperf.write_bw.1M.block|raw.memcpy.1M|bw|"
     "shm send/recv 8 B latency, polling [us] vs UCX tag_lat|shm.datperf.send_lat.8.poll|ucx.tag_lat.8|lat|"
     "shm RDMA write 1 MiB, polling [MB/s] vs UCX ucp_put_bw|shm.datperf.write_bw.1M.poll|ucx.put_bw.1M|bw|"

@@ -24,15 +24,15 @@
 #if DAT_VERSION_MAJOR >= 2
 #define DP_RMR_TARGET_ADDRESS virtual_address
 #define DP_CR_REJECT(cr) dat_cr_reject((cr), 0, NULL)
-#define DP_LMR_CREATE(ia, region, len, pz, privileges, lmr, lmr_ctx, rmr_ctx, reg_len, reg_addr)                  \
-    dat_lmr_create((ia), DAT_MEM_TYPE_VIRTUAL, (region), (len), (pz), (privileges), DAT_VA_TYPE_VA, (lmr), (lmr_ctx), \
-                   (rmr_ctx), (reg_len), (reg_addr))
+#define DP_LMR_CREATE(ia, type, region, len, pz, privileges, lmr, lmr_ctx, rmr_ctx, reg_len, reg_addr)            \
+    dat_lmr_create((ia), (type), (region), (len), (pz), (privileges), DAT_VA_TYPE_VA, (lmr), (lmr_ctx), (rmr_ctx),      \
+                   (reg_len), (reg_addr))
 #else
 #define DP_RMR_TARGET_ADDRESS target_address
 #define DP_CR_REJECT(cr) dat_cr_reject(cr)
-#define DP_LMR_CREATE(ia, region, len, pz, privileges, lmr, lmr_ctx, rmr_ctx, reg_len, reg_addr)                  \
-    dat_lmr_create((ia), DAT_MEM_TYPE_VIRTUAL, (region), (len), (pz), (privileges), (lmr), (lmr_ctx), (rmr_ctx),   \
-                   (reg_len), (reg_addr))
+#define DP_LMR_CREATE(ia, type, region, len, pz, privileges, lmr, lmr_ctx, rmr_ctx, reg_len, reg_addr)            \
+    dat_lmr_create((ia), (type), (region), (len), (pz), (privileges), (lmr), (lmr_ctx), (rmr_ctx), (reg_len),         \
+                   (reg_addr))
 #endif
 
 /* One local segment, fields set by name so both layouts work. */

@@ -3,7 +3,7 @@
  *
  *   server:  datperf -P <ia> [-q qual]
  *   client:  datperf -P <ia> -h <server> [-q qual] [-t test] [-s size | -a] [-n iters] [-w window]
- *                    [-W warmup] [-p | -b] [-c] [-m]
+ *                    [-W warmup] [-p | -b] [-c] [-m] [-M heap|shm]
  *
  * The client chooses everything and sends its choice to the server in the connection request's
  * private data; the server answers with its buffer's RMR context and addresses in the accept's
@@ -21,6 +21,9 @@
  * Bandwidth tests also report the message rate.
  *
  * Completions: -p (default) spins on dat_evd_dequeue; -b sleeps in dat_evd_wait.
+ * Memory (-M, both sides): heap (default: posix_memalign, DAT_MEM_TYPE_VIRTUAL LMRs) or shm (a
+ * memfd mapped MAP_SHARED, DAT_MEM_TYPE_SHARED_VIRTUAL LMRs: memory a peer process can map, so
+ * that shm's RDMA can copy straight into it).
  * Round trips are stamped with the TSC on x86 (see ticks()), like perftest.
  * Each result carries the CPU time (getrusage user+system) and the voluntary and involuntary
  * context switches per operation of both sides, and both processes' thread counts (from
@@ -39,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -67,6 +71,7 @@ struct config {
 };
 #define F_VERIFY 1u
 #define F_BLOCK 2u
+#define F_SHM_MEM 4u /* -M shm */
 
 /* Where a side's RDMA areas are, for the peer. */
 struct remote {
@@ -520,6 +525,34 @@ static void create_ep(struct side *s)
     check(dat_ep_create(s->ia, s->pz, s->rcv_evd, s->req_evd, s->conn_evd, &attr, &s->ep), "dat_ep_create");
 }
 
+/* len zeroed bytes, page aligned: from the heap, or (shm) in a memfd mapped MAP_SHARED, which
+ * the memfd's descriptor, closed here, does not outlive: the mapping keeps the file. */
+static void *alloc_buffer(size_t len, int shm)
+{
+    void *mem = NULL;
+    if (!shm) {
+        if (posix_memalign(&mem, 4096, len) != 0)
+            fail("out of memory (%zu bytes)", len);
+        memset(mem, 0, len);
+        return mem;
+    }
+    int fd = memfd_create("datperf", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)len) != 0)
+        fail("memfd of %zu bytes: %s", len, strerror(errno));
+    mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (mem == MAP_FAILED)
+        fail("mmap of the memfd: %s", strerror(errno));
+    return mem;
+}
+
+static void free_buffer(struct side *s)
+{
+    if (s->cfg.flags & F_SHM_MEM)
+        munmap(s->buf, s->buflen);
+    else
+        free(s->buf);
+}
+
 /* The registered buffer, sized by the configuration (both sides know it by then). */
 static void register_buffer(struct side *s)
 {
@@ -535,10 +568,7 @@ static void register_buffer(struct side *s)
     size_t ring_bytes = (size_t)s->ring_slots * s->slot_len;
     size_t area = ((size_t)c->max_size + 4095) & ~(size_t)4095;
     s->buflen = CTRL_AREA + ring_bytes + 2 * area;
-    void *mem = NULL;
-    if (posix_memalign(&mem, 4096, s->buflen) != 0)
-        fail("out of memory (%zu bytes)", s->buflen);
-    memset(mem, 0, s->buflen);
+    void *mem = alloc_buffer(s->buflen, c->flags & F_SHM_MEM);
     s->buf = mem;
     s->ring = s->buf + CTRL_AREA;
     s->src = s->ring + ring_bytes;
@@ -548,11 +578,19 @@ static void register_buffer(struct side *s)
 
     DAT_REGION_DESCRIPTION region;
     memset(&region, 0, sizeof region);
-    region.for_va = s->buf;
+    DAT_MEM_TYPE type = DAT_MEM_TYPE_VIRTUAL;
+    static char shm_id[DAT_LMR_COOKIE_SIZE] = "datperf";
+    if (c->flags & F_SHM_MEM) {
+        type = DAT_MEM_TYPE_SHARED_VIRTUAL;
+        region.for_shared_memory.virtual_address = s->buf;
+        region.for_shared_memory.shared_memory_id = &shm_id;
+    } else {
+        region.for_va = s->buf;
+    }
     DAT_VLEN reg_len;
     DAT_VADDR reg_addr;
-    check(DP_LMR_CREATE(s->ia, region, s->buflen, s->pz, DAT_MEM_PRIV_ALL_FLAG, &s->lmr, &s->lmr_ctx, &s->rmr_ctx,
-                        &reg_len, &reg_addr),
+    check(DP_LMR_CREATE(s->ia, type, region, s->buflen, s->pz, DAT_MEM_PRIV_ALL_FLAG, &s->lmr, &s->lmr_ctx,
+                        &s->rmr_ctx, &reg_len, &reg_addr),
           "dat_lmr_create");
 }
 
@@ -575,7 +613,7 @@ static void teardown(struct side *s)
         check(dat_evd_free(s->cr_evd), "dat_evd_free(CR)");
     check(dat_pz_free(s->pz), "dat_pz_free");
     check(dat_ia_close(s->ia, DAT_CLOSE_GRACEFUL_FLAG), "dat_ia_close");
-    free(s->buf);
+    free_buffer(s);
 }
 
 /* Wait for DISCONNECTED, skipping nothing else. */
@@ -927,8 +965,8 @@ static void report(const struct side *s, const char *ia, uint32_t size, struct r
         rate = ops / r->secs / 1e6;
     }
     if (machine) {
-        printf("datperf test=%s ia=%s mode=%s size=%u iters=%llu", test_names[test], ia, mode, size,
-               (unsigned long long)r->ops);
+        printf("datperf test=%s ia=%s mode=%s mem=%s size=%u iters=%llu", test_names[test], ia, mode,
+               s->cfg.flags & F_SHM_MEM ? "shm" : "heap", size, (unsigned long long)r->ops);
         if (test == T_SEND_LAT && s->cfg.signal_every > 1)
             printf(" signal_every=%u", s->cfg.signal_every);
         if (is_latency_test(test))
@@ -1115,6 +1153,7 @@ static void usage(void)
             "  -p / -b     completions by spinning on dat_evd_dequeue (default) / sleeping in dat_evd_wait\n"
             "  -c          check every payload\n"
             "  -m          machine-readable output: one key=value line per result\n"
+            "  -M mem      buffers of both sides: heap (default) or shm (memfd, MAP_SHARED, SHARED_VIRTUAL LMR)\n"
             "  -q qual     connection qualifier (default 18517)\n",
             MAX_WINDOW, MAX_WINDOW);
     exit(2);
@@ -1142,7 +1181,7 @@ int main(int argc, char **argv)
     DAT_CONN_QUAL qual = 18517;
     struct config cfg = {T_SEND_LAT, 0, 8, 8, 0, UINT32_MAX, 32, 1};
     int all = 0, machine = 0, opt;
-    while ((opt = getopt(argc, argv, "P:h:q:t:s:an:W:w:u:pbcm")) != -1) {
+    while ((opt = getopt(argc, argv, "P:h:q:t:s:an:W:w:u:pbcmM:")) != -1) {
         switch (opt) {
         case 'P': ia = optarg; break;
         case 'h': host = optarg; break;
@@ -1166,6 +1205,14 @@ int main(int argc, char **argv)
         case 'b': cfg.flags |= F_BLOCK; break;
         case 'c': cfg.flags |= F_VERIFY; break;
         case 'm': machine = 1; break;
+        case 'M':
+            if (strcmp(optarg, "shm") == 0)
+                cfg.flags |= F_SHM_MEM;
+            else if (strcmp(optarg, "heap") == 0)
+                cfg.flags &= ~F_SHM_MEM;
+            else
+                usage();
+            break;
         default: usage();
         }
     }

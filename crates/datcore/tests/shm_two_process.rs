@@ -343,6 +343,7 @@ fn peer_main() {
         "echo" => peer_echo(&ep),
         "rdma_target" => peer_rdma_target(&ep),
         "rdma_hammer" => peer_rdma_hammer(&ep),
+        "shared_lmr" => peer_shared_lmr(&ep),
         "ext_target" => peer_ext_target(&ep),
         "ud" => unreachable!("the UD peer has its own endpoint"),
         "atomic_hammer" => peer_atomic_hammer(&ep),
@@ -492,10 +493,20 @@ const HAMMER: usize = 1 << 20;
 /// in-flight mark protocol), although the peer was writing it in a loop.
 #[test]
 fn dereg_waits_out_peer_writes() {
+    dereg_waits_out(&mut vec![0u8; HAMMER], 12);
+}
+
+/// The same with the region in a memfd: the peer writes through its own mapping of it, and
+/// its next write after the free fails instead of landing in the (still shared) pages.
+#[test]
+fn dereg_waits_out_peer_writes_into_shared_memory() {
+    dereg_waits_out(SharedMem::memfd(HAMMER).bytes(), 13);
+}
+
+fn dereg_waits_out(target: &mut [u8], n: u64) {
     let dev = open();
     let ep = Ep::new(&dev);
-    let (_l, _, child) = accept_one(&dev, port(12), &ep, b"", "rdma_hammer", &[]);
-    let target = vec![0u8; HAMMER];
+    let (_l, _, child) = accept_one(&dev, port(n), &ep, b"", "rdma_hammer", &[]);
     let mr = ep.pd.reg_mr(target.as_ptr() as u64, HAMMER as u64, ALL).unwrap();
     let rb = Buf::new(&ep.pd, 64, ALL);
     ep.qp.post_recv(0, &[rb.sge(0, 64)]).unwrap();
@@ -506,25 +517,236 @@ fn dereg_waits_out_peer_writes() {
     assert_eq!(ep.scq.expect().status, WcStatus::Success);
     // Let writes land, then free the region in the middle of them.
     let end = Instant::now() + T;
-    while std::hint::black_box(&target)[HAMMER - 1] != 0xab {
+    while std::hint::black_box(&*target)[HAMMER - 1] != 0xab {
         assert!(Instant::now() < end, "no RDMA write landed");
         std::thread::yield_now();
     }
     std::thread::sleep(Duration::from_millis(20));
     drop(mr);
     // From here on the bytes are ours alone: write a marker and check nothing overwrites it.
-    let mut target = target;
     target.fill(0x5a);
     let wc = ep.rcq.expect();
     assert_eq!(wc.status, WcStatus::Success);
     let landed = u64::from_le_bytes(rb.bytes()[..8].try_into().unwrap());
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-    let late = std::hint::black_box(&target).iter().filter(|&&b| b != 0x5a).count();
+    let late = std::hint::black_box(&*target).iter().filter(|&&b| b != 0x5a).count();
     assert_eq!(late, 0, "{late} bytes written after the region was freed ({landed} writes landed)");
     assert!(landed > 0);
     ep.qp.disconnect(true).unwrap();
     assert_eq!(ep.event().0, ConnEvent::Disconnected);
     wait_child(child);
+}
+
+// ---- shared-memory LMRs: the initiator copies through its own mapping ---------------------------
+
+/// Memory in a shared mapping another process can map: a memfd or a System V segment
+/// (removed at once: it lives while attached).
+struct SharedMem {
+    ptr: *mut u8,
+    len: usize,
+    /// The inode /proc/<pid>/maps shows for it (for a segment, its shmid).
+    ino: u64,
+    sysv: bool,
+    _fd: Option<std::os::fd::OwnedFd>,
+}
+
+impl SharedMem {
+    fn memfd(len: usize) -> SharedMem {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: NUL-terminated name; the result is checked.
+        let raw = unsafe { libc::memfd_create(c"dat-test".as_ptr(), libc::MFD_CLOEXEC) };
+        assert!(raw >= 0);
+        // SAFETY: a fresh descriptor.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let file = std::fs::File::from(fd.try_clone().unwrap());
+        file.set_len(len as u64).unwrap();
+        let ino = file.metadata().unwrap().ino();
+        // SAFETY: mapping our own file; checked.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        SharedMem { ptr: p as *mut u8, len, ino, sysv: false, _fd: Some(fd) }
+    }
+
+    fn sysv(len: usize) -> SharedMem {
+        // SAFETY: plain System V calls; each result is checked.
+        unsafe {
+            let id = libc::shmget(libc::IPC_PRIVATE, len, libc::IPC_CREAT | 0o600);
+            assert!(id >= 0);
+            let p = libc::shmat(id, std::ptr::null(), 0);
+            assert_ne!(p as isize, -1);
+            libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut());
+            SharedMem { ptr: p as *mut u8, len, ino: id as u64, sysv: true, _fd: None }
+        }
+    }
+
+    fn bytes(&self) -> &'static mut [u8] {
+        // SAFETY: the mapping is len bytes; tests keep the SharedMem alive while they use it
+        // (it is leaked: a freed LMR's memory must stay valid for the late-write checks).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl Drop for SharedMem {
+    fn drop(&mut self) {
+        // SAFETY: unmapping what new() mapped, once.
+        unsafe {
+            if self.sysv {
+                libc::shmdt(self.ptr as *const libc::c_void);
+            } else {
+                libc::munmap(self.ptr as *mut libc::c_void, self.len);
+            }
+        }
+    }
+}
+
+/// Whether this process maps a file (or segment) with inode `ino` (see `SharedMem::ino`).
+fn maps_inode(ino: u64) -> bool {
+    std::fs::read_to_string("/proc/self/maps")
+        .unwrap()
+        .lines()
+        .any(|l| l.split_ascii_whitespace().nth(4) == Some(ino.to_string().as_str()))
+}
+
+/// The parent registers shared memory (a read-write region with a write-only window in it, a
+/// read-only region); the peer checks the direct path: its RDMA write lands and maps the
+/// memory into the peer, rkey, bounds and rights are refused there as on every path, and after
+/// the parent frees the region and the window the peer's next writes fail and its mappings of
+/// them are gone; when the connection ends, so is the last one. `extra` is the peer's
+/// environment.
+fn shared_lmr(mem: SharedMem, n: u64, extra: &[(&str, &str)]) {
+    let dev = open();
+    let ep = Ep::new(&dev);
+    let (_l, _, child) = accept_one(&dev, port(n), &ep, b"", "shared_lmr", extra);
+    let m = mem.bytes();
+    let half = (mem.len / 2) as u64;
+    let base = mem.ptr as u64;
+    let rw = ep.pd.reg_mr(base, half, ALL).unwrap();
+    let ro = ep.pd.reg_mr(base + half, half, Access { remote_write: false, ..ALL }).unwrap();
+    // A write-only window on the read-write region's second page.
+    let mw = ep.pd.alloc_mw().unwrap();
+    let win = base + 4096;
+    let bind = BindWr {
+        wr_id: 8,
+        mw: &mw,
+        mr: &rw,
+        addr: win,
+        length: 4096,
+        access: Access { remote_write: true, ..Access::default() },
+        signaled: true,
+    };
+    let win_k = ep.qp.bind_mw(&bind).unwrap();
+    assert_eq!(ep.scq.expect().status, WcStatus::Success);
+    let rb = Buf::new(&ep.pd, 256, ALL);
+    ep.qp.post_recv(0, &[rb.sge(0, 64)]).unwrap();
+    ep.qp.post_recv(1, &[rb.sge(64, 64)]).unwrap();
+    let mut desc = Buf::new(&ep.pd, 64, ALL);
+    let words = [base, rw.rkey() as u64, base + half, ro.rkey() as u64, mem.ino, half, win, win_k as u64];
+    for (i, w) in words.iter().enumerate() {
+        desc.mem[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
+    }
+    ep.send(9, &[desc.sge(0, 64)]);
+    assert_eq!(ep.scq.expect().status, WcStatus::Success);
+    // Phase 1 done: the peer wrote i % 251 over the whole read-write region.
+    assert_eq!(ep.rcq.expect().status, WcStatus::Success);
+    assert!(m[..half as usize].iter().enumerate().all(|(i, &b)| b == (i % 251) as u8), "peer's write");
+    assert!(m[half as usize..].iter().all(|&b| b == 0), "the read-only region was written");
+    drop(mw);
+    drop(rw);
+    m[..half as usize].fill(0x5a);
+    ep.send(10, &[desc.sge(0, 8)]);
+    assert_eq!(ep.scq.expect().status, WcStatus::Success);
+    // Phase 2 done: the peer's write to the freed region failed.
+    assert_eq!(ep.rcq.expect().status, WcStatus::Success);
+    assert!(m[..half as usize].iter().all(|&b| b == 0x5a), "written after the free");
+    drop(ro);
+    ep.qp.disconnect(true).unwrap();
+    assert_eq!(ep.event().0, ConnEvent::Disconnected);
+    wait_child(child);
+    std::mem::forget(mem); // see SharedMem::bytes
+}
+
+fn peer_shared_lmr(ep: &Ep) {
+    assert_eq!(ep.event().0, ConnEvent::Established);
+    let rb = Buf::new(&ep.pd, 128, ALL);
+    ep.qp.post_recv(0, &[rb.sge(0, 64)]).unwrap();
+    ep.qp.post_recv(1, &[rb.sge(64, 64)]).unwrap();
+    assert_eq!(ep.rcq.expect().status, WcStatus::Success);
+    let w: Vec<u64> = (0..8).map(|i| u64::from_le_bytes(rb.bytes()[i * 8..i * 8 + 8].try_into().unwrap())).collect();
+    let (rw, rw_k, ro, ro_k, ino, half) = (w[0], w[1] as u32, w[2], w[3] as u32, w[4], w[5] as usize);
+    let (win, win_k) = (w[6], w[7] as u32);
+    let mut src = Buf::new(&ep.pd, half, ALL);
+    src.fill(|i| (i % 251) as u8);
+    let dst = Buf::new(&ep.pd, half, ALL);
+    let status = |wr_id: u64, op: SendOp, sge: Sge| {
+        ep.op(wr_id, op, &[sge], true).unwrap();
+        let wc = ep.scq.expect();
+        assert_eq!(wc.wr_id, wr_id);
+        wc.status
+    };
+    // Two SGEs into the whole region; the copy went through a mapping of the parent's memory.
+    ep.op(20, SendOp::RdmaWrite { remote_addr: rw, rkey: rw_k }, &[src.sge(0, 1000), src.sge(1000, half - 1000)], true)
+        .unwrap();
+    assert_eq!(ep.scq.expect().status, WcStatus::Success);
+    assert!(maps_inode(ino), "no mapping of the parent's shared memory: the direct path was not taken");
+    assert_eq!(
+        status(21, SendOp::RdmaRead { remote_addr: rw + 3, rkey: rw_k }, dst.sge(0, half - 3)),
+        WcStatus::Success
+    );
+    assert!(dst.bytes()[..half - 3] == src.bytes()[3..], "read-back mismatch");
+    // Refused: wrong rkey, out of bounds either way, a write to the read-only region.
+    let ra = WcStatus::RemoteAccess;
+    assert_eq!(status(30, SendOp::RdmaWrite { remote_addr: rw, rkey: rw_k ^ 0x10000 }, src.sge(0, 8)), ra);
+    assert_eq!(status(31, SendOp::RdmaWrite { remote_addr: rw + half as u64 - 4, rkey: rw_k }, src.sge(0, 8)), ra);
+    assert_eq!(status(32, SendOp::RdmaRead { remote_addr: rw - 1, rkey: rw_k }, dst.sge(0, 8)), ra);
+    assert_eq!(status(33, SendOp::RdmaWrite { remote_addr: ro, rkey: ro_k }, src.sge(0, 8)), ra);
+    assert_eq!(status(34, SendOp::RdmaWrite { remote_addr: ro, rkey: rw_k }, src.sge(0, 8)), ra);
+    assert_eq!(status(35, SendOp::RdmaRead { remote_addr: ro, rkey: ro_k }, dst.sge(0, 64)), WcStatus::Success);
+    // The window (the same pattern again, so the parent's check covers it) and its limits.
+    let win_write =
+        |wr_id, at: u64, len| status(wr_id, SendOp::RdmaWrite { remote_addr: at, rkey: win_k }, src.sge(4096, len));
+    assert_eq!(win_write(36, win, 4096), WcStatus::Success);
+    assert_eq!(win_write(37, win + 8, 4096), ra);
+    assert_eq!(status(38, SendOp::RdmaRead { remote_addr: win, rkey: win_k }, dst.sge(0, 8)), ra);
+    ep.send(40, &[src.sge(0, 1)]);
+    assert_eq!(ep.scq.expect().status, WcStatus::Success);
+    // The parent frees the read-write region, then tells us: the old rkey must fail now, and
+    // our mapping of it is gone (the read-only region's mapping stays while it lives).
+    assert_eq!(ep.rcq.expect().status, WcStatus::Success);
+    assert_eq!(status(50, SendOp::RdmaWrite { remote_addr: rw, rkey: rw_k }, src.sge(0, 64)), ra);
+    assert_eq!(win_write(51, win, 64), ra);
+    let mappings = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let of_parent = mappings.lines().filter(|l| l.split_ascii_whitespace().nth(4) == Some(&ino.to_string())).count();
+    assert_eq!(of_parent, 1, "the freed region's mapping was kept:\n{mappings}");
+    ep.send(52, &[src.sge(0, 1)]);
+    assert_eq!(ep.scq.expect().status, WcStatus::Success);
+    assert_eq!(ep.event().0, ConnEvent::Disconnected);
+    assert!(!maps_inode(ino), "the connection ended but a mapping of the parent's memory stayed");
+}
+
+#[test]
+fn shared_lmr_memfd() {
+    shared_lmr(SharedMem::memfd(4 << 20), 14, &[]);
+}
+
+/// Without cross-memory attach the direct path still works (it needs only /proc/<pid>/fd).
+#[test]
+fn shared_lmr_memfd_without_cma() {
+    shared_lmr(SharedMem::memfd(1 << 20), 15, &[("DAT_SHM_NO_CMA", "1")]);
+}
+
+#[test]
+fn shared_lmr_sysv() {
+    shared_lmr(SharedMem::sysv(1 << 20), 16, &[]);
 }
 
 #[test]

@@ -38,6 +38,7 @@ struct side {
     DAT_LMR_CONTEXT lctx;
     DAT_RMR_CONTEXT rctx;
     DAT_VADDR raddr;
+    int shared; /* buf is a memfd mapping registered as DAT_MEM_TYPE_SHARED_VIRTUAL */
 };
 
 /* message used to pass an RMR triplet */
@@ -48,7 +49,25 @@ struct rmr_msg {
     DAT_UINT64 len;
 };
 
-static tres side_open(struct side *s, DAT_VLEN buflen, int with_ep)
+/* The side's buffer: heap memory, or (shared) a memfd mapped MAP_SHARED, which another process
+ * could map too. */
+static char *side_alloc(DAT_VLEN buflen, int shared)
+{
+    if (!shared)
+        return aligned_alloc(4096, buflen);
+    int fd = memfd_create("dct-shared", MFD_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    void *p = ftruncate(fd, (off_t)buflen) == 0 ? mmap(NULL, buflen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                                                 : MAP_FAILED;
+    close(fd); /* the mapping keeps the file */
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* An IA with its PZ, EVDs, optionally an EP, and one registered buffer of buflen bytes
+ * (shared: in shared memory, registered as DAT_MEM_TYPE_SHARED_VIRTUAL; SKIP where the
+ * provider answers DAT_NOT_IMPLEMENTED). */
+static tres side_open_mem(struct side *s, DAT_VLEN buflen, int with_ep, int shared)
 {
     memset(s, 0, sizeof *s);
     OK(open_ia(&s->ia, &s->async_evd));
@@ -60,23 +79,43 @@ static tres side_open(struct side *s, DAT_VLEN buflen, int with_ep)
     if (with_ep)
         OK(dat_ep_create(s->ia, s->pz, s->rdto, s->dto, s->conn, NULL, &s->ep));
     s->buflen = buflen;
-    s->buf = aligned_alloc(4096, buflen);
+    s->shared = shared;
+    s->buf = side_alloc(buflen, shared);
     CHECK(s->buf != NULL, "oom");
     memset(s->buf, 0, buflen);
     DAT_REGION_DESCRIPTION rd;
     memset(&rd, 0, sizeof rd);
-    rd.for_va = s->buf;
+    DAT_MEM_TYPE type = DAT_MEM_TYPE_VIRTUAL;
+    if (shared) {
+        type = DAT_MEM_TYPE_SHARED_VIRTUAL;
+        rd.for_shared_memory.virtual_address = s->buf;
+        rd.for_shared_memory.shared_memory_id = NULL; /* not read by libdat */
+    } else {
+        rd.for_va = s->buf;
+    }
     DAT_VLEN rl;
-    OK(lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, rd, buflen, s->pz, DAT_MEM_PRIV_ALL_FLAG, &s->lmr, &s->lctx,
-                      &s->rctx, &rl, &s->raddr));
+    OK(lmr_create(s->ia, type, rd, buflen, s->pz, DAT_MEM_PRIV_ALL_FLAG, &s->lmr, &s->lctx, &s->rctx, &rl, &s->raddr));
     return T_PASS;
+}
+
+static tres side_open(struct side *s, DAT_VLEN buflen, int with_ep)
+{
+    return side_open_mem(s, buflen, with_ep, 0);
+}
+
+static void side_free_buf(struct side *s)
+{
+    if (s->shared)
+        munmap(s->buf, s->buflen);
+    else
+        free(s->buf);
 }
 
 static tres side_close(struct side *s)
 {
     if (s->ia)
         OK(dat_ia_close(s->ia, DAT_CLOSE_ABRUPT_FLAG));
-    free(s->buf);
+    side_free_buf(s);
     memset(s, 0, sizeof *s);
     return T_PASS;
 }
@@ -361,6 +400,10 @@ struct pair_arg {
     int iters;
 };
 
+/* rdma_target_server and rdma_client: both sides' buffers in shared memory (SHARED_VIRTUAL
+ * LMRs); set only around one run_pair */
+static int g_rdma_shared_mem;
+
 static void fill(char *b, size_t n, unsigned seed)
 {
     for (size_t i = 0; i < n; i++)
@@ -526,7 +569,7 @@ static tres rdma_target_server(void *v)
 {
     struct pair_arg *a = v;
     struct side s;
-    TRY(side_open(&s, 65536, 0));
+    TRY(side_open_mem(&s, 65536, 0, g_rdma_shared_mem));
     OK(dat_psp_create(s.ia, a->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
     peer_ready();
     for (int k = 0; k < a->iters; k++) {
@@ -616,7 +659,7 @@ static tres rdma_client(void *v, struct peer *peer)
     (void)peer;
     struct pair_arg *a = v;
     struct side s;
-    TRY(side_open(&s, 65536, 1));
+    TRY(side_open_mem(&s, 65536, 1, g_rdma_shared_mem));
     struct rmr_msg m;
     TRY(cli_get_triplet(&s, a, &m));
     /* write 20000 bytes at offset 4096 of the remote window from 2 local segments */
@@ -656,6 +699,17 @@ static tres e2e_rdma(void)
 {
     struct pair_arg a = {fresh_qual(0), 0, 1};
     return run_pair(rdma_target_server, rdma_client, &a);
+}
+
+/* The same on memory in a memfd registered as DAT_MEM_TYPE_SHARED_VIRTUAL (on shm the
+ * initiator then copies through its own mapping of the target's memory). */
+static tres e2e_rdma_shared_memory(void)
+{
+    struct pair_arg a = {fresh_qual(0), 0, 1};
+    g_rdma_shared_mem = 1;
+    tres r = run_pair(rdma_target_server, rdma_client, &a);
+    g_rdma_shared_mem = 0;
+    return r;
 }
 
 static tres completion_error(struct side *s, DAT_RETURN r, DAT_UINT64 c, const char *what)
@@ -1964,6 +2018,7 @@ const struct tcase e2e_cases[] = {
     {"e2e.connect_private_data", e2e_private_data, 40},
     {"e2e.send_recv_pingpong", e2e_pingpong, 60},
     {"e2e.rdma_write_read", e2e_rdma, 40},
+    {"e2e.rdma_write_read_shared_memory", e2e_rdma_shared_memory, 40},
     {"e2e.rdma_bad_remote", e2e_rdma_bad, 40},
     {"e2e.reject", e2e_reject, 40},
     {"e2e.connect_no_listener", e2e_no_listener, 40},

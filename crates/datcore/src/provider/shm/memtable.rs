@@ -10,6 +10,7 @@
 
 use super::super::Access;
 use super::ring::Segment;
+use super::shared::Share;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -25,13 +26,15 @@ pub enum Kind {
 }
 
 /// A consistent view of one key.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Entry {
     pub kind: Kind,
     pub pd: u32,
     pub addr: u64,
     pub len: u64,
     pub access: Access,
+    /// How a peer maps this memory itself, if it can ([`super::shared`]).
+    pub share: Option<Share>,
 }
 
 impl Entry {
@@ -51,6 +54,12 @@ pub struct Slot {
     meta: AtomicU32,
     addr: AtomicU64,
     len: AtomicU64,
+    /// [`Share`], encoded: kind (0: none), descriptor or shmid, device, inode, offset.
+    share_kind: AtomicU32,
+    share_id: AtomicU32,
+    share_dev: AtomicU64,
+    share_ino: AtomicU64,
+    share_offset: AtomicU64,
 }
 
 /// Bytes of the table in the published area.
@@ -173,6 +182,12 @@ pub fn publish(index: u32, e: Entry) -> u32 {
     s.meta.store(pack(e.kind, e.access), Ordering::SeqCst);
     s.addr.store(e.addr, Ordering::SeqCst);
     s.len.store(e.len, Ordering::SeqCst);
+    let (kind, id, dev, ino, offset) = Share::encode(e.share);
+    s.share_kind.store(kind, Ordering::SeqCst);
+    s.share_id.store(id, Ordering::SeqCst);
+    s.share_dev.store(dev, Ordering::SeqCst);
+    s.share_ino.store(ino, Ordering::SeqCst);
+    s.share_offset.store(offset, Ordering::SeqCst);
     let key = gen << INDEX_BITS | index;
     s.key.store(key, Ordering::SeqCst);
     key
@@ -217,9 +232,16 @@ pub fn lookup_in(slots: &[Slot], key: u32) -> Option<Entry> {
     let meta = s.meta.load(Ordering::Acquire);
     let addr = s.addr.load(Ordering::Acquire);
     let len = s.len.load(Ordering::Acquire);
+    let share = Share::decode(
+        s.share_kind.load(Ordering::Acquire),
+        s.share_id.load(Ordering::Acquire),
+        s.share_dev.load(Ordering::Acquire),
+        s.share_ino.load(Ordering::Acquire),
+        s.share_offset.load(Ordering::Acquire),
+    );
     if s.key.load(Ordering::Acquire) != key {
         return None;
     }
     let (kind, access) = unpack(meta);
-    Some(Entry { kind, pd, addr, len, access })
+    Some(Entry { kind, pd, addr, len, access, share })
 }

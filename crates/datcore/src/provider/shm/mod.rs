@@ -46,6 +46,7 @@ mod rdma;
 mod recvq;
 mod rendezvous;
 mod ring;
+mod shared;
 mod sys;
 mod ud;
 mod wire;
@@ -198,9 +199,11 @@ impl ProtectionDomain for ShmPd {
             return Err(DatError::new(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
         }
         let slot = memtable::alloc().ok_or(DatError::insufficient(DAT_RESOURCE_MEMORY_REGION))?;
-        let key =
-            memtable::publish(slot, memtable::Entry { kind: memtable::Kind::Region, pd: self.id, addr, len, access });
-        Ok(Arc::new(ShmMr { slot, key, addr, len }))
+        let exported = shared::export(addr, len);
+        let share = exported.as_ref().map(|e| e.share);
+        let entry = memtable::Entry { kind: memtable::Kind::Region, pd: self.id, addr, len, access, share };
+        let key = memtable::publish(slot, entry);
+        Ok(Arc::new(ShmMr { slot, key, addr, len, _exported: exported }))
     }
 
     fn alloc_mw(&self) -> DatResult<Arc<dyn MemoryWindow>> {
@@ -225,6 +228,9 @@ pub struct ShmMr {
     key: u32,
     addr: u64,
     len: u64,
+    /// Keeps the published descriptor open; dropped after `Drop` has freed the slot (so after
+    /// every peer copy through the key ended).
+    _exported: Option<shared::Exported>,
 }
 
 impl MemoryRegion for ShmMr {

@@ -13,6 +13,7 @@ use super::cq::ShmCq;
 use super::memtable::{self, Entry, Kind};
 use super::recvq::{self, RecvQueue, SgeList, ShmSrq};
 use super::ring::{Consumer, Malformed, Producer, Segment};
+use super::shared::PeerMaps;
 use super::xfer::Part;
 use super::{conn, progress, sys, wire, ShmMw, MWS};
 use crate::codes::*;
@@ -94,6 +95,8 @@ pub struct Link {
     /// We can read/write the peer's memory.
     pub we_copy: bool,
     pub peer: PeerEnd,
+    /// The peer's shared-memory registrations mapped here (RDMA by memcpy, [`super::rdma`]).
+    pub peer_maps: PeerMaps,
 }
 
 impl Link {
@@ -111,6 +114,7 @@ impl Link {
             peer_pid,
             peer_copies: false,
             we_copy,
+            peer_maps: PeerMaps::default(),
         }
     }
 }
@@ -818,7 +822,8 @@ impl QueuePair for ShmQp {
                 return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
             }
             let access = Access { local_read: false, local_write: false, ..wr.access };
-            rkey = mw.bind(Entry { kind: Kind::Window, pd: sh.pd, addr: wr.addr, len: wr.length, access });
+            let share = mr.share.map(|s| s.shifted(wr.addr - mr.addr));
+            rkey = mw.bind(Entry { kind: Kind::Window, pd: sh.pd, addr: wr.addr, len: wr.length, access, share });
             if wr.signaled {
                 if let Some(cq) = &sh.send_cq {
                     cq.push(WorkCompletion {

@@ -1,7 +1,8 @@
 //! RDMA write and read executed by the *initiator*: it checks the rkey against the target's
-//! published memory table (mapped read-only from the target's area), then moves the bytes
-//! with one `process_vm_writev/readv` between the two processes' buffers. The target's threads
-//! are not involved at all.
+//! published memory table (mapped read-only from the target's area), then moves the bytes:
+//! with one `memcpy` into or out of its own mapping of the target's memory where the target
+//! registered shared memory ([`super::shared`]), else with one `process_vm_writev/readv`
+//! between the two processes' buffers. The target's threads are not involved at all.
 //!
 //! Ordering (RC): an op runs here only when every earlier op of the same send queue has been
 //! placed at the target: the request ring is drained (the target consumes a record only after
@@ -16,12 +17,14 @@ use super::cma::{self, MAX_IOV};
 use super::memtable;
 use super::qp::{Fault, Link, OpKind};
 use super::recvq;
+use super::shared::PeerMaps;
 use std::sync::atomic::{fence, Ordering};
 
 /// What became of an RDMA op offered to the initiator path.
 pub enum Outcome {
-    /// This connection cannot do it (no cross-memory attach, no peer table, or disabled by
-    /// `DAT_SHM_TARGET_RDMA=1`): send it through the ring for the target to execute.
+    /// This connection cannot do it (no peer table, no cross-memory attach and no mapping of
+    /// the target memory, or disabled by `DAT_SHM_TARGET_RDMA=1`): send it through the ring
+    /// for the target to execute.
     Unavailable,
     /// Earlier ops are not placed yet: try again later.
     NotYet,
@@ -49,9 +52,24 @@ pub struct Op<'a> {
 
 /// Runs `op` from the initiator if the connection allows it now.
 pub fn execute(link: &mut Link, reads_out: u32, op: &Op<'_>) -> Result<Outcome, Fault> {
-    let Some(area) = link.peer.area.as_ref().filter(|_| link.we_copy && !target_executes()) else {
+    let Some(area) = link.peer.area.as_ref().filter(|_| !target_executes()) else {
         return Ok(Outcome::Unavailable);
     };
+    // SAFETY: the peer's table mapping lives as long as `area` (borrowed from the link).
+    let slots = unsafe { memtable::peer_slots(area.table.ptr) };
+    // Without cross-memory attach only memory we can map ourselves is ours to copy (a first
+    // look; the marked lookup below decides).
+    if !link.we_copy {
+        match memtable::lookup_in(slots, op.rkey) {
+            Some(e) if e.share.is_some() => {}
+            found => {
+                if found.is_none() {
+                    link.peer_maps.forget(op.rkey);
+                }
+                return Ok(Outcome::Unavailable);
+            }
+        }
+    }
     if reads_out > 0 || !link.tx_req.drained()? {
         return Ok(Outcome::NotYet);
     }
@@ -65,28 +83,57 @@ pub fn execute(link: &mut Link, reads_out: u32, op: &Op<'_>) -> Result<Outcome, 
     let mark = link.seg.in_flight(link.side);
     mark.store(memtable::slot_of(op.rkey) + 1, Ordering::SeqCst);
     fence(Ordering::SeqCst);
-    // SAFETY: the peer's table mapping lives as long as `area` (borrowed from the link).
-    let slots = unsafe { memtable::peer_slots(area.table.ptr) };
-    let allowed = memtable::lookup_in(slots, op.rkey).is_some_and(|e| {
+    let entry = memtable::lookup_in(slots, op.rkey);
+    let allowed = entry.filter(|e| {
         e.pd == link.peer.pd
             && e.covers(op.remote_addr, op.total)
             && if write { e.access.remote_write } else { e.access.remote_read }
     });
-    let result = if allowed {
-        let mut local = [(0u64, 0u64); MAX_IOV];
-        let n = super::xfer::iovs(op.sges, op.total, &mut local);
-        Some(cma::transfer(link.peer_pid, &local[..n], &[(op.remote_addr, op.total)], write))
-    } else {
-        None
+    let moved = match allowed {
+        None => Moved::Refused,
+        Some(e) => copy(&mut link.peer_maps, link.peer_pid, link.we_copy, op, &e),
     };
+    if entry.is_none() {
+        link.peer_maps.forget(op.rkey);
+    }
     mark.store(0, Ordering::Release);
-    Ok(Outcome::Done(match result {
-        None => WcStatus::RemoteAccess,
-        Some(Ok(())) => WcStatus::Success,
-        Some(Err(e)) if e.raw_os_error() == Some(libc::ESRCH) => return Err(Fault::PeerGone),
-        Some(Err(e)) => {
+    Ok(Outcome::Done(match moved {
+        Moved::Refused => WcStatus::RemoteAccess,
+        Moved::Unmappable => return Ok(Outcome::Unavailable),
+        Moved::Copied(Ok(())) => WcStatus::Success,
+        Moved::Copied(Err(e)) if e.raw_os_error() == Some(libc::ESRCH) => return Err(Fault::PeerGone),
+        Moved::Copied(Err(e)) => {
             tracing::debug!("shm: cross-memory RDMA failed: {e}");
             WcStatus::LocalProtection
         }
     }))
+}
+
+/// What became of the bytes of an op whose rkey was looked up.
+enum Moved {
+    /// rkey, protection domain, bounds or rights refused it: nothing moved.
+    Refused,
+    /// Not mappable here and no cross-memory attach: the target must execute it.
+    Unmappable,
+    Copied(std::io::Result<()>),
+}
+
+/// Moves an allowed op's bytes: through our mapping of the peer's shared memory, else with
+/// cross-memory attach. Runs under the in-flight mark, `e` being the live entry of `op.rkey`.
+fn copy(maps: &mut PeerMaps, pid: i32, we_copy: bool, op: &Op<'_>, e: &memtable::Entry) -> Moved {
+    let write = op.kind == OpKind::Write;
+    let mut local = [(0u64, 0u64); MAX_IOV];
+    let n = super::xfer::iovs(op.sges, op.total, &mut local);
+    match maps.get(pid, op.rkey, e) {
+        Some(mapping) => {
+            // SAFETY: the local pieces were validated against our table when posted (a read's
+            // sink again above); the remote range was just checked against the live entry the
+            // mapping was made for, and the mark keeps it live until the copy ends (the
+            // invariant on `PeerMaps`).
+            unsafe { mapping.copy(op.remote_addr - e.addr, &local[..n], write) };
+            Moved::Copied(Ok(()))
+        }
+        None if we_copy => Moved::Copied(cma::transfer(pid, &local[..n], &[(op.remote_addr, op.total)], write)),
+        None => Moved::Unmappable,
+    }
 }

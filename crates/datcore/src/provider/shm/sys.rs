@@ -226,11 +226,16 @@ pub fn reopen_read_only(fd: &OwnedFd) -> io::Result<OwnedFd> {
 }
 
 pub fn file_size(fd: &OwnedFd) -> io::Result<u64> {
+    Ok(identity(fd)?.2)
+}
+
+/// (device, inode, size) of an open file.
+pub fn identity(fd: &OwnedFd) -> io::Result<(u64, u64, u64)> {
     // SAFETY: stat is plain old data; fstat fills it.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: st is a valid stat buffer.
     cvt(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) })?;
-    Ok(st.st_size as u64)
+    Ok((st.st_dev, st.st_ino, st.st_size as u64))
 }
 
 /// A shared mapping, unmapped on drop.
