@@ -346,15 +346,19 @@ mod tests {
         check_every_combination(&types, &subtypes);
     }
 
-    /// Every `DAT_RETURN_TYPE` and `DAT_RETURN_SUBTYPE` constant of the face (its `abi.rs`),
-    /// translated into the core's numbering as `dat_strerror` does. The DAT 2.0 codes that DAT
-    /// 1.2 has no name for are left out: the 2.0 face's `dat_strerror` does not name them.
+    /// Every `DAT_RETURN_TYPE` and `DAT_RETURN_SUBTYPE` constant of the face (its `abi.rs` and
+    /// the shared `abi_common.rs`), translated into the core's numbering as `dat_strerror` does.
+    /// The DAT 2.0 codes that DAT 1.2 has no name for are left out: the 2.0 face's
+    /// `dat_strerror` does not name them.
     #[test]
     fn every_face_code() {
-        let source = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/abi.rs"));
+        let sources = [include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/abi.rs")), include_str!("abi_common.rs")];
         let only_20 = |&(name, _): &(&str, u32)| !crate::convert::ONLY_IN_THIS_FACE.contains(&name);
-        let types: Vec<_> = constants(source, "DAT_RETURN_TYPE").into_iter().filter(only_20).collect();
-        let subtypes: Vec<_> = constants(source, "DAT_RETURN_SUBTYPE").into_iter().filter(only_20).collect();
+        let face_constants = |ty: &str| -> Vec<(&'static str, u32)> {
+            sources.iter().flat_map(|source| constants(source, ty)).filter(only_20).collect()
+        };
+        let types = face_constants("DAT_RETURN_TYPE");
+        let subtypes = face_constants("DAT_RETURN_SUBTYPE");
         assert!(types.len() >= 22 && subtypes.len() >= 102, "abi.rs parsed");
         let to_core = |list: Vec<(&'static str, u32)>| -> Vec<(&'static str, u32)> {
             list.into_iter().map(|(name, v)| (name, crate::convert::code_in(v))).collect()

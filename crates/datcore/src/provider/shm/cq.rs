@@ -28,6 +28,8 @@ const REPOLLED: u8 = 2;
 
 pub struct ShmCq {
     q: Mutex<Ring>,
+    /// How many completions `q` holds (changed under its lock): an empty poll does not lock it.
+    queued: AtomicUsize,
     waker: Arc<dyn Waker>,
     async_events: Arc<dyn AsyncEvents>,
     /// Queue pairs with this as their send or receive queue. Strong references (a poll walks
@@ -63,6 +65,7 @@ impl ShmCq {
         let cap = min_entries.max(1) as usize;
         Ok(ShmCq {
             q: Mutex::new(Ring { items: VecDeque::with_capacity(cap), cap, overflowed: false }),
+            queued: AtomicUsize::new(0),
             waker,
             async_events,
             qps: Mutex::new(Vec::new()),
@@ -101,6 +104,7 @@ impl ShmCq {
             return false;
         }
         q.items.push_back(wc);
+        self.queued.store(q.items.len(), Ordering::Release);
         true
     }
 
@@ -143,11 +147,17 @@ impl CompletionQueue for ShmCq {
             _ => {}
         }
         self.drive();
+        // A completion pushed after this look is the next poll's (a sleeper's re-poll follows
+        // its arm, and the producer's wake-up follows its push).
+        if self.queued.load(Ordering::SeqCst) == 0 {
+            return 0;
+        }
         let mut q = self.q.lock();
         let n = out.len().min(q.items.len());
         for (slot, wc) in out.iter_mut().zip(q.items.drain(..n)) {
             *slot = wc;
         }
+        self.queued.store(q.items.len(), Ordering::Release);
         n
     }
 

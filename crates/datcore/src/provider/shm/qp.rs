@@ -276,8 +276,11 @@ impl SendQueue {
     pub fn slot(&self, n: u64) -> usize {
         (n & (self.e.len() as u64 - 1)) as usize
     }
-    pub fn sges(&self, n: u64) -> &[Sge] {
-        self.sges_at(self.slot(n))
+    /// Op `n`, to update in place, and its SGEs.
+    pub fn entry_mut(&mut self, n: u64) -> (&mut SqEntry, &[Sge]) {
+        let i = self.slot(n);
+        let sges = &self.sges[i * self.max_sge..i * self.max_sge + self.e[i].nsge];
+        (&mut self.e[i], sges)
     }
     /// The SGEs of the entry in slot `i`.
     pub fn sges_at(&self, i: usize) -> &[Sge] {
@@ -468,6 +471,9 @@ impl QpShared {
     /// (which takes that queue's EVD lock, for a CNO) is left to the progress thread, so two
     /// threads polling two queues can never wait for each other's EVD locks.
     fn finish_except(&self, a: After, polling: Option<&ShmCq>) {
+        if !a.wake_send && !a.wake_recv && a.event.is_none() {
+            return;
+        }
         let other = |cq: &Arc<ShmCq>| polling.is_none_or(|p| !std::ptr::eq(p, &**cq));
         let wake = |cq: &Arc<ShmCq>| match polling {
             None => cq.wake(),
@@ -557,7 +563,7 @@ impl QpShared {
     /// Completes, in queue order, the send-queue ops at the head that are done.
     pub fn retire(&self, sq: &mut SendQueue, a: &mut After) {
         while sq.head < sq.issued {
-            let e = sq.e[sq.slot(sq.head)];
+            let e = &sq.e[sq.slot(sq.head)];
             let Some((status, len)) = e.done else { break };
             if e.signaled || status != WcStatus::Success {
                 self.complete_send(a, e.wr_id, e.kind, status, len);

@@ -15,6 +15,17 @@
 //! never zero (`len >= 8`), and a fresh ring is all zero. So a consumer never mistakes the
 //! bytes of an older lap for a record. The tail index is still published, for a producer
 //! rebuilt from the segment.
+//!
+//! A producer that finds the ring full sets `waiting` and the consumer rings the doorbell when
+//! it frees space. The consumer looks at `waiting` (a full fence, which would stall it on its
+//! own head store, a line the producer reads) only when its head enters a new eighth of the
+//! ring, not at every record. That is enough: the producer sets `waiting`, fences, and reads
+//! the head again; if the ring is still full then, more than `cap - need` bytes are
+//! unconsumed (`need`: what the record needs, at most [`MAX_NEED`], below `7/8 cap`), so the
+//! consumer's head enters a new eighth at some consume after that read; by the two fences
+//! (Dekker), that consume sees `waiting` set. The doorbell may so come up to an eighth of the
+//! ring after the space the producer needed; meanwhile the producer's own polls retry, and so
+//! does its progress thread's periodic look.
 
 use super::sys::Mapping;
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
@@ -24,6 +35,13 @@ pub const REQ_CAP: u64 = 512 * 1024;
 pub const RESP_CAP: u64 = 128 * 1024;
 const _: () = assert!(REQ_CAP.is_power_of_two() && RESP_CAP.is_power_of_two());
 pub const HDR: usize = 8;
+/// Largest record payload the data path writes (an operation header and one inline chunk).
+pub const MAX_PAYLOAD: usize = 32 * 1024 + 64;
+/// Most bytes one push needs free: a pad as long as a record, the record, the zero header.
+const MAX_NEED: u64 = 2 * (HDR + MAX_PAYLOAD) as u64 + HDR as u64;
+const _: () = assert!(MAX_NEED <= RESP_CAP - RESP_CAP / LOOKS_PER_LAP && RESP_CAP <= REQ_CAP);
+/// How often per lap of the ring the consumer looks at the producer's `waiting` flag.
+const LOOKS_PER_LAP: u64 = 8;
 const PAD: u16 = 0;
 const MAGIC: u64 = 0x6461_742d_7368_6d31; // "dat-shm1"
 
@@ -138,12 +156,14 @@ impl Segment {
     pub fn consumer(&self, side: usize, response: bool) -> Consumer {
         let i = ring_index(side, response);
         let ctl = &self.header().rings[i];
+        let head = ctl.head.0.load(Ordering::Acquire);
         Consumer {
             ctl,
             // SAFETY: as in producer().
             data: unsafe { self.map.ptr.add(ring_data_off(i) as usize) },
             cap: ring_cap(i),
-            head: ctl.head.0.load(Ordering::Acquire),
+            head,
+            looked: head & !(ring_cap(i) / LOOKS_PER_LAP - 1),
         }
     }
 }
@@ -229,6 +249,7 @@ impl Producer {
     ) -> Result<bool, Malformed> {
         if !self.fits(payload)? {
             self.ctl().waiting.0.store(1, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
             // Re-check: the consumer may have freed space before seeing the flag.
             if !self.fits(payload)? {
                 return Ok(false);
@@ -302,6 +323,8 @@ pub struct Consumer {
     data: *mut u8,
     cap: u64,
     head: u64,
+    /// The eighth of the ring (its first position) where we last looked at `waiting`.
+    looked: u64,
 }
 
 // SAFETY: as for Producer.
@@ -363,9 +386,15 @@ impl Consumer {
         self.head + rec.len
     }
 
-    /// Releases `rec`. Returns true when the producer waits for space (doorbell it).
+    /// Releases `rec`. Returns true when the producer waits for space (doorbell it); looks
+    /// only once per eighth of the ring (see the module's documentation).
     pub fn consume(&mut self, rec: Record) -> bool {
         self.advance(rec.len);
+        let eighth = self.head & !(self.cap / LOOKS_PER_LAP - 1);
+        if eighth == self.looked {
+            return false;
+        }
+        self.looked = eighth;
         fence(Ordering::SeqCst);
         let w = &self.ctl().waiting.0;
         w.load(Ordering::Relaxed) != 0 && w.swap(0, Ordering::SeqCst) != 0

@@ -22,6 +22,7 @@ use super::wire::*;
 pub const INLINE_MAX: u64 = 8 * 1024;
 /// Largest inline chunk per record.
 pub const CHUNK: u64 = 32 * 1024;
+const _: () = assert!(OP_HDR + CHUNK as usize <= super::ring::MAX_PAYLOAD && OP_HDR + MAX_IOV * IOV <= CHUNK as usize);
 
 /// Whether a record payload of `have` bytes (padded to 8) carries exactly `n` data bytes.
 fn chunk_fits(have: usize, n: u64) -> bool {
@@ -110,7 +111,9 @@ pub fn step(sh: &QpShared, st: &mut QpState, a: &mut After, part: Part) -> Resul
     if part.completions || sq_half_full {
         did |= pump_resp(sh, st, a)?;
     }
-    did |= pump_tx(sh, st, a)?;
+    if st.sq.issued < st.sq.tail {
+        did |= pump_tx(sh, st, a)?;
+    }
     Ok(did)
 }
 
@@ -138,13 +141,10 @@ pub fn pump_tx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, F
     let mut pushed = false;
     let mut local = false;
     while sq.issued < sq.tail {
-        let n = sq.issued;
-        let i = sq.slot(n);
-        let mut e = sq.e[i];
+        let (e, sges) = sq.entry_mut(sq.issued);
         if !e.hdr_sent && e.fence && *reads_out > 0 {
             break;
         }
-        let sges = sq.sges(n);
         if matches!(e.kind, OpKind::Write | OpKind::Read) && !e.hdr_sent {
             let op =
                 rdma::Op { kind: e.kind, remote_addr: e.remote_addr, rkey: e.rkey, total: e.total, sges, pd: sh.pd };
@@ -153,7 +153,7 @@ pub fn pump_tx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, F
                 rdma::Outcome::NotYet => break,
                 rdma::Outcome::Done(status) => {
                     let len = if status == WcStatus::Success { e.total } else { 0 };
-                    sq.e[i].done = Some((status, len));
+                    e.done = Some((status, len));
                     sq.issued += 1;
                     local = true;
                     continue;
@@ -237,7 +237,6 @@ pub fn pump_tx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, F
                     blocked = true;
                 }
             }
-            sq.e[i] = e;
             if e.hdr_sent {
                 pushed = true;
             }
@@ -246,7 +245,6 @@ pub fn pump_tx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, F
             }
         }
         e.ring_end = link.tx_req.position();
-        sq.e[i] = e;
         sq.issued += 1;
         pushed = true;
     }
