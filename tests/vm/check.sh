@@ -79,11 +79,13 @@ dapl2_utils() { # rxe|siw [known failures]
         "$HERE/dapl2-utils.sh" -L "$ROOT/build/lib" -p "dtest dtestx dtestcm dtestsrq dapltest" path preload ofed/path path/ofed wire
 }
 dapl2_utils_rxe() { dapl2_utils rxe; }
-# Known failures of our library on siw (open in issue 8's notes): the device refuses a QP or CQ
-# of the sizes these programs ask for, and we report it late (dtestcm: rdma_create_qp fails at
-# connect time on the CM thread, the program then crashes on the connection event; OFED fails
-# in dat_ep_create and exits) or without the cause (dapltest -T T: ibv_create_cq fails, the
-# server's dat_evd_create returns DAT_INSUFFICIENT_RESOURCES).
+# Known failures of our library on siw (open in issue 8's notes; README "Tests on real verbs"):
+# dtestcm: rdma_create_qp fails on some of the 100 ids at connect time on the CM thread without
+# an errno (not a size limit: 2/1 work requests, 1 SGE; the kernel makes the QP, libsiw gets no
+# keys to map its queues and destroys it; from about 70 QPs on), the connection ends BROKEN with no
+# private data and the program crashes reading it; OFED fails in dat_ep_create and exits.
+# dapltest -T T: ibv_create_cq fails, the server's dat_evd_create returns
+# DAT_INSUFFICIENT_RESOURCES.
 dapl2_utils_siw() {
     dapl2_utils siw "path.dtestcm preload.dtestcm path.dapltest-T preload.dapltest-T path-ofed.dapltest-T"
 }

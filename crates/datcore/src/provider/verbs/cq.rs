@@ -90,6 +90,7 @@ impl VerbsCq {
         }
         // SAFETY: the channel just created.
         qp::set_nonblock(unsafe { (*channel).fd });
+        sys::clear_errno();
         // SAFETY: live context and channel; the CQ is destroyed in Drop.
         let cq =
             unsafe { (dev.lib.ibv_create_cq)(dev.ctx, min_entries.max(1) as i32, std::ptr::null_mut(), channel, 0) };
@@ -393,6 +394,7 @@ impl CompletionQueue for VerbsCq {
         if min_entries > self.dev.attr.max_cqe {
             return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
         }
+        sys::clear_errno();
         // SAFETY: live CQ.
         let r = unsafe { (self.dev.lib.ibv_resize_cq)(self.cq, min_entries.max(1) as i32) };
         if r != 0 {

@@ -102,7 +102,11 @@ static SRQS: Reg<srq::VerbsSrq> = Reg::new();
 
 /// Logs a failed verbs call and returns `err`.
 fn fail(what: &str, e: i32, err: DatError) -> DatError {
-    tracing::warn!("verbs: {what} failed: {} (errno {e})", sys::errno_str(e));
+    if e == 0 {
+        tracing::warn!("verbs: {what} failed without an error code (rdma-core set no errno)");
+    } else {
+        tracing::warn!("verbs: {what} failed: {} (errno {e})", sys::errno_str(e));
+    }
     err
 }
 

@@ -375,6 +375,7 @@ impl VerbsQp {
             if let Some(c) = want {
                 return Ok(c.cq);
             }
+            sys::clear_errno();
             // SAFETY: live context; a CQ without channel, destroyed in Drop.
             let c = unsafe {
                 (lib.ibv_create_cq)(self.dev.ctx, n.max(1) as i32, std::ptr::null_mut(), std::ptr::null_mut(), 0)
@@ -402,6 +403,7 @@ impl VerbsQp {
             qp_type: sys::IBV_QPT_RC,
             sq_sig_all: 0,
         };
+        sys::clear_errno();
         // SAFETY: live id bound to our device, live PD and CQs; attr fully initialised.
         let r = unsafe { (lib.rdma_create_qp)(id, self.pd.pd, &mut attr) };
         if r != 0 {

@@ -34,6 +34,7 @@ impl VerbsSrq {
             srq_context: std::ptr::null_mut(),
             attr: sys::ibv_srq_attr { max_wr: max_wr.max(1), max_sge: max_sge.max(1), srq_limit: 0 },
         };
+        sys::clear_errno();
         // SAFETY: live PD; init attr fully initialised.
         let srq = unsafe { (dev.lib.ibv_create_srq)(pd.pd, &mut init) };
         if srq.is_null() {

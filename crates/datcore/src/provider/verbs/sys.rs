@@ -602,6 +602,14 @@ pub fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
+/// Sets errno to 0 before a verbs call whose failure is read from errno: some rdma-core paths
+/// (providers' create calls among them) fail without setting it, and a value left by an
+/// earlier call (EAGAIN of a non-blocking read, say) would otherwise be reported as the cause.
+pub fn clear_errno() {
+    // SAFETY: errno is this thread's own variable.
+    unsafe { *libc::__errno_location() = 0 };
+}
+
 pub fn errno_str(e: i32) -> String {
     std::io::Error::from_raw_os_error(e.abs()).to_string()
 }
