@@ -904,6 +904,7 @@ impl Endpoint {
             let mut c = self.conn.lock();
             let n = private_data.len().min(MAX_PRIVATE_DATA);
             c.private_data[..n].copy_from_slice(&private_data[..n]);
+            c.private_data[n..].fill(0);
             c.private_data_len = n;
             (c.private_data.as_ptr(), n)
         };
@@ -913,7 +914,11 @@ impl Endpoint {
             let data = EventData::Connection {
                 ep: self.handle(),
                 private_data_size: len as i32,
-                private_data: if len == 0 { std::ptr::null() } else { ptr },
+                // Never NULL, even with no private data (OFED passes NULL there): consumers
+                // that read the private data of an event they took for ESTABLISHED (Debian's
+                // dtestcm on a BROKEN event) read zeros instead of crashing. The buffer is the
+                // EP's and lives as long as the EP.
+                private_data: ptr,
             };
             let _ = evd.post(Event { number, evd: Handle::NULL, data });
         }

@@ -606,6 +606,13 @@ static tres disconnect_flush(void)
     DAT_RETURN r = wait_ev(c.c_conn, 5000000, &ev);
     CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED,
           "client: expected DISCONNECTED: %s %s", rs(r), evname(ev.event_number));
+    /* No private data: size 0 and still a readable pointer (README: looser than OFED's NULL). */
+    CHECK(ev.event_data.connect_event_data.private_data_size == 0 &&
+              ev.event_data.connect_event_data.private_data != NULL &&
+              ((const unsigned char *)ev.event_data.connect_event_data.private_data)[0] == 0,
+          "client: DISCONNECTED's private data: size %d, pointer %p",
+          (int)ev.event_data.connect_event_data.private_data_size,
+          ev.event_data.connect_event_data.private_data);
     r = wait_ev(c.s_conn, 5000000, &ev);
     CHECK(r == DAT_SUCCESS && (ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED ||
                                ev.event_number == DAT_CONNECTION_EVENT_BROKEN),
