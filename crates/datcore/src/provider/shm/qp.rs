@@ -404,16 +404,18 @@ pub struct After<'o> {
 
 impl After<'_> {
     /// Adds `wc` to `cq`: straight into the running poll's buffer when that poll is `cq`'s and
-    /// may take it (see [`Handout::offer`]), else into the queue.
-    fn complete_on(&mut self, cq: &ShmCq, wc: WorkCompletion) {
+    /// may take it (see [`Handout::offer`]), else into the queue. True when it went into the
+    /// queue (its waiter is to be woken); one handed out needs no wake-up: its poller is awake.
+    fn complete_on(&mut self, cq: &ShmCq, wc: WorkCompletion) -> bool {
         let wc = match &mut self.handout {
             Some(h) => match h.offer(cq, wc) {
-                Ok(()) => return,
+                Ok(()) => return false,
                 Err(wc) => wc,
             },
             None => wc,
         };
         cq.push(wc);
+        true
     }
 }
 
@@ -465,8 +467,8 @@ impl QpShared {
     pub fn complete_send(&self, a: &mut After, wr_id: u64, kind: OpKind, status: WcStatus, byte_len: u64) {
         if let Some(cq) = &self.send_cq {
             let opcode = kind.wc_opcode();
-            a.complete_on(cq, WorkCompletion { wr_id, context: self.context, status, opcode, immed: 0, byte_len });
-            a.wake_send = true;
+            let wc = WorkCompletion { wr_id, context: self.context, status, opcode, immed: 0, byte_len };
+            a.wake_send |= a.complete_on(cq, wc);
         }
     }
 
@@ -475,8 +477,8 @@ impl QpShared {
         if let Some(cq) = &self.recv_cq {
             let opcode = if immed.is_some() { WcOpcode::RecvRdmaWriteImmed } else { WcOpcode::Recv };
             let immed = immed.unwrap_or(0);
-            a.complete_on(cq, WorkCompletion { wr_id, context: self.context, status, opcode, immed, byte_len });
-            a.wake_recv = true;
+            let wc = WorkCompletion { wr_id, context: self.context, status, opcode, immed, byte_len };
+            a.wake_recv |= a.complete_on(cq, wc);
         }
     }
 
