@@ -28,14 +28,14 @@
 //! attached, [`notify`]); PSP/RSP = listening rdma_cm id on
 //! port = conn_qual (must fit 16 bits); CR = the CONNECT_REQUEST id; SRQ = `ibv_srq`.
 //!
-//! **When the QP exists:** a DAT EP exists, and may have receives posted, long before it is
-//! connected, but an rdma_cm QP must be created on the id that carries the connection (the
-//! active id after route resolution, or the passive side's CONNECT_REQUEST id). We create the
-//! `ibv_qp` lazily at that point (`rdma_create_qp`, so librdmacm does every state transition,
-//! on IB/RoCE and iWARP alike) and *buffer receives posted before it* in a preallocated
-//! per-EP list, replayed in order into the new QP before the connect/accept is sent. After
-//! that, post_recv goes straight to the QP (one atomic load decides). Receives still buffered
-//! when a connection attempt fails complete as `Flushed`.
+//! **When the QP exists:** from `dat_ep_create` (and each rebuild by `dat_ep_modify` or
+//! `dat_ep_reset`), as in OFED's cma provider: the EP gets an rdma_cm id of its own, bound to the
+//! IA's address, and `rdma_create_qp` makes the `ibv_qp` on it (INIT, so receives posted before
+//! the connection go straight to the device). A device out of QPs or queue memory fails
+//! `dat_ep_create` with `DAT_INSUFFICIENT_RESOURCES`, not a later connect. `dat_ep_connect`
+//! resolves and connects that id; `dat_cr_accept` moves the QP onto the CONNECT_REQUEST's id
+//! (librdmacm drives the QP of the id a connection is made on: RTR/RTS on IB/RoCE, the kernel's
+//! iw_cm on iWARP) and frees the EP's own. librdmacm does every state transition.
 //!
 //! **Work-request ids:** the ibv wr_id is a slot number in a per-QP send/receive ring (or a
 //! per-SRQ slot table) that holds the consumer's cookie, the operation and its length, so
