@@ -313,89 +313,80 @@ impl Made {
         caps: &QpCaps,
         key: u64,
     ) -> DatResult<Made> {
-        let mut m = Made { id: std::ptr::null_mut(), own_cqs: Vec::new(), qp: std::ptr::null_mut() };
-        match m.make(dev, pd, send_cq, recv_cq, srq, caps, key) {
-            Ok(()) => Ok(m),
+        let lib = dev.lib;
+        let mut made = Made { id: std::ptr::null_mut(), own_cqs: Vec::new(), qp: std::ptr::null_mut() };
+        let mut make = || -> DatResult<()> {
+            let m = &mut made;
+            // SAFETY: the device's event channel; the id is freed by `free` (on error, below).
+            let r =
+                unsafe { (lib.rdma_create_id)(dev.cm_channel, &mut m.id, key as usize as *mut _, sys::RDMA_PS_TCP) };
+            if r != 0 {
+                m.id = std::ptr::null_mut();
+                return Err(fail("rdma_create_id", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
+            }
+            let mut src = crate::ia::to_sockaddr(SocketAddr::new(dev.ip, 0));
+            // SAFETY: live id; valid sockaddr.
+            let r = unsafe { (lib.rdma_bind_addr)(m.id, &mut src as *mut _ as *mut libc::sockaddr) };
+            if r != 0 {
+                return Err(fail("rdma_bind_addr", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
+            }
+            let mut cq_or_own = |want: Option<&Arc<VerbsCq>>, n: u32| -> DatResult<*mut sys::ibv_cq> {
+                if let Some(c) = want {
+                    return Ok(c.cq);
+                }
+                sys::clear_errno();
+                // SAFETY: live context; a CQ without channel, destroyed with the QP.
+                let c = unsafe {
+                    (lib.ibv_create_cq)(dev.ctx, n.max(1) as i32, std::ptr::null_mut(), std::ptr::null_mut(), 0)
+                };
+                if c.is_null() {
+                    return Err(fail("ibv_create_cq", sys::errno(), DatError::insufficient(DAT_RESOURCE_TEP)));
+                }
+                m.own_cqs.push(c);
+                Ok(c)
+            };
+            let scq = cq_or_own(send_cq, caps.max_send_wr)?;
+            let rcq = cq_or_own(recv_cq, caps.max_recv_wr)?;
+            let mut attr = sys::ibv_qp_init_attr {
+                qp_context: std::ptr::null_mut(),
+                send_cq: scq,
+                recv_cq: rcq,
+                srq: srq.map_or(std::ptr::null_mut(), |s| s.srq),
+                cap: sys::ibv_qp_cap {
+                    max_send_wr: send_depth(dev, caps),
+                    max_recv_wr: caps.max_recv_wr,
+                    max_send_sge: caps.max_send_sge,
+                    max_recv_sge: caps.max_recv_sge,
+                    max_inline_data: 0,
+                },
+                qp_type: sys::IBV_QPT_RC,
+                sq_sig_all: 0,
+            };
+            sys::clear_errno();
+            // SAFETY: live id bound to our device, live PD and CQs; attr fully initialised.
+            let r = unsafe { (lib.rdma_create_qp)(m.id, pd.pd, &mut attr) };
+            if r != 0 {
+                let e = sys::err_of(r);
+                tracing::warn!(
+                    send_wr = attr.cap.max_send_wr,
+                    recv_wr = attr.cap.max_recv_wr,
+                    send_sge = attr.cap.max_send_sge,
+                    recv_sge = attr.cap.max_recv_sge,
+                    "verbs: cannot create a queue pair"
+                );
+                return Err(fail("rdma_create_qp", e, DatError::insufficient(DAT_RESOURCE_TEP)));
+            }
+            // SAFETY: rdma_create_qp stored the new QP in the id.
+            m.qp = unsafe { (*m.id).qp };
+            Ok(())
+        };
+        match make() {
+            Ok(()) => Ok(made),
             Err(e) => {
-                m.free(dev.lib);
+                made.free(lib);
                 Err(e)
             }
         }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn make(
-        &mut self,
-        dev: &DevInner,
-        pd: &VerbsPd,
-        send_cq: Option<&Arc<VerbsCq>>,
-        recv_cq: Option<&Arc<VerbsCq>>,
-        srq: Option<&Arc<VerbsSrq>>,
-        caps: &QpCaps,
-        key: u64,
-    ) -> DatResult<()> {
-        let lib = dev.lib;
-        let m = self;
-        // SAFETY: the device's event channel; the id is freed by `free` (on error, by `create`).
-        let r = unsafe { (lib.rdma_create_id)(dev.cm_channel, &mut m.id, key as usize as *mut _, sys::RDMA_PS_TCP) };
-        if r != 0 {
-            m.id = std::ptr::null_mut();
-            return Err(fail("rdma_create_id", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
-        }
-        let mut src = crate::ia::to_sockaddr(SocketAddr::new(dev.ip, 0));
-        // SAFETY: live id; valid sockaddr.
-        let r = unsafe { (lib.rdma_bind_addr)(m.id, &mut src as *mut _ as *mut libc::sockaddr) };
-        if r != 0 {
-            return Err(fail("rdma_bind_addr", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
-        }
-        let mut cq_or_own = |want: Option<&Arc<VerbsCq>>, n: u32| -> DatResult<*mut sys::ibv_cq> {
-            if let Some(c) = want {
-                return Ok(c.cq);
-            }
-            sys::clear_errno();
-            // SAFETY: live context; a CQ without channel, destroyed with the QP.
-            let c =
-                unsafe { (lib.ibv_create_cq)(dev.ctx, n.max(1) as i32, std::ptr::null_mut(), std::ptr::null_mut(), 0) };
-            if c.is_null() {
-                return Err(fail("ibv_create_cq", sys::errno(), DatError::insufficient(DAT_RESOURCE_TEP)));
-            }
-            m.own_cqs.push(c);
-            Ok(c)
-        };
-        let scq = cq_or_own(send_cq, caps.max_send_wr)?;
-        let rcq = cq_or_own(recv_cq, caps.max_recv_wr)?;
-        let mut attr = sys::ibv_qp_init_attr {
-            qp_context: std::ptr::null_mut(),
-            send_cq: scq,
-            recv_cq: rcq,
-            srq: srq.map_or(std::ptr::null_mut(), |s| s.srq),
-            cap: sys::ibv_qp_cap {
-                max_send_wr: send_depth(dev, caps),
-                max_recv_wr: caps.max_recv_wr,
-                max_send_sge: caps.max_send_sge,
-                max_recv_sge: caps.max_recv_sge,
-                max_inline_data: 0,
-            },
-            qp_type: sys::IBV_QPT_RC,
-            sq_sig_all: 0,
-        };
-        sys::clear_errno();
-        // SAFETY: live id bound to our device, live PD and CQs; attr fully initialised.
-        let r = unsafe { (lib.rdma_create_qp)(m.id, pd.pd, &mut attr) };
-        if r != 0 {
-            let e = sys::err_of(r);
-            tracing::warn!(
-                send_wr = attr.cap.max_send_wr,
-                recv_wr = attr.cap.max_recv_wr,
-                send_sge = attr.cap.max_send_sge,
-                recv_sge = attr.cap.max_recv_sge,
-                "verbs: cannot create a queue pair"
-            );
-            return Err(fail("rdma_create_qp", e, DatError::insufficient(DAT_RESOURCE_TEP)));
-        }
-        // SAFETY: rdma_create_qp stored the new QP in the id.
-        m.qp = unsafe { (*m.id).qp };
-        Ok(())
     }
 
     /// Frees what was made, in reverse order (the QP first, through its id).
