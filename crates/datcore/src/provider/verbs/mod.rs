@@ -57,7 +57,7 @@
 //! the active side to send first in MPA v1 without RTR: siw negotiates it, other devices may
 //! not — consumers on iWARP should let the active side issue the first operation. On siw each
 //! IA holds one large CQ over mapping offset 0x90000, which libsiw cannot use
-//! ([`siw_key_guard`]); without it the 72nd QP of a process failed.
+//! (`siw_key_guard`); without it the 72nd QP of a process failed.
 //!
 //! **Disconnect:** `rdma_disconnect` + QP to ERR, so everything still posted completes as
 //! `WcStatus::Flushed`; `Disconnected` is delivered on the rdma_cm DISCONNECTED event
