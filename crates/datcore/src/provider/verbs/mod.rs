@@ -82,6 +82,7 @@ pub use names::{Port, Target};
 mod qp;
 mod srq;
 mod sys;
+mod ud;
 
 use sys::Lib;
 
@@ -298,8 +299,8 @@ impl DevInner {
             extensions: ExtensionCaps {
                 immed_data: !t.iwarp,
                 atomics: !t.iwarp && a.atomic_cap != sys::IBV_ATOMIC_NONE,
-                // UD queue pairs (RDMA_PS_UDP) are not implemented on verbs yet.
-                ud: false,
+                // UD queue pairs (ud.rs) on IB/RoCE; iWARP has no datagram service.
+                ud: !t.iwarp,
             },
             // enum ibv_mtu: 1 = 256 bytes ... 5 = 4096 bytes
             transport_mtu: 128 << pa.active_mtu.clamp(1, 5),
@@ -430,7 +431,7 @@ impl Device for VerbsDevice {
             let e = sys::errno();
             return Err(fail("ibv_alloc_pd", e, DatError::insufficient(DAT_RESOURCE_PROTECTION_DOMAIN)));
         }
-        let pd = Arc::new(VerbsPd { dev: d.clone(), pd });
+        let pd = Arc::new(VerbsPd { dev: d.clone(), pd, ahs: ud::AddressHandles::default() });
         PDS.insert(&pd);
         Ok(pd)
     }
@@ -447,7 +448,7 @@ impl Device for VerbsDevice {
 
     fn create_qp(&self, init: QpInit) -> DatResult<Arc<dyn QueuePair>> {
         if init.datagram {
-            return Err(crate::error::DatError::NOT_IMPLEMENTED);
+            return Ok(ud::VerbsUdQp::new(&self.inner, init)?);
         }
         Ok(qp::VerbsQp::new(&self.inner, init)?)
     }
@@ -456,6 +457,8 @@ impl Device for VerbsDevice {
 pub struct VerbsPd {
     pub(crate) dev: Arc<DevInner>,
     pub(crate) pd: *mut sys::ibv_pd,
+    /// Address handles of UD exchanges (destroyed with the PD).
+    ahs: ud::AddressHandles,
 }
 
 // SAFETY: ibv_pd is used through thread-safe verbs only.
@@ -465,6 +468,7 @@ unsafe impl Sync for VerbsPd {}
 
 impl Drop for VerbsPd {
     fn drop(&mut self) {
+        self.ahs.destroy_all(self.dev.lib);
         // SAFETY: MRs, MWs, SRQs and QPs of this PD hold an Arc to it, so none is left.
         let r = unsafe { (self.dev.lib.ibv_dealloc_pd)(self.pd) };
         if r != 0 {

@@ -41,6 +41,7 @@ const OP_BIND: u64 = 3;
 const OP_WRITE_IMMED: u64 = 4;
 const OP_FETCH_ADD: u64 = 5;
 const OP_CMP_SWAP: u64 = 6;
+const OP_SEND_UD: u64 = 7;
 
 /// How long a graceful disconnect waits for rdma_cm's DISCONNECTED before reporting anyway.
 const DISCONNECT_GRACE: Duration = Duration::from_secs(5);
@@ -118,9 +119,53 @@ pub struct Slots {
     /// Send-queue counter (low 32 bits) just past the newest completed work request. The send
     /// queue completes in order, so a completion also retires every unsignaled request before it.
     send_done: AtomicU32,
+    /// An unreliable datagram queue pair's: receives complete as [`WcOpcode::RecvUd`] with
+    /// the sender's queue pair number.
+    datagram: bool,
 }
 
 impl Slots {
+    /// The slots of a UD queue pair (super::ud) of `send` / `recv` work requests.
+    pub(super) fn datagram(context: u64, send: u32, recv: u32) -> Slots {
+        Slots {
+            context,
+            send: ring(send),
+            recv: ring(recv),
+            srq: None,
+            recv_outstanding: AtomicU32::new(0),
+            recv_done: AtomicU32::new(0),
+            send_done: AtomicU32::new(0),
+            datagram: true,
+        }
+    }
+
+    /// Records datagram send counter `c` (cookie `wr_id`, `len` bytes); its ibv wr_id is
+    /// `KIND_SEND | c`.
+    pub(super) fn note_send_ud(&self, c: u64, wr_id: u64, len: u64) {
+        let s = &self.send[(c as usize) & (self.send.len() - 1)];
+        s.wr_id.store(wr_id, Ordering::Relaxed);
+        s.info.store(slot_info(OP_SEND_UD, 0, len), Ordering::Release);
+    }
+
+    /// Records receive counter `c` (cookie `wr_id`); its ibv wr_id is `KIND_RECV | c`. Call
+    /// [`Slots::recv_posted`] once the device took it.
+    pub(super) fn note_recv(&self, c: u64, wr_id: u64) {
+        self.recv[(c as usize) & (self.recv.len() - 1)].wr_id.store(wr_id, Ordering::Release);
+    }
+
+    pub(super) fn recv_posted(&self) {
+        self.recv_outstanding.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(super) fn outstanding_recvs(&self) -> u32 {
+        self.recv_outstanding.load(Ordering::Relaxed)
+    }
+
+    /// Send-queue work requests of the `posted` so far not yet completed.
+    pub(super) fn outstanding_sends(&self, posted: u64) -> u32 {
+        (posted as u32).wrapping_sub(self.send_done.load(Ordering::Acquire))
+    }
+
     /// Send-queue work requests up to and including counter `c` have completed.
     fn retire_sends(&self, c: u32) {
         let done = c.wrapping_add(1);
@@ -166,6 +211,7 @@ impl Slots {
                     OP_WRITE_IMMED => WcOpcode::RdmaWriteImmed,
                     OP_FETCH_ADD => WcOpcode::FetchAdd,
                     OP_CMP_SWAP => WcOpcode::CmpSwap,
+                    OP_SEND_UD => WcOpcode::SendUd,
                     _ => WcOpcode::Bind,
                 };
                 (s.wr_id.load(Ordering::Acquire), op, info >> INFO_LEN_SHIFT)
@@ -194,7 +240,11 @@ impl Slots {
                 wc.vendor_err
             );
         }
-        Some(WorkCompletion { wr_id, context: self.context, status, opcode, immed: wc.imm_data, byte_len })
+        let (opcode, immed) = match opcode {
+            WcOpcode::Recv if self.datagram => (WcOpcode::RecvUd, wc.src_qp),
+            _ => (opcode, wc.imm_data),
+        };
+        Some(WorkCompletion { wr_id, context: self.context, status, opcode, immed, byte_len })
     }
 
     /// Completes as flushed, through `emit`, every receive below counter `mark` the device has
@@ -287,7 +337,7 @@ unsafe impl Send for VerbsQp {}
 // SAFETY: as above.
 unsafe impl Sync for VerbsQp {}
 
-fn our_cq(c: &Option<Arc<dyn crate::provider::CompletionQueue>>) -> DatResult<Option<Arc<VerbsCq>>> {
+pub(super) fn our_cq(c: &Option<Arc<dyn crate::provider::CompletionQueue>>) -> DatResult<Option<Arc<VerbsCq>>> {
     match c {
         None => Ok(None),
         Some(c) => CQS.get(c).map(Some).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_EVD_REQUEST)),
@@ -331,6 +381,7 @@ impl VerbsQp {
             recv_outstanding: AtomicU32::new(0),
             recv_done: AtomicU32::new(0),
             send_done: AtomicU32::new(0),
+            datagram: false,
         });
         let pending_n = if srq.is_some() { 0 } else { caps.max_recv_wr as usize };
         Ok(Arc::new_cyclic(|me| VerbsQp {
@@ -729,7 +780,7 @@ fn send_depth(dev: &DevInner, caps: &QpCaps) -> u32 {
     (caps.max_send_wr.saturating_mul(split) + 1).min(dev.attr.max_qp_wr.max(caps.max_send_wr + 1))
 }
 
-fn post_error(what: &str, r: i32) -> DatError {
+pub(super) fn post_error(what: &str, r: i32) -> DatError {
     let e = sys::err_of(r);
     let d = match e {
         libc::ENOMEM => DatError::insufficient(DAT_RESOURCE_TEP),
@@ -1049,6 +1100,10 @@ impl QueuePair for VerbsQp {
         if !Arc::ptr_eq(&cr.dev, &self.dev) {
             return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_EP));
         }
+        if req.is_datagram() {
+            // A UD queue pair asks; only one of those may answer (super::ud).
+            return Err(DatError::invalid_arg(2));
+        }
         let lib = self.lib();
         let mut st = self.cm.lock();
         if st.phase != Phase::Idle {
@@ -1174,6 +1229,7 @@ mod tests {
             recv_outstanding: AtomicU32::new(0),
             recv_done: AtomicU32::new(0),
             send_done: AtomicU32::new(0),
+            datagram: false,
         }
     }
 
