@@ -296,7 +296,7 @@ impl VerbsListener {
             (sockaddr_of(&(*id).dst_addr), (*id).ps == sys::RDMA_PS_UDP)
         };
         let (private_data, ud_qpn) = match datagram {
-            true => ud::parse_request(private_data),
+            true => ud::unframe(private_data),
             false => (private_data, None),
         };
         let cr = Arc::new(VerbsCr {

@@ -16,11 +16,13 @@
 //!                                                       (GIDs, path), DAT_IB_UD_PASSIVE_REMOTE_AH
 //! ```
 //! A SIDR request does not carry the requester's queue pair number, which the passive side's
-//! event reports, so the request's private data starts with a header of ours
-//! ([`request_data`]: magic, queue pair number, length); the consumer's bytes follow and the
-//! passive side strips it again. A reply carries the queue pair and queue key itself, and its
-//! private data as given (padded with zeros to the SIDR reply's fixed size on the wire; we
-//! report at most the IA's private data limit, as for RC).
+//! event reports, and SIDR messages have fixed-size private data (the receiver gets the
+//! sender's bytes padded with zeros), so the private data of both starts with a header of ours
+//! ([`framed`]: magic, queue pair number, length) and the other side strips it again
+//! ([`unframe`]): each side's event carries exactly the bytes the other gave. A reply also
+//! carries the queue pair and queue key in the SIDR message itself. (A peer that sent no
+//! header, a foreign one, is reported with its bytes as they came, at most the IA's private
+//! data limit, and queue pair number 0 on the passive side.)
 //!
 //! **Address handles** are `ibv_ah`s kept per protection domain, one per distinct address
 //! (`ibv_ah_attr`), destroyed with the PD: the core's AH handle names one through
@@ -75,8 +77,8 @@ impl Params {
     }
 }
 
-/// The private data of a SIDR request from UD queue pair `qpn`: our header, then `pd`.
-fn request_data(qpn: u32, pd: &[u8]) -> Vec<u8> {
+/// The private data of a SIDR request or reply of UD queue pair `qpn`: our header, then `pd`.
+fn framed(qpn: u32, pd: &[u8]) -> Vec<u8> {
     let mut d = Vec::with_capacity(HEADER_LEN + pd.len());
     d.extend_from_slice(&MAGIC);
     d.extend_from_slice(&qpn.to_be_bytes());
@@ -85,9 +87,9 @@ fn request_data(qpn: u32, pd: &[u8]) -> Vec<u8> {
     d
 }
 
-/// A SIDR request's consumer private data and requester queue pair number; a request without
-/// our header (a foreign peer) is passed on as it came, without a queue pair number.
-pub fn parse_request(raw: Vec<u8>) -> (Vec<u8>, Option<u32>) {
+/// The consumer private data of a SIDR request or reply and the sender's queue pair number;
+/// one without our header (a foreign peer) is passed on as it came, without a number.
+pub fn unframe(raw: Vec<u8>) -> (Vec<u8>, Option<u32>) {
     match raw.get(..HEADER_LEN) {
         Some(h) if h[..2] == MAGIC && HEADER_LEN + h[6] as usize <= raw.len() => {
             let qpn = u32::from_be_bytes([h[2], h[3], h[4], h[5]]);
@@ -451,7 +453,7 @@ impl QueuePair for VerbsUdQp {
             id,
             key,
             remote,
-            private_data: request_data(self.qpn, private_data),
+            private_data: framed(self.qpn, private_data),
         });
         self.dev.ids.lock().insert(key, Owner::Ud(Arc::downgrade(&x)));
         self.exchanges.lock().push(x.clone());
@@ -499,9 +501,10 @@ impl QueuePair for VerbsUdQp {
             return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
         };
         let lib = self.dev.lib;
+        let reply = framed(self.qpn, private_data);
         let mut param = sys::rdma_conn_param {
-            private_data: if private_data.is_empty() { std::ptr::null() } else { private_data.as_ptr() as *const _ },
-            private_data_len: private_data.len() as u8,
+            private_data: reply.as_ptr() as *const _,
+            private_data_len: reply.len() as u8,
             responder_resources: 0,
             initiator_depth: 0,
             flow_control: 0,
@@ -657,8 +660,9 @@ impl Exchange {
                 qp.forget(self);
                 match ud {
                     Some(p) => {
-                        let n = pd.len().min(self.dev.attr.max_private_data);
-                        qp.established(&p.ah_attr, p.qp_num, p.qkey, &pd[..n], self.remote, false);
+                        let (mut data, _) = unframe(pd.to_vec());
+                        data.truncate(self.dev.attr.max_private_data);
+                        qp.established(&p.ah_attr, p.qp_num, p.qkey, &data, self.remote, false);
                     }
                     None => qp.events.ud_event(&UdExchange::failed(ConnEvent::Broken, self.remote, false)),
                 }
@@ -695,14 +699,14 @@ mod tests {
 
     #[test]
     fn request_header_round_trip() {
-        let d = request_data(0x00ab_cdef, b"hello");
+        let d = framed(0x00ab_cdef, b"hello");
         let mut padded = d.clone();
         padded.resize(180, 0); // a SIDR request's private data arrives padded
-        assert_eq!(parse_request(padded), (b"hello".to_vec(), Some(0x00ab_cdef)));
+        assert_eq!(unframe(padded), (b"hello".to_vec(), Some(0x00ab_cdef)));
         let foreign = vec![1u8, 2, 3];
-        assert_eq!(parse_request(foreign.clone()), (foreign, None));
-        let mut short = request_data(7, b"abc");
+        assert_eq!(unframe(foreign.clone()), (foreign, None));
+        let mut short = framed(7, b"abc");
         short.truncate(HEADER_LEN + 1);
-        assert_eq!(parse_request(short.clone()).1, None, "a length beyond the data is not ours");
+        assert_eq!(unframe(short.clone()).1, None, "a length beyond the data is not ours");
     }
 }
