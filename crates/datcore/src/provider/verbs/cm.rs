@@ -357,6 +357,28 @@ pub struct VerbsCr {
     pub(crate) ud_qpn: Option<u32>,
 }
 
+/// Request `req`, to be accepted with reply `private_data` by a queue pair of `dev` that is a
+/// UD one (`datagram`) or an RC one: only the same kind may answer (else
+/// `DAT_INVALID_PARAMETER|ARG2`), on the device the request came to.
+pub fn acceptable(
+    dev: &Arc<DevInner>,
+    req: &Arc<dyn ConnectionRequest>,
+    private_data: &[u8],
+    datagram: bool,
+) -> DatResult<Arc<VerbsCr>> {
+    let cr = CRS.get(req).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_CR))?;
+    if private_data.len() > dev.attr.max_private_data {
+        return Err(DatError::invalid_arg(3));
+    }
+    if !Arc::ptr_eq(&cr.dev, dev) {
+        return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_EP));
+    }
+    if cr.datagram != datagram {
+        return Err(DatError::invalid_arg(2));
+    }
+    Ok(cr)
+}
+
 impl VerbsCr {
     /// Takes the id for an accept.
     pub fn take_id(&self) -> Option<*mut sys::rdma_cm_id> {

@@ -330,6 +330,55 @@ impl DevInner {
     pub fn key(&self) -> u64 {
         self.next_key.fetch_add(1, Ordering::Relaxed)
     }
+
+    /// The rdma_cm port of a connect to connection qualifier `port` with `private_data`
+    /// (`DAT_INVALID_PARAMETER`: ARG3 for a qualifier beyond 16 bits, ARG5 for too much data).
+    fn connect_port(&self, port: u64, private_data: &[u8]) -> DatResult<u16> {
+        let Ok(port) = u16::try_from(port) else {
+            tracing::warn!("verbs: connection qualifier {port} does not fit an rdma_cm port (16 bits)");
+            return Err(DatError::invalid_arg(3));
+        };
+        if private_data.len() > self.attr.max_private_data {
+            return Err(DatError::invalid_arg(5));
+        }
+        Ok(port)
+    }
+
+    /// Starts resolving `remote`:`port` from this IA's address on `id` (rdma_resolve_addr,
+    /// within `timeout` but at most 2 s); ADDR_RESOLVED or ADDR_ERROR follows on the CM thread.
+    /// Loopback or unspecified means this IA's own address (rdma_cm cannot route 127.0.0.1
+    /// over a device bound to another address; DAT consumers use it for same-host connections).
+    fn resolve_addr(
+        &self,
+        id: *mut sys::rdma_cm_id,
+        remote: SocketAddr,
+        port: u16,
+        timeout: Option<std::time::Duration>,
+    ) -> DatResult<()> {
+        const RESOLVE_MS: i32 = 2000;
+        let rip = if remote.ip().is_loopback() || remote.ip().is_unspecified() { self.ip } else { remote.ip() };
+        let mut src = crate::ia::to_sockaddr(SocketAddr::new(self.ip, 0));
+        let mut dst = crate::ia::to_sockaddr(SocketAddr::new(rip, port));
+        let ms = timeout.map_or(RESOLVE_MS, |t| (t.as_millis().min(RESOLVE_MS as u128) as i32).max(1));
+        // SAFETY: a live id of ours; both addresses are valid sockaddr_storage.
+        let r = unsafe {
+            (self.lib.rdma_resolve_addr)(
+                id,
+                &mut src as *mut _ as *mut libc::sockaddr,
+                &mut dst as *mut _ as *mut libc::sockaddr,
+                ms,
+            )
+        };
+        if r != 0 {
+            let e = sys::err_of(r);
+            return Err(fail(
+                "rdma_resolve_addr",
+                e,
+                DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE),
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Drop for DevInner {

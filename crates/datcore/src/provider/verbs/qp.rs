@@ -1039,13 +1039,7 @@ impl QueuePair for VerbsQp {
     }
 
     fn connect(&self, remote: SocketAddr, port: u64, private_data: &[u8], timeout: Option<Duration>) -> DatResult<()> {
-        let Ok(port) = u16::try_from(port) else {
-            tracing::warn!("verbs: connection qualifier {port} does not fit an rdma_cm port (16 bits)");
-            return Err(DatError::invalid_arg(3));
-        };
-        if private_data.len() > self.dev.attr.max_private_data {
-            return Err(DatError::invalid_arg(5));
-        }
+        let port = self.dev.connect_port(port, private_data)?;
         let lib = self.lib();
         let mut st = self.cm.lock();
         if st.phase != Phase::Idle {
@@ -1062,30 +1056,10 @@ impl QueuePair for VerbsQp {
         st.id_key = key;
         self.dev.ids.lock().insert(key, Owner::Qp(self.me.clone()));
         st.private_data = private_data.to_vec();
-        let mut src = crate::ia::to_sockaddr(SocketAddr::new(self.dev.ip, 0));
-        // Loopback / unspecified: this IA's own address (rdma_cm cannot route 127.0.0.1 over a
-        // device bound to another address; DAT consumers use it for same-host connections).
-        let rip = if remote.ip().is_loopback() || remote.ip().is_unspecified() { self.dev.ip } else { remote.ip() };
-        let mut dst = crate::ia::to_sockaddr(SocketAddr::new(rip, port));
         st.phase = Phase::Resolving;
-        let ms = timeout.map_or(RESOLVE_MS, |t| (t.as_millis().min(RESOLVE_MS as u128) as i32).max(1));
-        // SAFETY: live id; both addresses are valid sockaddr_storage.
-        let r = unsafe {
-            (lib.rdma_resolve_addr)(
-                id,
-                &mut src as *mut _ as *mut libc::sockaddr,
-                &mut dst as *mut _ as *mut libc::sockaddr,
-                ms,
-            )
-        };
-        if r != 0 {
+        if let Err(e) = self.dev.resolve_addr(id, remote, port, timeout) {
             st.phase = Phase::Idle;
-            let e = sys::err_of(r);
-            return Err(fail(
-                "rdma_resolve_addr",
-                e,
-                DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE),
-            ));
+            return Err(e);
         }
         let d = timeout.map(|t| Instant::now() + t);
         self.set_deadline(&mut st, d);
@@ -1093,17 +1067,7 @@ impl QueuePair for VerbsQp {
     }
 
     fn accept(&self, req: &Arc<dyn ConnectionRequest>, private_data: &[u8]) -> DatResult<()> {
-        let cr = cm::CRS.get(req).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_CR))?;
-        if private_data.len() > self.dev.attr.max_private_data {
-            return Err(DatError::invalid_arg(3));
-        }
-        if !Arc::ptr_eq(&cr.dev, &self.dev) {
-            return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_EP));
-        }
-        if req.is_datagram() {
-            // A UD queue pair asks; only one of those may answer (super::ud).
-            return Err(DatError::invalid_arg(2));
-        }
+        let cr = cm::acceptable(&self.dev, req, private_data, false)?;
         let lib = self.lib();
         let mut st = self.cm.lock();
         if st.phase != Phase::Idle {

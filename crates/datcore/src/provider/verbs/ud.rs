@@ -430,13 +430,7 @@ impl QueuePair for VerbsUdQp {
     }
 
     fn connect(&self, remote: SocketAddr, port: u64, private_data: &[u8], timeout: Option<Duration>) -> DatResult<()> {
-        let Ok(port) = u16::try_from(port) else {
-            tracing::warn!("verbs: connection qualifier {port} does not fit an rdma_cm port (16 bits)");
-            return Err(DatError::invalid_arg(3));
-        };
-        if private_data.len() > self.dev.attr.max_private_data {
-            return Err(DatError::invalid_arg(5));
-        }
+        let port = self.dev.connect_port(port, private_data)?;
         let lib = self.dev.lib;
         let key = self.dev.key();
         let mut id = std::ptr::null_mut();
@@ -445,8 +439,6 @@ impl QueuePair for VerbsUdQp {
         if r != 0 {
             return Err(fail("rdma_create_id(UDP)", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
         }
-        // Loopback / unspecified: this IA's own address, as for RC.
-        let rip = if remote.ip().is_loopback() || remote.ip().is_unspecified() { self.dev.ip } else { remote.ip() };
         let x = Arc::new(Exchange {
             qp: self.me.clone(),
             dev: self.dev.clone(),
@@ -457,42 +449,15 @@ impl QueuePair for VerbsUdQp {
         });
         self.dev.ids.lock().insert(key, Owner::Ud(Arc::downgrade(&x)));
         self.exchanges.lock().push(x.clone());
-        let mut src = crate::ia::to_sockaddr(SocketAddr::new(self.dev.ip, 0));
-        let mut dst = crate::ia::to_sockaddr(SocketAddr::new(rip, port));
-        let ms = timeout.map_or(RESOLVE_MS, |t| (t.as_millis().min(RESOLVE_MS as u128) as i32).max(1));
-        // SAFETY: live id; both addresses are valid sockaddr_storage.
-        let r = unsafe {
-            (lib.rdma_resolve_addr)(
-                id,
-                &mut src as *mut _ as *mut libc::sockaddr,
-                &mut dst as *mut _ as *mut libc::sockaddr,
-                ms,
-            )
-        };
-        if r != 0 {
+        if let Err(e) = self.dev.resolve_addr(id, remote, port, timeout) {
             self.forget(&x);
-            let e = sys::err_of(r);
-            return Err(fail(
-                "rdma_resolve_addr",
-                e,
-                DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE),
-            ));
+            return Err(e);
         }
         Ok(())
     }
 
     fn accept(&self, req: &Arc<dyn ConnectionRequest>, private_data: &[u8]) -> DatResult<()> {
-        let cr = cm::CRS.get(req).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_CR))?;
-        if private_data.len() > self.dev.attr.max_private_data {
-            return Err(DatError::invalid_arg(3));
-        }
-        if !Arc::ptr_eq(&cr.dev, &self.dev) {
-            return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_EP));
-        }
-        if !req.is_datagram() {
-            // An RC endpoint asks; a UD queue pair cannot answer.
-            return Err(DatError::invalid_arg(2));
-        }
+        let cr = cm::acceptable(&self.dev, req, private_data, true)?;
         let Some(id) = cr.take_id() else {
             return Err(DatError::invalid_state(0));
         };
