@@ -12,6 +12,7 @@
 //! The state is an atomic so the post path reads it without a lock.
 
 use crate::codes::*;
+use crate::counters::{self, EpCounters};
 use crate::error::{DatError, DatResult};
 use crate::evd::EventDispatcher;
 use crate::event::{Event, EventData};
@@ -259,6 +260,8 @@ pub struct Endpoint {
     /// A UD endpoint's live address handles (freed with the EP); None once the EP is freed (an
     /// exchange that ends after that makes none).
     address_handles: Mutex<Option<Vec<Handle>>>,
+    /// What the IB counters extension reports for this EP.
+    pub counters: EpCounters,
 }
 
 /// `soft_watermark` when no event is armed (`DAT_WATERMARK_INFINITE`, or after the event).
@@ -435,6 +438,7 @@ impl Endpoint {
             next_bind: AtomicU64::new(1 << 63),
             handle: OnceLock::new(),
             address_handles: Mutex::new(Some(Vec::new())),
+            counters: EpCounters::default(),
         });
         ep.iov_limits.set(&attr);
         let h = handle::insert(ep.clone())?;
@@ -658,7 +662,9 @@ impl Endpoint {
             signaled: flags & (DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_UNSIGNALLED_FLAG) == 0,
             solicited: flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG != 0,
             fence: flags & DAT_COMPLETION_BARRIER_FENCE_FLAG != 0,
-        })
+        })?;
+        self.counters.count_post(counters::request_counter(op), sges);
+        Ok(())
     }
 
     /// `dat_ib_post_send_ud`: one datagram of `sges` to `peer` (see [`crate::ud::destination`]),
@@ -684,7 +690,9 @@ impl Endpoint {
             solicited: flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG != 0,
             fence: false,
         };
-        self.qp()?.post_send_ud(&wr, peer)
+        self.qp()?.post_send_ud(&wr, peer)?;
+        self.counters.count_post((counters::ep::POST_SEND_UD, true), sges);
+        Ok(())
     }
 
     /// `dat_ep_post_recv`: allowed before the connection is up, not on an SRQ endpoint.
@@ -703,6 +711,7 @@ impl Endpoint {
             return Err(DatError::invalid_arg(2));
         }
         self.qp()?.post_recv(cookie, sges)?;
+        self.counters.count_post((counters::ep::POST_RECV, true), sges);
         if self.soft_watermark.load(Ordering::Relaxed) != WATERMARK_DISARMED {
             self.check_soft_watermark();
         }
@@ -793,7 +802,9 @@ impl Endpoint {
             if !matches!(s, DAT_EP_STATE_UNCONNECTED | DAT_EP_STATE_CONNECTED) {
                 return Err(DatError::invalid_state(state_subtype(s)));
             }
-            return self.qp()?.connect(remote, port, private_data, timeout);
+            self.qp()?.connect(remote, port, private_data, timeout)?;
+            self.counters.count(counters::ep::CONNECT);
+            return Ok(());
         }
         if !self.transition(DAT_EP_STATE_UNCONNECTED, DAT_EP_STATE_ACTIVE_CONNECTION_PENDING) {
             return Err(DatError::invalid_state(state_subtype(self.state())));
@@ -801,8 +812,9 @@ impl Endpoint {
         self.early_recvs.lock().clear();
         self.set_remote(remote, port);
         let r = self.qp().and_then(|qp| qp.connect(remote, port, private_data, timeout));
-        if r.is_err() {
-            self.set_state(DAT_EP_STATE_UNCONNECTED);
+        match r {
+            Ok(()) => self.counters.count(counters::ep::CONNECT),
+            Err(_) => self.set_state(DAT_EP_STATE_UNCONNECTED),
         }
         r
     }
@@ -852,6 +864,7 @@ impl Endpoint {
             | DAT_EP_STATE_ACTIVE_CONNECTION_PENDING
             | DAT_EP_STATE_PASSIVE_CONNECTION_PENDING => {
                 self.set_state(DAT_EP_STATE_DISCONNECT_PENDING);
+                self.counters.count(counters::ep::DISCONNECT);
                 self.qp()?.disconnect(!abrupt)
             }
             DAT_EP_STATE_DISCONNECT_PENDING | DAT_EP_STATE_DISCONNECTED => Ok(()),

@@ -1,6 +1,7 @@
 //! Interface adapters (IA): an opened provider device plus everything created under it.
 
 use crate::codes::*;
+use crate::counters::{self, IaCounters};
 use crate::error::{DatError, DatResult};
 use crate::evd::EventDispatcher;
 use crate::event::{Event, EventData};
@@ -35,6 +36,8 @@ pub struct InterfaceAdapter {
     pub service_points: Mutex<HashMap<u64, Handle>>,
     /// LMR handles by lmr_context (lkey), for RMR binds and LMR syncs.
     pub lmrs_by_context: Mutex<HashMap<u32, Handle>>,
+    /// What the IB counters extension reports for this IA.
+    pub counters: IaCounters,
 }
 
 impl DatObject for InterfaceAdapter {
@@ -143,6 +146,7 @@ impl InterfaceAdapter {
         if async_evd == Handle::NULL && async_qlen <= 0 {
             return Err(DatError::invalid_arg(2));
         }
+        counters::start_from_environment();
         let router = Arc::new(AsyncRouter(OnceLock::new()));
         let device = provider.open(ia_name, params, router.clone())?;
         let ia = Arc::new(InterfaceAdapter {
@@ -155,6 +159,7 @@ impl InterfaceAdapter {
             children: Mutex::new(Vec::new()),
             service_points: Mutex::new(HashMap::new()),
             lmrs_by_context: Mutex::new(HashMap::new()),
+            counters: IaCounters::default(),
         });
         let _ = router.0.set(Arc::downgrade(&ia));
         let h = handle::insert(ia.clone())?;
@@ -199,15 +204,35 @@ impl InterfaceAdapter {
 
     /// Records a child handle.
     pub fn adopt(&self, h: Handle) {
+        self.count_child(h, true);
         self.children.lock().push(h);
     }
 
     /// Forgets a child handle (it was freed).
     pub fn disown(&self, h: Handle) {
+        self.count_child(h, false);
         let mut c = self.children.lock();
         if let Some(i) = c.iter().position(|&x| x == h) {
             c.swap_remove(i);
         }
+    }
+
+    /// Counts the creation (`created`) or the free of a child in the IA's counters: the
+    /// `DCNT_IA_*_CREATE` / `*_FREE` counter of its type; a CR's creation is `DCNT_IA_SP_CR`.
+    fn count_child(&self, h: Handle, created: bool) {
+        let (create, free) = match h.claimed_type() {
+            Some(HandleType::Pz) => (counters::ia::PZ_CREATE, counters::ia::PZ_FREE),
+            Some(HandleType::Lmr) => (counters::ia::LMR_CREATE, counters::ia::LMR_FREE),
+            Some(HandleType::Rmr) => (counters::ia::RMR_CREATE, counters::ia::RMR_FREE),
+            Some(HandleType::Psp) => (counters::ia::PSP_CREATE, counters::ia::PSP_FREE),
+            Some(HandleType::Rsp) => (counters::ia::RSP_CREATE, counters::ia::RSP_FREE),
+            Some(HandleType::Evd) => (counters::ia::EVD_CREATE, counters::ia::EVD_FREE),
+            Some(HandleType::Ep) => (counters::ia::EP_CREATE, counters::ia::EP_FREE),
+            Some(HandleType::Srq) => (counters::ia::SRQ_CREATE, counters::ia::SRQ_FREE),
+            Some(HandleType::Cr) if created => (counters::ia::SP_CR, 0),
+            _ => return,
+        };
+        self.counters.count(if created { create } else { free });
     }
 
     pub fn children(&self) -> Vec<Handle> {
