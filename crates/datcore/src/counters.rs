@@ -182,12 +182,25 @@ impl<const N: usize> Counters<N> {
     /// Counts one post at `counter` and, when `with_bytes`, the byte total of `sges` at
     /// `counter + 1`, while counting is on.
     #[inline(always)]
-    pub fn count_post(&self, (counter, with_bytes): (usize, bool), sges: &[Sge]) {
+    pub fn count_post(&self, counter: (usize, bool), sges: &[Sge]) {
         if counting() {
-            self.add(counter, 1);
-            if with_bytes {
-                self.add(counter + 1, sges.iter().map(|s| s.length).sum());
-            }
+            self.add_post(counter, sges);
+        }
+    }
+
+    /// Counts one request post of `op` (see [`request_counter`]) while counting is on.
+    #[inline(always)]
+    pub fn count_request(&self, op: SendOp, sges: &[Sge]) {
+        if counting() {
+            self.add_post(request_counter(op), sges);
+        }
+    }
+
+    #[inline(always)]
+    fn add_post(&self, (counter, with_bytes): (usize, bool), sges: &[Sge]) {
+        self.add(counter, 1);
+        if with_bytes {
+            self.add(counter + 1, sges.iter().map(|s| s.length).sum());
         }
     }
 

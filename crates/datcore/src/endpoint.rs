@@ -28,7 +28,7 @@ use crate::ud::{AddressHandle, DAT_IB_SERVICE_TYPE_UD};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
@@ -257,6 +257,12 @@ pub struct Endpoint {
     /// The armed soft high watermark on receives in progress (`dat_ep_set_watermark`), or
     /// [`WATERMARK_DISARMED`].
     soft_watermark: AtomicU32,
+    /// The hard high watermark on receives in progress, or [`WATERMARK_DISARMED`]
+    /// (`DAT_WATERMARK_INFINITE`): above it, a connected EP's connection is broken.
+    hard_watermark: AtomicU32,
+    /// Set when the hard high watermark broke the connection: the disconnect that follows is
+    /// reported as `DAT_CONNECTION_EVENT_BROKEN`.
+    broken_by_watermark: AtomicBool,
     /// A UD endpoint's live address handles (freed with the EP); None once the EP is freed (an
     /// exchange that ends after that makes none).
     address_handles: Mutex<Option<Vec<Handle>>>,
@@ -264,7 +270,8 @@ pub struct Endpoint {
     pub counters: EpCounters,
 }
 
-/// `soft_watermark` when no event is armed (`DAT_WATERMARK_INFINITE`, or after the event).
+/// `soft_watermark` / `hard_watermark` when nothing is armed (`DAT_WATERMARK_INFINITE`, or
+/// after the soft watermark's event).
 const WATERMARK_DISARMED: u32 = u32::MAX;
 /// `DAT_WATERMARK_INFINITE` (`(DAT_COUNT) ~0`).
 pub const WATERMARK_INFINITE: i32 = -1;
@@ -317,6 +324,10 @@ impl EpEvents {
 impl ConnectionEvents for EpEvents {
     fn event(&self, ev: ConnEvent, private_data: &[u8]) {
         if let Some(ep) = self.ep.upgrade() {
+            let ev = match ev {
+                ConnEvent::Disconnected if ep.broken_by_watermark.swap(false, Ordering::Relaxed) => ConnEvent::Broken,
+                ev => ev,
+            };
             let old = ep.connection_event(ev, private_data);
             let was_up = matches!(old, DAT_EP_STATE_CONNECTED | DAT_EP_STATE_DISCONNECT_PENDING);
             if was_up && ev != ConnEvent::Established {
@@ -425,6 +436,8 @@ impl Endpoint {
             qp: RwLock::new(None),
             early_recvs: Mutex::new(Vec::new()),
             soft_watermark: AtomicU32::new(WATERMARK_DISARMED),
+            hard_watermark: AtomicU32::new(WATERMARK_DISARMED),
+            broken_by_watermark: AtomicBool::new(false),
             state: AtomicU32::new(state),
             conn: Mutex::new(Connection {
                 remote: None,
@@ -663,7 +676,7 @@ impl Endpoint {
             solicited: flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG != 0,
             fence: flags & DAT_COMPLETION_BARRIER_FENCE_FLAG != 0,
         })?;
-        self.counters.count_post(counters::request_counter(op), sges);
+        self.counters.count_request(op, sges);
         Ok(())
     }
 
@@ -712,8 +725,10 @@ impl Endpoint {
         }
         self.qp()?.post_recv(cookie, sges)?;
         self.counters.count_post((counters::ep::POST_RECV, true), sges);
-        if self.soft_watermark.load(Ordering::Relaxed) != WATERMARK_DISARMED {
-            self.check_soft_watermark();
+        if self.soft_watermark.load(Ordering::Relaxed) & self.hard_watermark.load(Ordering::Relaxed)
+            != WATERMARK_DISARMED
+        {
+            self.check_watermarks();
         }
         if matches!(
             self.state(),
@@ -737,9 +752,10 @@ impl Endpoint {
 
     /// `dat_ep_set_watermark`: arms the soft high watermark, raised once on the IA's async EVD
     /// when more receives than `soft` are in progress at the EP (at once if so already) and
-    /// then disarmed until set again. The hard high watermark (which would break the
-    /// connection) is not supported: anything but `DAT_WATERMARK_INFINITE` there gets
-    /// `DAT_MODEL_NOT_SUPPORTED`.
+    /// then disarmed until set again; and sets the hard high watermark: while more receives
+    /// than `hard` are in progress at a connected EP (checked now and at each receive posted),
+    /// its connection is broken (an abrupt disconnect, reported on its connect EVD as
+    /// `DAT_CONNECTION_EVENT_BROKEN`). `DAT_WATERMARK_INFINITE` disarms either.
     pub fn set_watermark(&self, soft: i32, hard: i32) -> DatResult<()> {
         if soft < WATERMARK_INFINITE {
             return Err(DatError::invalid_arg(2));
@@ -747,13 +763,34 @@ impl Endpoint {
         if hard < WATERMARK_INFINITE {
             return Err(DatError::invalid_arg(3));
         }
-        if hard != WATERMARK_INFINITE {
-            return Err(DatError::new(DAT_MODEL_NOT_SUPPORTED, 0));
-        }
-        let armed = if soft == WATERMARK_INFINITE { WATERMARK_DISARMED } else { soft as u32 };
-        self.soft_watermark.store(armed, Ordering::Relaxed);
-        self.check_soft_watermark();
+        let armed = |w: i32| if w == WATERMARK_INFINITE { WATERMARK_DISARMED } else { w as u32 };
+        self.soft_watermark.store(armed(soft), Ordering::Relaxed);
+        self.hard_watermark.store(armed(hard), Ordering::Relaxed);
+        self.check_watermarks();
         Ok(())
+    }
+
+    /// Checks both high watermarks against the receives in progress.
+    fn check_watermarks(&self) {
+        self.check_soft_watermark();
+        self.check_hard_watermark();
+    }
+
+    /// Breaks a connected EP's connection when more receives than its hard high watermark are
+    /// in progress at it.
+    fn check_hard_watermark(&self) {
+        let hard = self.hard_watermark.load(Ordering::Relaxed);
+        if hard == WATERMARK_DISARMED || self.state() != DAT_EP_STATE_CONNECTED || self.recv_query().0 <= hard {
+            return;
+        }
+        if !self.transition(DAT_EP_STATE_CONNECTED, DAT_EP_STATE_DISCONNECT_PENDING) {
+            return; // another thread is ending the connection
+        }
+        tracing::debug!(ep = ?self.handle(), hard, "EP above its hard high watermark: connection broken");
+        self.broken_by_watermark.store(true, Ordering::Relaxed);
+        if let Ok(qp) = self.qp() {
+            let _ = qp.disconnect(false);
+        }
     }
 
     /// Raises the soft high watermark event if armed and exceeded, and disarms it.
