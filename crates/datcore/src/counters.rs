@@ -256,12 +256,17 @@ pub fn request_counter(op: SendOp) -> (usize, bool) {
     }
 }
 
+/// Held by the unit tests that switch counting (a process-wide flag) on or off.
+#[cfg(test)]
+pub(crate) static SWITCH_TEST_LOCK: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn counts_only_while_on_and_query_resets_what_it_copies() {
+        let _switch = SWITCH_TEST_LOCK.lock();
         let c = EpCounters::default();
         set_counting(false);
         c.count(ep::CONNECT);
