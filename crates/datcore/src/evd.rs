@@ -375,10 +375,14 @@ impl EventDispatcher {
             self.counters.count_dequeue(false, true);
             return Ok(ev);
         }
-        let polled = self.cq.as_ref().is_some_and(|cq| cq.poll(&mut st.polled[..1]) == 1);
-        self.counters.count_dequeue(self.cq.is_some(), polled);
-        if polled {
-            return Ok(self.convert(&st.polled[0]));
+        if let Some(cq) = &self.cq {
+            let found = cq.poll(&mut st.polled[..1]) == 1;
+            self.counters.count_dequeue(true, found);
+            if found {
+                return Ok(self.convert(&st.polled[0]));
+            }
+        } else {
+            self.counters.count_dequeue(false, false);
         }
         Err(DatError::QUEUE_EMPTY)
     }
