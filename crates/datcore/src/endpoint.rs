@@ -777,11 +777,14 @@ impl Endpoint {
     }
 
     /// Breaks a connected EP's connection when more receives than its hard high watermark are
-    /// in progress at it.
+    /// in progress at it (a UD endpoint has none: nothing happens there).
     fn check_hard_watermark(&self) {
         let hard = self.hard_watermark.load(Ordering::Relaxed);
         if hard == WATERMARK_DISARMED || self.state() != DAT_EP_STATE_CONNECTED || self.recv_query().0 <= hard {
             return;
+        }
+        if self.attr().is_datagram() {
+            return; // a UD endpoint has no connection to break
         }
         if !self.transition(DAT_EP_STATE_CONNECTED, DAT_EP_STATE_DISCONNECT_PENDING) {
             return; // another thread is ending the connection
