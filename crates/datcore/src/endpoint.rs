@@ -919,6 +919,8 @@ impl Endpoint {
             return Err(DatError::invalid_state(state_subtype(s)));
         }
         self.new_qp()?;
+        // a watermark break whose disconnect never came (the peer's came first) is over
+        self.broken_by_watermark.store(false, Ordering::Relaxed);
         self.set_state(DAT_EP_STATE_UNCONNECTED);
         Ok(())
     }
