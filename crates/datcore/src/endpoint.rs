@@ -329,6 +329,15 @@ impl ConnectionEvents for EpEvents {
                 ev => ev,
             };
             let old = ep.connection_event(ev, private_data);
+            if ev == ConnEvent::Established && ep.hard_watermark.load(Ordering::Relaxed) != WATERMARK_DISARMED {
+                // Receives posted before the connection count from its start. The provider
+                // calls this under its own locks, and the check asks its queue pair: a thread
+                // of its own checks (an armed hard watermark only).
+                let ep = ep.clone();
+                let _ = std::thread::Builder::new()
+                    .name("dat-hard-watermark".into())
+                    .spawn(move || ep.check_hard_watermark());
+            }
             let was_up = matches!(old, DAT_EP_STATE_CONNECTED | DAT_EP_STATE_DISCONNECT_PENDING);
             if was_up && ev != ConnEvent::Established {
                 self.srq_exit_step(&ep, LEFT_CONNECTION);
@@ -753,9 +762,10 @@ impl Endpoint {
     /// `dat_ep_set_watermark`: arms the soft high watermark, raised once on the IA's async EVD
     /// when more receives than `soft` are in progress at the EP (at once if so already) and
     /// then disarmed until set again; and sets the hard high watermark: while more receives
-    /// than `hard` are in progress at a connected EP (checked now and at each receive posted),
-    /// its connection is broken (an abrupt disconnect, reported on its connect EVD as
-    /// `DAT_CONNECTION_EVENT_BROKEN`). `DAT_WATERMARK_INFINITE` disarms either.
+    /// than `hard` are in progress at a connected EP (checked now, at each receive posted and
+    /// when the connection is established), its connection is broken (an abrupt disconnect,
+    /// reported on its connect EVD as `DAT_CONNECTION_EVENT_BROKEN`).
+    /// `DAT_WATERMARK_INFINITE` disarms either.
     pub fn set_watermark(&self, soft: i32, hard: i32) -> DatResult<()> {
         if soft < WATERMARK_INFINITE {
             return Err(DatError::invalid_arg(2));

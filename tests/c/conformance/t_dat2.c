@@ -218,6 +218,8 @@ static tres expect_broken(DAT_EP_HANDLE ep, DAT_EVD_HANDLE conn, DAT_EVD_HANDLE 
     OK(dat_ep_get_status(ep, &st, NULL, NULL));
     CHECK(st == DAT_EP_STATE_DISCONNECTED, "EP state %d after its connection broke", (int)st);
     r = wait_ev(peer_conn, 5000000, &ev);
+    if (r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED) /* broken as it was made */
+        r = wait_ev(peer_conn, 5000000, &ev);
     CHECK(r == DAT_SUCCESS && (ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED ||
                                ev.event_number == DAT_CONNECTION_EVENT_BROKEN),
           "the peer of a broken connection: %s %s", rs(r), r == DAT_SUCCESS ? evname(ev.event_number) : "");
@@ -225,8 +227,9 @@ static tres expect_broken(DAT_EP_HANDLE ep, DAT_EVD_HANDLE conn, DAT_EVD_HANDLE 
 }
 
 /* dat_ep_set_watermark's hard high watermark: once more receives than it are in progress at a
- * connected EP, its connection is broken; at a post that takes the count above it, or at once
- * when it is set below the count. At the watermark nothing happens; INFINITE disarms it. */
+ * connected EP, its connection is broken; at a post that takes the count above it, at once
+ * when it is set below the count, or when the connection is established. At the watermark
+ * nothing happens; INFINITE disarms it. */
 static tres ep_hard_watermark(void)
 {
     struct conn c;
@@ -250,6 +253,27 @@ static tres ep_hard_watermark(void)
     TRY(post_recvs(&c, c.cep, 0, 2));
     OK(dat_ep_set_watermark(c.cep, DAT_WATERMARK_INFINITE, 1));
     TRY(expect_broken(c.cep, c.c_conn, c.s_conn));
+    OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+    free(c.buf);
+
+    /* set on an unconnected EP holding more receives: nothing until its connection is
+     * established, which it then breaks (here the accepting EP's) */
+    DAT_CR_HANDLE cr;
+    TRY(conn_request(&c, 9, &cr));
+    c.buf = aligned_alloc(4096, 65536);
+    CHECK(c.buf != NULL, "out of memory");
+    OK(make_lmr(c.ia, c.pz, c.buf, 65536, DAT_MEM_PRIV_ALL_FLAG, &c.lmr, &c.lctx, &c.rctx));
+    OK(make_evd(c.ia, DAT_EVD_CONNECTION_FLAG, 4, &c.s_conn));
+    OK(make_evd(c.ia, DAT_EVD_DTO_FLAG, 8, &c.s_dto));
+    OK(dat_ep_create(c.ia, c.pz, c.s_dto, c.s_dto, c.s_conn, NULL, &c.sep));
+    TRY(post_recvs(&c, c.sep, 0, 2));
+    OK(dat_ep_set_watermark(c.sep, DAT_WATERMARK_INFINITE, 1));
+    EXPECT_ERR(dat_evd_dequeue(c.s_conn, &ev), DAT_QUEUE_EMPTY, ANYSUB);
+    OK(dat_cr_accept(cr, c.sep, 0, NULL));
+    DAT_RETURN r = wait_ev(c.s_conn, 5000000, &ev);
+    CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "accepted: %s %s", rs(r),
+          r == DAT_SUCCESS ? evname(ev.event_number) : "");
+    TRY(expect_broken(c.sep, c.s_conn, c.c_conn));
     OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
     free(c.buf);
     return T_PASS;
