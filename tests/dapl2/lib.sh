@@ -171,10 +171,21 @@ run_dtestx() { # RUN STACK: RDMA write with immediate data, compare-and-swap, fe
         report "$n" $ok "$work/$n.server"
         return
     fi
-    client_server "$n" "$2" "$2" 'waiting to snd addr' dtestx -s -P "$ia" -- dtestx -c -h "$ip" -P "$ia" || ok=1
+    # -p: counters read and printed at the end, where the IA lists DAT_COUNTERS (ours, counting
+    # from the start with DAT_IB_COUNTERS=1; OFED's Debian build lists none and dtestx skips them)
+    DAT_IB_COUNTERS=1 client_server "$n" "$2" "$2" 'waiting to snd addr' \
+        dtestx -s -p -P "$ia" -- dtestx -c -p -h "$ip" -P "$ia" || ok=1
     for t in 'RDMA_WRITE_WITH_IMMEDIATE_DATA test - ' 'CMP_SWAP test - ' 'FETCH_ADD test - ' 'immed/atomic test '; do
         both_print "$n" "$t""PASSED" || ok=1
     done
+    if [ "$2" != ofed ]; then
+        # each side posted one write with immediate data, one compare-and-swap, two fetch-and-adds
+        # on its EP, created that one EP on its IA and waited on its DTO EVD
+        for t in ': DCNT_EP_POST_WRITE_IMM = 1$' ': DCNT_EP_POST_CMP_SWAP = 1$' ': DCNT_EP_POST_FETCH_ADD = 2$' \
+            ': DCNT_IA_EP_CREATE = 1$' ': DCNT_EVD_WAIT = [1-9][0-9]*$'; do
+            both_print "$n" "$t" || ok=1
+        done
+    fi
     none_print "$n" FAIL || ok=1
     report "$n" $ok "$work/$n.server" "$work/$n.client"
     run_dtestx_ud "$1" "$2"

@@ -141,7 +141,7 @@ fn drain_cm(dev: &Arc<DevInner>) {
             (_, Some(Target::Cr(Some(_)))) => {
                 tracing::debug!("verbs: {} on a pending connection request", sys::event_str(lib, event));
             }
-            (sys::RDMA_CM_EVENT_DEVICE_REMOVAL, _) => dev.async_events.async_error(AsyncError::DeviceFatal),
+            (sys::RDMA_CM_EVENT_DEVICE_REMOVAL, _) => super::route::device_wide(dev, None, AsyncError::DeviceFatal),
             _ => tracing::debug!("verbs: {} for a forgotten id", sys::event_str(lib, event)),
         }
     }
@@ -173,6 +173,11 @@ fn drain_async(dev: &Arc<DevInner>) {
         // its srq_context is the context set when the limit was armed (srq.rs, set_limit).
         let srq_context =
             if srq_limit { unsafe { (*(ev.element as *mut sys::ibv_srq)).srq_context as u64 } } else { 0 };
+        if t == sys::IBV_EVENT_CQ_ERR {
+            tracing::warn!("verbs: CQ error (overrun)");
+            // SAFETY: for CQ events the element is the CQ, alive until the event is acknowledged.
+            unsafe { super::route::cq_error(dev, ev.element as *mut sys::ibv_cq) };
+        }
         // SAFETY: acknowledging the event we got.
         unsafe { (lib.ibv_ack_async_event)(&mut ev) };
         let watched = || WATCHED.lock().as_ref().and_then(|m| m.get(&(dev.ctx as usize, qpn)).cloned());
@@ -190,14 +195,16 @@ fn drain_async(dev: &Arc<DevInner>) {
             }
         } else if t == sys::IBV_EVENT_DEVICE_FATAL {
             tracing::warn!("verbs: {}: device fatal error", dev.attr.adapter_name);
-            dev.async_events.async_error(AsyncError::DeviceFatal);
+            super::route::device_wide(dev, None, AsyncError::DeviceFatal);
         } else if srq_limit {
             tracing::debug!(srq_context, "verbs: SRQ limit reached");
             dev.async_events.async_error(AsyncError::SrqLimit { context: srq_context });
-        } else if t == sys::IBV_EVENT_CQ_ERR {
-            tracing::warn!("verbs: CQ error (overrun)");
-            dev.async_events.async_error(AsyncError::CqOverflow);
-        } else {
+        } else if t == sys::IBV_EVENT_PORT_ERR {
+            // the union's port_num, an int at the element's place
+            let port = ev.element as usize as u8;
+            tracing::warn!(port, "verbs: {}: port error", dev.attr.adapter_name);
+            super::route::device_wide(dev, Some(port), AsyncError::PortError);
+        } else if t != sys::IBV_EVENT_CQ_ERR {
             tracing::debug!("verbs: asynchronous event {t}");
         }
     }

@@ -85,6 +85,7 @@ mod names;
 mod notify;
 pub use names::{Port, Target};
 mod qp;
+mod route;
 mod srq;
 mod sys;
 mod ud;
@@ -164,7 +165,9 @@ impl Provider for VerbsProvider {
                 DatError::new(DAT_PROVIDER_NOT_FOUND, 0)
             }
         })?;
+        let port = target.port;
         let dev = DevInner::open(lib, ia_name, target, events)?;
+        route::OPEN.register(dev.ctx as usize, port, &dev);
         let threads = vec![cm::start(&dev)?];
         Ok(Arc::new(VerbsDevice { inner: dev, threads: Mutex::new(threads) }))
     }

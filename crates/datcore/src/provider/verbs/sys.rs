@@ -80,6 +80,7 @@ pub const IBV_EVENT_QP_FATAL: u32 = 1;
 pub const IBV_EVENT_QP_REQ_ERR: u32 = 2;
 pub const IBV_EVENT_QP_ACCESS_ERR: u32 = 3;
 pub const IBV_EVENT_DEVICE_FATAL: u32 = 8;
+pub const IBV_EVENT_PORT_ERR: u32 = 10;
 pub const IBV_EVENT_SRQ_ERR: u32 = 14;
 pub const IBV_EVENT_SRQ_LIMIT_REACHED: u32 = 15;
 pub const IBV_EVENT_QP_LAST_WQE_REACHED: u32 = 16;
