@@ -181,8 +181,8 @@ struct EvdState {
     waiter: bool,
     cno: Option<Arc<ConsumerNotifier>>,
     spin: AdaptiveSpin,
-    /// Where `drain` and `dequeue` take provider completions: kept here, so that no poll
-    /// initialises a buffer.
+    /// Where `drain` takes provider completions: kept here, so that no poll initialises a
+    /// buffer.
     polled: [WorkCompletion; DRAIN_BATCH],
 }
 
@@ -364,18 +364,14 @@ impl EventDispatcher {
         event::from_completion(self.handle(), wc)
     }
 
-    /// `dat_evd_dequeue`.
+    /// `dat_evd_dequeue`. An empty queue takes a batch of provider completions at once: one
+    /// provider poll then serves the dequeues of the whole batch.
     pub fn dequeue(&self) -> DatResult<Event> {
         let mut st = self.state.lock();
-        if let Some(ev) = st.queue.pop_front() {
-            return Ok(ev);
+        if st.queue.is_empty() {
+            self.drain(&mut st);
         }
-        if let Some(cq) = &self.cq {
-            if cq.poll(&mut st.polled[..1]) == 1 {
-                return Ok(self.convert(&st.polled[0]));
-            }
-        }
-        Err(DatError::QUEUE_EMPTY)
+        st.queue.pop_front().ok_or(DatError::QUEUE_EMPTY)
     }
 
     /// `dat_evd_wait`: waits until `threshold` events are queued or `timeout_us` passes, then
