@@ -181,8 +181,8 @@ struct EvdState {
     waiter: bool,
     cno: Option<Arc<ConsumerNotifier>>,
     spin: AdaptiveSpin,
-    /// Where `drain` takes provider completions: kept here, so that no poll initialises a
-    /// buffer.
+    /// Where `drain` and `dequeue` take provider completions: kept here, so that no poll
+    /// initialises a buffer.
     polled: [WorkCompletion; DRAIN_BATCH],
 }
 
@@ -364,14 +364,23 @@ impl EventDispatcher {
         event::from_completion(self.handle(), wc)
     }
 
-    /// `dat_evd_dequeue`. An empty queue takes a batch of provider completions at once: one
-    /// provider poll then serves the dequeues of the whole batch.
+    /// `dat_evd_dequeue`. An empty queue takes a batch of provider completions at once: the
+    /// first is returned, the rest queued, so one provider poll serves the batch's dequeues.
     pub fn dequeue(&self) -> DatResult<Event> {
         let mut st = self.state.lock();
-        if st.queue.is_empty() {
-            self.drain(&mut st);
+        if let Some(ev) = st.queue.pop_front() {
+            return Ok(ev);
         }
-        st.queue.pop_front().ok_or(DatError::QUEUE_EMPTY)
+        let Some(cq) = &self.cq else { return Err(DatError::QUEUE_EMPTY) };
+        let EvdState { queue, qlen, polled, .. } = &mut *st;
+        let n = cq.poll(&mut polled[..(*qlen).min(DRAIN_BATCH)]);
+        if n == 0 {
+            return Err(DatError::QUEUE_EMPTY);
+        }
+        for wc in &polled[1..n] {
+            queue.push_back(self.convert(wc));
+        }
+        Ok(self.convert(&polled[0]))
     }
 
     /// `dat_evd_wait`: waits until `threshold` events are queued or `timeout_us` passes, then
