@@ -364,23 +364,18 @@ impl EventDispatcher {
         event::from_completion(self.handle(), wc)
     }
 
-    /// `dat_evd_dequeue`. An empty queue takes a batch of provider completions at once: the
-    /// first is returned, the rest queued, so one provider poll serves the batch's dequeues.
+    /// `dat_evd_dequeue`.
     pub fn dequeue(&self) -> DatResult<Event> {
         let mut st = self.state.lock();
         if let Some(ev) = st.queue.pop_front() {
             return Ok(ev);
         }
-        let Some(cq) = &self.cq else { return Err(DatError::QUEUE_EMPTY) };
-        let EvdState { queue, qlen, polled, .. } = &mut *st;
-        let n = cq.poll(&mut polled[..(*qlen).min(DRAIN_BATCH)]);
-        if n == 0 {
-            return Err(DatError::QUEUE_EMPTY);
+        if let Some(cq) = &self.cq {
+            if cq.poll(&mut st.polled[..1]) == 1 {
+                return Ok(self.convert(&st.polled[0]));
+            }
         }
-        for wc in &polled[1..n] {
-            queue.push_back(self.convert(wc));
-        }
-        Ok(self.convert(&polled[0]))
+        Err(DatError::QUEUE_EMPTY)
     }
 
     /// `dat_evd_wait`: waits until `threshold` events are queued or `timeout_us` passes, then

@@ -58,17 +58,13 @@ pub fn set_nonblock(fd: i32) {
 }
 
 /// Converts DAT segments to verbs SGEs (zero-length segments dropped) in `out`, of which only
-/// the SGEs returned are initialised; also returns their total length (in the same pass).
+/// the SGEs returned are initialised.
 pub fn ibv_sges<'a>(
     sges: &[Sge],
     out: &'a mut [MaybeUninit<sys::ibv_sge>; MAX_SGE],
-) -> DatResult<(&'a mut [sys::ibv_sge], u64)> {
+) -> DatResult<&'a mut [sys::ibv_sge]> {
     let mut n = 0;
-    let mut total = 0;
-    for s in sges {
-        if s.length == 0 {
-            continue;
-        }
+    for s in sges.iter().filter(|s| s.length > 0) {
         if n == MAX_SGE {
             return Err(DatError::invalid_arg(2));
         }
@@ -76,11 +72,10 @@ pub fn ibv_sges<'a>(
             return Err(DatError::new(DAT_LENGTH_ERROR, 0));
         }
         out[n].write(sys::ibv_sge { addr: s.addr, length: s.length as u32, lkey: s.lkey });
-        total += s.length;
         n += 1;
     }
     // SAFETY: the first `n` entries were written above.
-    Ok((unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<sys::ibv_sge>(), n) }, total))
+    Ok(unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<sys::ibv_sge>(), n) })
 }
 
 /// Slot info: the operation (`OP_*`, low byte).
@@ -139,8 +134,7 @@ impl Slots {
         }
     }
 
-    /// The DAT completion of `wc`, or None for a stale one. Inlined into the CQ's poll loop.
-    #[inline]
+    /// The DAT completion of `wc`, or None for a stale one.
     pub fn complete(&self, wc: &sys::ibv_wc) -> Option<WorkCompletion> {
         let status = cq::status(wc.status);
         let idx = wc.wr_id as u32 as usize;
@@ -845,7 +839,7 @@ impl QueuePair for VerbsQp {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
         }
         let mut buf = [MaybeUninit::uninit(); MAX_SGE];
-        let (list, total) = ibv_sges(wr.sges, &mut buf)?;
+        let list = ibv_sges(wr.sges, &mut buf)?;
         let op = op_code(&wr.op);
         let mut flags = 0;
         if wr.signaled {
@@ -860,6 +854,7 @@ impl QueuePair for VerbsQp {
         if op == OP_READ && list.len() > self.dev.max_sge_rd {
             return self.post_split_read(wr, list, flags);
         }
+        let total: u64 = list.iter().map(|s| s.length as u64).sum();
         let mut count = self.send_count.lock();
         let c = *count;
         let slot = &self.slots.send[(c as usize) & (self.slots.send.len() - 1)];
@@ -879,7 +874,7 @@ impl QueuePair for VerbsQp {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_RECV_WATERMARK));
         }
         let mut buf = [MaybeUninit::uninit(); MAX_SGE];
-        let (list, _) = ibv_sges(sges, &mut buf)?;
+        let list = ibv_sges(sges, &mut buf)?;
         let n = list.len();
         if n > self.caps.max_recv_sge as usize {
             return Err(DatError::invalid_arg(2));
