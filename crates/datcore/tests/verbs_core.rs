@@ -222,7 +222,7 @@ fn verbs_send_recv_rdma() {
     let (c, s) = (ep(&ia), ep(&ia));
     let sbuf = Buf::new(&ia, 1 << 16, 0);
     let cbuf = Buf::new(&ia, 1 << 16, 0xab);
-    // Receives posted before the connection exists (buffered until the QP is made).
+    // Receives posted before the connection exists (straight to the QP, made with the EP).
     for i in 0..4u64 {
         s.ep.post_recv(&[sbuf.sge(i as usize * 4096, 4096)], 100 + i, 0).expect("post recv");
     }
@@ -437,6 +437,25 @@ fn verbs_reject_and_no_listener() {
     let e = wait(&c2.conn, "non-peer reject");
     eprintln!("no listener: event {:#x} after {:?}", e.number, t0.elapsed());
     assert_eq!(e.number, DAT_CONNECTION_EVENT_NON_PEER_REJECTED, "{e:?}");
+}
+
+/// Many endpoints in one process, each with its QP from `dat_ep_create`, and the last one
+/// connected and carrying a message. On siw the 72nd QP (with one-page queues) used to fail:
+/// its queue mapping landed on the offset libsiw reads as "no key" (verbs/mod.rs,
+/// `siw_key_guard`).
+#[test]
+fn verbs_many_endpoints() {
+    let Some(name) = ia_name() else { return };
+    let ia = open(&name);
+    let (recv, req) = (dto_evd(&ia, DAT_EVD_DTO_FLAG), dto_evd(&ia, DAT_EVD_DTO_FLAG));
+    let eps: Vec<Ep> = (0..150).map(|_| ep_on(&ia, &recv, &req)).collect();
+    let c = ep(&ia);
+    let s = eps.last().expect("endpoints");
+    let buf = Buf::new(&ia, 4096, 0x33);
+    s.ep.post_recv(&[buf.sge(0, 64)], 9, 0).expect("post recv");
+    connect(&ia, &c, s, 20008, b"");
+    c.ep.post_request(SendOp::Send, &[buf.sge(1024, 64)], 1, 0).expect("send");
+    assert_eq!(dto(&recv, "recv on the 150th endpoint"), (9, DAT_DTO_SUCCESS, 64));
 }
 
 #[test]

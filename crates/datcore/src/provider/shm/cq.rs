@@ -123,11 +123,40 @@ impl ShmCq {
         self.waker.wants_wake()
     }
 
-    /// Services the rings of every attached queue pair in the caller's thread.
-    fn drive(&self) {
+    /// Services the rings of every attached queue pair in the caller's thread; the
+    /// completions this produces for this queue go into `out` as far as [`Handout::offer`]
+    /// lets them. Returns how many did.
+    fn drive(&self, out: &mut [WorkCompletion]) -> usize {
+        let mut n = 0;
         for qp in self.qps.lock().iter() {
-            qp.drive_from_poll(self);
+            n = qp.drive_from_poll(Handout { cq: self, out: &mut *out, n });
         }
+        n
+    }
+}
+
+/// The caller's buffer of a running [`ShmCq::poll`], which the data step it drives fills
+/// directly: a completion that goes there skips the queue's lock twice (push and poll).
+pub struct Handout<'o> {
+    pub cq: &'o ShmCq,
+    out: &'o mut [WorkCompletion],
+    /// How many of `out` are filled.
+    pub n: usize,
+}
+
+impl Handout<'_> {
+    /// Takes `wc` if it is for this poll's queue, `out` has room and the queue holds nothing:
+    /// then nothing older is waiting, so handing it out first keeps every queue pair's
+    /// completions in order. (Every completion of a queue pair is added under its lock, which
+    /// the caller holds, so an older one of the same queue pair shows in `queued`.) Gives
+    /// `wc` back otherwise.
+    pub fn offer(&mut self, cq: &ShmCq, wc: WorkCompletion) -> Result<(), WorkCompletion> {
+        if !std::ptr::eq(self.cq, cq) || self.n == self.out.len() || cq.queued.load(Ordering::Acquire) != 0 {
+            return Err(wc);
+        }
+        self.out[self.n] = wc;
+        self.n += 1;
+        Ok(())
     }
 }
 
@@ -146,19 +175,20 @@ impl CompletionQueue for ShmCq {
             }
             _ => {}
         }
-        self.drive();
+        let handed = self.drive(out);
         // A completion pushed after this look is the next poll's (a sleeper's re-poll follows
-        // its arm, and the producer's wake-up follows its push).
-        if self.queued.load(Ordering::SeqCst) == 0 {
-            return 0;
+        // its arm, and the producer's wake-up follows its push). Those queued are no older
+        // than the handed-out ones of the same queue pair (see `Handout::offer`).
+        if handed == out.len() || self.queued.load(Ordering::SeqCst) == 0 {
+            return handed;
         }
         let mut q = self.q.lock();
-        let n = out.len().min(q.items.len());
-        for (slot, wc) in out.iter_mut().zip(q.items.drain(..n)) {
+        let n = (out.len() - handed).min(q.items.len());
+        for (slot, wc) in out[handed..].iter_mut().zip(q.items.drain(..n)) {
             *slot = wc;
         }
         self.queued.store(q.items.len(), Ordering::Release);
-        n
+        handed + n
     }
 
     fn resize(&self, min_entries: u32) -> DatResult<()> {

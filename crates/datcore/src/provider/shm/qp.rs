@@ -9,7 +9,7 @@ use super::super::{
     SendOp, SendWr, Sge, WcOpcode, WcStatus, WorkCompletion,
 };
 use super::area::PeerArea;
-use super::cq::ShmCq;
+use super::cq::{Handout, ShmCq};
 use super::memtable::{self, Entry, Kind};
 use super::recvq::{self, RecvQueue, SgeList, ShmSrq};
 use super::ring::{Consumer, Malformed, Producer, Segment};
@@ -392,12 +392,31 @@ pub struct Ack {
     pub then_consume: bool,
 }
 
-/// What a locked section asks to have done once the lock is gone.
+/// What a locked section asks to have done once the lock is gone; inside a poll, also where
+/// that poll's own completions go ([`Handout`]).
 #[derive(Default)]
-pub struct After {
+pub struct After<'o> {
     pub wake_send: bool,
     pub wake_recv: bool,
     pub event: Option<(ConnEvent, Vec<u8>)>,
+    pub handout: Option<Handout<'o>>,
+}
+
+impl After<'_> {
+    /// Adds `wc` to `cq`: straight into the running poll's buffer when that poll is `cq`'s and
+    /// may take it (see [`Handout::offer`]), else into the queue. True when it went into the
+    /// queue (its waiter is to be woken); one handed out needs no wake-up: its poller is awake.
+    fn complete_on(&mut self, cq: &ShmCq, wc: WorkCompletion) -> bool {
+        let wc = match &mut self.handout {
+            Some(h) => match h.offer(cq, wc) {
+                Ok(()) => return false,
+                Err(wc) => wc,
+            },
+            None => wc,
+        };
+        cq.push(wc);
+        true
+    }
 }
 
 pub struct QpShared {
@@ -448,8 +467,8 @@ impl QpShared {
     pub fn complete_send(&self, a: &mut After, wr_id: u64, kind: OpKind, status: WcStatus, byte_len: u64) {
         if let Some(cq) = &self.send_cq {
             let opcode = kind.wc_opcode();
-            cq.push(WorkCompletion { wr_id, context: self.context, status, opcode, immed: 0, byte_len });
-            a.wake_send = true;
+            let wc = WorkCompletion { wr_id, context: self.context, status, opcode, immed: 0, byte_len };
+            a.wake_send |= a.complete_on(cq, wc);
         }
     }
 
@@ -458,8 +477,8 @@ impl QpShared {
         if let Some(cq) = &self.recv_cq {
             let opcode = if immed.is_some() { WcOpcode::RecvRdmaWriteImmed } else { WcOpcode::Recv };
             let immed = immed.unwrap_or(0);
-            cq.push(WorkCompletion { wr_id, context: self.context, status, opcode, immed, byte_len });
-            a.wake_recv = true;
+            let wc = WorkCompletion { wr_id, context: self.context, status, opcode, immed, byte_len };
+            a.wake_recv |= a.complete_on(cq, wc);
         }
     }
 
@@ -585,20 +604,26 @@ impl QpShared {
         }
     }
 
-    /// One data step from `cq`'s poll, in the poller's thread. A broken connection is left to
-    /// the progress thread (events are never delivered from inside a poll).
-    pub fn drive_from_poll(&self, cq: &ShmCq) {
-        let mut a = After::default();
+    /// One data step from `h.cq`'s poll, in the poller's thread; returns how many completions
+    /// `h` holds then. A broken connection is left to the progress thread (events are never
+    /// delivered from inside a poll).
+    pub fn drive_from_poll(&self, h: Handout<'_>) -> usize {
+        let cq = h.cq;
+        let mut a = After { handout: Some(h), ..After::default() };
         {
             let mut st = self.st.lock();
             if st.phase != Phase::Connected || st.fault.is_some() || st.peer_gone || st.peer_disc {
-                return;
+                return a.handout.map_or(0, |h| h.n);
             }
             let is = |c: &Option<Arc<ShmCq>>| c.as_ref().is_some_and(|c| std::ptr::eq(&**c, cq));
             let part = Part { requests: is(&self.recv_cq), completions: is(&self.send_cq) };
             self.data_step(&mut st, &mut a, part);
         }
-        self.finish_except(a, Some(cq));
+        let n = a.handout.take().map_or(0, |h| h.n);
+        if a.wake_send || a.wake_recv || a.event.is_some() {
+            self.finish_except(a, Some(cq));
+        }
+        n
     }
 
     /// Runs (part of) the data path once; a fault is parked in `st.fault` for the progress

@@ -334,11 +334,6 @@ impl VerbsCr {
     pub fn take_id(&self) -> Option<*mut sys::rdma_cm_id> {
         self.id.lock().take().map(|p| p.0)
     }
-
-    /// Returns the id after a failed accept.
-    pub fn give_back(&self, id: *mut sys::rdma_cm_id) {
-        *self.id.lock() = Some(IdPtr(id));
-    }
 }
 
 impl ConnectionRequest for VerbsCr {
