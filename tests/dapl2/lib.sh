@@ -180,20 +180,22 @@ run_dtestx() { # RUN STACK: RDMA write with immediate data, compare-and-swap, fe
     run_dtestx_ud "$1" "$2"
 }
 
-# run_dtestx_ud RUN STACK: dtestx's UD mode (-u: four address exchanges each way on one UD
-# endpoint per side, a datagram each way, AH and CM frees) where the IA lists DAT_IB_UD "TRUE"
-# (dtestx -q prints the provider attributes); elsewhere a SKIP line (our verbs provider has no
-# UD endpoints yet, README)
+# run_dtestx_ud RUN SSTACK [CSTACK]: dtestx's UD mode (-u: four address exchanges each way on one
+# UD endpoint per side, a datagram each way, AH and CM frees), server on SSTACK, client on CSTACK
+# (default the same), where both IAs list DAT_IB_UD "TRUE" (dtestx -q prints the provider
+# attributes); elsewhere a SKIP line (iWARP has no UD endpoints)
 run_dtestx_ud() {
-    local n=$1.dtestx_ud ok=0 ia
-    ia=$(ia_of "$2")
+    local n=$1.dtestx_ud ok=0 stack
     rm -f "$work/$n".*
-    in_stack "$2" "$work/$n.query" $((60 / time_div)) dtestx -q -P "$ia"
-    if ! grep -q 'DAT_IB_UD=TRUE' "$work/$n.query"; then
-        echo "SKIP dapl2-utils.$n ($ia lists no DAT_IB_UD)"
-        return
-    fi
-    client_server "$n" "$2" "$2" 'waiting to snd addr' dtestx -s -u -P "$ia" -- dtestx -c -u -h "$ip" -P "$ia" || ok=1
+    for stack in "$2" "${3:-$2}"; do
+        in_stack "$stack" "$work/$n.query" $((60 / time_div)) dtestx -q -P "$(ia_of "$stack")"
+        if ! grep -q 'DAT_IB_UD=TRUE' "$work/$n.query"; then
+            echo "SKIP dapl2-utils.$n ($stack: $(ia_of "$stack") lists no DAT_IB_UD)"
+            return
+        fi
+    done
+    client_server "$n" "$2" "${3:-$2}" 'waiting to snd addr' dtestx -s -u -P "$(ia_of "$2")" -- \
+        dtestx -c -u -h "$ip" -P "$(ia_of "${3:-$2}")" || ok=1
     both_print "$n" 'UD test PASSED' || ok=1
     none_print "$n" FAIL || ok=1
     report "$n" $ok "$work/$n.server" "$work/$n.client"

@@ -616,6 +616,7 @@ fn verbs_ib_extensions() {
     if let Ok(t) = std::env::var("RDMA_TYPE") {
         assert_eq!(caps.immed_data, t == "rxe", "immediate data on {t}");
         assert_eq!(caps.atomics, t == "rxe", "atomics on {t}");
+        assert_eq!(caps.ud, t == "rxe", "UD endpoints on {t}");
     }
     let (c, s) = (ep(&ia), ep(&ia));
     connect(&ia, &c, &s, 20040, b"");

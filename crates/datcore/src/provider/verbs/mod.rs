@@ -76,6 +76,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
+/// rdma_resolve_addr / rdma_resolve_route timeout.
+const RESOLVE_MS: i32 = 2000;
+
 mod cm;
 mod cq;
 mod names;
@@ -84,6 +87,7 @@ pub use names::{Port, Target};
 mod qp;
 mod srq;
 mod sys;
+mod ud;
 
 use sys::Lib;
 
@@ -305,8 +309,8 @@ impl DevInner {
             extensions: ExtensionCaps {
                 immed_data: !t.iwarp,
                 atomics: !t.iwarp && a.atomic_cap != sys::IBV_ATOMIC_NONE,
-                // UD queue pairs (RDMA_PS_UDP) are not implemented on verbs yet.
-                ud: false,
+                // UD queue pairs (ud.rs) on IB/RoCE; iWARP has no datagram service.
+                ud: !t.iwarp,
             },
             // enum ibv_mtu: 1 = 256 bytes ... 5 = 4096 bytes
             transport_mtu: 128 << pa.active_mtu.clamp(1, 5),
@@ -337,6 +341,54 @@ impl DevInner {
 
     pub fn key(&self) -> u64 {
         self.next_key.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The rdma_cm port of a connect to connection qualifier `port` with `private_data`
+    /// (`DAT_INVALID_PARAMETER`: ARG3 for a qualifier beyond 16 bits, ARG5 for too much data).
+    fn connect_port(&self, port: u64, private_data: &[u8]) -> DatResult<u16> {
+        let Ok(port) = u16::try_from(port) else {
+            tracing::warn!("verbs: connection qualifier {port} does not fit an rdma_cm port (16 bits)");
+            return Err(DatError::invalid_arg(3));
+        };
+        if private_data.len() > self.attr.max_private_data {
+            return Err(DatError::invalid_arg(5));
+        }
+        Ok(port)
+    }
+
+    /// Starts resolving `remote`:`port` from this IA's address on `id` (rdma_resolve_addr,
+    /// within `timeout` but at most 2 s); ADDR_RESOLVED or ADDR_ERROR follows on the CM thread.
+    /// Loopback or unspecified means this IA's own address (rdma_cm cannot route 127.0.0.1
+    /// over a device bound to another address; DAT consumers use it for same-host connections).
+    fn resolve_addr(
+        &self,
+        id: *mut sys::rdma_cm_id,
+        remote: SocketAddr,
+        port: u16,
+        timeout: Option<std::time::Duration>,
+    ) -> DatResult<()> {
+        let rip = if remote.ip().is_loopback() || remote.ip().is_unspecified() { self.ip } else { remote.ip() };
+        let mut src = crate::ia::to_sockaddr(SocketAddr::new(self.ip, 0));
+        let mut dst = crate::ia::to_sockaddr(SocketAddr::new(rip, port));
+        let ms = timeout.map_or(RESOLVE_MS, |t| (t.as_millis().min(RESOLVE_MS as u128) as i32).max(1));
+        // SAFETY: a live id of ours; both addresses are valid sockaddr_storage.
+        let r = unsafe {
+            (self.lib.rdma_resolve_addr)(
+                id,
+                &mut src as *mut _ as *mut libc::sockaddr,
+                &mut dst as *mut _ as *mut libc::sockaddr,
+                ms,
+            )
+        };
+        if r != 0 {
+            let e = sys::err_of(r);
+            return Err(fail(
+                "rdma_resolve_addr",
+                e,
+                DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -461,7 +513,7 @@ impl Device for VerbsDevice {
             let e = sys::errno();
             return Err(fail("ibv_alloc_pd", e, DatError::insufficient(DAT_RESOURCE_PROTECTION_DOMAIN)));
         }
-        let pd = Arc::new(VerbsPd { dev: d.clone(), pd });
+        let pd = Arc::new(VerbsPd { dev: d.clone(), pd, ahs: ud::AddressHandles::default() });
         PDS.insert(&pd);
         Ok(pd)
     }
@@ -478,7 +530,7 @@ impl Device for VerbsDevice {
 
     fn create_qp(&self, init: QpInit) -> DatResult<Arc<dyn QueuePair>> {
         if init.datagram {
-            return Err(crate::error::DatError::NOT_IMPLEMENTED);
+            return Ok(ud::VerbsUdQp::new(&self.inner, init)?);
         }
         Ok(qp::VerbsQp::new(&self.inner, init)?)
     }
@@ -487,6 +539,8 @@ impl Device for VerbsDevice {
 pub struct VerbsPd {
     pub(crate) dev: Arc<DevInner>,
     pub(crate) pd: *mut sys::ibv_pd,
+    /// Address handles of UD exchanges (destroyed with the PD).
+    ahs: ud::AddressHandles,
 }
 
 // SAFETY: ibv_pd is used through thread-safe verbs only.
@@ -496,6 +550,7 @@ unsafe impl Sync for VerbsPd {}
 
 impl Drop for VerbsPd {
     fn drop(&mut self) {
+        self.ahs.destroy_all(self.dev.lib);
         // SAFETY: MRs, MWs, SRQs and QPs of this PD hold an Arc to it, so none is left.
         let r = unsafe { (self.dev.lib.ibv_dealloc_pd)(self.pd) };
         if r != 0 {

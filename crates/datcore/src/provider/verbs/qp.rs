@@ -41,11 +41,10 @@ const OP_BIND: u64 = 3;
 const OP_WRITE_IMMED: u64 = 4;
 const OP_FETCH_ADD: u64 = 5;
 const OP_CMP_SWAP: u64 = 6;
+const OP_SEND_UD: u64 = 7;
 
 /// How long a graceful disconnect waits for rdma_cm's DISCONNECTED before reporting anyway.
 const DISCONNECT_GRACE: Duration = Duration::from_secs(5);
-/// rdma_resolve_addr / rdma_resolve_route timeout.
-const RESOLVE_MS: i32 = 2000;
 
 pub fn set_nonblock(fd: i32) {
     // SAFETY: fcntl on a descriptor we own a reference to.
@@ -118,9 +117,53 @@ pub struct Slots {
     /// Send-queue counter (low 32 bits) just past the newest completed work request. The send
     /// queue completes in order, so a completion also retires every unsignaled request before it.
     send_done: AtomicU32,
+    /// An unreliable datagram queue pair's: receives complete as [`WcOpcode::RecvUd`] with
+    /// the sender's queue pair number.
+    datagram: bool,
 }
 
 impl Slots {
+    /// The slots of a UD queue pair (super::ud) of `send` / `recv` work requests.
+    pub(super) fn datagram(context: u64, send: u32, recv: u32) -> Slots {
+        Slots {
+            context,
+            send: ring(send),
+            recv: ring(recv),
+            srq: None,
+            recv_outstanding: AtomicU32::new(0),
+            recv_done: AtomicU32::new(0),
+            send_done: AtomicU32::new(0),
+            datagram: true,
+        }
+    }
+
+    /// Records datagram send counter `c` (cookie `wr_id`, `len` bytes); its ibv wr_id is
+    /// `KIND_SEND | c`.
+    pub(super) fn note_send_ud(&self, c: u64, wr_id: u64, len: u64) {
+        let s = &self.send[(c as usize) & (self.send.len() - 1)];
+        s.wr_id.store(wr_id, Ordering::Relaxed);
+        s.info.store(slot_info(OP_SEND_UD, 0, len), Ordering::Release);
+    }
+
+    /// Records receive counter `c` (cookie `wr_id`); its ibv wr_id is `KIND_RECV | c`. Call
+    /// [`Slots::recv_posted`] once the device took it.
+    pub(super) fn note_recv(&self, c: u64, wr_id: u64) {
+        self.recv[(c as usize) & (self.recv.len() - 1)].wr_id.store(wr_id, Ordering::Release);
+    }
+
+    pub(super) fn recv_posted(&self) {
+        self.recv_outstanding.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(super) fn outstanding_recvs(&self) -> u32 {
+        self.recv_outstanding.load(Ordering::Relaxed)
+    }
+
+    /// Send-queue work requests of the `posted` so far not yet completed.
+    pub(super) fn outstanding_sends(&self, posted: u64) -> u32 {
+        (posted as u32).wrapping_sub(self.send_done.load(Ordering::Acquire))
+    }
+
     /// Send-queue work requests up to and including counter `c` have completed.
     fn retire_sends(&self, c: u32) {
         let done = c.wrapping_add(1);
@@ -166,6 +209,7 @@ impl Slots {
                     OP_WRITE_IMMED => WcOpcode::RdmaWriteImmed,
                     OP_FETCH_ADD => WcOpcode::FetchAdd,
                     OP_CMP_SWAP => WcOpcode::CmpSwap,
+                    OP_SEND_UD => WcOpcode::SendUd,
                     _ => WcOpcode::Bind,
                 };
                 (s.wr_id.load(Ordering::Acquire), op, info >> INFO_LEN_SHIFT)
@@ -194,7 +238,11 @@ impl Slots {
                 wc.vendor_err
             );
         }
-        Some(WorkCompletion { wr_id, context: self.context, status, opcode, immed: wc.imm_data, byte_len })
+        let (opcode, immed) = match opcode {
+            WcOpcode::Recv if self.datagram => (WcOpcode::RecvUd, wc.src_qp),
+            _ => (opcode, wc.imm_data),
+        };
+        Some(WorkCompletion { wr_id, context: self.context, status, opcode, immed, byte_len })
     }
 
     /// Completes as flushed, through `emit`, every receive below counter `mark` the device has
@@ -287,7 +335,7 @@ unsafe impl Send for VerbsQp {}
 // SAFETY: as above.
 unsafe impl Sync for VerbsQp {}
 
-fn our_cq(c: &Option<Arc<dyn crate::provider::CompletionQueue>>) -> DatResult<Option<Arc<VerbsCq>>> {
+pub(super) fn our_cq(c: &Option<Arc<dyn crate::provider::CompletionQueue>>) -> DatResult<Option<Arc<VerbsCq>>> {
     match c {
         None => Ok(None),
         Some(c) => CQS.get(c).map(Some).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_EVD_REQUEST)),
@@ -444,6 +492,7 @@ impl VerbsQp {
             recv_outstanding: AtomicU32::new(0),
             recv_done: AtomicU32::new(0),
             send_done: AtomicU32::new(0),
+            datagram: false,
         });
         let key = dev.key();
         let made = Made::create(dev, &pd, send_cq.as_ref(), recv_cq.as_ref(), srq.as_ref(), &caps, key)?;
@@ -574,7 +623,7 @@ impl VerbsQp {
         match (ev, st.phase) {
             (sys::RDMA_CM_EVENT_ADDR_RESOLVED, Phase::Resolving) => {
                 // SAFETY: live id.
-                let r = unsafe { (lib.rdma_resolve_route)(id, RESOLVE_MS) };
+                let r = unsafe { (lib.rdma_resolve_route)(id, super::RESOLVE_MS) };
                 if r != 0 {
                     tracing::warn!("verbs: rdma_resolve_route failed: {}", sys::errno_str(sys::err_of(r)));
                     self.fail_connect(&mut st, ConnEvent::Unreachable, &[]);
@@ -738,7 +787,7 @@ fn send_depth(dev: &DevInner, caps: &QpCaps) -> u32 {
     (caps.max_send_wr.saturating_mul(split) + 1).min(dev.attr.max_qp_wr.max(caps.max_send_wr + 1))
 }
 
-fn post_error(what: &str, r: i32) -> DatError {
+pub(super) fn post_error(what: &str, r: i32) -> DatError {
     let e = sys::err_of(r);
     let d = match e {
         libc::ENOMEM => DatError::insufficient(DAT_RESOURCE_TEP),
@@ -982,37 +1031,16 @@ impl QueuePair for VerbsQp {
     }
 
     fn connect(&self, remote: SocketAddr, port: u64, private_data: &[u8], timeout: Option<Duration>) -> DatResult<()> {
-        let Ok(port) = u16::try_from(port) else {
-            tracing::warn!("verbs: connection qualifier {port} does not fit an rdma_cm port (16 bits)");
-            return Err(DatError::invalid_arg(3));
-        };
-        if private_data.len() > self.dev.attr.max_private_data {
-            return Err(DatError::invalid_arg(5));
-        }
-        let lib = self.lib();
+        let port = self.dev.connect_port(port, private_data)?;
         let mut st = self.cm.lock();
         if st.phase != Phase::Idle {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_CONNECTED));
         }
         st.private_data = private_data.to_vec();
-        // Loopback / unspecified: this IA's own address (rdma_cm cannot route 127.0.0.1 over a
-        // device bound to another address; DAT consumers use it for same-host connections).
-        let rip = if remote.ip().is_loopback() || remote.ip().is_unspecified() { self.dev.ip } else { remote.ip() };
-        let mut dst = crate::ia::to_sockaddr(SocketAddr::new(rip, port));
         st.phase = Phase::Resolving;
-        let ms = timeout.map_or(RESOLVE_MS, |t| (t.as_millis().min(RESOLVE_MS as u128) as i32).max(1));
-        // SAFETY: live id, already bound to the IA's address (the source); valid sockaddr.
-        let r = unsafe {
-            (lib.rdma_resolve_addr)(st.id, std::ptr::null_mut(), &mut dst as *mut _ as *mut libc::sockaddr, ms)
-        };
-        if r != 0 {
+        if let Err(e) = self.dev.resolve_addr(st.id, remote, port, timeout) {
             st.phase = Phase::Idle;
-            let e = sys::err_of(r);
-            return Err(fail(
-                "rdma_resolve_addr",
-                e,
-                DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE),
-            ));
+            return Err(e);
         }
         let d = timeout.map(|t| Instant::now() + t);
         self.set_deadline(&mut st, d);
@@ -1020,13 +1048,7 @@ impl QueuePair for VerbsQp {
     }
 
     fn accept(&self, req: &Arc<dyn ConnectionRequest>, private_data: &[u8]) -> DatResult<()> {
-        let cr = cm::CRS.get(req).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_CR))?;
-        if private_data.len() > self.dev.attr.max_private_data {
-            return Err(DatError::invalid_arg(3));
-        }
-        if !Arc::ptr_eq(&cr.dev, &self.dev) {
-            return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_EP));
-        }
+        let cr = cm::acceptable(&self.dev, req, private_data, false)?;
         let lib = self.lib();
         let mut st = self.cm.lock();
         if st.phase != Phase::Idle {
@@ -1144,6 +1166,7 @@ mod tests {
             recv_outstanding: AtomicU32::new(0),
             recv_done: AtomicU32::new(0),
             send_done: AtomicU32::new(0),
+            datagram: false,
         }
     }
 
