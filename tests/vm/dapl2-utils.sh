@@ -54,6 +54,7 @@ run_mixed() { # RUN SSTACK CSTACK: dtest and dapltest -T T across two libraries
     case " $programs " in *" dtest "*) run_dtest "$@" ;; esac
     case " $programs " in
     *" dapltest "*)
+        next_dapltest_port
         dapltest_server "$1" "$2" || { report "$1.dapltest-server" 1 "$work/$1.dapltest.server"; return; }
         dapltest_transaction "$1" "$3"
         dapltest_stop "$1" "$2" "$3"
@@ -71,7 +72,7 @@ run_wire() {
     for stack in ofed path; do
         port=$((port + 1))
         rm -f "$work/probe.server"
-        "$probe" listen "$ip" $port >"$work/probe.server" 2>&1 &
+        timeout 120 "$probe" listen "$ip" $port >"$work/probe.server" 2>&1 &
         local probe_pid=$! i
         for i in $(seq 100); do grep -q listening "$work/probe.server" && break; sleep 0.1; done
         in_stack "$stack" "$work/wire-$stack.client" 60 dapltest -T Q -s "$ip" -D "$(ia_of "$stack")" -n $port
