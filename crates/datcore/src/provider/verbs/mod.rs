@@ -306,6 +306,9 @@ impl DevInner {
         };
         check_memlock();
         let read_sink_remote_write = t.iwarp && a.vendor_id != SIW_VENDOR_ID;
+        if a.vendor_id == SIW_VENDOR_ID {
+            cq::reserve_siw_colliding_page(lib, ctx);
+        }
         tracing::debug!(ia_name, dev = %t.dev, port = t.port, ip = %t.ip, ?transport, mw_type, vendor = a.vendor_id, read_sink_remote_write, "verbs: device opened");
         Ok(Arc::new(DevInner {
             lib,
