@@ -273,10 +273,11 @@ dapltest_stop() {
 }
 
 # The transaction test with data validation: sends both ways, RDMA read and write, 2 threads of
-# 2 endpoints each
-dapltest_transaction() { # RUN STACK
+# 2 endpoints each; the server's RDMA reads go into SERVER_READ_SEGMENTS sink segments (2 unless
+# given)
+dapltest_transaction() { # RUN STACK [SERVER_READ_SEGMENTS]
     dapltest_client "$1" "$2" T -T T -V -s "$ip" -t 2 -w 2 -i 50 \
-        client SR 4096 2 server SR 1024 3 client RW 8192 1 server RR 4096 2 client RR 2048 1 server RW 4096 1
+        client SR 4096 2 server SR 1024 3 client RW 8192 1 server RR 4096 "${3:-2}" client RR 2048 1 server RW 4096 1
 }
 
 run_dapltest() { # RUN STACK
