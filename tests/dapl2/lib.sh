@@ -237,9 +237,17 @@ run_dtestsrq() { # RUN STACK: RC endpoints sharing a receive queue
 # lines that mean a dapltest client or server failed (its exit status is 0 after most failures)
 dapltest_errors='Test Error|FAIL|failed|Segmentation'
 
+# dapltest's port (-n, its connection qualifier): next_dapltest_port gives each dapltest run
+# (server, its clients, and the functional groups before it) a port of its own, so a port a
+# failed run leaves taken (siw can keep a listening port after its process exited) fails no
+# later run
+dapltest_port=47000
+next_dapltest_port() { dapltest_port=$((dapltest_port + 1)); }
+
 # dapltest_server RUN SSTACK: starts `dapltest -T S` (output $work/RUN.dapltest.server)
 dapltest_server() {
-    start_server "$1.dapltest" "$2" $((400 / time_div)) 'Service Point Ready' dapltest -T S -D "$(ia_of "$2")"
+    start_server "$1.dapltest" "$2" $((400 / time_div)) 'Service Point Ready' \
+        dapltest -T S -D "$(ia_of "$2")" -n "$dapltest_port"
 }
 
 # dapltest_client RUN STACK TEST -T LETTER ARGS...: one client run (-T must come first); exit 0,
@@ -251,7 +259,7 @@ dapltest_client() {
     shift 3
     log=$work/$run.dapltest-$test.client
     rm -f "$log" "$log".ld.*
-    in_stack "$stack" "$log" $((300 / time_div)) dapltest "$1" "$2" -D "$(ia_of "$stack")" "${@:3}" || { echo "dapltest $test: exit status $?"; st=1; }
+    in_stack "$stack" "$log" $((300 / time_div)) dapltest "$1" "$2" -D "$(ia_of "$stack")" -n "$dapltest_port" "${@:3}" || { echo "dapltest $test: exit status $?"; st=1; }
     case $test in
     F-*)
         grep -q '^Result: PASS' "$log" || { echo "dapltest $test: no case passed"; st=1; }
@@ -278,15 +286,17 @@ dapltest_stop() {
 }
 
 # The transaction test with data validation: sends both ways, RDMA read and write, 2 threads of
-# 2 endpoints each
-dapltest_transaction() { # RUN STACK
+# 2 endpoints each; the server's RDMA reads go into SERVER_READ_SEGMENTS sink segments (2 unless
+# given)
+dapltest_transaction() { # RUN STACK [SERVER_READ_SEGMENTS]
     dapltest_client "$1" "$2" T -T T -V -s "$ip" -t 2 -w 2 -i 50 \
-        client SR 4096 2 server SR 1024 3 client RW 8192 1 server RR 4096 2 client RR 2048 1 server RW 4096 1
+        client SR 4096 2 server SR 1024 3 client RW 8192 1 server RR 4096 "${3:-2}" client RR 2048 1 server RW 4096 1
 }
 
 run_dapltest() { # RUN STACK
     local run=$1 stack=$2 ia g out
     ia=$(ia_of "$stack")
+    next_dapltest_port
     # no server needed: the limit test, and the functional groups (whose server-side connection
     # cases listen on dapltest's port themselves)
     dapltest_client "$run" "$stack" L -T L -m 100

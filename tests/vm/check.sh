@@ -79,24 +79,19 @@ dapl2_utils() { # rxe|siw [known failures]
         "$HERE/dapl2-utils.sh" -L "$ROOT/build/lib" -p "dtest dtestx dtestcm dtestsrq dapltest" path preload ofed/path path/ofed wire
 }
 dapl2_utils_rxe() { dapl2_utils rxe; }
-# Known failures of our library on siw (open in issue 8's notes; README "Tests on real verbs"):
-# dtestcm: rdma_create_qp fails on some of the 100 ids at connect time on the CM thread without
-# an errno (not a size limit: 2/1 work requests, 1 SGE; the kernel makes the QP, libsiw gets no
-# keys to map its queues and destroys it; from about 70 QPs on), the connection ends BROKEN with no
-# private data and the program crashes reading it; OFED fails in dat_ep_create and exits.
-# dapltest -T T: ibv_create_cq fails, the server's dat_evd_create returns
-# DAT_INSUFFICIENT_RESOURCES.
-dapl2_utils_siw() {
-    dapl2_utils siw "path.dtestcm preload.dtestcm path.dapltest-T preload.dapltest-T path-ofed.dapltest-T"
-}
+# On siw, too, no known failures: dtestcm's 100 connections and dapltest -T T failed there until
+# the verbs provider kept libsiw's colliding mmap key taken (cq.rs, SIW_COLLIDING_PAGE); the
+# mixed run with OFED's dapltest server reads into one segment (dapl2-utils.sh, run_mixed).
+# Open, not listed (intermittent, seen once): preload.dtest, the client got UNREACHABLE while
+# its server saw the connection established and then a receive of length 0 (README); the
+# section's second attempt covers it, visibly.
+dapl2_utils_siw() { dapl2_utils siw; }
 
 section rxe one_guest_rxe
 section siw one_guest_siw
 section siw-two-guests two_guests_siw
 section dapl2-utils-rxe dapl2_utils_rxe
-# dapl2-utils on siw is not in the gate yet: beyond the known failures listed above, a run
-# there hung until the guest timeout (open, issue 8). DAT_VM_DAPL2_SIW=1 runs it.
-[ "${DAT_VM_DAPL2_SIW:-0}" = 1 ] && section dapl2-utils-siw dapl2_utils_siw
+section dapl2-utils-siw dapl2_utils_siw
 
 echo "vm check: $(( $(date +%s) - T0 )) s"
 echo "$PASSES passed, $FAILED failed"

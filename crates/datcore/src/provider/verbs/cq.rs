@@ -33,6 +33,42 @@ use std::time::Duration;
 
 const BATCH: usize = 16;
 
+/// siw's user library (libsiw) reads the mmap key `SIW_INVAL_UOBJ_KEY` = 0x90000 as "the
+/// kernel gave no key", but the kernel hands out keys as page offsets into the verbs context's
+/// mmap space, first fit: the queue placed at page 144 gets exactly 0x90000, and libsiw fails
+/// its `ibv_create_cq` / `ibv_create_qp` without an errno. Every later queue lands on the same
+/// free page, so once a process holds about 144 pages of queues (70 small QPs, fewer larger
+/// ones) no queue can be created on that context any more (dtestcm's 100 connections, the
+/// CQs and QPs of dapltest -T T). [`reserve_siw_colliding_page`] makes, while the context is
+/// still nearly empty, one CQ whose queue spans that page and keeps it for the life of the
+/// process (librdmacm keeps the context open as long): 1 MiB of the device's memory per
+/// process and context.
+const SIW_COLLIDING_PAGE: u32 = 0x90000 / 4096;
+/// `sizeof(struct siw_cqe)` (rdma/siw-abi.h)
+const SIW_CQE_SIZE: u32 = 32;
+
+/// Contexts (addresses) holding their colliding-page CQ, with that CQ (never destroyed).
+static SIW_RESERVED: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+/// See [`SIW_COLLIDING_PAGE`]. Called for siw devices when an IA opens; once per context.
+pub(super) fn reserve_siw_colliding_page(lib: &sys::Lib, ctx: *mut sys::ibv_context) {
+    let mut reserved = SIW_RESERVED.lock();
+    if reserved.iter().any(|&(c, _)| c == ctx as usize) {
+        return;
+    }
+    // A queue of more than 144 pages starts at or below page 144 on a fresh context, so it
+    // covers it; siw rounds the entries up to a power of two (32768 here, 1 MiB).
+    let entries = (SIW_COLLIDING_PAGE + 1) * 4096 / SIW_CQE_SIZE;
+    // SAFETY: live context; the CQ has no channel and is kept until the process exits.
+    let cq = unsafe { (lib.ibv_create_cq)(ctx, entries as i32, std::ptr::null_mut(), std::ptr::null_mut(), 0) };
+    if cq.is_null() {
+        tracing::warn!("verbs: siw: the CQ keeping mmap page {SIW_COLLIDING_PAGE} taken could not be made");
+        return;
+    }
+    tracing::debug!("verbs: siw: mmap page {SIW_COLLIDING_PAGE} of context {ctx:p} taken by a {entries}-entry CQ");
+    reserved.push((ctx as usize, cq as usize));
+}
+
 pub struct VerbsCq {
     pub(crate) dev: Arc<DevInner>,
     pub(crate) cq: *mut sys::ibv_cq,

@@ -56,8 +56,8 @@
 //! only wants local write on a read sink: there privileges are exact). iWARP requires
 //! the active side to send first in MPA v1 without RTR: siw negotiates it, other devices may
 //! not — consumers on iWARP should let the active side issue the first operation. On siw each
-//! IA holds one large CQ over mapping offset 0x90000, which libsiw cannot use
-//! (`siw_key_guard`); without it the 72nd QP of a process failed.
+//! verbs context holds one large CQ over mapping offset 0x90000, which libsiw cannot use
+//! (`cq::reserve_siw_colliding_page`); without it the 72nd QP of a process failed.
 //!
 //! **Disconnect:** `rdma_disconnect` + QP to ERR, so everything still posted completes as
 //! `WcStatus::Flushed`; `Disconnected` is delivered on the rdma_cm DISCONNECTED event
@@ -94,9 +94,6 @@ use sys::Lib;
 
 /// `vendor_id` of soft-iWARP (siw): ASCII "bmt".
 const SIW_VENDOR_ID: u32 = 0x62_6d74;
-/// Entries of the CQ that keeps siw's unusable mapping key taken ([`siw_key_guard`]): 2^15
-/// completions of 32 bytes, 257 pages, over the first 145 pages of mapping offsets.
-const SIW_KEY_GUARD_CQES: i32 = 1 << 15;
 /// Largest private data on IB/RoCE (IB CM REQ: 92 bytes, less rdma_cm's 36-byte header).
 const IB_PRIVATE_DATA: usize = 56;
 /// Largest private data we allow on iWARP (MPA allows up to 512 less its own parameters).
@@ -189,8 +186,6 @@ pub(crate) struct DevInner {
     pub mw_type: u32,
     /// Most SGEs of an RDMA read's sink (`max_sge_rd`; siw: 1). Longer reads are split.
     pub max_sge_rd: usize,
-    /// siw only: the CQ covering mapping offset 0x90000 ([`siw_key_guard`]), or null.
-    siw_key_guard: *mut sys::ibv_cq,
     pub async_events: Arc<dyn AsyncEvents>,
     pub stop: AtomicBool,
     /// rdma_cm id contexts (our keys) → who owns the id.
@@ -319,8 +314,10 @@ impl DevInner {
             transport_mtu: 128 << pa.active_mtu.clamp(1, 5),
         };
         check_memlock();
-        let siw_key_guard = if a.vendor_id == SIW_VENDOR_ID { siw_key_guard(lib, ctx) } else { std::ptr::null_mut() };
         let read_sink_remote_write = t.iwarp && a.vendor_id != SIW_VENDOR_ID;
+        if a.vendor_id == SIW_VENDOR_ID {
+            cq::reserve_siw_colliding_page(lib, ctx);
+        }
         tracing::debug!(ia_name, dev = %t.dev, port = t.port, ip = %t.ip, ?transport, mw_type, vendor = a.vendor_id, read_sink_remote_write, "verbs: device opened");
         Ok(Arc::new(DevInner {
             lib,
@@ -332,7 +329,6 @@ impl DevInner {
             attr,
             mw_type,
             max_sge_rd: (a.max_sge_rd.max(1) as usize).min(qp::MAX_SGE),
-            siw_key_guard,
             async_events: events,
             stop: AtomicBool::new(false),
             ids: Mutex::new(HashMap::new()),
@@ -399,32 +395,10 @@ impl Drop for DevInner {
     fn drop(&mut self) {
         // SAFETY: every CQ, QP, id and listener holds an Arc<DevInner>, so all are gone.
         unsafe {
-            if !self.siw_key_guard.is_null() {
-                (self.lib.ibv_destroy_cq)(self.siw_key_guard);
-            }
             (self.lib.rdma_destroy_id)(self.bound_id);
             (self.lib.rdma_destroy_event_channel)(self.cm_channel);
         }
     }
-}
-
-/// siw: a CQ whose queue mapping covers the mapping offset 0x90000 of the device context, so
-/// that no QP, CQ or SRQ of this process gets it. siw's kernel driver hands out the offsets
-/// for mapping queues to user space page by page from 0 (each QP's send and receive queue,
-/// each CQ and SRQ), while libsiw reads offset 0x90000 (its ABI's `SIW_INVAL_UOBJ_KEY`,
-/// page 144) as "no mapping" and destroys the object: the object landing on page 144 fails
-/// without an errno, and so does every later one, as each lands on the page the failed one
-/// freed (with one-page queues: the 72nd QP after two CQs; Debian's dtestcm, 100 QPs, on
-/// OFED's provider too). A first-fit range from the first free page (0 for a new context)
-/// over page 144 leaves every later object above it. Null when it cannot be made (the
-/// first free page is 144 itself); then QPs fail there as they would without it.
-fn siw_key_guard(lib: &Lib, ctx: *mut sys::ibv_context) -> *mut sys::ibv_cq {
-    // SAFETY: live context; a CQ without channel, destroyed in DevInner's Drop.
-    let cq = unsafe { (lib.ibv_create_cq)(ctx, SIW_KEY_GUARD_CQES, std::ptr::null_mut(), std::ptr::null_mut(), 0) };
-    if cq.is_null() {
-        tracing::debug!("verbs: siw: no CQ to cover mapping offset 0x90000 (errno {})", sys::errno());
-    }
-    cq
 }
 
 /// Logs once when RLIMIT_MEMLOCK is low enough to make registrations fail.
