@@ -8,7 +8,8 @@
 #   2. verbs in ONE rxe guest and ONE siw guest (tests/vm/rdma-guest.sh, under
 #      flock /tmp/dat-vm.lock): tools/bench/guest-bench.sh, datperf against perftest and OFED
 #      dapltest -T P, one datperf2 binary and Debian's dtestcm on our libdat2 and on OFED's
-#      (BENCH_GUEST_PARTS="data dtestcm callgrind" picks parts, BENCH_GUEST_CM_CONNS dtestcm -c).
+#      (BENCH_GUEST_PARTS="data dtestcm callgrind" picks parts; BENCH_GUEST_CM_CONNS is dtestcm's
+#      -c, BENCH_GUEST_CM_PAIRS its runs per library and round).
 # Runs are INTERLEAVED (ours, baseline, ours, ... in every round) over BENCH_ROUNDS rounds
 # (default 5; guests BENCH_VM_ROUNDS, default 3) and the MEDIAN of the rounds is reported:
 # one table (figure, ours, baseline, ratio, target) on stdout and in build/bench/table.md;
@@ -103,7 +104,7 @@ if [ "${BENCH_VM:-1}" = 1 ]; then
     for t in ${BENCH_VM_DEVICES:-rxe siw}; do
         echo "bench: verbs in one $t guest ($VM_ROUNDS rounds; waiting for /tmp/dat-vm.lock)" >&2
         envs=(--env BENCH_ROUNDS="$VM_ROUNDS")
-        for v in BENCH_GUEST_PARTS BENCH_GUEST_CM_CONNS; do [ -z "${!v:-}" ] || envs+=(--env "$v=${!v}"); done
+        for v in BENCH_GUEST_PARTS BENCH_GUEST_CM_CONNS BENCH_GUEST_CM_PAIRS; do [ -z "${!v:-}" ] || envs+=(--env "$v=${!v}"); done
         flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --"$t" --timeout 1500 "${envs[@]}" \
             -- bash tools/bench/guest-bench.sh >"$OUT/guest-$t.log" 2>&1
         echo "bench: $t guest exit $?" >&2

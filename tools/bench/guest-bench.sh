@@ -56,7 +56,7 @@ part() { [[ $PARTS == *" $1 "* ]]; }
 # prints " Connections: <us> usec, CPS <connections/s> Total ..." (the connect phase only). siw
 # refuses QPs past about 70 in one process (README), so it gets fewer connections.
 ia_of() { if [ "$1" = ofed ]; then echo "$dapl_ia"; else echo "$ia"; fi; }
-CM_CONNS=${BENCH_GUEST_CM_CONNS:-$([ "$t" = siw ] && echo 50 || echo 100)}
+CM_CONNS=${BENCH_GUEST_CM_CONNS:-$([ "$t" = siw ] && echo 50 || echo 100)} CM_PAIRS=${BENCH_GUEST_CM_PAIRS:-3}
 dtestcm_rate() { # LIBRARY(ours|ofed) STACK(path|ofed)
     local name=$t.$1-dtestcm.conn_rate stack_ia ok=0
     stack_ia=$(ia_of "$2")
@@ -80,9 +80,14 @@ fi
 
 for r in $(seq 1 "$ROUNDS"); do
     echo "guest-bench: $t round $r of $ROUNDS" >&2
+    # a connect phase lasts well under a second here, so each round runs CM_PAIRS pairs, the
+    # library that goes first alternating
     if part dtestcm && command -v dtestcm >/dev/null; then
-        dtestcm_rate ours path
-        [ -n "$OFED_LIBDIR" ] && dtestcm_rate ofed ofed
+        for k in $(seq 1 "$CM_PAIRS"); do
+            [ $((k % 2)) = 1 ] && dtestcm_rate ours path
+            [ -n "$OFED_LIBDIR" ] && dtestcm_rate ofed ofed
+            [ $((k % 2)) = 0 ] && dtestcm_rate ours path
+        done
     fi
     part data || continue
     datperf_run "$t.datperf.send_lat.8.poll" lat_median_us "$ia" "$ip" -t send_lat -s 8 -n "$N" -p
@@ -148,6 +153,7 @@ if part callgrind && [[ " ${BENCH_GUEST_CALLGRIND-rxe} " == *" $t "* ]] && [ -x 
         rm -rf "$out"
     done
 fi
+echo "guest-bench: $t parts${PARTS% } took ${SECONDS} s" >&2
 sed 's/^/raw: /' "$RAWLOG" >&2
 rm -rf "$work"
 cat "$RESULTS"
