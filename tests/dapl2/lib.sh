@@ -171,29 +171,42 @@ run_dtestx() { # RUN STACK: RDMA write with immediate data, compare-and-swap, fe
         report "$n" $ok "$work/$n.server"
         return
     fi
-    client_server "$n" "$2" "$2" 'waiting to snd addr' dtestx -s -P "$ia" -- dtestx -c -h "$ip" -P "$ia" || ok=1
+    # -p: counters read and printed at the end, where the IA lists DAT_COUNTERS (ours, counting
+    # from the start with DAT_IB_COUNTERS=1; OFED's Debian build lists none and dtestx skips them)
+    DAT_IB_COUNTERS=1 client_server "$n" "$2" "$2" 'waiting to snd addr' \
+        dtestx -s -p -P "$ia" -- dtestx -c -p -h "$ip" -P "$ia" || ok=1
     for t in 'RDMA_WRITE_WITH_IMMEDIATE_DATA test - ' 'CMP_SWAP test - ' 'FETCH_ADD test - ' 'immed/atomic test '; do
         both_print "$n" "$t""PASSED" || ok=1
     done
+    if [ "$2" != ofed ]; then
+        # each side posted one write with immediate data, one compare-and-swap, two fetch-and-adds
+        # on its EP, created that one EP on its IA and waited on its DTO EVD
+        for t in ': DCNT_EP_POST_WRITE_IMM = 1$' ': DCNT_EP_POST_CMP_SWAP = 1$' ': DCNT_EP_POST_FETCH_ADD = 2$' \
+            ': DCNT_IA_EP_CREATE = 1$' ': DCNT_EVD_WAIT = [1-9][0-9]*$'; do
+            both_print "$n" "$t" || ok=1
+        done
+    fi
     none_print "$n" FAIL || ok=1
     report "$n" $ok "$work/$n.server" "$work/$n.client"
     run_dtestx_ud "$1" "$2"
 }
 
-# run_dtestx_ud RUN STACK: dtestx's UD mode (-u: four address exchanges each way on one UD
-# endpoint per side, a datagram each way, AH and CM frees) where the IA lists DAT_IB_UD "TRUE"
-# (dtestx -q prints the provider attributes); elsewhere a SKIP line (our verbs provider has no
-# UD endpoints yet, README)
+# run_dtestx_ud RUN SSTACK [CSTACK]: dtestx's UD mode (-u: four address exchanges each way on one
+# UD endpoint per side, a datagram each way, AH and CM frees), server on SSTACK, client on CSTACK
+# (default the same), where both IAs list DAT_IB_UD "TRUE" (dtestx -q prints the provider
+# attributes); elsewhere a SKIP line (iWARP has no UD endpoints)
 run_dtestx_ud() {
-    local n=$1.dtestx_ud ok=0 ia
-    ia=$(ia_of "$2")
+    local n=$1.dtestx_ud ok=0 stack
     rm -f "$work/$n".*
-    in_stack "$2" "$work/$n.query" $((60 / time_div)) dtestx -q -P "$ia"
-    if ! grep -q 'DAT_IB_UD=TRUE' "$work/$n.query"; then
-        echo "SKIP dapl2-utils.$n ($ia lists no DAT_IB_UD)"
-        return
-    fi
-    client_server "$n" "$2" "$2" 'waiting to snd addr' dtestx -s -u -P "$ia" -- dtestx -c -u -h "$ip" -P "$ia" || ok=1
+    for stack in "$2" "${3:-$2}"; do
+        in_stack "$stack" "$work/$n.query" $((60 / time_div)) dtestx -q -P "$(ia_of "$stack")"
+        if ! grep -q 'DAT_IB_UD=TRUE' "$work/$n.query"; then
+            echo "SKIP dapl2-utils.$n ($stack: $(ia_of "$stack") lists no DAT_IB_UD)"
+            return
+        fi
+    done
+    client_server "$n" "$2" "${3:-$2}" 'waiting to snd addr' dtestx -s -u -P "$(ia_of "$2")" -- \
+        dtestx -c -u -h "$ip" -P "$(ia_of "${3:-$2}")" || ok=1
     both_print "$n" 'UD test PASSED' || ok=1
     none_print "$n" FAIL || ok=1
     report "$n" $ok "$work/$n.server" "$work/$n.client"

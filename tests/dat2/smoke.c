@@ -31,6 +31,11 @@
  *     datagram goes each way (received 40 bytes into the buffer, the length counting those 40:
  *     DAT_IB_UD_RECV with the sender's queue pair), then dat_ib_ud_ah_free / dat_ib_ud_cm_free
  *     and their errors; elsewhere dat_ep_create of a UD endpoint is DAT_NOT_IMPLEMENTED;
+ *   - IB counters (counting started by dat_ib_start_counter): the server's IA counts its PSPs
+ *     and the connection requests it rejected and accepted; the client's EP counts its connects,
+ *     disconnect and posts (count and bytes per kind), its IA a PZ made and freed, its DTO EVD
+ *     its waits and a dequeue of nothing; a query of one counter writes that counter's entry,
+ *     reset zeroes, nothing is counted after dat_ib_stop_counter; bad calls get their codes;
  *   - free everything, close.
  * Prints one line per step; exit status 0 when every check passed.
  */
@@ -264,9 +269,67 @@ static void check_api(struct side *s)
            ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP));
     EXPECT(dat_ib_post_fetch_and_add(s->ep, 1, NULL, cookie(0), NULL, 0),
            ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5));
-    EXPECT(dat_ib_query_counters(s->ia, DCNT_IA_ALL_COUNTERS, &counters, 0), ERR(DAT_NOT_IMPLEMENTED, 0));
+    CHECK(strcmp(provider_attr(&pattr, DAT_IB_ATTR_COUNTERS), "TRUE") == 0);
+    EXPECT(dat_ib_query_counters(s->pz, 0, counters, 0), ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1));
+    EXPECT(dat_ib_query_counters(s->ia, DCNT_IA_ALL_COUNTERS + 1, counters, 0),
+           ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+    EXPECT(dat_ib_query_counters(s->ia, -1, counters, 0), ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+    EXPECT(dat_ib_query_counters(s->ep, DCNT_EP_POST_SEND, NULL, 0), ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4));
+    EXPECT(dat_ib_print_counters(s->pz, 0, 0), ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1));
+    EXPECT(dat_ib_start_counter(s->ep, DCNT_IA_CM), ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA));
+    EXPECT(dat_ib_stop_counter(s->ia, DCNT_IA_DIAG + 1), ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
     EXPECT(dat_extension_op(s->ep, 0x7777), ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
     printf("%s: DAT 2.0 attributes and return codes as expected\n", role);
+}
+
+/* Starts counting (for this process) and zeroes what the IA and EP counted before; a PZ made
+ * and freed is counted on the IA, a query of one counter writes its own entry only. */
+static void start_counters(struct side *s)
+{
+    DAT_UINT64 c[DCNT_IA_ALL_COUNTERS];
+    DAT_PZ_HANDLE pz;
+
+    OK(dat_ib_start_counter(s->ia, DCNT_IA_CM));
+    OK(dat_ib_query_counters(s->ia, DCNT_IA_ALL_COUNTERS, c, 1));
+    OK(dat_ib_query_counters(s->ep, DCNT_EP_ALL_COUNTERS, c, 1));
+    OK(dat_pz_create(s->ia, &pz));
+    OK(dat_pz_free(pz));
+    memset(c, 0xff, sizeof c);
+    OK(dat_ib_query_counters(s->ia, DCNT_IA_PZ_FREE, c, 0));
+    CHECK(c[DCNT_IA_PZ_FREE] == 1 && c[DCNT_IA_PZ_CREATE] == ~(DAT_UINT64) 0);
+    OK(dat_ib_query_counters(s->ia, DCNT_IA_ALL_COUNTERS, c, 0));
+    CHECK(c[DCNT_IA_PZ_CREATE] == 1 && c[DCNT_IA_PZ_FREE] == 1 && c[DCNT_IA_EP_CREATE] == 0);
+}
+
+/* The client's counters after its exchange (see client()), then reset and stop. */
+static void check_counters(struct side *s)
+{
+    DAT_UINT64 c[DCNT_EP_ALL_COUNTERS], e[DCNT_EVD_ALL_COUNTERS];
+    DAT_EVENT ev;
+
+    memset(c, 0xff, sizeof c);
+    OK(dat_ib_query_counters(s->ep, DCNT_EP_ALL_COUNTERS, c, 0));
+    CHECK(c[DCNT_EP_CONNECT] == 2 && c[DCNT_EP_DISCONNECT] == 1);
+    CHECK(c[DCNT_EP_POST_SEND] == 2 && c[DCNT_EP_POST_SEND_DATA] == 6 + 5);
+    CHECK(c[DCNT_EP_POST_RECV] == 1 && c[DCNT_EP_POST_RECV_DATA] == sizeof(DAT_RMR_TRIPLET));
+    CHECK(c[DCNT_EP_POST_WRITE] == 1 && c[DCNT_EP_POST_WRITE_DATA] == BUF);
+    CHECK(c[DCNT_EP_POST_READ] == 1 && c[DCNT_EP_POST_READ_DATA] == BUF);
+    CHECK(c[DCNT_EP_POST_FETCH_ADD] == (ib_ext ? 1u : 0u) && c[DCNT_EP_POST_CMP_SWAP] == (ib_ext ? 2u : 0u));
+    CHECK(c[DCNT_EP_POST_WRITE_IMM] == (ib_ext ? 1u : 0u) && c[DCNT_EP_POST_WRITE_IMM_DATA] == (ib_ext ? 64u : 0u));
+    CHECK(c[DCNT_EP_POST_SEND_UD] == 0 && c[DCNT_EP_RECV] == 0);
+    OK(dat_ib_print_counters(s->ep, DCNT_EP_ALL_COUNTERS, 0));
+    /* one wait per request completion: hello, write, read, (3 atomics, write with immediate), done */
+    OK(dat_ib_query_counters(s->dto_evd, DCNT_EVD_ALL_COUNTERS, e, 1));
+    CHECK(e[DCNT_EVD_WAIT] == (ib_ext ? 8u : 4u) && e[DCNT_EVD_DEQUEUE] == 0);
+    EXPECT(dat_evd_dequeue(s->dto_evd, &ev), ERR(DAT_QUEUE_EMPTY, 0));
+    OK(dat_ib_query_counters(s->dto_evd, DCNT_EVD_ALL_COUNTERS, e, 0));
+    CHECK(e[DCNT_EVD_WAIT] == 0 && e[DCNT_EVD_DEQUEUE] == 1 && e[DCNT_EVD_DEQUEUE_NOT_FOUND] == 1);
+    CHECK(e[DCNT_EVD_DEQUEUE_FOUND] == 0 && e[DCNT_EVD_DEQUEUE_POLL] == 1 && e[DCNT_EVD_DEQUEUE_POLL_FOUND] == 0);
+    OK(dat_ib_stop_counter(s->ia, DCNT_IA_CM));
+    EXPECT(dat_evd_dequeue(s->dto_evd, &ev), ERR(DAT_QUEUE_EMPTY, 0));
+    OK(dat_ib_query_counters(s->dto_evd, DCNT_EVD_DEQUEUE, e, 0));
+    CHECK(e[DCNT_EVD_DEQUEUE] == 1); /* not counted once stopped */
+    printf("client: EP, IA and EVD counters as expected\n");
 }
 
 /* The IB extensions against the server's buffer `rt` (its pattern written already): atomics on
@@ -463,6 +526,7 @@ static int server(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
     open_side(&s, ia_name);
     check_api(&s);
     check_open_query(ia_name);
+    OK(dat_ib_start_counter(s.ia, DCNT_IA_LNK));
     OK(dat_psp_create(s.ia, qual, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &psp));
     if (ib_ud)
         OK(dat_psp_create(s.ia, qual + 1, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &ud_psp));
@@ -481,6 +545,13 @@ static int server(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
     OK(dat_cr_accept(cr, s.ep, 0, NULL));
     wait_event(s.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED);
     printf("server: connected\n");
+    {
+        DAT_UINT64 c[DCNT_IA_ALL_COUNTERS];
+        OK(dat_ib_query_counters(s.ia, DCNT_IA_ALL_COUNTERS, c, 0));
+        CHECK(c[DCNT_IA_PSP_CREATE] == (ib_ud ? 2u : 1u) && c[DCNT_IA_SP_CR] == 2);
+        CHECK(c[DCNT_IA_SP_CR_REJECTED] == 1 && c[DCNT_IA_SP_CR_ACCEPTED] == 1);
+        printf("server: IA counters of PSPs and connection requests as expected\n");
+    }
 
     /* the client's hello */
     wait_dto(&s, DAT_DTO_RECEIVE, 6);
@@ -542,6 +613,7 @@ static int client(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
     role = "client";
     CHECK(read(ready_fd, &ready, 1) == 1);
     open_side(&s, ia_name);
+    start_counters(&s);
     OK(dat_ia_query(s.ia, NULL, DAT_IA_FIELD_ALL, &iattr, DAT_PROVIDER_FIELD_ALL, &pattr));
     ib_ext = iattr.extension_supported == DAT_EXTENSION_IB;
     ib_ud = strcmp(provider_attr(&pattr, DAT_IB_ATTR_UD), "TRUE") == 0;
@@ -594,6 +666,7 @@ static int client(char *ia_name, DAT_CONN_QUAL qual, int ready_fd)
     wait_dto(&s, DAT_DTO_SEND, 5);
     OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
     wait_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED);
+    check_counters(&s);
     ud_client(&s, (DAT_IA_ADDRESS_PTR) &addr, qual + 1);
     close_side(&s);
     printf("client: done\n");

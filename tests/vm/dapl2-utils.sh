@@ -50,8 +50,9 @@ ia_of() { # STACK: the IA name the programs get
     esac
 }
 
-run_mixed() { # RUN SSTACK CSTACK: dtest and dapltest -T T across two libraries
+run_mixed() { # RUN SSTACK CSTACK: dtest, dtestx -u and dapltest -T T across two libraries
     case " $programs " in *" dtest "*) run_dtest "$@" ;; esac
+    case " $programs " in *" dtestx "*) run_dtestx_ud "$@" ;; esac
     case " $programs " in
     *" dapltest "*)
         dapltest_server "$1" "$2" || { report "$1.dapltest-server" 1 "$work/$1.dapltest.server"; return; }

@@ -84,6 +84,9 @@ ts=$(date +%s)
 DAT_FACE=dat2 sh tests/c/run.sh "$ia" || { echo "FAIL C conformance suite, DAT 2.0 face, on $ia"; fail=1; }
 echo "suite time: $(( $(date +%s) - ts )) s"
 
+step "DAT 2.0 C program (tests/dat2/smoke.c, libdat2.so.2) on $ia: UD endpoints where DAT_IB_UD is listed (rxe)"
+sh tests/dat2/run.sh include build/lib /tmp/dat2-smoke "$ia" || { echo "FAIL tests/dat2/smoke.c on $ia"; fail=1; }
+
 step "example: examples/run-pingpong.sh $ia (dat_evd_wait), then -p (polling dat_evd_dequeue)"
 sh examples/run-pingpong.sh "$ia" || fail=1
 sh examples/run-pingpong.sh "$ia" -p | grep -E 'latency|MB/s|run-pingpong' || fail=1

@@ -53,8 +53,8 @@ part() { [[ $PARTS == *" $1 "* ]]; }
 # Connection setup rate: Debian's dtestcm, server and client in this guest, both on one stack
 # (tests/dapl2/lib.sh: `ofed` is OFED's libdat2 + libdaplofa, `path` ours by LD_LIBRARY_PATH;
 # client_server fails unless every process's loader log shows that stack's library). The client
-# prints " Connections: <us> usec, CPS <connections/s> Total ..." (the connect phase only). siw
-# refuses QPs past about 70 in one process (README), so it gets fewer connections.
+# prints " Connections: <us> usec, CPS <connections/s> Total ..." (the connect phase only). On siw
+# OFED's stack gets no QP past about 70 in one process (BENCHMARKS.md), so siw gets fewer.
 ia_of() { if [ "$1" = ofed ]; then echo "$dapl_ia"; else echo "$ia"; fi; }
 CM_CONNS=${BENCH_GUEST_CM_CONNS:-$([ "$t" = siw ] && echo 50 || echo 100)} CM_PAIRS=${BENCH_GUEST_CM_PAIRS:-3}
 dtestcm_rate() { # LIBRARY(ours|ofed) STACK(path|ofed)

@@ -192,9 +192,9 @@ pub fn fill_provider_attr_face(ia: &InterfaceAdapter, p: &mut DAT_PROVIDER_ATTR)
 
 /// The provider-specific attributes: the two transport attributes DAT 2.0 programs read (dtest
 /// runs its RDMA read and ping-pong phases only when `DAT_IB_RDMA_READ` is "TRUE"; dtestsrq
-/// sizes its messages by `DAT_IB_TRANSPORT_MTU`), then the IB extension attributes (one more,
-/// `DAT_IB_UD`, where UD endpoints work).
-const MAX_ATTRS: usize = 7;
+/// sizes its messages by `DAT_IB_TRANSPORT_MTU`), then the IB extension attributes with
+/// `DAT_COUNTERS` (one more, `DAT_IB_UD`, where UD endpoints work).
+const MAX_ATTRS: usize = 8;
 
 /// Named attributes with static addresses (strings and array live for the process).
 struct NamedAttrs {

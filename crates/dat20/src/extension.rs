@@ -17,14 +17,13 @@
 //! UD endpoints: `dat_ib_post_send_ud` sends one datagram to the address handle of a
 //! `DAT_IB_ADDR_HANDLE` (its `ah`, a handle of ours, and `qpn`); `dat_ib_ud_ah_free` and
 //! `dat_ib_ud_cm_free` free an AH and check a connect exchange's handle ([`datcore::ud`]).
-//! The other operations (counters, collectives) return
-//! `DAT_NOT_IMPLEMENTED` after their handle check. A bad handle gets its `DAT_INVALID_HANDLE`
+//! The counters operations are in [`crate::extension_counters`]. The collectives return
+//! `DAT_NOT_IMPLEMENTED`. A bad handle gets its `DAT_INVALID_HANDLE`
 //! code first; an unknown operation code is `DAT_INVALID_PARAMETER|DAT_INVALID_ARG2`.
 
 use crate::abi::*;
-use crate::ffi::h;
-use datcore::codes::{DAT_INVALID_HANDLE1, DAT_INVALID_HANDLE_IA};
-use datcore::handle::{self, Handle, HandleType};
+use datcore::codes::DAT_INVALID_HANDLE_IA;
+use datcore::handle::{self, Handle};
 use datcore::ia::InterfaceAdapter;
 use datcore::provider::{AtomicOp, SendOp};
 use datcore::{DatError, DatResult};
@@ -220,14 +219,6 @@ fn interface_adapter(ia: DAT_IA_HANDLE) -> DatResult<()> {
     handle::get_ptr::<InterfaceAdapter>(ia, DAT_INVALID_HANDLE_IA).map(drop)
 }
 
-/// Counters belong to an IA, an EP or an EVD.
-fn counter_owner(handle: DAT_HANDLE) -> DatResult<()> {
-    match handle::type_of(h(handle)) {
-        Some(HandleType::Ia | HandleType::Ep | HandleType::Evd) => Ok(()),
-        _ => Err(DatError::invalid_handle(DAT_INVALID_HANDLE1)),
-    }
-}
-
 /// Posts an IB extension operation on `ep`: `segments` local triplets, the remote triplet
 /// (`None`: an RDMA write with immediate data of no segments, whose remote OFED ignores).
 ///
@@ -342,10 +333,18 @@ pub fn dispatch(op: Operation) -> DatResult<()> {
             let ah = unsafe { crate::ffi::input(ah, 3)? };
             return datcore::ud::free(&ep, Handle::from_ptr(ah.ah));
         }
-        Operation::QueryCounters { handle, .. }
-        | Operation::PrintCounters { handle, .. }
-        | Operation::StartCounter { handle, .. }
-        | Operation::StopCounter { handle, .. } => counter_owner(handle)?,
+        Operation::QueryCounters { handle, counter, out, reset } => {
+            return crate::extension_counters::query(handle, counter, out, reset)
+        }
+        Operation::PrintCounters { handle, counter, reset } => {
+            return crate::extension_counters::print(handle, counter, reset)
+        }
+        Operation::StartCounter { handle, counter } => {
+            return crate::extension_counters::start_or_stop(handle, counter, true)
+        }
+        Operation::StopCounter { handle, counter } => {
+            return crate::extension_counters::start_or_stop(handle, counter, false)
+        }
         Operation::OpenQuery { name, ia_out, ia_mask, ia_attr, provider_mask, provider_attr } => {
             // SAFETY: pointers from the consumer's dat_extension_op call, checked inside.
             return unsafe { open_query(name, ia_out, (ia_mask, ia_attr), (provider_mask, provider_attr)) };

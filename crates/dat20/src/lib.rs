@@ -23,6 +23,7 @@ pub mod ep;
 #[path = "../../face/evd.rs"]
 pub mod evd;
 pub mod extension;
+pub mod extension_counters;
 pub mod face_specific;
 #[path = "../../face/ffi.rs"]
 mod ffi;

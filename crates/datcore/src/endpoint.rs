@@ -12,6 +12,7 @@
 //! The state is an atomic so the post path reads it without a lock.
 
 use crate::codes::*;
+use crate::counters::{self, EpCounters};
 use crate::error::{DatError, DatResult};
 use crate::evd::EventDispatcher;
 use crate::event::{Event, EventData};
@@ -27,7 +28,7 @@ use crate::ud::{AddressHandle, DAT_IB_SERVICE_TYPE_UD};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
@@ -256,12 +257,21 @@ pub struct Endpoint {
     /// The armed soft high watermark on receives in progress (`dat_ep_set_watermark`), or
     /// [`WATERMARK_DISARMED`].
     soft_watermark: AtomicU32,
+    /// The hard high watermark on receives in progress, or [`WATERMARK_DISARMED`]
+    /// (`DAT_WATERMARK_INFINITE`): above it, a connected EP's connection is broken.
+    hard_watermark: AtomicU32,
+    /// Set when the hard high watermark broke the connection: the disconnect that follows is
+    /// reported as `DAT_CONNECTION_EVENT_BROKEN`.
+    broken_by_watermark: AtomicBool,
     /// A UD endpoint's live address handles (freed with the EP); None once the EP is freed (an
     /// exchange that ends after that makes none).
     address_handles: Mutex<Option<Vec<Handle>>>,
+    /// What the IB counters extension reports for this EP.
+    pub counters: EpCounters,
 }
 
-/// `soft_watermark` when no event is armed (`DAT_WATERMARK_INFINITE`, or after the event).
+/// `soft_watermark` / `hard_watermark` when nothing is armed (`DAT_WATERMARK_INFINITE`, or
+/// after the soft watermark's event).
 const WATERMARK_DISARMED: u32 = u32::MAX;
 /// `DAT_WATERMARK_INFINITE` (`(DAT_COUNT) ~0`).
 pub const WATERMARK_INFINITE: i32 = -1;
@@ -314,7 +324,20 @@ impl EpEvents {
 impl ConnectionEvents for EpEvents {
     fn event(&self, ev: ConnEvent, private_data: &[u8]) {
         if let Some(ep) = self.ep.upgrade() {
+            let ev = match ev {
+                ConnEvent::Disconnected if ep.broken_by_watermark.swap(false, Ordering::Relaxed) => ConnEvent::Broken,
+                ev => ev,
+            };
             let old = ep.connection_event(ev, private_data);
+            if ev == ConnEvent::Established && ep.hard_watermark.load(Ordering::Relaxed) != WATERMARK_DISARMED {
+                // Receives posted before the connection count from its start. The provider
+                // calls this under its own locks, and the check asks its queue pair: a thread
+                // of its own checks (an armed hard watermark only).
+                let ep = ep.clone();
+                let _ = std::thread::Builder::new()
+                    .name("dat-hard-watermark".into())
+                    .spawn(move || ep.check_hard_watermark());
+            }
             let was_up = matches!(old, DAT_EP_STATE_CONNECTED | DAT_EP_STATE_DISCONNECT_PENDING);
             if was_up && ev != ConnEvent::Established {
                 self.srq_exit_step(&ep, LEFT_CONNECTION);
@@ -422,6 +445,8 @@ impl Endpoint {
             qp: RwLock::new(None),
             early_recvs: Mutex::new(Vec::new()),
             soft_watermark: AtomicU32::new(WATERMARK_DISARMED),
+            hard_watermark: AtomicU32::new(WATERMARK_DISARMED),
+            broken_by_watermark: AtomicBool::new(false),
             state: AtomicU32::new(state),
             conn: Mutex::new(Connection {
                 remote: None,
@@ -435,6 +460,7 @@ impl Endpoint {
             next_bind: AtomicU64::new(1 << 63),
             handle: OnceLock::new(),
             address_handles: Mutex::new(Some(Vec::new())),
+            counters: EpCounters::default(),
         });
         ep.iov_limits.set(&attr);
         let h = handle::insert(ep.clone())?;
@@ -658,7 +684,9 @@ impl Endpoint {
             signaled: flags & (DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_UNSIGNALLED_FLAG) == 0,
             solicited: flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG != 0,
             fence: flags & DAT_COMPLETION_BARRIER_FENCE_FLAG != 0,
-        })
+        })?;
+        self.counters.count_request(op, sges);
+        Ok(())
     }
 
     /// `dat_ib_post_send_ud`: one datagram of `sges` to `peer` (see [`crate::ud::destination`]),
@@ -684,7 +712,9 @@ impl Endpoint {
             solicited: flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG != 0,
             fence: false,
         };
-        self.qp()?.post_send_ud(&wr, peer)
+        self.qp()?.post_send_ud(&wr, peer)?;
+        self.counters.count_post((counters::ep::POST_SEND_UD, true), sges);
+        Ok(())
     }
 
     /// `dat_ep_post_recv`: allowed before the connection is up, not on an SRQ endpoint.
@@ -703,8 +733,11 @@ impl Endpoint {
             return Err(DatError::invalid_arg(2));
         }
         self.qp()?.post_recv(cookie, sges)?;
-        if self.soft_watermark.load(Ordering::Relaxed) != WATERMARK_DISARMED {
-            self.check_soft_watermark();
+        self.counters.count_post((counters::ep::POST_RECV, true), sges);
+        if self.soft_watermark.load(Ordering::Relaxed) & self.hard_watermark.load(Ordering::Relaxed)
+            != WATERMARK_DISARMED
+        {
+            self.check_watermarks();
         }
         if matches!(
             self.state(),
@@ -728,9 +761,11 @@ impl Endpoint {
 
     /// `dat_ep_set_watermark`: arms the soft high watermark, raised once on the IA's async EVD
     /// when more receives than `soft` are in progress at the EP (at once if so already) and
-    /// then disarmed until set again. The hard high watermark (which would break the
-    /// connection) is not supported: anything but `DAT_WATERMARK_INFINITE` there gets
-    /// `DAT_MODEL_NOT_SUPPORTED`.
+    /// then disarmed until set again; and sets the hard high watermark: while more receives
+    /// than `hard` are in progress at a connected EP (checked now, at each receive posted and
+    /// when the connection is established), its connection is broken (an abrupt disconnect,
+    /// reported on its connect EVD as `DAT_CONNECTION_EVENT_BROKEN`).
+    /// `DAT_WATERMARK_INFINITE` disarms either.
     pub fn set_watermark(&self, soft: i32, hard: i32) -> DatResult<()> {
         if soft < WATERMARK_INFINITE {
             return Err(DatError::invalid_arg(2));
@@ -738,13 +773,37 @@ impl Endpoint {
         if hard < WATERMARK_INFINITE {
             return Err(DatError::invalid_arg(3));
         }
-        if hard != WATERMARK_INFINITE {
-            return Err(DatError::new(DAT_MODEL_NOT_SUPPORTED, 0));
-        }
-        let armed = if soft == WATERMARK_INFINITE { WATERMARK_DISARMED } else { soft as u32 };
-        self.soft_watermark.store(armed, Ordering::Relaxed);
-        self.check_soft_watermark();
+        let armed = |w: i32| if w == WATERMARK_INFINITE { WATERMARK_DISARMED } else { w as u32 };
+        self.soft_watermark.store(armed(soft), Ordering::Relaxed);
+        self.hard_watermark.store(armed(hard), Ordering::Relaxed);
+        self.check_watermarks();
         Ok(())
+    }
+
+    /// Checks both high watermarks against the receives in progress.
+    fn check_watermarks(&self) {
+        self.check_soft_watermark();
+        self.check_hard_watermark();
+    }
+
+    /// Breaks a connected EP's connection when more receives than its hard high watermark are
+    /// in progress at it (a UD endpoint has none: nothing happens there).
+    fn check_hard_watermark(&self) {
+        let hard = self.hard_watermark.load(Ordering::Relaxed);
+        if hard == WATERMARK_DISARMED || self.state() != DAT_EP_STATE_CONNECTED || self.recv_query().0 <= hard {
+            return;
+        }
+        if self.attr().is_datagram() {
+            return; // a UD endpoint has no connection to break
+        }
+        if !self.transition(DAT_EP_STATE_CONNECTED, DAT_EP_STATE_DISCONNECT_PENDING) {
+            return; // another thread is ending the connection
+        }
+        tracing::debug!(ep = ?self.handle(), hard, "EP above its hard high watermark: connection broken");
+        self.broken_by_watermark.store(true, Ordering::Relaxed);
+        if let Ok(qp) = self.qp() {
+            let _ = qp.disconnect(false);
+        }
     }
 
     /// Raises the soft high watermark event if armed and exceeded, and disarms it.
@@ -793,7 +852,9 @@ impl Endpoint {
             if !matches!(s, DAT_EP_STATE_UNCONNECTED | DAT_EP_STATE_CONNECTED) {
                 return Err(DatError::invalid_state(state_subtype(s)));
             }
-            return self.qp()?.connect(remote, port, private_data, timeout);
+            self.qp()?.connect(remote, port, private_data, timeout)?;
+            self.counters.count(counters::ep::CONNECT);
+            return Ok(());
         }
         if !self.transition(DAT_EP_STATE_UNCONNECTED, DAT_EP_STATE_ACTIVE_CONNECTION_PENDING) {
             return Err(DatError::invalid_state(state_subtype(self.state())));
@@ -801,8 +862,9 @@ impl Endpoint {
         self.early_recvs.lock().clear();
         self.set_remote(remote, port);
         let r = self.qp().and_then(|qp| qp.connect(remote, port, private_data, timeout));
-        if r.is_err() {
-            self.set_state(DAT_EP_STATE_UNCONNECTED);
+        match r {
+            Ok(()) => self.counters.count(counters::ep::CONNECT),
+            Err(_) => self.set_state(DAT_EP_STATE_UNCONNECTED),
         }
         r
     }
@@ -852,6 +914,7 @@ impl Endpoint {
             | DAT_EP_STATE_ACTIVE_CONNECTION_PENDING
             | DAT_EP_STATE_PASSIVE_CONNECTION_PENDING => {
                 self.set_state(DAT_EP_STATE_DISCONNECT_PENDING);
+                self.counters.count(counters::ep::DISCONNECT);
                 self.qp()?.disconnect(!abrupt)
             }
             DAT_EP_STATE_DISCONNECT_PENDING | DAT_EP_STATE_DISCONNECTED => Ok(()),
@@ -866,6 +929,8 @@ impl Endpoint {
             return Err(DatError::invalid_state(state_subtype(s)));
         }
         self.new_qp()?;
+        // a watermark break whose disconnect never came (the peer's came first) is over
+        self.broken_by_watermark.store(false, Ordering::Relaxed);
         self.set_state(DAT_EP_STATE_UNCONNECTED);
         Ok(())
     }

@@ -7,6 +7,7 @@
 //! here takes a global lock or allocates on the dequeue/wait path.
 
 use crate::codes::*;
+use crate::counters::{self, EvdCounters};
 use crate::error::{DatError, DatResult};
 use crate::event::{self, Event, EventData};
 use crate::handle::{self, DatObject, Handle, HandleType};
@@ -171,6 +172,8 @@ pub struct EventDispatcher {
     has_cno: AtomicBool,
     /// EPs, service points and SRQs that name this EVD.
     pub users: AtomicU32,
+    /// What the IB counters extension reports for this EVD.
+    pub counters: EvdCounters,
 }
 
 struct EvdState {
@@ -254,6 +257,7 @@ impl EventDispatcher {
                 sleepers: AtomicU32::new(0),
                 has_cno: AtomicBool::new(cno.is_some()),
                 users: AtomicU32::new(0),
+                counters: EvdCounters::default(),
             }
         });
         if let Some(e) = cq_error {
@@ -368,12 +372,17 @@ impl EventDispatcher {
     pub fn dequeue(&self) -> DatResult<Event> {
         let mut st = self.state.lock();
         if let Some(ev) = st.queue.pop_front() {
+            self.counters.count_dequeue(false, true);
             return Ok(ev);
         }
         if let Some(cq) = &self.cq {
-            if cq.poll(&mut st.polled[..1]) == 1 {
+            let found = cq.poll(&mut st.polled[..1]) == 1;
+            self.counters.count_dequeue(true, found);
+            if found {
                 return Ok(self.convert(&st.polled[0]));
             }
+        } else {
+            self.counters.count_dequeue(false, false);
         }
         Err(DatError::QUEUE_EMPTY)
     }
@@ -400,6 +409,7 @@ impl EventDispatcher {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EVD_WAITER));
         }
         let threshold = threshold as usize;
+        self.counters.count(counters::evd::WAIT);
         self.drain(&mut st);
         if let Some(ready) = Self::take_ready(&mut st, threshold) {
             return Ok(ready);
@@ -419,6 +429,7 @@ impl EventDispatcher {
             } else {
                 let timeout = clock.sleep_timeout();
                 self.sleep(&mut st, threshold, timeout);
+                self.counters.count(counters::evd::WAIT_BLOCKED);
                 slept = true;
             }
             self.drain(&mut st);

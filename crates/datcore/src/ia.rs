@@ -1,6 +1,7 @@
 //! Interface adapters (IA): an opened provider device plus everything created under it.
 
 use crate::codes::*;
+use crate::counters::{self, IaCounters};
 use crate::error::{DatError, DatResult};
 use crate::evd::EventDispatcher;
 use crate::event::{Event, EventData};
@@ -35,6 +36,8 @@ pub struct InterfaceAdapter {
     pub service_points: Mutex<HashMap<u64, Handle>>,
     /// LMR handles by lmr_context (lkey), for RMR binds and LMR syncs.
     pub lmrs_by_context: Mutex<HashMap<u32, Handle>>,
+    /// What the IB counters extension reports for this IA.
+    pub counters: IaCounters,
 }
 
 impl DatObject for InterfaceAdapter {
@@ -65,10 +68,19 @@ impl AsyncEvents for AsyncRouter {
         let (number, handle, reason) = match err {
             AsyncError::QpError { context } => (DAT_ASYNC_ERROR_EP_BROKEN, Handle(context), DAT_EP_TRANSFER_TO_ERROR),
             AsyncError::CqOverflow => (DAT_ASYNC_ERROR_EVD_OVERFLOW, ia.handle(), DAT_EVD_OVERFLOW_ERROR),
-            AsyncError::DeviceFatal => (DAT_ASYNC_ERROR_IA_CATASTROPHIC, ia.handle(), DAT_IA_CATASTROPHIC_ERROR),
+            // the IA's device or its port is gone: nothing the IA does works any more
+            AsyncError::DeviceFatal | AsyncError::PortError => {
+                (DAT_ASYNC_ERROR_IA_CATASTROPHIC, ia.handle(), DAT_IA_CATASTROPHIC_ERROR)
+            }
             AsyncError::ProviderInternal => (DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR, ia.handle(), DAT_IA_OTHER_ERROR),
             AsyncError::SrqLimit { .. } => return, // routed above
         };
+        ia.counters.count(counters::ia::ASYNC_ERROR);
+        match err {
+            AsyncError::QpError { .. } => ia.counters.count(counters::ia::ASYNC_QP_ERROR),
+            AsyncError::CqOverflow => ia.counters.count(counters::ia::ASYNC_CQ_ERROR),
+            _ => {}
+        }
         ia.post_async(number, handle, reason);
     }
 }
@@ -143,6 +155,7 @@ impl InterfaceAdapter {
         if async_evd == Handle::NULL && async_qlen <= 0 {
             return Err(DatError::invalid_arg(2));
         }
+        counters::start_from_environment();
         let router = Arc::new(AsyncRouter(OnceLock::new()));
         let device = provider.open(ia_name, params, router.clone())?;
         let ia = Arc::new(InterfaceAdapter {
@@ -155,6 +168,7 @@ impl InterfaceAdapter {
             children: Mutex::new(Vec::new()),
             service_points: Mutex::new(HashMap::new()),
             lmrs_by_context: Mutex::new(HashMap::new()),
+            counters: IaCounters::default(),
         });
         let _ = router.0.set(Arc::downgrade(&ia));
         let h = handle::insert(ia.clone())?;
@@ -199,15 +213,35 @@ impl InterfaceAdapter {
 
     /// Records a child handle.
     pub fn adopt(&self, h: Handle) {
+        self.count_child(h, true);
         self.children.lock().push(h);
     }
 
     /// Forgets a child handle (it was freed).
     pub fn disown(&self, h: Handle) {
+        self.count_child(h, false);
         let mut c = self.children.lock();
         if let Some(i) = c.iter().position(|&x| x == h) {
             c.swap_remove(i);
         }
+    }
+
+    /// Counts the creation (`created`) or the free of a child in the IA's counters: the
+    /// `DCNT_IA_*_CREATE` / `*_FREE` counter of its type; a CR's creation is `DCNT_IA_SP_CR`.
+    fn count_child(&self, h: Handle, created: bool) {
+        let (create, free) = match h.claimed_type() {
+            Some(HandleType::Pz) => (counters::ia::PZ_CREATE, counters::ia::PZ_FREE),
+            Some(HandleType::Lmr) => (counters::ia::LMR_CREATE, counters::ia::LMR_FREE),
+            Some(HandleType::Rmr) => (counters::ia::RMR_CREATE, counters::ia::RMR_FREE),
+            Some(HandleType::Psp) => (counters::ia::PSP_CREATE, counters::ia::PSP_FREE),
+            Some(HandleType::Rsp) => (counters::ia::RSP_CREATE, counters::ia::RSP_FREE),
+            Some(HandleType::Evd) => (counters::ia::EVD_CREATE, counters::ia::EVD_FREE),
+            Some(HandleType::Ep) => (counters::ia::EP_CREATE, counters::ia::EP_FREE),
+            Some(HandleType::Srq) => (counters::ia::SRQ_CREATE, counters::ia::SRQ_FREE),
+            Some(HandleType::Cr) if created => (counters::ia::SP_CR, 0),
+            _ => return,
+        };
+        self.counters.count(if created { create } else { free });
     }
 
     pub fn children(&self) -> Vec<Handle> {
@@ -252,4 +286,51 @@ pub fn close(h: Handle, abrupt: bool) -> DatResult<()> {
     handle::remove::<InterfaceAdapter>(h);
     tracing::debug!(ia = %ia.name, abrupt, "IA closed");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open_shm() -> (Handle, Arc<InterfaceAdapter>) {
+        let dir = std::env::temp_dir().join(format!("dat-ia-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::env::set_var("XDG_RUNTIME_DIR", &dir);
+        let shm = crate::registry::builtin_by_name("shm").expect("shm provider");
+        let (h, ia, _) = InterfaceAdapter::open(&shm, "shm", "", 8, Handle::NULL).expect("open shm IA");
+        (h, ia)
+    }
+
+    /// An asynchronous error a provider reports through the `AsyncEvents` it was opened with
+    /// reaches that IA's async EVD only, as the event, handle and reason DAT names, and counts.
+    #[test]
+    fn a_device_error_reaches_the_async_evd_of_the_ia_it_was_reported_to() {
+        let (h1, ia) = open_shm();
+        let (h2, other) = open_shm();
+        let router = AsyncRouter(OnceLock::new());
+        let _ = router.0.set(Arc::downgrade(&ia));
+        let _switch = crate::counters::SWITCH_TEST_LOCK.lock();
+        crate::counters::set_counting(true);
+        for (err, number, handle, reason) in [
+            (AsyncError::PortError, DAT_ASYNC_ERROR_IA_CATASTROPHIC, h1, DAT_IA_CATASTROPHIC_ERROR),
+            (AsyncError::DeviceFatal, DAT_ASYNC_ERROR_IA_CATASTROPHIC, h1, DAT_IA_CATASTROPHIC_ERROR),
+            (AsyncError::CqOverflow, DAT_ASYNC_ERROR_EVD_OVERFLOW, h1, DAT_EVD_OVERFLOW_ERROR),
+            (AsyncError::QpError { context: 77 }, DAT_ASYNC_ERROR_EP_BROKEN, Handle(77), DAT_EP_TRANSFER_TO_ERROR),
+        ] {
+            router.async_error(err);
+            let ev = ia.async_evd().unwrap().dequeue().expect("an async event");
+            assert_eq!(ev.number, number, "{err:?}");
+            assert!(
+                matches!(ev.data, EventData::AsyncError { handle: h, reason: r } if h == handle && r == reason),
+                "{err:?}"
+            );
+            assert!(other.async_evd().unwrap().dequeue().is_err(), "{err:?} reached another IA");
+        }
+        crate::counters::set_counting(false);
+        assert_eq!(ia.counters.get(crate::counters::ia::ASYNC_ERROR), 4);
+        assert_eq!(ia.counters.get(crate::counters::ia::ASYNC_QP_ERROR), 1);
+        assert_eq!(ia.counters.get(crate::counters::ia::ASYNC_CQ_ERROR), 1);
+        close(h1, true).unwrap();
+        close(h2, true).unwrap();
+    }
 }

@@ -121,7 +121,9 @@ impl IbExtension {
 /// each extension, named as in `dat_ib_extensions.h` with the values "TRUE" / "FALSE", as
 /// consumers probe for them (dtestx reads `DAT_IB_FETCH_AND_ADD` and `DAT_IB_CMP_AND_SWAP`).
 /// `DAT_IB_UD` is listed only where UD endpoints work (consumers such as Intel MPI look for
-/// the name). With [`InterfaceAdapter::extension`](crate::ia::InterfaceAdapter::extension)
+/// the name). `DAT_COUNTERS` is listed always: the core counts on every provider
+/// ([`crate::counters`]; dtestx -p reads counters only where it is listed). With
+/// [`InterfaceAdapter::extension`](crate::ia::InterfaceAdapter::extension)
 /// (the IA attributes' `extension_supported` / `extension_version`) this is the whole
 /// advertisement.
 pub fn provider_attrs(caps: ExtensionCaps) -> impl Iterator<Item = (&'static CStr, &'static CStr)> {
@@ -132,6 +134,7 @@ pub fn provider_attrs(caps: ExtensionCaps) -> impl Iterator<Item = (&'static CSt
         (c"DAT_IB_FETCH_AND_ADD", truth(caps.atomics)),
         (c"DAT_IB_CMP_AND_SWAP", truth(caps.atomics)),
         (c"DAT_IB_IMMED_DATA", truth(caps.immed_data)),
+        (c"DAT_COUNTERS", c"TRUE"),
     ]
     .into_iter()
     .chain(ud)

@@ -6,6 +6,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod codes;
+pub mod counters;
 pub mod endpoint;
 pub mod error;
 pub mod evd;

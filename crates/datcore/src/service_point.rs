@@ -194,7 +194,10 @@ pub fn create_psp_any(ia: &Arc<InterfaceAdapter>, evd: Handle, flags: u32) -> Da
     for i in 0..COUNT {
         let q = FIRST + (start + i) % COUNT;
         match create_psp(ia, q, evd, flags) {
-            Ok(h) => return Ok((q, h)),
+            Ok(h) => {
+                ia.counters.count(crate::counters::ia::PSP_CREATE_ANY);
+                return Ok((q, h));
+            }
             Err(e) if e.ty() == DAT_CONN_QUAL_IN_USE => continue,
             Err(e) => return Err(e),
         }
@@ -270,6 +273,7 @@ pub fn accept(cr_handle: Handle, ep_handle: Handle, private_data: &[u8]) -> DatR
     }
     ep.accept(&cr.request, private_data)?;
     let cr = free_cr(cr_handle)?;
+    cr.ia.counters.count(crate::counters::ia::SP_CR_ACCEPTED);
     if ep_h != cr.local_ep {
         free_provider_ep(&cr);
     }
@@ -286,6 +290,7 @@ pub fn reject(cr_handle: Handle, private_data: &[u8]) -> DatResult<()> {
         return Err(DatError::invalid_arg(2));
     }
     let cr = free_cr(cr_handle)?;
+    cr.ia.counters.count(crate::counters::ia::SP_CR_REJECTED);
     free_provider_ep(&cr);
     if let Some((_, ep)) = handle::get::<ReservedServicePoint>(cr.sp_handle, DAT_INVALID_HANDLE_RSP)
         .ok()

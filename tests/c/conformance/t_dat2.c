@@ -195,6 +195,90 @@ static tres ep_set_watermark(void)
     return fx_close(&f);
 }
 
+/* Posts `n` receives of 256 bytes on `ep` (cookies from `first`). */
+static tres post_recvs(struct conn *c, DAT_EP_HANDLE ep, int first, int n)
+{
+    for (int i = first; i < first + n; i++) {
+        DAT_LMR_TRIPLET t = trip(c->lctx, c->buf + i * 256, 256);
+        OK(dat_ep_post_recv(ep, 1, &t, cookie((DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
+    }
+    return T_PASS;
+}
+
+/* `ep`'s connection broken by its hard high watermark: BROKEN on its connect EVD, the EP
+ * disconnected, and the peer's connection ended too (its connect EVD `peer_conn`). */
+static tres expect_broken(DAT_EP_HANDLE ep, DAT_EVD_HANDLE conn, DAT_EVD_HANDLE peer_conn)
+{
+    DAT_EVENT ev;
+    DAT_RETURN r = wait_ev(conn, 5000000, &ev);
+    CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_EVENT_BROKEN,
+          "above the hard high watermark: %s %s, expected DAT_CONNECTION_EVENT_BROKEN", rs(r),
+          r == DAT_SUCCESS ? evname(ev.event_number) : "");
+    DAT_EP_STATE st;
+    OK(dat_ep_get_status(ep, &st, NULL, NULL));
+    CHECK(st == DAT_EP_STATE_DISCONNECTED, "EP state %d after its connection broke", (int)st);
+    r = wait_ev(peer_conn, 5000000, &ev);
+    if (r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED) /* broken as it was made */
+        r = wait_ev(peer_conn, 5000000, &ev);
+    CHECK(r == DAT_SUCCESS && (ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED ||
+                               ev.event_number == DAT_CONNECTION_EVENT_BROKEN),
+          "the peer of a broken connection: %s %s", rs(r), r == DAT_SUCCESS ? evname(ev.event_number) : "");
+    return T_PASS;
+}
+
+/* dat_ep_set_watermark's hard high watermark: once more receives than it are in progress at a
+ * connected EP, its connection is broken; at a post that takes the count above it, at once
+ * when it is set below the count, or when the connection is established. At the watermark
+ * nothing happens; INFINITE disarms it. */
+static tres ep_hard_watermark(void)
+{
+    struct conn c;
+    DAT_EVENT ev;
+    TRY(conn_setup(&c));
+    TRY(post_recvs(&c, c.sep, 0, 2));
+    OK(dat_ep_set_watermark(c.sep, DAT_WATERMARK_INFINITE, 2));
+    EXPECT_ERR(dat_evd_dequeue(c.s_conn, &ev), DAT_QUEUE_EMPTY, ANYSUB);
+    /* disarmed: a third receive is fine; armed again at 3, the fourth breaks the connection */
+    OK(dat_ep_set_watermark(c.sep, DAT_WATERMARK_INFINITE, DAT_WATERMARK_INFINITE));
+    TRY(post_recvs(&c, c.sep, 2, 1));
+    OK(dat_ep_set_watermark(c.sep, DAT_WATERMARK_INFINITE, 3));
+    EXPECT_ERR(dat_evd_dequeue(c.s_conn, &ev), DAT_QUEUE_EMPTY, ANYSUB);
+    TRY(post_recvs(&c, c.sep, 3, 1));
+    TRY(expect_broken(c.sep, c.s_conn, c.c_conn));
+    OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+    free(c.buf);
+
+    /* set below the count of a connected EP: broken at once (here the client's) */
+    TRY(conn_setup(&c));
+    TRY(post_recvs(&c, c.cep, 0, 2));
+    OK(dat_ep_set_watermark(c.cep, DAT_WATERMARK_INFINITE, 1));
+    TRY(expect_broken(c.cep, c.c_conn, c.s_conn));
+    OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+    free(c.buf);
+
+    /* set on an unconnected EP holding more receives: nothing until its connection is
+     * established, which it then breaks (here the accepting EP's) */
+    DAT_CR_HANDLE cr;
+    TRY(conn_request(&c, 9, &cr));
+    c.buf = aligned_alloc(4096, 65536);
+    CHECK(c.buf != NULL, "out of memory");
+    OK(make_lmr(c.ia, c.pz, c.buf, 65536, DAT_MEM_PRIV_ALL_FLAG, &c.lmr, &c.lctx, &c.rctx));
+    OK(make_evd(c.ia, DAT_EVD_CONNECTION_FLAG, 4, &c.s_conn));
+    OK(make_evd(c.ia, DAT_EVD_DTO_FLAG, 8, &c.s_dto));
+    OK(dat_ep_create(c.ia, c.pz, c.s_dto, c.s_dto, c.s_conn, NULL, &c.sep));
+    TRY(post_recvs(&c, c.sep, 0, 2));
+    OK(dat_ep_set_watermark(c.sep, DAT_WATERMARK_INFINITE, 1));
+    EXPECT_ERR(dat_evd_dequeue(c.s_conn, &ev), DAT_QUEUE_EMPTY, ANYSUB);
+    OK(dat_cr_accept(cr, c.sep, 0, NULL));
+    DAT_RETURN r = wait_ev(c.s_conn, 5000000, &ev);
+    CHECK(r == DAT_SUCCESS && ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "accepted: %s %s", rs(r),
+          r == DAT_SUCCESS ? evname(ev.event_number) : "");
+    TRY(expect_broken(c.sep, c.s_conn, c.c_conn));
+    OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+    free(c.buf);
+    return T_PASS;
+}
+
 /* ---------------- dat_lmr_create's va_type ---------------- */
 
 static tres lmr_va_type(void)
@@ -333,6 +417,7 @@ const struct tcase dat2_cases[] = {
     {"dat2.error_numbering", error_numbering, 0},
     {"dat2.ep_recv_query", ep_recv_query, 0},
     {"dat2.ep_set_watermark", ep_set_watermark, 0},
+    {"dat2.ep_hard_watermark", ep_hard_watermark, 0},
     {"dat2.lmr_va_type", lmr_va_type, 0},
     {"dat2.extension_op_checks", extension_op_checks, 0},
     {"dat2.ia_query_fields", ia_query_dat2_fields, 0},

@@ -515,6 +515,8 @@ pub enum AsyncError {
     },
     CqOverflow,
     DeviceFatal,
+    /// The port the device is bound to went down (verbs `IBV_EVENT_PORT_ERR`).
+    PortError,
     /// A provider thread hit an internal error (a caught panic) and carries on.
     ProviderInternal,
     /// An armed SRQ (by the context given to `set_limit`) holds fewer receives than its limit.

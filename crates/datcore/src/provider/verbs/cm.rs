@@ -11,6 +11,7 @@
 use super::super::serve::Served;
 use super::super::{AsyncError, ConnectionRequest, Listener, ListenerEvents};
 use super::qp::{set_nonblock, VerbsQp};
+use super::ud;
 use super::{fail, sys, DevInner, Reg};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
@@ -34,6 +35,8 @@ pub enum Owner {
     Qp(Weak<VerbsQp>),
     Listener(Weak<VerbsListener>),
     Cr(Weak<VerbsCr>),
+    /// An address exchange of a UD queue pair.
+    Ud(Weak<ud::Exchange>),
 }
 
 /// A watched queue pair: (device context, qp_num) → (EP context, its device, the queue pair).
@@ -102,7 +105,7 @@ fn drain_cm(dev: &Arc<DevInner>) {
             break;
         }
         // SAFETY: a live event until acknowledged below; we copy everything we use.
-        let (id, event, status, pd, key, peer_params) = unsafe {
+        let (id, event, status, pd, key, peer_params, ud_params) = unsafe {
             let e = &*ev;
             let pd = if e.conn.private_data.is_null() || e.event == sys::RDMA_CM_EVENT_DISCONNECTED {
                 Vec::new()
@@ -111,7 +114,9 @@ fn drain_cm(dev: &Arc<DevInner>) {
             };
             let key_id = if e.event == sys::RDMA_CM_EVENT_CONNECT_REQUEST { e.listen_id } else { e.id };
             let key = if key_id.is_null() { 0 } else { (*key_id).context as usize as u64 };
-            (e.id, e.event, e.status, pd, key, (e.conn.responder_resources, e.conn.initiator_depth))
+            let datagram = !e.id.is_null() && (*e.id).ps == sys::RDMA_PS_UDP;
+            let ud_params = datagram.then(|| ud::Params::of(&e.ud()));
+            (e.id, e.event, e.status, pd, key, (e.conn.responder_resources, e.conn.initiator_depth), ud_params)
         };
         // SAFETY: acknowledging the event we got; nothing of it is used afterwards.
         unsafe { (lib.rdma_ack_cm_event)(ev) };
@@ -119,6 +124,7 @@ fn drain_cm(dev: &Arc<DevInner>) {
             Some(Owner::Qp(w)) => Some(Target::Qp(w.upgrade())),
             Some(Owner::Listener(w)) => Some(Target::Listener(w.upgrade())),
             Some(Owner::Cr(w)) => Some(Target::Cr(w.upgrade())),
+            Some(Owner::Ud(w)) => Some(Target::Ud(w.upgrade())),
             None => None,
         };
         match (event, owner) {
@@ -131,10 +137,11 @@ fn drain_cm(dev: &Arc<DevInner>) {
                 }
             }
             (_, Some(Target::Qp(Some(q)))) => q.on_cm_event(event, status, &pd),
+            (_, Some(Target::Ud(Some(x)))) => x.on_cm_event(event, status, &pd, ud_params),
             (_, Some(Target::Cr(Some(_)))) => {
                 tracing::debug!("verbs: {} on a pending connection request", sys::event_str(lib, event));
             }
-            (sys::RDMA_CM_EVENT_DEVICE_REMOVAL, _) => dev.async_events.async_error(AsyncError::DeviceFatal),
+            (sys::RDMA_CM_EVENT_DEVICE_REMOVAL, _) => super::route::device_wide(dev, None, AsyncError::DeviceFatal),
             _ => tracing::debug!("verbs: {} for a forgotten id", sys::event_str(lib, event)),
         }
     }
@@ -144,6 +151,7 @@ enum Target {
     Qp(Option<Arc<VerbsQp>>),
     Listener(Option<Arc<VerbsListener>>),
     Cr(Option<Arc<VerbsCr>>),
+    Ud(Option<Arc<ud::Exchange>>),
 }
 
 fn drain_async(dev: &Arc<DevInner>) {
@@ -165,6 +173,11 @@ fn drain_async(dev: &Arc<DevInner>) {
         // its srq_context is the context set when the limit was armed (srq.rs, set_limit).
         let srq_context =
             if srq_limit { unsafe { (*(ev.element as *mut sys::ibv_srq)).srq_context as u64 } } else { 0 };
+        if t == sys::IBV_EVENT_CQ_ERR {
+            tracing::warn!("verbs: CQ error (overrun)");
+            // SAFETY: for CQ events the element is the CQ, alive until the event is acknowledged.
+            unsafe { super::route::cq_error(dev, ev.element as *mut sys::ibv_cq) };
+        }
         // SAFETY: acknowledging the event we got.
         unsafe { (lib.ibv_ack_async_event)(&mut ev) };
         let watched = || WATCHED.lock().as_ref().and_then(|m| m.get(&(dev.ctx as usize, qpn)).cloned());
@@ -182,14 +195,16 @@ fn drain_async(dev: &Arc<DevInner>) {
             }
         } else if t == sys::IBV_EVENT_DEVICE_FATAL {
             tracing::warn!("verbs: {}: device fatal error", dev.attr.adapter_name);
-            dev.async_events.async_error(AsyncError::DeviceFatal);
+            super::route::device_wide(dev, None, AsyncError::DeviceFatal);
         } else if srq_limit {
             tracing::debug!(srq_context, "verbs: SRQ limit reached");
             dev.async_events.async_error(AsyncError::SrqLimit { context: srq_context });
-        } else if t == sys::IBV_EVENT_CQ_ERR {
-            tracing::warn!("verbs: CQ error (overrun)");
-            dev.async_events.async_error(AsyncError::CqOverflow);
-        } else {
+        } else if t == sys::IBV_EVENT_PORT_ERR {
+            // the union's port_num, an int at the element's place
+            let port = ev.element as usize as u8;
+            tracing::warn!(port, "verbs: {}: port error", dev.attr.adapter_name);
+            super::route::device_wide(dev, Some(port), AsyncError::PortError);
+        } else if t != sys::IBV_EVENT_CQ_ERR {
             tracing::debug!("verbs: asynchronous event {t}");
         }
     }
@@ -229,6 +244,9 @@ fn run_deadlines(dev: &Arc<DevInner>) {
 pub struct VerbsListener {
     dev: Arc<DevInner>,
     id: *mut sys::rdma_cm_id,
+    /// The same port in rdma_cm's UDP port space, for UD endpoints' exchanges (null where the
+    /// device has no UD).
+    ud_id: *mut sys::rdma_cm_id,
     key: u64,
     port: u64,
     events: Arc<dyn ListenerEvents>,
@@ -270,7 +288,8 @@ impl VerbsListener {
             }
             return Err(fail("rdma_listen", e, DatError::insufficient(DAT_RESOURCE_MEMORY)));
         }
-        let l = Arc::new(VerbsListener { dev: dev.clone(), id, key, port, events });
+        let ud_id = if dev.attr.extensions.ud { ud::listen(dev, key, p16) } else { std::ptr::null_mut() };
+        let l = Arc::new(VerbsListener { dev: dev.clone(), id, ud_id, key, port, events });
         dev.ids.lock().insert(key, Owner::Listener(Arc::downgrade(&l)));
         Ok(l)
     }
@@ -279,9 +298,13 @@ impl VerbsListener {
     fn request(&self, id: *mut sys::rdma_cm_id, private_data: Vec<u8>, peer: (u8, u8)) {
         let key = self.dev.key();
         // SAFETY: the new id is ours; no event of it can be dispatched before we return.
-        let remote = unsafe {
+        let (remote, datagram) = unsafe {
             (*id).context = key as usize as *mut _;
-            sockaddr_of(&(*id).dst_addr)
+            (sockaddr_of(&(*id).dst_addr), (*id).ps == sys::RDMA_PS_UDP)
+        };
+        let (private_data, ud_qpn) = match datagram {
+            true => ud::unframe(private_data),
+            false => (private_data, None),
         };
         let cr = Arc::new(VerbsCr {
             dev: self.dev.clone(),
@@ -291,6 +314,8 @@ impl VerbsListener {
             remote,
             port: self.port,
             rdma_params: peer,
+            datagram,
+            ud_qpn,
         });
         self.dev.ids.lock().insert(key, Owner::Cr(Arc::downgrade(&cr)));
         CRS.insert(&cr);
@@ -307,8 +332,13 @@ impl Listener for VerbsListener {
 impl Drop for VerbsListener {
     fn drop(&mut self) {
         self.dev.ids.lock().remove(&self.key);
-        // SAFETY: our id, destroyed once.
-        unsafe { (self.dev.lib.rdma_destroy_id)(self.id) };
+        // SAFETY: our ids, destroyed once.
+        unsafe {
+            (self.dev.lib.rdma_destroy_id)(self.id);
+            if !self.ud_id.is_null() {
+                (self.dev.lib.rdma_destroy_id)(self.ud_id);
+            }
+        }
     }
 }
 
@@ -327,6 +357,33 @@ pub struct VerbsCr {
     port: u64,
     /// (responder_resources, initiator_depth) the active side offered.
     pub(crate) rdma_params: (u8, u8),
+    /// A UD endpoint's exchange (arrived on the listener's UDP port space).
+    datagram: bool,
+    /// The requesting UD queue pair's number, from our exchange header (None: a peer that
+    /// sent none).
+    pub(crate) ud_qpn: Option<u32>,
+}
+
+/// Request `req`, to be accepted with reply `private_data` by a queue pair of `dev` that is a
+/// UD one (`datagram`) or an RC one: only the same kind may answer (else
+/// `DAT_INVALID_PARAMETER|ARG2`), on the device the request came to.
+pub fn acceptable(
+    dev: &Arc<DevInner>,
+    req: &Arc<dyn ConnectionRequest>,
+    private_data: &[u8],
+    datagram: bool,
+) -> DatResult<Arc<VerbsCr>> {
+    let cr = CRS.get(req).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_CR))?;
+    if private_data.len() > dev.attr.max_private_data {
+        return Err(DatError::invalid_arg(3));
+    }
+    if !Arc::ptr_eq(&cr.dev, dev) {
+        return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_EP));
+    }
+    if cr.datagram != datagram {
+        return Err(DatError::invalid_arg(2));
+    }
+    Ok(cr)
 }
 
 impl VerbsCr {
@@ -335,7 +392,7 @@ impl VerbsCr {
         self.id.lock().take().map(|p| p.0)
     }
 
-    /// Returns the id after a failed accept.
+    /// Returns the id after a failed UD accept (the request stays open for another answer).
     pub fn give_back(&self, id: *mut sys::rdma_cm_id) {
         *self.id.lock() = Some(IdPtr(id));
     }
@@ -352,6 +409,10 @@ impl ConnectionRequest for VerbsCr {
 
     fn port(&self) -> u64 {
         self.port
+    }
+
+    fn is_datagram(&self) -> bool {
+        self.datagram
     }
 
     fn reject(&self, private_data: &[u8]) -> DatResult<()> {

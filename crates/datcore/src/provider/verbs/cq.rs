@@ -91,9 +91,10 @@ impl VerbsCq {
         // SAFETY: the channel just created.
         qp::set_nonblock(unsafe { (*channel).fd });
         sys::clear_errno();
-        // SAFETY: live context and channel; the CQ is destroyed in Drop.
-        let cq =
-            unsafe { (dev.lib.ibv_create_cq)(dev.ctx, min_entries.max(1) as i32, std::ptr::null_mut(), channel, 0) };
+        // SAFETY: live context and channel; the CQ is destroyed in Drop. Its context names the
+        // device (kept alive by the CQ's Arc), for routing a CQ error (route.rs).
+        let owner = Arc::as_ptr(dev) as *mut std::ffi::c_void;
+        let cq = unsafe { (dev.lib.ibv_create_cq)(dev.ctx, min_entries.max(1) as i32, owner, channel, 0) };
         if cq.is_null() {
             let e = sys::errno();
             // SAFETY: no CQ uses the channel.

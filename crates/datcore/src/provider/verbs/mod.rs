@@ -28,14 +28,14 @@
 //! attached, [`notify`]); PSP/RSP = listening rdma_cm id on
 //! port = conn_qual (must fit 16 bits); CR = the CONNECT_REQUEST id; SRQ = `ibv_srq`.
 //!
-//! **When the QP exists:** a DAT EP exists, and may have receives posted, long before it is
-//! connected, but an rdma_cm QP must be created on the id that carries the connection (the
-//! active id after route resolution, or the passive side's CONNECT_REQUEST id). We create the
-//! `ibv_qp` lazily at that point (`rdma_create_qp`, so librdmacm does every state transition,
-//! on IB/RoCE and iWARP alike) and *buffer receives posted before it* in a preallocated
-//! per-EP list, replayed in order into the new QP before the connect/accept is sent. After
-//! that, post_recv goes straight to the QP (one atomic load decides). Receives still buffered
-//! when a connection attempt fails complete as `Flushed`.
+//! **When the QP exists:** from `dat_ep_create` (and each rebuild by `dat_ep_modify` or
+//! `dat_ep_reset`), as in OFED's cma provider: the EP gets an rdma_cm id of its own, bound to the
+//! IA's address, and `rdma_create_qp` makes the `ibv_qp` on it (INIT, so receives posted before
+//! the connection go straight to the device). A device out of QPs or queue memory fails
+//! `dat_ep_create` with `DAT_INSUFFICIENT_RESOURCES`, not a later connect. `dat_ep_connect`
+//! resolves and connects that id; `dat_cr_accept` moves the QP onto the CONNECT_REQUEST's id
+//! (librdmacm drives the QP of the id a connection is made on: RTR/RTS on IB/RoCE, the kernel's
+//! iw_cm on iWARP) and frees the EP's own. librdmacm does every state transition.
 //!
 //! **Work-request ids:** the ibv wr_id is a slot number in a per-QP send/receive ring (or a
 //! per-SRQ slot table) that holds the consumer's cookie, the operation and its length, so
@@ -55,7 +55,9 @@
 //! iWARP devices, since an RDMA read's sink must be remotely writable there (not on siw, which
 //! only wants local write on a read sink: there privileges are exact). iWARP requires
 //! the active side to send first in MPA v1 without RTR: siw negotiates it, other devices may
-//! not — consumers on iWARP should let the active side issue the first operation.
+//! not — consumers on iWARP should let the active side issue the first operation. On siw each
+//! IA holds one large CQ over mapping offset 0x90000, which libsiw cannot use
+//! (`siw_key_guard`); without it the 72nd QP of a process failed.
 //!
 //! **Disconnect:** `rdma_disconnect` + QP to ERR, so everything still posted completes as
 //! `WcStatus::Flushed`; `Disconnected` is delivered on the rdma_cm DISCONNECTED event
@@ -74,19 +76,27 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
+/// rdma_resolve_addr / rdma_resolve_route timeout.
+const RESOLVE_MS: i32 = 2000;
+
 mod cm;
 mod cq;
 mod names;
 mod notify;
 pub use names::{Port, Target};
 mod qp;
+mod route;
 mod srq;
 mod sys;
+mod ud;
 
 use sys::Lib;
 
 /// `vendor_id` of soft-iWARP (siw): ASCII "bmt".
 const SIW_VENDOR_ID: u32 = 0x62_6d74;
+/// Entries of the CQ that keeps siw's unusable mapping key taken ([`siw_key_guard`]): 2^15
+/// completions of 32 bytes, 257 pages, over the first 145 pages of mapping offsets.
+const SIW_KEY_GUARD_CQES: i32 = 1 << 15;
 /// Largest private data on IB/RoCE (IB CM REQ: 92 bytes, less rdma_cm's 36-byte header).
 const IB_PRIVATE_DATA: usize = 56;
 /// Largest private data we allow on iWARP (MPA allows up to 512 less its own parameters).
@@ -155,7 +165,9 @@ impl Provider for VerbsProvider {
                 DatError::new(DAT_PROVIDER_NOT_FOUND, 0)
             }
         })?;
+        let port = target.port;
         let dev = DevInner::open(lib, ia_name, target, events)?;
+        route::OPEN.register(dev.ctx as usize, port, &dev);
         let threads = vec![cm::start(&dev)?];
         Ok(Arc::new(VerbsDevice { inner: dev, threads: Mutex::new(threads) }))
     }
@@ -177,6 +189,8 @@ pub(crate) struct DevInner {
     pub mw_type: u32,
     /// Most SGEs of an RDMA read's sink (`max_sge_rd`; siw: 1). Longer reads are split.
     pub max_sge_rd: usize,
+    /// siw only: the CQ covering mapping offset 0x90000 ([`siw_key_guard`]), or null.
+    siw_key_guard: *mut sys::ibv_cq,
     pub async_events: Arc<dyn AsyncEvents>,
     pub stop: AtomicBool,
     /// rdma_cm id contexts (our keys) → who owns the id.
@@ -298,13 +312,14 @@ impl DevInner {
             extensions: ExtensionCaps {
                 immed_data: !t.iwarp,
                 atomics: !t.iwarp && a.atomic_cap != sys::IBV_ATOMIC_NONE,
-                // UD queue pairs (RDMA_PS_UDP) are not implemented on verbs yet.
-                ud: false,
+                // UD queue pairs (ud.rs) on IB/RoCE; iWARP has no datagram service.
+                ud: !t.iwarp,
             },
             // enum ibv_mtu: 1 = 256 bytes ... 5 = 4096 bytes
             transport_mtu: 128 << pa.active_mtu.clamp(1, 5),
         };
         check_memlock();
+        let siw_key_guard = if a.vendor_id == SIW_VENDOR_ID { siw_key_guard(lib, ctx) } else { std::ptr::null_mut() };
         let read_sink_remote_write = t.iwarp && a.vendor_id != SIW_VENDOR_ID;
         tracing::debug!(ia_name, dev = %t.dev, port = t.port, ip = %t.ip, ?transport, mw_type, vendor = a.vendor_id, read_sink_remote_write, "verbs: device opened");
         Ok(Arc::new(DevInner {
@@ -317,6 +332,7 @@ impl DevInner {
             attr,
             mw_type,
             max_sge_rd: (a.max_sge_rd.max(1) as usize).min(qp::MAX_SGE),
+            siw_key_guard,
             async_events: events,
             stop: AtomicBool::new(false),
             ids: Mutex::new(HashMap::new()),
@@ -329,16 +345,86 @@ impl DevInner {
     pub fn key(&self) -> u64 {
         self.next_key.fetch_add(1, Ordering::Relaxed)
     }
+
+    /// The rdma_cm port of a connect to connection qualifier `port` with `private_data`
+    /// (`DAT_INVALID_PARAMETER`: ARG3 for a qualifier beyond 16 bits, ARG5 for too much data).
+    fn connect_port(&self, port: u64, private_data: &[u8]) -> DatResult<u16> {
+        let Ok(port) = u16::try_from(port) else {
+            tracing::warn!("verbs: connection qualifier {port} does not fit an rdma_cm port (16 bits)");
+            return Err(DatError::invalid_arg(3));
+        };
+        if private_data.len() > self.attr.max_private_data {
+            return Err(DatError::invalid_arg(5));
+        }
+        Ok(port)
+    }
+
+    /// Starts resolving `remote`:`port` from this IA's address on `id` (rdma_resolve_addr,
+    /// within `timeout` but at most 2 s); ADDR_RESOLVED or ADDR_ERROR follows on the CM thread.
+    /// Loopback or unspecified means this IA's own address (rdma_cm cannot route 127.0.0.1
+    /// over a device bound to another address; DAT consumers use it for same-host connections).
+    fn resolve_addr(
+        &self,
+        id: *mut sys::rdma_cm_id,
+        remote: SocketAddr,
+        port: u16,
+        timeout: Option<std::time::Duration>,
+    ) -> DatResult<()> {
+        let rip = if remote.ip().is_loopback() || remote.ip().is_unspecified() { self.ip } else { remote.ip() };
+        let mut src = crate::ia::to_sockaddr(SocketAddr::new(self.ip, 0));
+        let mut dst = crate::ia::to_sockaddr(SocketAddr::new(rip, port));
+        let ms = timeout.map_or(RESOLVE_MS, |t| (t.as_millis().min(RESOLVE_MS as u128) as i32).max(1));
+        // SAFETY: a live id of ours; both addresses are valid sockaddr_storage.
+        let r = unsafe {
+            (self.lib.rdma_resolve_addr)(
+                id,
+                &mut src as *mut _ as *mut libc::sockaddr,
+                &mut dst as *mut _ as *mut libc::sockaddr,
+                ms,
+            )
+        };
+        if r != 0 {
+            let e = sys::err_of(r);
+            return Err(fail(
+                "rdma_resolve_addr",
+                e,
+                DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE),
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Drop for DevInner {
     fn drop(&mut self) {
         // SAFETY: every CQ, QP, id and listener holds an Arc<DevInner>, so all are gone.
         unsafe {
+            if !self.siw_key_guard.is_null() {
+                (self.lib.ibv_destroy_cq)(self.siw_key_guard);
+            }
             (self.lib.rdma_destroy_id)(self.bound_id);
             (self.lib.rdma_destroy_event_channel)(self.cm_channel);
         }
     }
+}
+
+/// siw: a CQ whose queue mapping covers the mapping offset 0x90000 of the device context, so
+/// that no QP, CQ or SRQ of this process gets it. siw's kernel driver hands out the offsets
+/// for mapping queues to user space page by page from 0 (each QP's send and receive queue,
+/// each CQ and SRQ), while libsiw reads offset 0x90000 (its ABI's `SIW_INVAL_UOBJ_KEY`,
+/// page 144) as "no mapping" and destroys the object: the object landing on page 144 fails
+/// without an errno, and so does every later one, as each lands on the page the failed one
+/// freed (with one-page queues: the 72nd QP after two CQs; Debian's dtestcm, 100 QPs, on
+/// OFED's provider too). A first-fit range from the first free page (0 for a new context)
+/// over page 144 leaves every later object above it. Null when it cannot be made (the
+/// first free page is 144 itself); then QPs fail there as they would without it.
+fn siw_key_guard(lib: &Lib, ctx: *mut sys::ibv_context) -> *mut sys::ibv_cq {
+    // SAFETY: live context; a CQ without channel, destroyed in DevInner's Drop.
+    let cq = unsafe { (lib.ibv_create_cq)(ctx, SIW_KEY_GUARD_CQES, std::ptr::null_mut(), std::ptr::null_mut(), 0) };
+    if cq.is_null() {
+        tracing::debug!("verbs: siw: no CQ to cover mapping offset 0x90000 (errno {})", sys::errno());
+    }
+    cq
 }
 
 /// Logs once when RLIMIT_MEMLOCK is low enough to make registrations fail.
@@ -430,7 +516,7 @@ impl Device for VerbsDevice {
             let e = sys::errno();
             return Err(fail("ibv_alloc_pd", e, DatError::insufficient(DAT_RESOURCE_PROTECTION_DOMAIN)));
         }
-        let pd = Arc::new(VerbsPd { dev: d.clone(), pd });
+        let pd = Arc::new(VerbsPd { dev: d.clone(), pd, ahs: ud::AddressHandles::default() });
         PDS.insert(&pd);
         Ok(pd)
     }
@@ -447,7 +533,7 @@ impl Device for VerbsDevice {
 
     fn create_qp(&self, init: QpInit) -> DatResult<Arc<dyn QueuePair>> {
         if init.datagram {
-            return Err(crate::error::DatError::NOT_IMPLEMENTED);
+            return Ok(ud::VerbsUdQp::new(&self.inner, init)?);
         }
         Ok(qp::VerbsQp::new(&self.inner, init)?)
     }
@@ -456,6 +542,8 @@ impl Device for VerbsDevice {
 pub struct VerbsPd {
     pub(crate) dev: Arc<DevInner>,
     pub(crate) pd: *mut sys::ibv_pd,
+    /// Address handles of UD exchanges (destroyed with the PD).
+    ahs: ud::AddressHandles,
 }
 
 // SAFETY: ibv_pd is used through thread-safe verbs only.
@@ -465,6 +553,7 @@ unsafe impl Sync for VerbsPd {}
 
 impl Drop for VerbsPd {
     fn drop(&mut self) {
+        self.ahs.destroy_all(self.dev.lib);
         // SAFETY: MRs, MWs, SRQs and QPs of this PD hold an Arc to it, so none is left.
         let r = unsafe { (self.dev.lib.ibv_dealloc_pd)(self.pd) };
         if r != 0 {

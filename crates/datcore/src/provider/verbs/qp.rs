@@ -1,10 +1,10 @@
-//! Queue pairs: an RC `ibv_qp` created lazily on the rdma_cm id that carries the connection,
-//! receives buffered until then, slot rings for the consumer's cookies, and the connection
-//! state machine driven by the CM thread ([`super::cm`]).
+//! Queue pairs: an RC `ibv_qp` created with the EP on an rdma_cm id of its own (moved to the
+//! request's id on accept), slot rings for the consumer's cookies, and the connection state
+//! machine driven by the CM thread ([`super::cm`]).
 //!
 //! ```text
-//! Idle --connect--> Resolving --ADDR/ROUTE_RESOLVED: create QP, rdma_connect--> Connecting
-//! Idle --accept: create QP on the request id, rdma_accept--> Accepting
+//! Idle --connect--> Resolving --ADDR/ROUTE_RESOLVED: rdma_connect--> Connecting
+//! Idle --accept: QP moved to the request id, rdma_accept--> Accepting
 //! Connecting/Accepting --ESTABLISHED--> Connected --disconnect / DISCONNECTED--> Closed
 //! any --REJECTED/UNREACHABLE/errors/timeout--> Closed
 //! ```
@@ -22,7 +22,7 @@ use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
 use std::mem::MaybeUninit;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -41,11 +41,10 @@ const OP_BIND: u64 = 3;
 const OP_WRITE_IMMED: u64 = 4;
 const OP_FETCH_ADD: u64 = 5;
 const OP_CMP_SWAP: u64 = 6;
+const OP_SEND_UD: u64 = 7;
 
 /// How long a graceful disconnect waits for rdma_cm's DISCONNECTED before reporting anyway.
 const DISCONNECT_GRACE: Duration = Duration::from_secs(5);
-/// rdma_resolve_addr / rdma_resolve_route timeout.
-const RESOLVE_MS: i32 = 2000;
 
 pub fn set_nonblock(fd: i32) {
     // SAFETY: fcntl on a descriptor we own a reference to.
@@ -118,9 +117,53 @@ pub struct Slots {
     /// Send-queue counter (low 32 bits) just past the newest completed work request. The send
     /// queue completes in order, so a completion also retires every unsignaled request before it.
     send_done: AtomicU32,
+    /// An unreliable datagram queue pair's: receives complete as [`WcOpcode::RecvUd`] with
+    /// the sender's queue pair number.
+    datagram: bool,
 }
 
 impl Slots {
+    /// The slots of a UD queue pair (super::ud) of `send` / `recv` work requests.
+    pub(super) fn datagram(context: u64, send: u32, recv: u32) -> Slots {
+        Slots {
+            context,
+            send: ring(send),
+            recv: ring(recv),
+            srq: None,
+            recv_outstanding: AtomicU32::new(0),
+            recv_done: AtomicU32::new(0),
+            send_done: AtomicU32::new(0),
+            datagram: true,
+        }
+    }
+
+    /// Records datagram send counter `c` (cookie `wr_id`, `len` bytes); its ibv wr_id is
+    /// `KIND_SEND | c`.
+    pub(super) fn note_send_ud(&self, c: u64, wr_id: u64, len: u64) {
+        let s = &self.send[(c as usize) & (self.send.len() - 1)];
+        s.wr_id.store(wr_id, Ordering::Relaxed);
+        s.info.store(slot_info(OP_SEND_UD, 0, len), Ordering::Release);
+    }
+
+    /// Records receive counter `c` (cookie `wr_id`); its ibv wr_id is `KIND_RECV | c`. Call
+    /// [`Slots::recv_posted`] once the device took it.
+    pub(super) fn note_recv(&self, c: u64, wr_id: u64) {
+        self.recv[(c as usize) & (self.recv.len() - 1)].wr_id.store(wr_id, Ordering::Release);
+    }
+
+    pub(super) fn recv_posted(&self) {
+        self.recv_outstanding.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(super) fn outstanding_recvs(&self) -> u32 {
+        self.recv_outstanding.load(Ordering::Relaxed)
+    }
+
+    /// Send-queue work requests of the `posted` so far not yet completed.
+    pub(super) fn outstanding_sends(&self, posted: u64) -> u32 {
+        (posted as u32).wrapping_sub(self.send_done.load(Ordering::Acquire))
+    }
+
     /// Send-queue work requests up to and including counter `c` have completed.
     fn retire_sends(&self, c: u32) {
         let done = c.wrapping_add(1);
@@ -166,6 +209,7 @@ impl Slots {
                     OP_WRITE_IMMED => WcOpcode::RdmaWriteImmed,
                     OP_FETCH_ADD => WcOpcode::FetchAdd,
                     OP_CMP_SWAP => WcOpcode::CmpSwap,
+                    OP_SEND_UD => WcOpcode::SendUd,
                     _ => WcOpcode::Bind,
                 };
                 (s.wr_id.load(Ordering::Acquire), op, info >> INFO_LEN_SHIFT)
@@ -194,7 +238,11 @@ impl Slots {
                 wc.vendor_err
             );
         }
-        Some(WorkCompletion { wr_id, context: self.context, status, opcode, immed: wc.imm_data, byte_len })
+        let (opcode, immed) = match opcode {
+            WcOpcode::Recv if self.datagram => (WcOpcode::RecvUd, wc.src_qp),
+            _ => (opcode, wc.imm_data),
+        };
+        Some(WorkCompletion { wr_id, context: self.context, status, opcode, immed, byte_len })
     }
 
     /// Completes as flushed, through `emit`, every receive below counter `mark` the device has
@@ -241,25 +289,22 @@ pub enum Phase {
     Closed,
 }
 
-struct Pending {
+/// The receive queue's counter and whether the QP is in error.
+struct RecvState {
     count: u64,
     /// The QP was moved to error: a receive posted now completes as flushed at once, without
     /// reaching the device (which may never flush it).
     in_error: bool,
-    /// (slot counter, first sge, number of sges) of receives posted before the QP existed.
-    list: Vec<(u64, u32, u32)>,
-    sges: Vec<sys::ibv_sge>,
 }
 
 struct CmState {
     phase: Phase,
+    /// The id holding the QP: the EP's own until an accept moves the QP to the request's id.
     id: *mut sys::rdma_cm_id,
     /// Key of `id` in the device's id table.
     id_key: u64,
     private_data: Vec<u8>,
     deadline: Option<Instant>,
-    /// CQs we made for a missing send or receive EVD.
-    dummy: Vec<*mut sys::ibv_cq>,
     /// A final event decided under the lock, delivered once it is released.
     final_ev: Option<(ConnEvent, Vec<u8>)>,
 }
@@ -272,9 +317,12 @@ pub struct VerbsQp {
     srq: Option<Arc<VerbsSrq>>,
     caps: QpCaps,
     slots: Arc<Slots>,
-    qp: AtomicPtr<sys::ibv_qp>,
+    /// Created with the EP, destroyed in Drop.
+    qp: *mut sys::ibv_qp,
+    /// CQs we made for a missing send or receive EVD.
+    own_cqs: Vec<*mut sys::ibv_cq>,
     send_count: Mutex<u64>,
-    recv: Mutex<Pending>,
+    recv: Mutex<RecvState>,
     cm: Mutex<CmState>,
     events: Arc<dyn ConnectionEvents>,
     ended: AtomicBool,
@@ -287,10 +335,123 @@ unsafe impl Send for VerbsQp {}
 // SAFETY: as above.
 unsafe impl Sync for VerbsQp {}
 
-fn our_cq(c: &Option<Arc<dyn crate::provider::CompletionQueue>>) -> DatResult<Option<Arc<VerbsCq>>> {
+pub(super) fn our_cq(c: &Option<Arc<dyn crate::provider::CompletionQueue>>) -> DatResult<Option<Arc<VerbsCq>>> {
     match c {
         None => Ok(None),
         Some(c) => CQS.get(c).map(Some).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_EVD_REQUEST)),
+    }
+}
+
+/// What [`VerbsQp::new`] creates on the device: the EP's rdma_cm id (bound to the IA's
+/// address, as the QP's INIT attributes come from it), CQs standing in for a missing EVD, and
+/// the QP, in INIT so receives may be posted before the connection.
+struct Made {
+    id: *mut sys::rdma_cm_id,
+    own_cqs: Vec<*mut sys::ibv_cq>,
+    qp: *mut sys::ibv_qp,
+}
+
+impl Made {
+    fn create(
+        dev: &DevInner,
+        pd: &VerbsPd,
+        send_cq: Option<&Arc<VerbsCq>>,
+        recv_cq: Option<&Arc<VerbsCq>>,
+        srq: Option<&Arc<VerbsSrq>>,
+        caps: &QpCaps,
+        key: u64,
+    ) -> DatResult<Made> {
+        let lib = dev.lib;
+        let mut made = Made { id: std::ptr::null_mut(), own_cqs: Vec::new(), qp: std::ptr::null_mut() };
+        let mut make = || -> DatResult<()> {
+            let m = &mut made;
+            // SAFETY: the device's event channel; the id is freed by `free` (on error, below).
+            let r =
+                unsafe { (lib.rdma_create_id)(dev.cm_channel, &mut m.id, key as usize as *mut _, sys::RDMA_PS_TCP) };
+            if r != 0 {
+                m.id = std::ptr::null_mut();
+                return Err(fail("rdma_create_id", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
+            }
+            let mut src = crate::ia::to_sockaddr(SocketAddr::new(dev.ip, 0));
+            // SAFETY: live id; valid sockaddr.
+            let r = unsafe { (lib.rdma_bind_addr)(m.id, &mut src as *mut _ as *mut libc::sockaddr) };
+            if r != 0 {
+                return Err(fail("rdma_bind_addr", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
+            }
+            let mut cq_or_own = |want: Option<&Arc<VerbsCq>>, n: u32| -> DatResult<*mut sys::ibv_cq> {
+                if let Some(c) = want {
+                    return Ok(c.cq);
+                }
+                sys::clear_errno();
+                // SAFETY: live context; a CQ without channel, destroyed with the QP.
+                let c = unsafe {
+                    (lib.ibv_create_cq)(dev.ctx, n.max(1) as i32, std::ptr::null_mut(), std::ptr::null_mut(), 0)
+                };
+                if c.is_null() {
+                    return Err(fail("ibv_create_cq", sys::errno(), DatError::insufficient(DAT_RESOURCE_TEP)));
+                }
+                m.own_cqs.push(c);
+                Ok(c)
+            };
+            let scq = cq_or_own(send_cq, caps.max_send_wr)?;
+            let rcq = cq_or_own(recv_cq, caps.max_recv_wr)?;
+            let mut attr = sys::ibv_qp_init_attr {
+                qp_context: std::ptr::null_mut(),
+                send_cq: scq,
+                recv_cq: rcq,
+                srq: srq.map_or(std::ptr::null_mut(), |s| s.srq),
+                cap: sys::ibv_qp_cap {
+                    max_send_wr: send_depth(dev, caps),
+                    max_recv_wr: caps.max_recv_wr,
+                    max_send_sge: caps.max_send_sge,
+                    max_recv_sge: caps.max_recv_sge,
+                    max_inline_data: 0,
+                },
+                qp_type: sys::IBV_QPT_RC,
+                sq_sig_all: 0,
+            };
+            sys::clear_errno();
+            // SAFETY: live id bound to our device, live PD and CQs; attr fully initialised.
+            let r = unsafe { (lib.rdma_create_qp)(m.id, pd.pd, &mut attr) };
+            if r != 0 {
+                let e = sys::err_of(r);
+                tracing::warn!(
+                    send_wr = attr.cap.max_send_wr,
+                    recv_wr = attr.cap.max_recv_wr,
+                    send_sge = attr.cap.max_send_sge,
+                    recv_sge = attr.cap.max_recv_sge,
+                    "verbs: cannot create a queue pair"
+                );
+                return Err(fail("rdma_create_qp", e, DatError::insufficient(DAT_RESOURCE_TEP)));
+            }
+            // SAFETY: rdma_create_qp stored the new QP in the id.
+            m.qp = unsafe { (*m.id).qp };
+            Ok(())
+        };
+        match make() {
+            Ok(()) => Ok(made),
+            Err(e) => {
+                made.free(lib);
+                Err(e)
+            }
+        }
+    }
+
+    /// Frees what was made, in reverse order (the QP first, through its id).
+    fn free(&mut self, lib: &sys::Lib) {
+        // SAFETY: each object is ours, freed once (the pointers are cleared).
+        unsafe {
+            if !self.id.is_null() {
+                if !(*self.id).qp.is_null() {
+                    (lib.rdma_destroy_qp)(self.id);
+                }
+                (lib.rdma_destroy_id)(self.id);
+                self.id = std::ptr::null_mut();
+            }
+            for c in self.own_cqs.drain(..) {
+                (lib.ibv_destroy_cq)(c);
+            }
+        }
     }
 }
 
@@ -331,9 +492,11 @@ impl VerbsQp {
             recv_outstanding: AtomicU32::new(0),
             recv_done: AtomicU32::new(0),
             send_done: AtomicU32::new(0),
+            datagram: false,
         });
-        let pending_n = if srq.is_some() { 0 } else { caps.max_recv_wr as usize };
-        Ok(Arc::new_cyclic(|me| VerbsQp {
+        let key = dev.key();
+        let made = Made::create(dev, &pd, send_cq.as_ref(), recv_cq.as_ref(), srq.as_ref(), &caps, key)?;
+        let qp = Arc::new_cyclic(|me| VerbsQp {
             dev: dev.clone(),
             pd,
             send_cq,
@@ -341,130 +504,35 @@ impl VerbsQp {
             srq,
             caps,
             slots,
-            qp: AtomicPtr::new(std::ptr::null_mut()),
+            qp: made.qp,
+            own_cqs: made.own_cqs,
             send_count: Mutex::new(0),
-            recv: Mutex::new(Pending {
-                count: 0,
-                in_error: false,
-                list: Vec::with_capacity(pending_n),
-                sges: Vec::with_capacity(pending_n * caps.max_recv_sge as usize),
-            }),
+            recv: Mutex::new(RecvState { count: 0, in_error: false }),
             cm: Mutex::new(CmState {
                 phase: Phase::Idle,
-                id: std::ptr::null_mut(),
-                id_key: 0,
+                id: made.id,
+                id_key: key,
                 private_data: Vec::new(),
                 deadline: None,
-                dummy: Vec::new(),
                 final_ev: None,
             }),
             events: init.events,
             ended: AtomicBool::new(false),
             me: me.clone(),
-        }))
+        });
+        // The CQs and the CM thread find the QP from here on.
+        // SAFETY: live QP.
+        let qpn = unsafe { (*made.qp).qp_num };
+        for c in [&qp.send_cq, &qp.recv_cq].into_iter().flatten() {
+            c.attach(qpn, qp.slots.clone());
+        }
+        cm::watch_qp(dev, qpn, qp.slots.context, qp.me.clone());
+        dev.ids.lock().insert(key, Owner::Qp(qp.me.clone()));
+        Ok(qp)
     }
 
     fn lib(&self) -> &'static sys::Lib {
         self.dev.lib
-    }
-
-    /// Creates the ibv QP on `id` and replays buffered receives. Called with the CM lock held.
-    fn create_on(&self, st: &mut CmState, id: *mut sys::rdma_cm_id) -> DatResult<()> {
-        let lib = self.lib();
-        let mut dummy = |want: Option<&Arc<VerbsCq>>, n: u32| -> DatResult<*mut sys::ibv_cq> {
-            if let Some(c) = want {
-                return Ok(c.cq);
-            }
-            sys::clear_errno();
-            // SAFETY: live context; a CQ without channel, destroyed in Drop.
-            let c = unsafe {
-                (lib.ibv_create_cq)(self.dev.ctx, n.max(1) as i32, std::ptr::null_mut(), std::ptr::null_mut(), 0)
-            };
-            if c.is_null() {
-                return Err(fail("ibv_create_cq", sys::errno(), DatError::insufficient(DAT_RESOURCE_TEP)));
-            }
-            st.dummy.push(c);
-            Ok(c)
-        };
-        let scq = dummy(self.send_cq.as_ref(), self.caps.max_send_wr)?;
-        let rcq = dummy(self.recv_cq.as_ref(), self.caps.max_recv_wr)?;
-        let mut attr = sys::ibv_qp_init_attr {
-            qp_context: std::ptr::null_mut(),
-            send_cq: scq,
-            recv_cq: rcq,
-            srq: self.srq.as_ref().map_or(std::ptr::null_mut(), |s| s.srq),
-            cap: sys::ibv_qp_cap {
-                max_send_wr: send_depth(&self.dev, &self.caps),
-                max_recv_wr: self.caps.max_recv_wr,
-                max_send_sge: self.caps.max_send_sge,
-                max_recv_sge: self.caps.max_recv_sge,
-                max_inline_data: 0,
-            },
-            qp_type: sys::IBV_QPT_RC,
-            sq_sig_all: 0,
-        };
-        sys::clear_errno();
-        // SAFETY: live id bound to our device, live PD and CQs; attr fully initialised.
-        let r = unsafe { (lib.rdma_create_qp)(id, self.pd.pd, &mut attr) };
-        if r != 0 {
-            let e = sys::err_of(r);
-            return Err(fail("rdma_create_qp", e, DatError::insufficient(DAT_RESOURCE_TEP)));
-        }
-        // SAFETY: rdma_create_qp stored the new QP in the id.
-        let qp = unsafe { (*id).qp };
-        // SAFETY: live QP.
-        let qpn = unsafe { (*qp).qp_num };
-        for c in [&self.send_cq, &self.recv_cq].into_iter().flatten() {
-            c.attach(qpn, self.slots.clone());
-        }
-        cm::watch_qp(&self.dev, qpn, self.slots.context, self.me.clone());
-        let mut p = self.recv.lock();
-        let Pending { list, sges, .. } = &mut *p;
-        for &(n, first, count) in list.iter() {
-            let sl = &mut sges[first as usize..(first + count) as usize];
-            let mut wr = sys::ibv_recv_wr {
-                wr_id: KIND_RECV | (n as u32 as u64),
-                next: std::ptr::null_mut(),
-                sg_list: sl.as_mut_ptr(),
-                num_sge: count as i32,
-            };
-            let mut bad = std::ptr::null_mut();
-            // SAFETY: live QP (INIT or later); WR and SGEs live across the call.
-            let r = unsafe { ((*(*qp).context).ops.post_recv.expect("post_recv"))(qp, &mut wr, &mut bad) };
-            if r != 0 {
-                tracing::warn!("verbs: replaying a buffered receive failed: {}", sys::errno_str(sys::err_of(r)));
-                self.flush_one(n);
-            }
-        }
-        list.clear();
-        sges.clear();
-        self.qp.store(qp, Ordering::Release);
-        Ok(())
-    }
-
-    /// Completes the buffered receive of slot counter `n` as flushed.
-    fn flush_one(&self, n: u64) {
-        let s = &self.slots.recv[(n as usize) & (self.slots.recv.len() - 1)];
-        self.slots.recv_outstanding.fetch_sub(1, Ordering::Relaxed);
-        if let Some(c) = &self.recv_cq {
-            c.push_soft(cq::flushed_recv(s.wr_id.load(Ordering::Acquire), self.slots.context));
-        }
-    }
-
-    /// Receives still buffered (no QP was ever made) complete as flushed.
-    fn flush_pending(&self) {
-        let mut p = self.recv.lock();
-        let list = std::mem::take(&mut p.list);
-        p.sges.clear();
-        drop(p);
-        for &(n, _, _) in &list {
-            self.flush_one(n);
-        }
-        let mut p = self.recv.lock();
-        if p.list.capacity() == 0 {
-            p.list = list;
-            p.list.clear();
-        }
     }
 
     /// Moves the QP to the error state so everything posted is flushed, exactly once: what the
@@ -473,12 +541,7 @@ impl VerbsQp {
     /// [`Slots::flush_unreported_recvs`]) are flushed by the receive CQ's next poll that finds
     /// the device's completions all taken.
     fn to_error(&self) {
-        let qp = self.qp.load(Ordering::Acquire);
-        if qp.is_null() {
-            self.recv.lock().in_error = true;
-            self.flush_pending();
-            return;
-        }
+        let qp = self.qp;
         let mut a = sys::ibv_qp_attr::state(sys::IBV_QPS_ERR);
         // SAFETY: live QP.
         let r = unsafe { (self.lib().ibv_modify_qp)(qp, &mut a, sys::IBV_QP_STATE) };
@@ -560,18 +623,13 @@ impl VerbsQp {
         match (ev, st.phase) {
             (sys::RDMA_CM_EVENT_ADDR_RESOLVED, Phase::Resolving) => {
                 // SAFETY: live id.
-                let r = unsafe { (lib.rdma_resolve_route)(id, RESOLVE_MS) };
+                let r = unsafe { (lib.rdma_resolve_route)(id, super::RESOLVE_MS) };
                 if r != 0 {
                     tracing::warn!("verbs: rdma_resolve_route failed: {}", sys::errno_str(sys::err_of(r)));
                     self.fail_connect(&mut st, ConnEvent::Unreachable, &[]);
                 }
             }
             (sys::RDMA_CM_EVENT_ROUTE_RESOLVED, Phase::Resolving) => {
-                if let Err(e) = self.create_on(&mut st, id) {
-                    tracing::warn!("verbs: connect: no QP ({e})");
-                    self.fail_connect(&mut st, ConnEvent::Broken, &[]);
-                    return;
-                }
                 let mut param = self.conn_param(&st.private_data, None);
                 // SAFETY: live id with a QP; the private data outlives the call.
                 let r = unsafe { (lib.rdma_connect)(id, &mut param) };
@@ -710,8 +768,8 @@ impl VerbsQp {
     }
 
     fn post(&self, wr: &mut sys::ibv_send_wr) -> i32 {
-        let qp = self.qp.load(Ordering::Acquire);
-        // SAFETY: a QP, once stored, lives until Drop; post_send is what ibv_post_send calls.
+        let qp = self.qp;
+        // SAFETY: the QP lives until Drop; post_send is what ibv_post_send calls.
         unsafe {
             let mut bad = std::ptr::null_mut();
             match (*(*qp).context).ops.post_send {
@@ -729,7 +787,7 @@ fn send_depth(dev: &DevInner, caps: &QpCaps) -> u32 {
     (caps.max_send_wr.saturating_mul(split) + 1).min(dev.attr.max_qp_wr.max(caps.max_send_wr + 1))
 }
 
-fn post_error(what: &str, r: i32) -> DatError {
+pub(super) fn post_error(what: &str, r: i32) -> DatError {
     let e = sys::err_of(r);
     let d = match e {
         libc::ENOMEM => DatError::insufficient(DAT_RESOURCE_TEP),
@@ -835,9 +893,6 @@ impl VerbsQp {
 
 impl QueuePair for VerbsQp {
     fn post_send(&self, wr: &SendWr<'_>) -> DatResult<()> {
-        if self.qp.load(Ordering::Acquire).is_null() {
-            return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
-        }
         let mut buf = [MaybeUninit::uninit(); MAX_SGE];
         let list = ibv_sges(wr.sges, &mut buf)?;
         let op = op_code(&wr.op);
@@ -890,32 +945,23 @@ impl QueuePair for VerbsQp {
         let c = p.count;
         let slot = &self.slots.recv[(c as usize) & (self.slots.recv.len() - 1)];
         slot.wr_id.store(wr_id, Ordering::Release);
-        let qp = self.qp.load(Ordering::Acquire);
-        if qp.is_null() {
-            if p.list.len() >= p.list.capacity() || p.sges.len() + n > p.sges.capacity() {
-                return Err(DatError::insufficient(DAT_RESOURCE_TEP));
+        let qp = self.qp;
+        let mut wr = sys::ibv_recv_wr {
+            wr_id: KIND_RECV | (c as u32 as u64),
+            next: std::ptr::null_mut(),
+            sg_list: list.as_mut_ptr(),
+            num_sge: n as i32,
+        };
+        let mut bad = std::ptr::null_mut();
+        // SAFETY: live QP; WR and SGE list live across the call.
+        let r = unsafe {
+            match (*(*qp).context).ops.post_recv {
+                Some(f) => f(qp, &mut wr, &mut bad),
+                None => libc::ENOSYS,
             }
-            let first = p.sges.len() as u32;
-            p.sges.extend_from_slice(&list[..n]);
-            p.list.push((c, first, n as u32));
-        } else {
-            let mut wr = sys::ibv_recv_wr {
-                wr_id: KIND_RECV | (c as u32 as u64),
-                next: std::ptr::null_mut(),
-                sg_list: list.as_mut_ptr(),
-                num_sge: n as i32,
-            };
-            let mut bad = std::ptr::null_mut();
-            // SAFETY: live QP; WR and SGE list live across the call.
-            let r = unsafe {
-                match (*(*qp).context).ops.post_recv {
-                    Some(f) => f(qp, &mut wr, &mut bad),
-                    None => libc::ENOSYS,
-                }
-            };
-            if r != 0 {
-                return Err(post_error("ibv_post_recv", r));
-            }
+        };
+        if r != 0 {
+            return Err(post_error("ibv_post_recv", r));
         }
         p.count = c + 1;
         self.slots.recv_outstanding.fetch_add(1, Ordering::Relaxed);
@@ -923,10 +969,7 @@ impl QueuePair for VerbsQp {
     }
 
     fn bind_mw(&self, wr: &BindWr<'_>) -> DatResult<u32> {
-        let qp = self.qp.load(Ordering::Acquire);
-        if qp.is_null() {
-            return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
-        }
+        let qp = self.qp;
         let mw = MWS.get(wr.mw).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_RMR))?;
         let mr = MRS.get(wr.mr).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_LMR))?;
         if !Arc::ptr_eq(&mw.pd, &self.pd) {
@@ -988,53 +1031,16 @@ impl QueuePair for VerbsQp {
     }
 
     fn connect(&self, remote: SocketAddr, port: u64, private_data: &[u8], timeout: Option<Duration>) -> DatResult<()> {
-        let Ok(port) = u16::try_from(port) else {
-            tracing::warn!("verbs: connection qualifier {port} does not fit an rdma_cm port (16 bits)");
-            return Err(DatError::invalid_arg(3));
-        };
-        if private_data.len() > self.dev.attr.max_private_data {
-            return Err(DatError::invalid_arg(5));
-        }
-        let lib = self.lib();
+        let port = self.dev.connect_port(port, private_data)?;
         let mut st = self.cm.lock();
         if st.phase != Phase::Idle {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_CONNECTED));
         }
-        let key = self.dev.key();
-        let mut id = std::ptr::null_mut();
-        // SAFETY: the device's event channel; the id is destroyed in Drop.
-        let r = unsafe { (lib.rdma_create_id)(self.dev.cm_channel, &mut id, key as usize as *mut _, sys::RDMA_PS_TCP) };
-        if r != 0 {
-            return Err(fail("rdma_create_id", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
-        }
-        st.id = id;
-        st.id_key = key;
-        self.dev.ids.lock().insert(key, Owner::Qp(self.me.clone()));
         st.private_data = private_data.to_vec();
-        let mut src = crate::ia::to_sockaddr(SocketAddr::new(self.dev.ip, 0));
-        // Loopback / unspecified: this IA's own address (rdma_cm cannot route 127.0.0.1 over a
-        // device bound to another address; DAT consumers use it for same-host connections).
-        let rip = if remote.ip().is_loopback() || remote.ip().is_unspecified() { self.dev.ip } else { remote.ip() };
-        let mut dst = crate::ia::to_sockaddr(SocketAddr::new(rip, port));
         st.phase = Phase::Resolving;
-        let ms = timeout.map_or(RESOLVE_MS, |t| (t.as_millis().min(RESOLVE_MS as u128) as i32).max(1));
-        // SAFETY: live id; both addresses are valid sockaddr_storage.
-        let r = unsafe {
-            (lib.rdma_resolve_addr)(
-                id,
-                &mut src as *mut _ as *mut libc::sockaddr,
-                &mut dst as *mut _ as *mut libc::sockaddr,
-                ms,
-            )
-        };
-        if r != 0 {
+        if let Err(e) = self.dev.resolve_addr(st.id, remote, port, timeout) {
             st.phase = Phase::Idle;
-            let e = sys::err_of(r);
-            return Err(fail(
-                "rdma_resolve_addr",
-                e,
-                DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE),
-            ));
+            return Err(e);
         }
         let d = timeout.map(|t| Instant::now() + t);
         self.set_deadline(&mut st, d);
@@ -1042,13 +1048,7 @@ impl QueuePair for VerbsQp {
     }
 
     fn accept(&self, req: &Arc<dyn ConnectionRequest>, private_data: &[u8]) -> DatResult<()> {
-        let cr = cm::CRS.get(req).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_CR))?;
-        if private_data.len() > self.dev.attr.max_private_data {
-            return Err(DatError::invalid_arg(3));
-        }
-        if !Arc::ptr_eq(&cr.dev, &self.dev) {
-            return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_EP));
-        }
+        let cr = cm::acceptable(&self.dev, req, private_data, false)?;
         let lib = self.lib();
         let mut st = self.cm.lock();
         if st.phase != Phase::Idle {
@@ -1057,13 +1057,22 @@ impl QueuePair for VerbsQp {
         let Some(id) = cr.take_id() else {
             return Err(DatError::invalid_state(0));
         };
-        if let Err(e) = self.create_on(&mut st, id) {
-            cr.give_back(id);
-            return Err(e);
+        // The QP moves to the request's id, which carries the connection from now on (librdmacm
+        // drives the QP of the id it accepts on); the EP's own id goes. Both ids are on this
+        // IA's device and port.
+        // SAFETY: both ids are live and ours; no event of the EP's idle id is pending.
+        unsafe {
+            (*id).qp = self.qp;
+            (*st.id).qp = std::ptr::null_mut();
+            (lib.rdma_destroy_id)(st.id);
+        }
+        {
+            let mut ids = self.dev.ids.lock();
+            ids.remove(&st.id_key);
+            ids.insert(cr.key, Owner::Qp(self.me.clone()));
         }
         st.id = id;
         st.id_key = cr.key;
-        self.dev.ids.lock().insert(cr.key, Owner::Qp(self.me.clone()));
         st.phase = Phase::Accepting;
         let mut param = self.conn_param(private_data, Some(cr.rdma_params));
         // SAFETY: live id with our QP; private data outlives the call.
@@ -1130,33 +1139,16 @@ impl QueuePair for VerbsQp {
 
 impl Drop for VerbsQp {
     fn drop(&mut self) {
-        let lib = self.dev.lib;
         let st = self.cm.get_mut();
-        if st.id_key != 0 {
-            self.dev.ids.lock().remove(&st.id_key);
+        self.dev.ids.lock().remove(&st.id_key);
+        // SAFETY: live QP.
+        let qpn = unsafe { (*self.qp).qp_num };
+        for c in [&self.send_cq, &self.recv_cq].into_iter().flatten() {
+            c.detach(qpn);
         }
-        let qp = *self.qp.get_mut();
-        if !qp.is_null() {
-            // SAFETY: live QP.
-            let qpn = unsafe { (*qp).qp_num };
-            for c in [&self.send_cq, &self.recv_cq].into_iter().flatten() {
-                c.detach(qpn);
-            }
-            cm::unwatch_qp(&self.dev, qpn);
-        }
-        // SAFETY: the QP and id are ours and freed once; no event of the id is unacknowledged
-        // (the CM thread acknowledges before dispatching).
-        unsafe {
-            if !st.id.is_null() {
-                if !qp.is_null() {
-                    (lib.rdma_destroy_qp)(st.id);
-                }
-                (lib.rdma_destroy_id)(st.id);
-            }
-            for c in st.dummy.drain(..) {
-                (lib.ibv_destroy_cq)(c);
-            }
-        }
+        cm::unwatch_qp(&self.dev, qpn);
+        // No event of the id is unacknowledged (the CM thread acknowledges before dispatching).
+        Made { id: st.id, own_cqs: std::mem::take(&mut self.own_cqs), qp: self.qp }.free(self.dev.lib);
     }
 }
 
@@ -1174,6 +1166,7 @@ mod tests {
             recv_outstanding: AtomicU32::new(0),
             recv_done: AtomicU32::new(0),
             send_done: AtomicU32::new(0),
+            datagram: false,
         }
     }
 

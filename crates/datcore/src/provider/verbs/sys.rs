@@ -80,11 +80,15 @@ pub const IBV_EVENT_QP_FATAL: u32 = 1;
 pub const IBV_EVENT_QP_REQ_ERR: u32 = 2;
 pub const IBV_EVENT_QP_ACCESS_ERR: u32 = 3;
 pub const IBV_EVENT_DEVICE_FATAL: u32 = 8;
+pub const IBV_EVENT_PORT_ERR: u32 = 10;
 pub const IBV_EVENT_SRQ_ERR: u32 = 14;
 pub const IBV_EVENT_SRQ_LIMIT_REACHED: u32 = 15;
 pub const IBV_EVENT_QP_LAST_WQE_REACHED: u32 = 16;
 
 pub const RDMA_PS_TCP: c_int = 0x0106;
+/// rdma_cm's UDP port space: ids of unreliable datagram queue pairs (SIDR exchanges on IB/RoCE).
+pub const RDMA_PS_UDP: c_int = 0x0111;
+pub const IBV_QPT_UD: u32 = 4;
 
 pub const RDMA_CM_EVENT_ADDR_RESOLVED: u32 = 0;
 pub const RDMA_CM_EVENT_ADDR_ERROR: u32 = 1;
@@ -250,12 +254,22 @@ pub struct ibv_atomic_wr {
     pub rkey: u32,
 }
 
-/// The `wr` union of `struct ibv_send_wr` (32 bytes; its `ud` member is not used).
+/// The `ud` member of the `wr` union: where a datagram goes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ibv_ud_wr {
+    pub ah: *mut ibv_ah,
+    pub remote_qpn: u32,
+    pub remote_qkey: u32,
+}
+
+/// The `wr` union of `struct ibv_send_wr` (32 bytes).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union ibv_send_wr_wr {
     pub rdma: ibv_rdma_wr,
     pub atomic: ibv_atomic_wr,
+    pub ud: ibv_ud_wr,
     _size: [u64; 4],
 }
 
@@ -430,7 +444,14 @@ pub struct rdma_cm_id {
     pub qp: *mut ibv_qp,
     pub src_addr: libc::sockaddr_storage,
     pub dst_addr: libc::sockaddr_storage,
-    _route_rest: [u8; 312 - 256],
+    /// `route.addr.addr.ibaddr`: this side's and the peer's GIDs (IB/RoCE).
+    pub ib_sgid: [u8; 16],
+    pub ib_dgid: [u8; 16],
+    _pkey: [u8; 8],
+    /// `route.path_rec` (an array of `route.num_paths` `ibv_sa_path_rec`; `dlid` at 32).
+    pub path_rec: *const u8,
+    pub num_paths: c_int,
+    _pad: u32,
     pub ps: c_int,
     pub port_num: u8,
 }
@@ -449,6 +470,49 @@ pub struct rdma_conn_param {
     pub qp_num: u32,
 }
 
+/// `struct ibv_ah_attr` (32 bytes), passed through from rdma_cm to `ibv_create_ah` as is;
+/// [`ibv_ah_attr::global`] builds one from GIDs.
+#[repr(C, align(8))]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ibv_ah_attr(pub [u8; 32]);
+
+impl ibv_ah_attr {
+    /// A global-route AH to `dgid` from local GID table entry `sgid_index` on `port`, to
+    /// `dlid` (IB; 0 on RoCE), hop limit 64.
+    pub fn global(dgid: [u8; 16], sgid_index: u8, dlid: u16, port: u8) -> ibv_ah_attr {
+        let mut a = [0u8; 32];
+        a[..16].copy_from_slice(&dgid); // grh.dgid
+        a[20] = sgid_index; // grh.sgid_index
+        a[21] = 64; // grh.hop_limit
+        a[24..26].copy_from_slice(&dlid.to_ne_bytes());
+        a[29] = 1; // is_global
+        a[30] = port;
+        ibv_ah_attr(a)
+    }
+}
+
+/// An address handle (opaque here).
+#[repr(C)]
+pub struct ibv_ah {
+    _opaque: [u8; 0],
+}
+
+/// `param.ud` of an rdma_cm event (the datagram variant of `param`, 56 bytes at offset 24).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct rdma_ud_param {
+    pub private_data: *const c_void,
+    pub private_data_len: u8,
+    pub ah_attr: ibv_ah_attr,
+    pub qp_num: u32,
+    pub qkey: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<rdma_ud_param>() == 56);
+const _: () = assert!(std::mem::offset_of!(rdma_ud_param, ah_attr) == 16);
+const _: () = assert!(std::mem::offset_of!(rdma_ud_param, qp_num) == 48);
+const _: () = assert!(std::mem::offset_of!(ibv_send_wr, wr) == 40);
+
 #[repr(C)]
 pub struct rdma_cm_event {
     pub id: *mut rdma_cm_id,
@@ -459,6 +523,23 @@ pub struct rdma_cm_event {
     pub conn: rdma_conn_param,
     _rest: [u8; 80 - 48],
 }
+
+const _: () = assert!(std::mem::offset_of!(rdma_cm_id, ib_sgid) == 288);
+const _: () = assert!(std::mem::offset_of!(rdma_cm_id, path_rec) == 328);
+const _: () = assert!(std::mem::offset_of!(rdma_cm_id, ps) == 344);
+
+impl rdma_cm_event {
+    /// `param.ud`: the event's parameters read as a datagram exchange's (meaningful on ids of
+    /// [`RDMA_PS_UDP`]).
+    pub fn ud(&self) -> rdma_ud_param {
+        // SAFETY: `conn` starts the 56-byte `param` union (conn + _rest), which rdma_ud_param
+        // spans exactly; every bit pattern is a valid rdma_ud_param.
+        unsafe { std::ptr::read_unaligned(&self.conn as *const rdma_conn_param as *const rdma_ud_param) }
+    }
+}
+
+const _: () = assert!(std::mem::offset_of!(rdma_cm_event, conn) == 24);
+const _: () = assert!(std::mem::size_of::<rdma_cm_event>() == 80);
 
 // ---- the dynamically loaded library ---------------------------------------------------------
 
@@ -516,6 +597,9 @@ lib! {
     ibv_modify_qp: fn(*mut ibv_qp, *mut ibv_qp_attr, c_int) -> c_int;
     ibv_get_async_event: fn(*mut ibv_context, *mut ibv_async_event) -> c_int;
     ibv_ack_async_event: fn(*mut ibv_async_event) -> ();
+    ibv_create_ah: fn(*mut ibv_pd, *mut ibv_ah_attr) -> *mut ibv_ah;
+    ibv_destroy_ah: fn(*mut ibv_ah) -> c_int;
+    ibv_query_gid: fn(*mut ibv_context, u8, c_int, *mut [u8; 16]) -> c_int;
     rdma_create_event_channel: fn() -> *mut rdma_event_channel;
     rdma_destroy_event_channel: fn(*mut rdma_event_channel) -> ();
     rdma_create_id: fn(*mut rdma_event_channel, *mut *mut rdma_cm_id, *mut c_void, c_int) -> c_int;

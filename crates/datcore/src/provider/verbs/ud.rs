@@ -1,0 +1,675 @@
+//! Unreliable datagram (UD) queue pairs: the IB extensions' UD endpoints on IB/RoCE (not on
+//! iWARP, which has no datagram service).
+//!
+//! **The queue pair** is an `IBV_QPT_UD` QP made at `dat_ep_create` on an rdma_cm id of the UDP
+//! port space bound to the IA's address: librdmacm moves it to RTS at once with rdma_cm's UDP
+//! queue key ([`QKEY`]), so receives go straight to it and nothing ever connects it.
+//!
+//! **The address exchange** is rdma_cm's UD "connection" (an IB CM SIDR request and reply),
+//! each on an id of its own ([`Exchange`]) that lives only while it runs:
+//!
+//! ```text
+//! active                                         passive (listener on the same port, UDP space)
+//! rdma_resolve_addr/route, rdma_connect --SIDR REQ (our header, private data)--> CONNECT_REQUEST
+//!     ESTABLISHED(ah_attr, qpn, qkey) <--SIDR REP (qpn, qkey, private data)-- rdma_accept
+//!     -> ibv_create_ah, DAT_IB_UD_REMOTE_AH          -> ibv_create_ah from the request's route
+//!                                                       (GIDs, path), DAT_IB_UD_PASSIVE_REMOTE_AH
+//! ```
+//! A SIDR request does not carry the requester's queue pair number, which the passive side's
+//! event reports, and SIDR messages have fixed-size private data (the receiver gets the
+//! sender's bytes padded with zeros), so the private data of both starts with a header of ours
+//! ([`framed`]: magic, queue pair number, length) and the other side strips it again
+//! ([`unframe`]): each side's event carries exactly the bytes the other gave. A reply also
+//! carries the queue pair and queue key in the SIDR message itself. (A peer that sent no
+//! header, a foreign one, is reported with its bytes as they came, at most the IA's private
+//! data limit, and queue pair number 0 on the passive side.)
+//!
+//! **Address handles** are `ibv_ah`s kept per protection domain, one per distinct address
+//! (`ibv_ah_attr`), destroyed with the PD: the core's AH handle names one through
+//! [`UdPeer::node`]. `dat_ib_ud_ah_free` ends the DAT handle only; the `ibv_ah` stays for the
+//! next exchange with that peer.
+//!
+//! **Datagrams:** a send names the AH, the peer's queue pair and queue key, and completes as
+//! [`WcOpcode::SendUd`]; a message longer than the path MTU ([`super::super::DeviceAttr::
+//! transport_mtu`]) completes with a length error. A receive buffer starts with the 40-byte
+//! global route header slot the device fills (RoCE) or leaves alone (IB without GRH), and its
+//! length counts those 40 bytes ([`super::super::UD_HEADER_LEN`]); it completes as
+//! [`WcOpcode::RecvUd`] with the sender's queue pair number.
+
+use super::super::{
+    BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendWr, Sge, UdExchange, UdPeer,
+    WcOpcode, WcStatus, WorkCompletion,
+};
+use super::cm::{self, Owner};
+use super::cq::VerbsCq;
+use super::qp::{ibv_sges, our_cq, post_error, Slots, KIND_RECV, KIND_SEND, MAX_SGE};
+use super::{fail, sys, DevInner, VerbsPd, PDS};
+use crate::codes::*;
+use crate::error::{DatError, DatResult};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::mem::MaybeUninit;
+use std::net::SocketAddr;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+/// rdma_cm's queue key for its UDP port space (`RDMA_UDP_QKEY`): every UD QP made on such an
+/// id uses it, and a SIDR reply reports it.
+pub const QKEY: u32 = 0x0123_4567;
+/// First bytes of our SIDR request header ("DAT UD").
+const MAGIC: [u8; 2] = [0xda, 0x7d];
+/// Header: magic, queue pair number (big endian), length of the consumer's private data.
+const HEADER_LEN: usize = 7;
+
+/// What a UD event of rdma_cm says about the peer.
+#[derive(Clone, Copy)]
+pub struct Params {
+    ah_attr: sys::ibv_ah_attr,
+    qp_num: u32,
+    qkey: u32,
+}
+
+impl Params {
+    pub fn of(p: &sys::rdma_ud_param) -> Params {
+        Params { ah_attr: p.ah_attr, qp_num: p.qp_num, qkey: p.qkey }
+    }
+}
+
+/// The private data of a SIDR request or reply of UD queue pair `qpn`: our header, then `pd`.
+fn framed(qpn: u32, pd: &[u8]) -> Vec<u8> {
+    let mut d = Vec::with_capacity(HEADER_LEN + pd.len());
+    d.extend_from_slice(&MAGIC);
+    d.extend_from_slice(&qpn.to_be_bytes());
+    d.push(pd.len() as u8);
+    d.extend_from_slice(pd);
+    d
+}
+
+/// The consumer private data of a SIDR request or reply and the sender's queue pair number;
+/// one without our header (a foreign peer) is passed on as it came, without a number.
+pub fn unframe(raw: Vec<u8>) -> (Vec<u8>, Option<u32>) {
+    match raw.get(..HEADER_LEN) {
+        Some(h) if h[..2] == MAGIC && HEADER_LEN + h[6] as usize <= raw.len() => {
+            let qpn = u32::from_be_bytes([h[2], h[3], h[4], h[5]]);
+            (raw[HEADER_LEN..HEADER_LEN + h[6] as usize].to_vec(), Some(qpn))
+        }
+        _ => (raw, None),
+    }
+}
+
+/// A listening id on `port` of the UDP port space with context `key` (a listener's, so its
+/// requests reach that listener), or null (logged) when it cannot listen there.
+pub fn listen(dev: &DevInner, key: u64, port: u16) -> *mut sys::rdma_cm_id {
+    let lib = dev.lib;
+    let mut id = std::ptr::null_mut();
+    // SAFETY: the device's channel; the id is destroyed below or by the listener's Drop.
+    let r = unsafe { (lib.rdma_create_id)(dev.cm_channel, &mut id, key as usize as *mut _, sys::RDMA_PS_UDP) };
+    if r != 0 {
+        tracing::warn!("verbs: UD listen on port {port}: rdma_create_id: {}", sys::errno_str(sys::err_of(r)));
+        return std::ptr::null_mut();
+    }
+    let mut ss = crate::ia::to_sockaddr(SocketAddr::new(dev.ip, port));
+    // SAFETY: live id; valid sockaddr.
+    let mut r = unsafe { (lib.rdma_bind_addr)(id, &mut ss as *mut _ as *mut libc::sockaddr) };
+    if r == 0 {
+        // SAFETY: bound id.
+        r = unsafe { (lib.rdma_listen)(id, 128) };
+    }
+    if r != 0 {
+        tracing::warn!("verbs: port {port} takes no UD address exchanges: {}", sys::errno_str(sys::err_of(r)));
+        // SAFETY: our id, never shared.
+        unsafe { (lib.rdma_destroy_id)(id) };
+        return std::ptr::null_mut();
+    }
+    id
+}
+
+struct AhPtr(*mut sys::ibv_ah);
+
+// SAFETY: an address handle is immutable after creation and used through thread-safe verbs.
+unsafe impl Send for AhPtr {}
+
+/// A protection domain's address handles, one per address.
+#[derive(Default)]
+pub struct AddressHandles(Mutex<HashMap<sys::ibv_ah_attr, AhPtr>>);
+
+impl AddressHandles {
+    /// The address handle for `attr` on `pd`, made on first use.
+    fn get(&self, pd: &VerbsPd, attr: &sys::ibv_ah_attr) -> DatResult<*mut sys::ibv_ah> {
+        let mut map = self.0.lock();
+        if let Some(ah) = map.get(attr) {
+            return Ok(ah.0);
+        }
+        let mut a = *attr;
+        sys::clear_errno();
+        // SAFETY: live PD; a fully initialised attribute.
+        let ah = unsafe { (pd.dev.lib.ibv_create_ah)(pd.pd, &mut a) };
+        if ah.is_null() {
+            return Err(fail("ibv_create_ah", sys::errno(), DatError::insufficient(DAT_RESOURCE_MEMORY)));
+        }
+        map.insert(*attr, AhPtr(ah));
+        Ok(ah)
+    }
+
+    /// Destroys them all (the PD's Drop, before the PD goes).
+    pub fn destroy_all(&mut self, lib: &sys::Lib) {
+        for (_, ah) in self.0.get_mut().drain() {
+            // SAFETY: our AH, destroyed once; no QP sends with it any more (QPs of the PD
+            // are gone before it).
+            let r = unsafe { (lib.ibv_destroy_ah)(ah.0) };
+            if r != 0 {
+                tracing::warn!("verbs: ibv_destroy_ah failed: {}", sys::errno_str(sys::err_of(r)));
+            }
+        }
+    }
+}
+
+/// A UD queue pair.
+pub struct VerbsUdQp {
+    dev: Arc<DevInner>,
+    pd: Arc<VerbsPd>,
+    send_cq: Option<Arc<VerbsCq>>,
+    recv_cq: Option<Arc<VerbsCq>>,
+    caps: QpCaps,
+    /// The core's context of this queue pair, in every completion.
+    context: u64,
+    slots: Arc<Slots>,
+    /// The UDP port space id carrying the QP.
+    id: *mut sys::rdma_cm_id,
+    qp: *mut sys::ibv_qp,
+    qpn: u32,
+    /// CQs we made for a missing send or receive EVD.
+    own_cqs: Vec<*mut sys::ibv_cq>,
+    send_count: Mutex<u64>,
+    recv_count: Mutex<u64>,
+    events: Arc<dyn ConnectionEvents>,
+    /// Active exchanges in progress.
+    exchanges: Mutex<Vec<Arc<Exchange>>>,
+    me: Weak<VerbsUdQp>,
+}
+
+// SAFETY: the raw pointers are rdma-core objects used through thread-safe verbs, freed once in
+// Drop; the counters are behind mutexes.
+unsafe impl Send for VerbsUdQp {}
+// SAFETY: as above.
+unsafe impl Sync for VerbsUdQp {}
+
+impl VerbsUdQp {
+    pub fn new(dev: &Arc<DevInner>, init: QpInit) -> DatResult<Arc<VerbsUdQp>> {
+        let pd = PDS.get(&init.pd).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_PZ))?;
+        let send_cq = our_cq(&init.send_cq)?;
+        let recv_cq = our_cq(&init.recv_cq)?;
+        if init.srq.is_some() {
+            tracing::warn!("verbs: a UD endpoint on a shared receive queue is not supported");
+            return Err(DatError::new(DAT_MODEL_NOT_SUPPORTED, 0));
+        }
+        let (c, a) = (init.caps, &dev.attr);
+        if c.max_send_wr > a.max_qp_wr
+            || c.max_recv_wr > a.max_qp_wr
+            || c.max_send_sge > a.max_sge
+            || c.max_recv_sge > a.max_sge
+        {
+            return Err(DatError::insufficient(DAT_RESOURCE_TEP));
+        }
+        let caps = QpCaps {
+            max_send_wr: c.max_send_wr.max(1),
+            max_recv_wr: c.max_recv_wr.max(1),
+            max_send_sge: c.max_send_sge.clamp(1, MAX_SGE as u32),
+            max_recv_sge: c.max_recv_sge.clamp(1, MAX_SGE as u32),
+            ..c
+        };
+        let lib = dev.lib;
+        let mut id = std::ptr::null_mut();
+        // SAFETY: the device's channel; the id is destroyed in Drop (of `made`) or below.
+        let r = unsafe { (lib.rdma_create_id)(dev.cm_channel, &mut id, std::ptr::null_mut(), sys::RDMA_PS_UDP) };
+        if r != 0 {
+            return Err(fail("rdma_create_id(UDP)", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
+        }
+        let mut made = Made { lib, id, qp: false, cqs: Vec::new() };
+        let mut ss = crate::ia::to_sockaddr(SocketAddr::new(dev.ip, 0));
+        // SAFETY: live id; valid sockaddr.
+        let r = unsafe { (lib.rdma_bind_addr)(id, &mut ss as *mut _ as *mut libc::sockaddr) };
+        if r != 0 {
+            return Err(fail("rdma_bind_addr(UDP)", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
+        }
+        let mut cq_of = |want: Option<&Arc<VerbsCq>>, n: u32| -> DatResult<*mut sys::ibv_cq> {
+            if let Some(c) = want {
+                return Ok(c.cq);
+            }
+            sys::clear_errno();
+            // SAFETY: live context; a CQ without channel, destroyed in Drop.
+            let c = unsafe { (lib.ibv_create_cq)(dev.ctx, n as i32, std::ptr::null_mut(), std::ptr::null_mut(), 0) };
+            if c.is_null() {
+                return Err(fail("ibv_create_cq", sys::errno(), DatError::insufficient(DAT_RESOURCE_TEP)));
+            }
+            made.cqs.push(c);
+            Ok(c)
+        };
+        let scq = cq_of(send_cq.as_ref(), caps.max_send_wr)?;
+        let rcq = cq_of(recv_cq.as_ref(), caps.max_recv_wr)?;
+        let mut attr = sys::ibv_qp_init_attr {
+            qp_context: std::ptr::null_mut(),
+            send_cq: scq,
+            recv_cq: rcq,
+            srq: std::ptr::null_mut(),
+            cap: sys::ibv_qp_cap {
+                max_send_wr: caps.max_send_wr,
+                max_recv_wr: caps.max_recv_wr,
+                max_send_sge: caps.max_send_sge,
+                max_recv_sge: caps.max_recv_sge,
+                max_inline_data: 0,
+            },
+            qp_type: sys::IBV_QPT_UD,
+            sq_sig_all: 0,
+        };
+        sys::clear_errno();
+        // SAFETY: bound id on our device, live PD and CQs; attr fully initialised.
+        let r = unsafe { (lib.rdma_create_qp)(id, pd.pd, &mut attr) };
+        if r != 0 {
+            return Err(fail("rdma_create_qp(UD)", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
+        }
+        made.qp = true;
+        // SAFETY: rdma_create_qp stored the live QP in the id.
+        let (qp, qpn) = unsafe { ((*id).qp, (*(*id).qp).qp_num) };
+        let slots = Arc::new(Slots::datagram(init.context, caps.max_send_wr, caps.max_recv_wr));
+        for c in [&send_cq, &recv_cq].into_iter().flatten() {
+            c.attach(qpn, slots.clone());
+        }
+        let own_cqs = std::mem::take(&mut made.cqs);
+        std::mem::forget(made);
+        tracing::debug!(qpn, "verbs: UD queue pair created");
+        Ok(Arc::new_cyclic(|me| VerbsUdQp {
+            dev: dev.clone(),
+            pd,
+            send_cq,
+            recv_cq,
+            caps,
+            context: init.context,
+            slots,
+            id,
+            qp,
+            qpn,
+            own_cqs,
+            send_count: Mutex::new(0),
+            recv_count: Mutex::new(0),
+            events: init.events,
+            exchanges: Mutex::new(Vec::new()),
+            me: me.clone(),
+        }))
+    }
+
+    fn post_send_wr(&self, wr: &mut sys::ibv_send_wr) -> i32 {
+        let mut bad = std::ptr::null_mut();
+        // SAFETY: live QP; post_send is what ibv_post_send calls; WR and SGEs live across it.
+        unsafe {
+            match (*(*self.qp).context).ops.post_send {
+                Some(f) => f(self.qp, wr, &mut bad),
+                None => libc::ENOSYS,
+            }
+        }
+    }
+
+    /// Reports an exchange that gave this side `peer`'s address `attr` (an AH is made for it).
+    fn established(&self, attr: &sys::ibv_ah_attr, qpn: u32, qkey: u32, pd: &[u8], remote: SocketAddr, passive: bool) {
+        let outcome = match self.pd.ahs.get(&self.pd, attr) {
+            Ok(ah) => UdExchange {
+                ev: ConnEvent::Established,
+                private_data: pd,
+                peer: UdPeer { node: ah as u64, qpn, qkey },
+                remote,
+                passive,
+            },
+            Err(_) => UdExchange::failed(ConnEvent::Broken, remote, passive),
+        };
+        tracing::debug!(qpn = self.qpn, peer_qpn = qpn, passive, ev = ?outcome.ev, "verbs: UD exchange ended");
+        self.events.ud_event(&outcome);
+    }
+
+    /// The address of the peer of request id `id` as seen from here: a global route to the
+    /// requester's GID from our GID's table entry (and the path's LID on IB).
+    fn passive_ah_attr(&self, id: *mut sys::rdma_cm_id) -> Option<sys::ibv_ah_attr> {
+        let lib = self.dev.lib;
+        // SAFETY: live request id; librdmacm filled its route when it reported the request.
+        let (sgid, dgid, port, dlid) = unsafe {
+            let i = &*id;
+            let dlid = if i.num_paths > 0 && !i.path_rec.is_null() {
+                u16::from_be_bytes([*i.path_rec.add(32), *i.path_rec.add(33)])
+            } else {
+                0
+            };
+            (i.ib_sgid, i.ib_dgid, i.port_num, dlid)
+        };
+        let index = (0..256).find_map(|n| {
+            let mut gid = [0u8; 16];
+            // SAFETY: live context; 16-byte output.
+            let r = unsafe { (lib.ibv_query_gid)(self.dev.ctx, port, n, &mut gid) };
+            match r {
+                0 if gid == sgid => Some(Some(n as u8)),
+                0 => None,
+                _ => Some(None),
+            }
+        });
+        match index.flatten() {
+            Some(i) => Some(sys::ibv_ah_attr::global(dgid, i, dlid, port)),
+            None => {
+                tracing::warn!(port, "verbs: UD accept: our GID of the request is not in the port's GID table");
+                None
+            }
+        }
+    }
+
+    fn forget(&self, x: &Exchange) {
+        self.exchanges.lock().retain(|e| !std::ptr::eq(&**e, x));
+    }
+}
+
+/// What `VerbsUdQp::new` made so far, freed if it fails part way.
+struct Made {
+    lib: &'static sys::Lib,
+    id: *mut sys::rdma_cm_id,
+    qp: bool,
+    cqs: Vec<*mut sys::ibv_cq>,
+}
+
+impl Drop for Made {
+    fn drop(&mut self) {
+        // SAFETY: what we made and nobody else holds; each freed once.
+        unsafe {
+            if self.qp {
+                (self.lib.rdma_destroy_qp)(self.id);
+            }
+            (self.lib.rdma_destroy_id)(self.id);
+            for c in self.cqs.drain(..) {
+                (self.lib.ibv_destroy_cq)(c);
+            }
+        }
+    }
+}
+
+impl QueuePair for VerbsUdQp {
+    /// A UD endpoint sends only datagrams (`post_send_ud`).
+    fn post_send(&self, _wr: &SendWr<'_>) -> DatResult<()> {
+        Err(DatError::new(DAT_MODEL_NOT_SUPPORTED, 0))
+    }
+
+    fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
+        let mut buf = [MaybeUninit::uninit(); MAX_SGE];
+        let list = ibv_sges(sges, &mut buf)?;
+        if list.len() > self.caps.max_recv_sge as usize {
+            return Err(DatError::invalid_arg(2));
+        }
+        let mut count = self.recv_count.lock();
+        let c = *count;
+        self.slots.note_recv(c, wr_id);
+        let mut wr = sys::ibv_recv_wr {
+            wr_id: KIND_RECV | (c as u32 as u64),
+            next: std::ptr::null_mut(),
+            sg_list: list.as_mut_ptr(),
+            num_sge: list.len() as i32,
+        };
+        let mut bad = std::ptr::null_mut();
+        // SAFETY: live QP; WR and SGE list live across the call.
+        let r = unsafe {
+            match (*(*self.qp).context).ops.post_recv {
+                Some(f) => f(self.qp, &mut wr, &mut bad),
+                None => libc::ENOSYS,
+            }
+        };
+        if r != 0 {
+            return Err(post_error("ibv_post_recv(UD)", r));
+        }
+        *count = c + 1;
+        self.slots.recv_posted();
+        Ok(())
+    }
+
+    fn bind_mw(&self, _wr: &BindWr<'_>) -> DatResult<u32> {
+        Err(DatError::new(DAT_MODEL_NOT_SUPPORTED, 0))
+    }
+
+    fn connect(&self, remote: SocketAddr, port: u64, private_data: &[u8], timeout: Option<Duration>) -> DatResult<()> {
+        let port = self.dev.connect_port(port, private_data)?;
+        let lib = self.dev.lib;
+        let key = self.dev.key();
+        let mut id = std::ptr::null_mut();
+        // SAFETY: the device's channel; the id is destroyed by the exchange's Drop.
+        let r = unsafe { (lib.rdma_create_id)(self.dev.cm_channel, &mut id, key as usize as *mut _, sys::RDMA_PS_UDP) };
+        if r != 0 {
+            return Err(fail("rdma_create_id(UDP)", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
+        }
+        let x = Arc::new(Exchange {
+            qp: self.me.clone(),
+            dev: self.dev.clone(),
+            id,
+            key,
+            remote,
+            private_data: framed(self.qpn, private_data),
+        });
+        self.dev.ids.lock().insert(key, Owner::Ud(Arc::downgrade(&x)));
+        self.exchanges.lock().push(x.clone());
+        if let Err(e) = self.dev.resolve_addr(id, remote, port, timeout) {
+            self.forget(&x);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn accept(&self, req: &Arc<dyn ConnectionRequest>, private_data: &[u8]) -> DatResult<()> {
+        let cr = cm::acceptable(&self.dev, req, private_data, true)?;
+        let Some(id) = cr.take_id() else {
+            return Err(DatError::invalid_state(0));
+        };
+        let Some(attr) = self.passive_ah_attr(id) else {
+            cr.give_back(id);
+            return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
+        };
+        let lib = self.dev.lib;
+        let reply = framed(self.qpn, private_data);
+        let mut param = sys::rdma_conn_param {
+            private_data: reply.as_ptr() as *const _,
+            private_data_len: reply.len() as u8,
+            responder_resources: 0,
+            initiator_depth: 0,
+            flow_control: 0,
+            retry_count: 0,
+            rnr_retry_count: 0,
+            srq: 0,
+            qp_num: self.qpn,
+        };
+        // SAFETY: the request id is ours (taken above); the SIDR reply names our QP.
+        let r = unsafe { (lib.rdma_accept)(id, &mut param) };
+        if r != 0 {
+            let e = sys::err_of(r);
+            cr.give_back(id);
+            return Err(fail("rdma_accept(UD)", e, DatError::new(DAT_INVALID_STATE, 0)));
+        }
+        self.dev.ids.lock().remove(&cr.key);
+        // SAFETY: the exchange ended with the reply; the request id is ours, destroyed once.
+        unsafe { (lib.rdma_destroy_id)(id) };
+        self.established(&attr, cr.ud_qpn.unwrap_or(0), QKEY, req.private_data(), req.remote_address(), true);
+        Ok(())
+    }
+
+    /// Nothing stays connected on a UD queue pair: nothing to do.
+    fn disconnect(&self, _graceful: bool) -> DatResult<()> {
+        Ok(())
+    }
+
+    fn posted_recvs(&self) -> u32 {
+        self.slots.outstanding_recvs()
+    }
+
+    fn posted_sends(&self) -> u32 {
+        self.slots.outstanding_sends(*self.send_count.lock())
+    }
+
+    fn post_send_ud(&self, wr: &SendWr<'_>, peer: UdPeer) -> DatResult<()> {
+        let mut buf = [MaybeUninit::uninit(); MAX_SGE];
+        let list = ibv_sges(wr.sges, &mut buf)?;
+        if list.len() > self.caps.max_send_sge as usize {
+            return Err(DatError::invalid_arg(2));
+        }
+        let total: u64 = list.iter().map(|s| s.length as u64).sum();
+        if total > self.dev.attr.transport_mtu as u64 {
+            // Longer than a datagram can be: fails as the device would, as a completion.
+            if let Some(cq) = &self.send_cq {
+                cq.push_soft(WorkCompletion {
+                    wr_id: wr.wr_id,
+                    context: self.context,
+                    status: WcStatus::LocalLength,
+                    opcode: WcOpcode::SendUd,
+                    immed: 0,
+                    byte_len: 0,
+                });
+            }
+            return Ok(());
+        }
+        let mut flags = if wr.signaled { sys::IBV_SEND_SIGNALED } else { 0 };
+        if wr.solicited {
+            flags |= sys::IBV_SEND_SOLICITED;
+        }
+        let mut count = self.send_count.lock();
+        let c = *count;
+        self.slots.note_send_ud(c, wr.wr_id, total);
+        // SAFETY: plain old data; every field a UD send uses is set below.
+        let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
+        w.wr_id = KIND_SEND | (c as u32 as u64);
+        w.sg_list = list.as_mut_ptr();
+        w.num_sge = list.len() as i32;
+        w.opcode = sys::IBV_WR_SEND;
+        w.send_flags = flags;
+        // `node` is an ibv_ah of an AddressHandles table (made by `established`), alive as
+        // long as the PD; the core hands out only peers this provider reported.
+        w.wr.ud = sys::ibv_ud_wr { ah: peer.node as *mut sys::ibv_ah, remote_qpn: peer.qpn, remote_qkey: peer.qkey };
+        let r = self.post_send_wr(&mut w);
+        if r != 0 {
+            return Err(post_error("ibv_post_send(UD)", r));
+        }
+        *count = c + 1;
+        Ok(())
+    }
+}
+
+impl Drop for VerbsUdQp {
+    fn drop(&mut self) {
+        let lib = self.dev.lib;
+        for c in [&self.send_cq, &self.recv_cq].into_iter().flatten() {
+            c.detach(self.qpn);
+        }
+        // SAFETY: our QP, id and CQs, freed once; the id has no events (no context key).
+        unsafe {
+            (lib.rdma_destroy_qp)(self.id);
+            (lib.rdma_destroy_id)(self.id);
+            for c in self.own_cqs.drain(..) {
+                (lib.ibv_destroy_cq)(c);
+            }
+        }
+    }
+}
+
+/// An active address exchange: its own rdma_cm id, from address resolution to the SIDR reply.
+pub struct Exchange {
+    qp: Weak<VerbsUdQp>,
+    dev: Arc<DevInner>,
+    id: *mut sys::rdma_cm_id,
+    key: u64,
+    remote: SocketAddr,
+    /// The SIDR request's private data (our header and the consumer's bytes).
+    private_data: Vec<u8>,
+}
+
+// SAFETY: the id is used through thread-safe rdma_cm calls and destroyed once, in Drop.
+unsafe impl Send for Exchange {}
+// SAFETY: as above.
+unsafe impl Sync for Exchange {}
+
+impl Exchange {
+    /// The CM thread: an rdma_cm event of this exchange's id (`ud` its datagram parameters).
+    pub fn on_cm_event(&self, ev: u32, status: i32, pd: &[u8], ud: Option<Params>) {
+        let Some(qp) = self.qp.upgrade() else { return };
+        let lib = self.dev.lib;
+        tracing::debug!("verbs: UD exchange: {} status {status}", sys::event_str(lib, ev));
+        let outcome = match ev {
+            sys::RDMA_CM_EVENT_ADDR_RESOLVED => {
+                // SAFETY: live id.
+                let r = unsafe { (lib.rdma_resolve_route)(self.id, super::RESOLVE_MS) };
+                if r == 0 {
+                    return;
+                }
+                tracing::warn!("verbs: rdma_resolve_route failed: {}", sys::errno_str(sys::err_of(r)));
+                ConnEvent::Unreachable
+            }
+            sys::RDMA_CM_EVENT_ROUTE_RESOLVED => {
+                let mut param = sys::rdma_conn_param {
+                    private_data: self.private_data.as_ptr() as *const _,
+                    private_data_len: self.private_data.len() as u8,
+                    responder_resources: 0,
+                    initiator_depth: 0,
+                    flow_control: 0,
+                    retry_count: 7,
+                    rnr_retry_count: 0,
+                    srq: 0,
+                    qp_num: qp.qpn,
+                };
+                // SAFETY: live, route-resolved id; the private data outlives the call.
+                let r = unsafe { (lib.rdma_connect)(self.id, &mut param) };
+                if r == 0 {
+                    return;
+                }
+                tracing::warn!("verbs: rdma_connect(UD) failed: {}", sys::errno_str(sys::err_of(r)));
+                ConnEvent::Unreachable
+            }
+            sys::RDMA_CM_EVENT_ESTABLISHED => {
+                qp.forget(self);
+                match ud {
+                    Some(p) => {
+                        let (mut data, _) = unframe(pd.to_vec());
+                        data.truncate(self.dev.attr.max_private_data);
+                        qp.established(&p.ah_attr, p.qp_num, p.qkey, &data, self.remote, false);
+                    }
+                    None => qp.events.ud_event(&UdExchange::failed(ConnEvent::Broken, self.remote, false)),
+                }
+                return;
+            }
+            // A SIDR reply's status: 1 no such service (nobody listens), 2 rejected.
+            sys::RDMA_CM_EVENT_UNREACHABLE | sys::RDMA_CM_EVENT_REJECTED if status == 2 => ConnEvent::PeerRejected,
+            sys::RDMA_CM_EVENT_UNREACHABLE | sys::RDMA_CM_EVENT_REJECTED if status == 1 => ConnEvent::NonPeerRejected,
+            _ if status == -libc::ETIMEDOUT => ConnEvent::TimedOut,
+            sys::RDMA_CM_EVENT_ADDR_ERROR
+            | sys::RDMA_CM_EVENT_ROUTE_ERROR
+            | sys::RDMA_CM_EVENT_UNREACHABLE
+            | sys::RDMA_CM_EVENT_REJECTED
+            | sys::RDMA_CM_EVENT_CONNECT_ERROR => ConnEvent::Unreachable,
+            _ => return,
+        };
+        qp.forget(self);
+        tracing::debug!(?outcome, "verbs: UD exchange failed");
+        qp.events.ud_event(&UdExchange::failed(outcome, self.remote, false));
+    }
+}
+
+impl Drop for Exchange {
+    fn drop(&mut self) {
+        self.dev.ids.lock().remove(&self.key);
+        // SAFETY: our id, destroyed once; the CM thread acknowledges events before dispatching.
+        unsafe { (self.dev.lib.rdma_destroy_id)(self.id) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_header_round_trip() {
+        let d = framed(0x00ab_cdef, b"hello");
+        let mut padded = d.clone();
+        padded.resize(180, 0); // a SIDR request's private data arrives padded
+        assert_eq!(unframe(padded), (b"hello".to_vec(), Some(0x00ab_cdef)));
+        let foreign = vec![1u8, 2, 3];
+        assert_eq!(unframe(foreign.clone()), (foreign, None));
+        let mut short = framed(7, b"abc");
+        short.truncate(HEADER_LEN + 1);
+        assert_eq!(unframe(short.clone()).1, None, "a length beyond the data is not ours");
+    }
+}
