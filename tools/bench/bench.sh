@@ -7,7 +7,9 @@
 #      and, when installable, UCX's ucx_perftest and libfabric's fi_pingpong over shared memory;
 #   2. verbs in ONE rxe guest and ONE siw guest (tests/vm/rdma-guest.sh, under
 #      flock /tmp/dat-vm.lock): tools/bench/guest-bench.sh, datperf against perftest and OFED
-#      dapltest -T P.
+#      dapltest -T P, one datperf2 binary and Debian's dtestcm on our libdat2 and on OFED's
+#      (BENCH_GUEST_PARTS="data dtestcm callgrind" picks parts; BENCH_GUEST_CM_CONNS is dtestcm's
+#      -c, BENCH_GUEST_CM_PAIRS its runs per library and round).
 # Runs are INTERLEAVED (ours, baseline, ours, ... in every round) over BENCH_ROUNDS rounds
 # (default 5; guests BENCH_VM_ROUNDS, default 3) and the MEDIAN of the rounds is reported:
 # one table (figure, ours, baseline, ratio, target) on stdout and in build/bench/table.md;
@@ -101,7 +103,9 @@ fi
 if [ "${BENCH_VM:-1}" = 1 ]; then
     for t in ${BENCH_VM_DEVICES:-rxe siw}; do
         echo "bench: verbs in one $t guest ($VM_ROUNDS rounds; waiting for /tmp/dat-vm.lock)" >&2
-        flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --"$t" --timeout 1500 --env BENCH_ROUNDS="$VM_ROUNDS" --env BENCH_RAWLOG=/dev/stderr \
+        envs=(--env BENCH_ROUNDS="$VM_ROUNDS")
+        for v in BENCH_GUEST_PARTS BENCH_GUEST_CM_CONNS BENCH_GUEST_CM_PAIRS; do [ -z "${!v:-}" ] || envs+=(--env "$v=${!v}"); done
+        flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --"$t" --timeout 1500 "${envs[@]}" \
             -- bash tools/bench/guest-bench.sh >"$OUT/guest-$t.log" 2>&1
         echo "bench: $t guest exit $?" >&2
         cat "$OUT/guest-$t.log" >>"$RAWLOG"
@@ -144,6 +148,7 @@ for t in rxe siw; do
         "$t DAT 2.0 RDMA write 1 MiB, polling [MB/s]: ours vs OFED libdat2|$t.ours-datperf2.write_bw.1M.poll|$t.ofed-datperf2.write_bw.1M.poll|bw|1"
         "$t DAT 2.0 RDMA read 1 MiB, polling [MB/s]: ours vs OFED libdat2|$t.ours-datperf2.read_bw.1M.poll|$t.ofed-datperf2.read_bw.1M.poll|bw|1"
         "$t DAT 2.0 send 8 B message rate, polling [M/s]: ours vs OFED libdat2|$t.ours-datperf2.msg_rate.8.poll|$t.ofed-datperf2.msg_rate.8.poll|bw|1"
+        "$t connection setup rate [conn/s]: ours vs OFED (dtestcm)|$t.ours-dtestcm.conn_rate|$t.ofed-dtestcm.conn_rate|bw|1"
         "$t DAT 2.0 instructions per send/recv round trip, blocking: ours vs OFED libdat2|$t.ours-datperf2.instr.send_lat.8.block|$t.ofed-datperf2.instr.send_lat.8.block|lat|1"
         "$t DAT 2.0 instructions per 64 B send + completion, blocking: ours vs OFED libdat2|$t.ours-datperf2.instr.send_bw.64.block|$t.ofed-datperf2.instr.send_bw.64.block|lat|1"
     )

@@ -5,8 +5,11 @@
 # BENCH_ROUNDS interleaved rounds of: datperf on our verbs IA ofa-v2-<netdev>, and on the same
 # device perftest (-R: rdma_cm, as DAT connects) and OFED dapltest -T P (OFED's libdat2 and
 # libdaplofa), and one datperf2 binary (datperf built against include/dat2) run on our
-# libdat2.so.2 and on OFED's libdat2.so.2 + libdaplofa, chosen by LD_LIBRARY_PATH. Prints every
-# result line at the end ("result name=<type>.<tool>.<figure> value=").
+# libdat2.so.2 and on OFED's libdat2.so.2 + libdaplofa, chosen by LD_LIBRARY_PATH; Debian's
+# unmodified dtestcm (connection setup rate) on OFED's libdat2 and on ours, each run's loader log
+# checked. Prints every result line at the end ("result name=<type>.<tool>.<figure> value=").
+# BENCH_GUEST_PARTS picks parts (default all): data (datperf, perftest, datperf2, dapltest -T P),
+# dtestcm, callgrind.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -14,13 +17,18 @@ cd "$ROOT"
 # port that cannot be opened a second time, so not /dev/stderr)
 RESULTS=$(mktemp) RAWLOG=$(mktemp) DATPERF=$ROOT/build/bin/datperf
 DATPERF2=$ROOT/build/bin/datperf2
-# OFED's libdat2.so.2 (Debian's libdapl2): its directory first on LD_LIBRARY_PATH makes datperf2
-# load it instead of ours (datperf2's RUNPATH, $ORIGIN/../lib, comes after LD_LIBRARY_PATH). Found
-# through the package, not the loader cache: where ours is installed (/usr/local/lib) the cache
-# names ours first, and OFED's dapltest would load ours too without this directory.
-OFED_LIBDIR=$(dpkg -L libdapl2 2>/dev/null | sed -n 's|^\(/.*\)/libdat2.so.2$|\1|p' | head -1)
 export RESULTS RAWLOG DATPERF
 . "$ROOT/tools/bench/lib.sh"
+# tests/dapl2/lib.sh runs Debian's dapl2-utils on a stack with its loader log checked (dtestcm
+# below); it needs these variables
+lib=$ROOT/build/lib work=$(mktemp -d) time_div=1 transport=$RDMA_TYPE xfail_doc=tools/bench/guest-bench.sh
+# shellcheck source=../../tests/dapl2/lib.sh
+. "$ROOT/tests/dapl2/lib.sh"
+# OFED's libdat2.so.2 (Debian's libdapl2; tests/dapl2/lib.sh finds it): its directory first on
+# LD_LIBRARY_PATH makes datperf2 load it instead of ours (datperf2's RUNPATH, $ORIGIN/../lib, comes
+# after LD_LIBRARY_PATH). Found through the package, not the loader cache: where ours is installed
+# (/usr/local/lib) the cache names ours first, and OFED's dapltest would load ours too without it.
+OFED_LIBDIR=$ofed_libdir
 BENCH_SERVER_START=2 # servers start slowly under emulation
 ROUNDS=${BENCH_ROUNDS:-3} N=${BENCH_GUEST_LAT_ITERS:-2000} BWN=${BENCH_GUEST_BW_ITERS:-200}
 t=$RDMA_TYPE ia=ofa-v2-$RDMA_NETDEV ip=$RDMA_IP dapl_ia=ofa-v2-$RDMA_TYPE
@@ -39,9 +47,31 @@ perftest() {
         '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= c { v = sprintf("%.3f", $c * f) } END { if (v != "") print v }')"
 }
 
+PARTS=" ${BENCH_GUEST_PARTS:-data dtestcm callgrind} "
+part() { [[ $PARTS == *" $1 "* ]]; }
+
+# Connection setup rate: Debian's dtestcm, server and client in this guest, both on one stack
+# (tests/dapl2/lib.sh: `ofed` is OFED's libdat2 + libdaplofa, `path` ours by LD_LIBRARY_PATH;
+# client_server fails unless every process's loader log shows that stack's library). The client
+# prints " Connections: <us> usec, CPS <connections/s> Total ..." (the connect phase only). On siw
+# OFED's stack gets no QP past about 70 in one process (BENCHMARKS.md), so siw gets fewer.
+ia_of() { if [ "$1" = ofed ]; then echo "$dapl_ia"; else echo "$ia"; fi; }
+CM_CONNS=${BENCH_GUEST_CM_CONNS:-$([ "$t" = siw ] && echo 50 || echo 100)} CM_PAIRS=${BENCH_GUEST_CM_PAIRS:-3}
+dtestcm_rate() { # LIBRARY(ours|ofed) STACK(path|ofed)
+    local name=$t.$1-dtestcm.conn_rate stack_ia ok=0
+    stack_ia=$(ia_of "$2")
+    echo "== $name: dtestcm -c $CM_CONNS on stack $2" >>"$RAWLOG"
+    client_server "$name" "$2" "$2" 'server waiting for client' \
+        dtestcm -s -P "$stack_ia" -c "$CM_CONNS" -- dtestcm -h "$ip" -P "$stack_ia" -c "$CM_CONNS" >>"$RAWLOG" 2>&1 || ok=1
+    grep -q "ALL $CM_CONNS CONNECTED on Client" "$work/$name.client" 2>/dev/null || ok=1
+    cat "$work/$name.server" "$work/$name.client" >>"$RAWLOG" 2>/dev/null
+    [ $ok = 0 ] || { record "$name" ""; return; }
+    record "$name" "$(sed -n 's/.*Connections:.*CPS *\([0-9.]*\).*/\1/p' "$work/$name.client")"
+}
+
 # OFED's dapltest server stays up for all rounds (dapltest -T Q stops it)
 DAPL_OK=0
-if command -v dapltest >/dev/null; then
+if part data && command -v dapltest >/dev/null; then
     LD_LIBRARY_PATH=$OFED_LIBDIR dapltest -T S -D "$dapl_ia" >>"$RAWLOG" 2>&1 &
     DAPL_PID=$!
     sleep 3
@@ -50,6 +80,16 @@ fi
 
 for r in $(seq 1 "$ROUNDS"); do
     echo "guest-bench: $t round $r of $ROUNDS" >&2
+    # a connect phase lasts well under a second here, so each round runs CM_PAIRS pairs, the
+    # library that goes first alternating
+    if part dtestcm && command -v dtestcm >/dev/null; then
+        for k in $(seq 1 "$CM_PAIRS"); do
+            [ $((k % 2)) = 1 ] && dtestcm_rate ours path
+            [ -n "$OFED_LIBDIR" ] && dtestcm_rate ofed ofed
+            [ $((k % 2)) = 0 ] && dtestcm_rate ours path
+        done
+    fi
+    part data || continue
     datperf_run "$t.datperf.send_lat.8.poll" lat_median_us "$ia" "$ip" -t send_lat -s 8 -n "$N" -p
     perftest "$t.perftest.send_lat.8.poll" 5 1 ib_send_lat -R -s 8 -n "$N"
     datperf_run "$t.datperf.send_lat.8.block" lat_median_us "$ia" "$ip" -t send_lat -s 8 -n "$N" -b
@@ -90,7 +130,7 @@ done
 
 # Instructions per operation of the same datperf2 binary on both DAT 2.0 libraries (callgrind,
 # client process; tools/bench/callgrind.sh), on the devices in BENCH_GUEST_CALLGRIND (default rxe)
-if [[ " ${BENCH_GUEST_CALLGRIND-rxe} " == *" $t "* ]] && [ -x "$DATPERF2" ] && command -v valgrind >/dev/null; then
+if part callgrind && [[ " ${BENCH_GUEST_CALLGRIND-rxe} " == *" $t "* ]] && [ -x "$DATPERF2" ] && command -v valgrind >/dev/null; then
     for lib in ours ofed; do
         echo "guest-bench: $t callgrind, $lib libdat2" >&2
         libdir="" lib_ia=$ia
@@ -113,5 +153,7 @@ if [[ " ${BENCH_GUEST_CALLGRIND-rxe} " == *" $t "* ]] && [ -x "$DATPERF2" ] && c
         rm -rf "$out"
     done
 fi
+echo "guest-bench: $t parts${PARTS% } took ${SECONDS} s" >&2
 sed 's/^/raw: /' "$RAWLOG" >&2
+rm -rf "$work"
 cat "$RESULTS"
