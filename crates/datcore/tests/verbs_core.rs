@@ -10,7 +10,7 @@
 //! `ofa-v2-$RDMA_NETDEV`, else the first name the provider offers).
 
 use datcore::codes::*;
-use datcore::endpoint::{Endpoint, EpCreate};
+use datcore::endpoint::{Endpoint, EpAttr, EpCreate};
 use datcore::evd::EventDispatcher;
 use datcore::event::{Event, EventData};
 use datcore::handle::{self, Handle};
@@ -685,6 +685,93 @@ fn verbs_ib_extensions() {
     assert_eq!(e.ty(), DAT_LENGTH_ERROR);
     let e = c.ep.post_request(fetch_add, &[res.sge(r, 8), res.sge(r, 8)], 5, 0).unwrap_err();
     assert_eq!(e.ty(), DAT_INVALID_PARAMETER);
+}
+
+/// A UD endpoint (`DAT_IB_SERVICE_TYPE_UD`) of `ia` on `srq` (or its own receive queue).
+fn ud_ep(ia: &Ia, srq: Handle) -> datcore::DatResult<Ep> {
+    let (recv, req) = (dto_evd(ia, DAT_EVD_DTO_FLAG), dto_evd(ia, DAT_EVD_DTO_FLAG));
+    let (ch, conn) = EventDispatcher::create(&ia.ia, 16, None, DAT_EVD_CONNECTION_FLAG).expect("conn evd");
+    let attr = EpAttr { service_type: datcore::ud::DAT_IB_SERVICE_TYPE_UD, ..EpAttr::defaults(&ia.ia) };
+    let create = EpCreate {
+        pz: ia.pz,
+        recv_evd: recv.handle(),
+        request_evd: req.handle(),
+        connect_evd: ch,
+        srq,
+        attr: Some(attr),
+    };
+    let (h, ep) = Endpoint::create(&ia.ia, &create)?;
+    Ok(Ep { h, ep, recv, req, conn })
+}
+
+/// The UD connection event on `ep`'s connect EVD: (event number, extension type, AH, peer queue
+/// pair).
+fn ud_event(ep: &Ep, what: &str) -> (u32, u32, Handle, u32) {
+    let e = wait(&ep.conn, what);
+    match e.data {
+        EventData::UdConnection { ext_type, ah, qpn, .. } => (e.number, ext_type, ah, qpn),
+        d => panic!("{what}: expected a UD connection event, got {:#x} {d:?}", e.number),
+    }
+}
+
+/// UD endpoints on verbs (rxe; elsewhere refused with DAT_NOT_IMPLEMENTED): an exchange with an
+/// endpoint whose receives come from an SRQ and a datagram into it; a queue pair error of a UD
+/// endpoint reaching the IA's async EVD; and a connect whose exchange gets no answer ending at
+/// the consumer's timeout (rdma_cm's own SIDR retries take about a minute).
+#[test]
+fn verbs_ud_endpoints() {
+    let Some(name) = ia_name() else { return };
+    let ia = open(&name);
+    if !ia.ia.device.attr().extensions.ud {
+        assert_eq!(ud_ep(&ia, Handle::NULL).err(), Some(DatError::NOT_IMPLEMENTED));
+        return;
+    }
+    let srq_h = SharedReceiveQueue::create(&ia.ia, ia.pz, 8, 1, 0).expect("srq");
+    let srq = handle::get::<SharedReceiveQueue>(srq_h, 0).expect("srq handle").arc();
+    let rbuf = Buf::new(&ia, 4096, 0);
+    srq.post_recv(&[rbuf.sge(0, 1024)], 300).expect("srq post");
+    let s = ud_ep(&ia, srq_h).expect("a UD endpoint on an SRQ");
+    let c = ud_ep(&ia, Handle::NULL).expect("UD endpoint");
+    let port = 20050;
+    let psp = service_point::create_psp(&ia.ia, port, ia.cr_evd.handle(), DAT_PSP_CONSUMER_FLAG).expect("psp");
+    let request = |ep: &Ep, timeout_us: u32| {
+        ep.ep.connect(ia.addr, port, timeout_us, b"ud?").expect("UD connect");
+        let e = wait(&ia.cr_evd, "UD connection request");
+        assert_eq!(e.number, ib_ext::DAT_IB_UD_CONNECTION_REQUEST_EVENT, "{e:?}");
+        let EventData::ConnectionRequest { cr, .. } = e.data else { panic!("expected a CR, got {e:?}") };
+        cr
+    };
+    service_point::accept(request(&c, WAIT_US), s.h, b"ud!").expect("UD accept");
+    let (n, ty, ah, server_qpn) = ud_event(&c, "client: UD established");
+    assert_eq!((n, ty), (ib_ext::DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED, ib_ext::DAT_IB_UD_REMOTE_AH));
+    let (n, ty, _, client_qpn) = ud_event(&s, "server: UD established");
+    assert_eq!((n, ty), (ib_ext::DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED, ib_ext::DAT_IB_UD_PASSIVE_REMOTE_AH));
+    // A datagram into the SRQ's receive: the message 40 bytes in, the length counting them.
+    let sbuf = Buf::new(&ia, 64, 0x6b);
+    let peer = datcore::ud::destination(&c.ep, ah, server_qpn).expect("destination");
+    c.ep.post_send_ud(&[sbuf.sge(0, 64)], peer, 301, 0).expect("post_send_ud");
+    assert_eq!(ext_dto(&c.req, "UD send"), (301, DAT_DTO_SUCCESS, 64, Some(IbExtension::UdSend)));
+    let got = ext_dto(&s.recv, "UD receive from the SRQ");
+    assert_eq!(got, (300, DAT_DTO_SUCCESS, 40 + 64, Some(IbExtension::UdRecv { src_qpn: client_qpn })));
+    assert!(rbuf.mem[40..104].iter().all(|&b| b == 0x6b), "the datagram's bytes");
+    // A UD queue pair's asynchronous error goes to the IA's async EVD, naming its EP.
+    let aevd = ia.ia.async_evd().expect("async evd");
+    assert!(datcore::provider::verbs::report_qp_error_for_test(ia.addr.ip(), server_qpn), "no IA at {}", ia.addr);
+    let e = aevd.dequeue().expect("an async event for the UD queue pair's error");
+    assert_eq!(e.number, DAT_ASYNC_ERROR_EP_BROKEN, "{e:?}");
+    assert!(
+        matches!(e.data, EventData::AsyncError { handle, reason } if handle == s.h && reason == DAT_EP_TRANSFER_TO_ERROR)
+    );
+    // Nobody answers the next request: the exchange ends at the consumer's 1 s timeout.
+    let t = ud_ep(&ia, Handle::NULL).expect("UD endpoint");
+    let start = Instant::now();
+    let cr = request(&t, 1_000_000);
+    let (n, ty, ah, _) = ud_event(&t, "UD exchange timed out");
+    eprintln!("UD exchange ended after {:?}", start.elapsed());
+    assert_eq!((n, ty, ah), (ib_ext::DAT_IB_UD_CONNECTION_ERROR_EVENT, ib_ext::DAT_IB_UD_CONNECT_ERROR, Handle::NULL));
+    assert!(start.elapsed() >= Duration::from_millis(900), "ended before its timeout");
+    service_point::reject(cr, b"").expect("reject the late request");
+    service_point::free_psp(psp).expect("free psp");
 }
 
 fn stress_iters(default: usize) -> usize {

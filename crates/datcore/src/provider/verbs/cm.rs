@@ -9,7 +9,7 @@
 //! asynchronous events (QP fatal errors, device fatal) and runs connect/disconnect deadlines.
 
 use super::super::serve::Served;
-use super::super::{AsyncError, ConnectionRequest, Listener, ListenerEvents};
+use super::super::{AsyncError, ConnectionEvents, ConnectionRequest, Listener, ListenerEvents};
 use super::qp::{set_nonblock, VerbsQp};
 use super::ud;
 use super::{fail, sys, DevInner, Reg};
@@ -39,14 +39,18 @@ pub enum Owner {
     Ud(Weak<ud::Exchange>),
 }
 
-/// A watched queue pair: (device context, qp_num) → (EP context, its device, the queue pair).
-type WatchTable = HashMap<(usize, u32), (u64, Weak<DevInner>, Weak<VerbsQp>)>;
+/// A watched queue pair: (device context, qp_num) → (EP context, its device, the queue pair's
+/// connection events).
+type WatchTable = HashMap<(usize, u32), (u64, Weak<DevInner>, Weak<dyn ConnectionEvents>)>;
 
-/// Queue pairs whose asynchronous events we report.
+/// Queue pairs (RC and UD) whose asynchronous events we report.
 static WATCHED: Mutex<Option<WatchTable>> = Mutex::new(None);
 
-pub fn watch_qp(dev: &Arc<DevInner>, qpn: u32, context: u64, qp: Weak<VerbsQp>) {
-    WATCHED.lock().get_or_insert_with(HashMap::new).insert((dev.ctx as usize, qpn), (context, Arc::downgrade(dev), qp));
+/// Reports the asynchronous events of queue pair `qpn` of `dev` from now on: its errors to
+/// `dev`'s IA naming EP `context`, its "last WQE reached" to `events`.
+pub fn watch_qp(dev: &Arc<DevInner>, qpn: u32, context: u64, events: Weak<dyn ConnectionEvents>) {
+    let entry = (context, Arc::downgrade(dev), events);
+    WATCHED.lock().get_or_insert_with(HashMap::new).insert((dev.ctx as usize, qpn), entry);
 }
 
 pub fn unwatch_qp(dev: &DevInner, qpn: u32) {
@@ -180,19 +184,8 @@ fn drain_async(dev: &Arc<DevInner>) {
         }
         // SAFETY: acknowledging the event we got.
         unsafe { (lib.ibv_ack_async_event)(&mut ev) };
-        let watched = || WATCHED.lock().as_ref().and_then(|m| m.get(&(dev.ctx as usize, qpn)).cloned());
-        if qp_error {
-            if let Some((context, d, _)) = watched() {
-                tracing::warn!(qpn, "verbs: asynchronous QP error (event {t})");
-                if let Some(d) = d.upgrade() {
-                    d.async_events.async_error(AsyncError::QpError { context });
-                }
-            }
-        } else if last_wqe {
-            tracing::debug!(qpn, "verbs: last WQE reached");
-            if let Some(qp) = watched().and_then(|(_, _, qp)| qp.upgrade()) {
-                qp.on_last_wqe_reached();
-            }
+        if qp_error || last_wqe {
+            qp_event(dev, qpn, last_wqe);
         } else if t == sys::IBV_EVENT_DEVICE_FATAL {
             tracing::warn!("verbs: {}: device fatal error", dev.attr.adapter_name);
             super::route::device_wide(dev, None, AsyncError::DeviceFatal);
@@ -210,8 +203,53 @@ fn drain_async(dev: &Arc<DevInner>) {
     }
 }
 
+/// An asynchronous event of queue pair `qpn` of `dev`'s context: an error (the QP is in error)
+/// to the IA that owns the queue pair (`DAT_ASYNC_ERROR_EP_BROKEN` naming its EP), or
+/// (`last_wqe`) its "last WQE reached" to its connection events.
+fn qp_event(dev: &DevInner, qpn: u32, last_wqe: bool) {
+    let watched = WATCHED.lock().as_ref().and_then(|m| m.get(&(dev.ctx as usize, qpn)).cloned());
+    let Some((context, owner, events)) = watched else {
+        tracing::debug!(qpn, last_wqe, "verbs: asynchronous event of a queue pair we do not watch");
+        return;
+    };
+    if last_wqe {
+        tracing::debug!(qpn, "verbs: last WQE reached");
+        if let Some(events) = events.upgrade() {
+            events.srq_receives_done();
+        }
+    } else {
+        tracing::warn!(qpn, "verbs: asynchronous QP error");
+        if let Some(d) = owner.upgrade() {
+            d.async_events.async_error(AsyncError::QpError { context });
+        }
+    }
+}
+
+/// For tests: reports an asynchronous error of queue pair `qpn` as if the device of the IA
+/// at `address` had read one (`IBV_EVENT_QP_FATAL`) from its context, through the same
+/// routing. rxe and siw never raise a QP error, so there is no other way to make one there.
+/// False when no IA of this process is open at `address`.
+pub fn report_qp_error_for_test(address: IpAddr, qpn: u32) -> bool {
+    match super::route::OPEN.find(|d| d.ip == address) {
+        Some(dev) => {
+            qp_event(&dev, qpn, false);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Something with a deadline the CM thread keeps (`DevInner::timed`): an RC connect's timeout
+/// or graceful disconnect, a UD address exchange's timeout.
+pub trait Timed: Send + Sync {
+    /// When [`Timed::on_deadline`] is due (None: no longer).
+    fn deadline(&self) -> Option<Instant>;
+    /// The CM thread: the deadline passed.
+    fn on_deadline(&self);
+}
+
 fn run_deadlines(dev: &Arc<DevInner>) {
-    // Take the list out and look at the QPs without holding `timed`: a QP's deadline lives
+    // Take the list out and look at its entries without holding `timed`: a QP's deadline lives
     // under its CM lock, and `set_deadline` pushes here while holding that lock (connect,
     // graceful disconnect), so holding `timed` while locking a QP would deadlock the two —
     // leaving the CM thread, and with it every later event and deadline, stuck for good.
@@ -220,7 +258,7 @@ fn run_deadlines(dev: &Arc<DevInner>) {
         return;
     }
     let now = Instant::now();
-    let mut keep: Vec<Weak<VerbsQp>> = Vec::with_capacity(list.len());
+    let mut keep: Vec<Weak<dyn Timed>> = Vec::with_capacity(list.len());
     let mut due = Vec::new();
     for w in list {
         let Some(q) = w.upgrade() else { continue };

@@ -80,6 +80,8 @@ use std::thread::JoinHandle;
 const RESOLVE_MS: i32 = 2000;
 
 mod cm;
+#[doc(hidden)]
+pub use cm::report_qp_error_for_test;
 mod cq;
 mod names;
 mod notify;
@@ -192,8 +194,9 @@ pub(crate) struct DevInner {
     pub ids: Mutex<HashMap<u64, cm::Owner>>,
     /// The thread watching CQs of EVDs with a CNO, once one needed it.
     pub notifier: Mutex<Option<Arc<notify::Notifier>>>,
-    /// Queue pairs with a pending deadline (connect timeout, graceful disconnect).
-    pub timed: Mutex<Vec<Weak<qp::VerbsQp>>>,
+    /// What has a pending deadline (an RC connect's timeout or graceful disconnect, a UD
+    /// address exchange's timeout), run by the CM thread.
+    pub timed: Mutex<Vec<Weak<dyn cm::Timed>>>,
     next_key: AtomicU64,
 }
 
@@ -340,6 +343,29 @@ impl DevInner {
 
     pub fn key(&self) -> u64 {
         self.next_key.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// A new rdma_cm id of port space `ps` (`RDMA_PS_TCP` for an RC queue pair, `RDMA_PS_UDP`
+    /// for a UD one) on this IA's event channel, with context `key`, bound to the IA's address
+    /// (the queue pair made on it takes its device and port from there). The caller destroys it.
+    pub fn bound_id(&self, ps: i32, key: u64) -> DatResult<*mut sys::rdma_cm_id> {
+        let lib = self.lib;
+        let mut id = std::ptr::null_mut();
+        // SAFETY: the device's channel; the id is destroyed below on error, else by the caller.
+        let r = unsafe { (lib.rdma_create_id)(self.cm_channel, &mut id, key as usize as *mut _, ps) };
+        if r != 0 {
+            return Err(fail("rdma_create_id", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
+        }
+        let mut src = crate::ia::to_sockaddr(SocketAddr::new(self.ip, 0));
+        // SAFETY: live id; valid sockaddr.
+        let r = unsafe { (lib.rdma_bind_addr)(id, &mut src as *mut _ as *mut libc::sockaddr) };
+        if r != 0 {
+            let e = sys::err_of(r);
+            // SAFETY: our id, never shared.
+            unsafe { (lib.rdma_destroy_id)(id) };
+            return Err(fail("rdma_bind_addr", e, DatError::insufficient(DAT_RESOURCE_TEP)));
+        }
+        Ok(id)
     }
 
     /// The rdma_cm port of a connect to connection qualifier `port` with `private_data`

@@ -123,13 +123,14 @@ pub struct Slots {
 }
 
 impl Slots {
-    /// The slots of a UD queue pair (super::ud) of `send` / `recv` work requests.
-    pub(super) fn datagram(context: u64, send: u32, recv: u32) -> Slots {
+    /// The slots of a UD queue pair (super::ud) of `send` / `recv` work requests (receives
+    /// taken from `srq` when it has one).
+    pub(super) fn datagram(context: u64, send: u32, recv: u32, srq: Option<Arc<VerbsSrq>>) -> Slots {
         Slots {
             context,
             send: ring(send),
             recv: ring(recv),
-            srq: None,
+            srq,
             recv_outstanding: AtomicU32::new(0),
             recv_done: AtomicU32::new(0),
             send_done: AtomicU32::new(0),
@@ -335,128 +336,28 @@ unsafe impl Send for VerbsQp {}
 // SAFETY: as above.
 unsafe impl Sync for VerbsQp {}
 
-pub(super) fn our_cq(c: &Option<Arc<dyn crate::provider::CompletionQueue>>) -> DatResult<Option<Arc<VerbsCq>>> {
+fn our_cq(c: &Option<Arc<dyn crate::provider::CompletionQueue>>) -> DatResult<Option<Arc<VerbsCq>>> {
     match c {
         None => Ok(None),
         Some(c) => CQS.get(c).map(Some).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_EVD_REQUEST)),
     }
 }
 
-/// What [`VerbsQp::new`] creates on the device: the EP's rdma_cm id (bound to the IA's
-/// address, as the QP's INIT attributes come from it), CQs standing in for a missing EVD, and
-/// the QP, in INIT so receives may be posted before the connection.
-struct Made {
-    id: *mut sys::rdma_cm_id,
-    own_cqs: Vec<*mut sys::ibv_cq>,
-    qp: *mut sys::ibv_qp,
+/// What a queue pair (RC here, UD in super::ud) is made with: the device objects its
+/// [`QpInit`] names and its queue sizes.
+pub(super) struct QpObjects {
+    pub pd: Arc<VerbsPd>,
+    pub send_cq: Option<Arc<VerbsCq>>,
+    pub recv_cq: Option<Arc<VerbsCq>>,
+    pub srq: Option<Arc<VerbsSrq>>,
+    /// The sizes asked for, at least one of each (no receive queue on an SRQ).
+    pub caps: QpCaps,
 }
 
-impl Made {
-    fn create(
-        dev: &DevInner,
-        pd: &VerbsPd,
-        send_cq: Option<&Arc<VerbsCq>>,
-        recv_cq: Option<&Arc<VerbsCq>>,
-        srq: Option<&Arc<VerbsSrq>>,
-        caps: &QpCaps,
-        key: u64,
-    ) -> DatResult<Made> {
-        let lib = dev.lib;
-        let mut made = Made { id: std::ptr::null_mut(), own_cqs: Vec::new(), qp: std::ptr::null_mut() };
-        let mut make = || -> DatResult<()> {
-            let m = &mut made;
-            // SAFETY: the device's event channel; the id is freed by `free` (on error, below).
-            let r =
-                unsafe { (lib.rdma_create_id)(dev.cm_channel, &mut m.id, key as usize as *mut _, sys::RDMA_PS_TCP) };
-            if r != 0 {
-                m.id = std::ptr::null_mut();
-                return Err(fail("rdma_create_id", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
-            }
-            let mut src = crate::ia::to_sockaddr(SocketAddr::new(dev.ip, 0));
-            // SAFETY: live id; valid sockaddr.
-            let r = unsafe { (lib.rdma_bind_addr)(m.id, &mut src as *mut _ as *mut libc::sockaddr) };
-            if r != 0 {
-                return Err(fail("rdma_bind_addr", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
-            }
-            let mut cq_or_own = |want: Option<&Arc<VerbsCq>>, n: u32| -> DatResult<*mut sys::ibv_cq> {
-                if let Some(c) = want {
-                    return Ok(c.cq);
-                }
-                sys::clear_errno();
-                // SAFETY: live context; a CQ without channel, destroyed with the QP.
-                let c = unsafe {
-                    (lib.ibv_create_cq)(dev.ctx, n.max(1) as i32, std::ptr::null_mut(), std::ptr::null_mut(), 0)
-                };
-                if c.is_null() {
-                    return Err(fail("ibv_create_cq", sys::errno(), DatError::insufficient(DAT_RESOURCE_TEP)));
-                }
-                m.own_cqs.push(c);
-                Ok(c)
-            };
-            let scq = cq_or_own(send_cq, caps.max_send_wr)?;
-            let rcq = cq_or_own(recv_cq, caps.max_recv_wr)?;
-            let mut attr = sys::ibv_qp_init_attr {
-                qp_context: std::ptr::null_mut(),
-                send_cq: scq,
-                recv_cq: rcq,
-                srq: srq.map_or(std::ptr::null_mut(), |s| s.srq),
-                cap: sys::ibv_qp_cap {
-                    max_send_wr: send_depth(dev, caps),
-                    max_recv_wr: caps.max_recv_wr,
-                    max_send_sge: caps.max_send_sge,
-                    max_recv_sge: caps.max_recv_sge,
-                    max_inline_data: 0,
-                },
-                qp_type: sys::IBV_QPT_RC,
-                sq_sig_all: 0,
-            };
-            sys::clear_errno();
-            // SAFETY: live id bound to our device, live PD and CQs; attr fully initialised.
-            let r = unsafe { (lib.rdma_create_qp)(m.id, pd.pd, &mut attr) };
-            if r != 0 {
-                let e = sys::err_of(r);
-                tracing::warn!(
-                    send_wr = attr.cap.max_send_wr,
-                    recv_wr = attr.cap.max_recv_wr,
-                    send_sge = attr.cap.max_send_sge,
-                    recv_sge = attr.cap.max_recv_sge,
-                    "verbs: cannot create a queue pair"
-                );
-                return Err(fail("rdma_create_qp", e, DatError::insufficient(DAT_RESOURCE_TEP)));
-            }
-            // SAFETY: rdma_create_qp stored the new QP in the id.
-            m.qp = unsafe { (*m.id).qp };
-            Ok(())
-        };
-        match make() {
-            Ok(()) => Ok(made),
-            Err(e) => {
-                made.free(lib);
-                Err(e)
-            }
-        }
-    }
-
-    /// Frees what was made, in reverse order (the QP first, through its id).
-    fn free(&mut self, lib: &sys::Lib) {
-        // SAFETY: each object is ours, freed once (the pointers are cleared).
-        unsafe {
-            if !self.id.is_null() {
-                if !(*self.id).qp.is_null() {
-                    (lib.rdma_destroy_qp)(self.id);
-                }
-                (lib.rdma_destroy_id)(self.id);
-                self.id = std::ptr::null_mut();
-            }
-            for c in self.own_cqs.drain(..) {
-                (lib.ibv_destroy_cq)(c);
-            }
-        }
-    }
-}
-
-impl VerbsQp {
-    pub fn new(dev: &Arc<DevInner>, init: QpInit) -> DatResult<Arc<VerbsQp>> {
+impl QpObjects {
+    /// Looks up `init`'s objects on `dev`: a size beyond the device's is
+    /// `DAT_INSUFFICIENT_RESOURCES`, an SRQ of another PD `DAT_PROTECTION_VIOLATION`.
+    pub fn of(dev: &DevInner, init: &QpInit) -> DatResult<QpObjects> {
         let pd = PDS.get(&init.pd).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_PZ))?;
         let send_cq = our_cq(&init.send_cq)?;
         let recv_cq = our_cq(&init.recv_cq)?;
@@ -483,19 +384,131 @@ impl VerbsQp {
             max_recv_sge: c.max_recv_sge.clamp(1, MAX_SGE as u32),
             ..c
         };
+        Ok(QpObjects { pd, send_cq, recv_cq, srq, caps })
+    }
+}
+
+/// What [`Made::create`] creates on the device for a queue pair: its rdma_cm id (bound to the
+/// IA's address, as the QP's attributes come from it), CQs standing in for a missing EVD, and
+/// the QP (an RC one in INIT, so receives may be posted before the connection; a UD one ready
+/// at once).
+pub(super) struct Made {
+    pub id: *mut sys::rdma_cm_id,
+    pub own_cqs: Vec<*mut sys::ibv_cq>,
+    pub qp: *mut sys::ibv_qp,
+}
+
+impl Made {
+    /// Makes a queue pair of `o`'s objects with queue sizes `cap`: an RC one on an id of the
+    /// TCP port space with context `key`, or (`datagram`) a UD one on an id of the UDP port
+    /// space.
+    pub fn create(dev: &DevInner, o: &QpObjects, cap: sys::ibv_qp_cap, datagram: bool, key: u64) -> DatResult<Made> {
+        let lib = dev.lib;
+        let (ps, qp_type) =
+            if datagram { (sys::RDMA_PS_UDP, sys::IBV_QPT_UD) } else { (sys::RDMA_PS_TCP, sys::IBV_QPT_RC) };
+        let mut made = Made { id: dev.bound_id(ps, key)?, own_cqs: Vec::new(), qp: std::ptr::null_mut() };
+        let mut make = || -> DatResult<()> {
+            let send_cq = made.cq_or_own(dev, o.send_cq.as_ref(), cap.max_send_wr)?;
+            let recv_cq = made.cq_or_own(dev, o.recv_cq.as_ref(), cap.max_recv_wr)?;
+            let mut attr = sys::ibv_qp_init_attr {
+                qp_context: std::ptr::null_mut(),
+                send_cq,
+                recv_cq,
+                srq: o.srq.as_ref().map_or(std::ptr::null_mut(), |s| s.srq),
+                cap,
+                qp_type,
+                sq_sig_all: 0,
+            };
+            sys::clear_errno();
+            // SAFETY: live id bound to our device, live PD and CQs; attr fully initialised.
+            let r = unsafe { (lib.rdma_create_qp)(made.id, o.pd.pd, &mut attr) };
+            if r != 0 {
+                let e = sys::err_of(r);
+                tracing::warn!(
+                    datagram,
+                    send_wr = cap.max_send_wr,
+                    recv_wr = cap.max_recv_wr,
+                    send_sge = cap.max_send_sge,
+                    recv_sge = cap.max_recv_sge,
+                    srq = o.srq.is_some(),
+                    "verbs: cannot create a queue pair"
+                );
+                return Err(fail("rdma_create_qp", e, DatError::insufficient(DAT_RESOURCE_TEP)));
+            }
+            // SAFETY: rdma_create_qp stored the new QP in the id.
+            made.qp = unsafe { (*made.id).qp };
+            Ok(())
+        };
+        match make() {
+            Ok(()) => Ok(made),
+            Err(e) => {
+                made.free(lib);
+                Err(e)
+            }
+        }
+    }
+
+    /// The CQ of a queue: the EVD's (`evd`), or, for a queue without an EVD, one of our own
+    /// of `entries` (without a channel; freed with the QP).
+    fn cq_or_own(&mut self, dev: &DevInner, evd: Option<&Arc<VerbsCq>>, entries: u32) -> DatResult<*mut sys::ibv_cq> {
+        if let Some(c) = evd {
+            return Ok(c.cq);
+        }
+        sys::clear_errno();
+        // SAFETY: live context; a CQ without channel, destroyed by `free`.
+        let c = unsafe {
+            (dev.lib.ibv_create_cq)(dev.ctx, entries.max(1) as i32, std::ptr::null_mut(), std::ptr::null_mut(), 0)
+        };
+        if c.is_null() {
+            return Err(fail("ibv_create_cq", sys::errno(), DatError::insufficient(DAT_RESOURCE_TEP)));
+        }
+        self.own_cqs.push(c);
+        Ok(c)
+    }
+
+    /// Frees what was made, in reverse order (the QP first, through its id).
+    pub fn free(&mut self, lib: &sys::Lib) {
+        // SAFETY: each object is ours, freed once (the pointers are cleared).
+        unsafe {
+            if !self.id.is_null() {
+                if !(*self.id).qp.is_null() {
+                    (lib.rdma_destroy_qp)(self.id);
+                }
+                (lib.rdma_destroy_id)(self.id);
+                self.id = std::ptr::null_mut();
+            }
+            for c in self.own_cqs.drain(..) {
+                (lib.ibv_destroy_cq)(c);
+            }
+        }
+    }
+}
+
+impl VerbsQp {
+    pub fn new(dev: &Arc<DevInner>, init: QpInit) -> DatResult<Arc<VerbsQp>> {
+        let objs = QpObjects::of(dev, &init)?;
+        let caps = objs.caps;
         let slots = Arc::new(Slots {
             context: init.context,
             // Binds share the send queue; +1 leaves room for one in flight beyond the sends.
             send: ring(send_depth(dev, &caps)),
             recv: ring(caps.max_recv_wr),
-            srq: srq.clone(),
+            srq: objs.srq.clone(),
             recv_outstanding: AtomicU32::new(0),
             recv_done: AtomicU32::new(0),
             send_done: AtomicU32::new(0),
             datagram: false,
         });
         let key = dev.key();
-        let made = Made::create(dev, &pd, send_cq.as_ref(), recv_cq.as_ref(), srq.as_ref(), &caps, key)?;
+        let cap = sys::ibv_qp_cap {
+            max_send_wr: send_depth(dev, &caps),
+            max_recv_wr: caps.max_recv_wr,
+            max_send_sge: caps.max_send_sge,
+            max_recv_sge: caps.max_recv_sge,
+            max_inline_data: 0,
+        };
+        let made = Made::create(dev, &objs, cap, false, key)?;
+        let QpObjects { pd, send_cq, recv_cq, srq, .. } = objs;
         let qp = Arc::new_cyclic(|me| VerbsQp {
             dev: dev.clone(),
             pd,
@@ -526,7 +539,7 @@ impl VerbsQp {
         for c in [&qp.send_cq, &qp.recv_cq].into_iter().flatten() {
             c.attach(qpn, qp.slots.clone());
         }
-        cm::watch_qp(dev, qpn, qp.slots.context, qp.me.clone());
+        cm::watch_qp(dev, qpn, qp.slots.context, Arc::downgrade(&qp.events));
         dev.ids.lock().insert(key, Owner::Qp(qp.me.clone()));
         Ok(qp)
     }
@@ -575,11 +588,6 @@ impl VerbsQp {
                 self.events.srq_receives_done();
             }
         }
-    }
-
-    /// The CM thread: the device reported `IBV_EVENT_QP_LAST_WQE_REACHED` for this QP.
-    pub fn on_last_wqe_reached(&self) {
-        self.events.srq_receives_done();
     }
 
     fn set_deadline(&self, st: &mut CmState, d: Option<Instant>) {
@@ -711,41 +719,6 @@ impl VerbsQp {
         }
     }
 
-    /// The CM thread: this QP's deadline passed.
-    pub fn on_deadline(&self) {
-        let mut st = self.cm.lock();
-        match st.deadline {
-            Some(d) if d <= Instant::now() => {}
-            _ => return,
-        }
-        st.deadline = None;
-        match st.phase {
-            Phase::Resolving | Phase::Connecting => {
-                tracing::debug!("verbs: connect timed out");
-                if !st.id.is_null() && st.phase == Phase::Connecting {
-                    // SAFETY: live id; cancels the pending connection.
-                    unsafe { (self.lib().rdma_disconnect)(st.id) };
-                }
-                self.fail_connect(&mut st, ConnEvent::TimedOut, &[]);
-                self.deliver_final(st);
-            }
-            Phase::Disconnecting => {
-                tracing::debug!(
-                    "verbs: no DISCONNECTED from rdma_cm in {DISCONNECT_GRACE:?}; reporting the disconnect"
-                );
-                st.phase = Phase::Closed;
-                self.to_error();
-                drop(st);
-                self.end(ConnEvent::Disconnected, &[]);
-            }
-            _ => {}
-        }
-    }
-
-    pub fn deadline(&self) -> Option<Instant> {
-        self.cm.lock().deadline
-    }
-
     fn conn_param(&self, pd: &[u8], peer: Option<(u8, u8)>) -> sys::rdma_conn_param {
         let a = &self.dev.attr;
         let mut resp = self.caps.max_rdma_read_in.clamp(1, a.max_rdma_read_in.max(1)).min(255) as u8;
@@ -776,6 +749,43 @@ impl VerbsQp {
                 Some(f) => f(qp, wr, &mut bad),
                 None => libc::ENOSYS,
             }
+        }
+    }
+}
+
+impl cm::Timed for VerbsQp {
+    fn deadline(&self) -> Option<Instant> {
+        self.cm.lock().deadline
+    }
+
+    /// The CM thread: this QP's deadline passed.
+    fn on_deadline(&self) {
+        let mut st = self.cm.lock();
+        match st.deadline {
+            Some(d) if d <= Instant::now() => {}
+            _ => return,
+        }
+        st.deadline = None;
+        match st.phase {
+            Phase::Resolving | Phase::Connecting => {
+                tracing::debug!("verbs: connect timed out");
+                if !st.id.is_null() && st.phase == Phase::Connecting {
+                    // SAFETY: live id; cancels the pending connection.
+                    unsafe { (self.lib().rdma_disconnect)(st.id) };
+                }
+                self.fail_connect(&mut st, ConnEvent::TimedOut, &[]);
+                self.deliver_final(st);
+            }
+            Phase::Disconnecting => {
+                tracing::debug!(
+                    "verbs: no DISCONNECTED from rdma_cm in {DISCONNECT_GRACE:?}; reporting the disconnect"
+                );
+                st.phase = Phase::Closed;
+                self.to_error();
+                drop(st);
+                self.end(ConnEvent::Disconnected, &[]);
+            }
+            _ => {}
         }
     }
 }

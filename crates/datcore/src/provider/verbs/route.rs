@@ -29,6 +29,11 @@ impl<T> Registry<T> {
         open.push((ctx, port, Arc::downgrade(dev)));
     }
 
+    /// A live device for which `f` holds.
+    pub fn find(&self, f: impl Fn(&T) -> bool) -> Option<Arc<T>> {
+        self.0.lock().iter().filter_map(|(_, _, d)| d.upgrade()).find(|d| f(d))
+    }
+
     /// The live devices open on context `ctx` (and bound to `port`, when given).
     pub fn on(&self, ctx: usize, port: Option<u8>) -> Vec<Arc<T>> {
         let mut open = self.0.lock();

@@ -3,7 +3,10 @@
 //!
 //! **The queue pair** is an `IBV_QPT_UD` QP made at `dat_ep_create` on an rdma_cm id of the UDP
 //! port space bound to the IA's address: librdmacm moves it to RTS at once with rdma_cm's UDP
-//! queue key ([`QKEY`]), so receives go straight to it and nothing ever connects it.
+//! queue key ([`QKEY`]), so receives go straight to it and nothing ever connects it. It is made
+//! as an RC queue pair is ([`Made::create`]), with its own receive queue or on an SRQ of its
+//! PD, and its asynchronous errors reach its IA as an RC queue pair's do (the watch table of
+//! `cm.rs`: `DAT_ASYNC_ERROR_EP_BROKEN` naming the EP).
 //!
 //! **The address exchange** is rdma_cm's UD "connection" (an IB CM SIDR request and reply),
 //! each on an id of its own ([`Exchange`]) that lives only while it runs:
@@ -22,7 +25,9 @@
 //! ([`unframe`]): each side's event carries exactly the bytes the other gave. A reply also
 //! carries the queue pair and queue key in the SIDR message itself. (A peer that sent no
 //! header, a foreign one, is reported with its bytes as they came, at most the IA's private
-//! data limit, and queue pair number 0 on the passive side.)
+//! data limit, and queue pair number 0 on the passive side.) A connect with a timeout ends
+//! as timed out when no reply came in time (the exchange's deadline, kept by the CM thread),
+//! otherwise when rdma_cm's own SIDR retries give up.
 //!
 //! **Address handles** are `ibv_ah`s kept per protection domain, one per distinct address
 //! (`ibv_ah_attr`), destroyed with the PD: the core's AH handle names one through
@@ -40,10 +45,11 @@ use super::super::{
     BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendWr, Sge, UdExchange, UdPeer,
     WcOpcode, WcStatus, WorkCompletion,
 };
-use super::cm::{self, Owner};
+use super::cm::{self, Owner, Timed};
 use super::cq::VerbsCq;
-use super::qp::{ibv_sges, our_cq, post_error, Slots, KIND_RECV, KIND_SEND, MAX_SGE};
-use super::{fail, sys, DevInner, VerbsPd, PDS};
+use super::qp::{ibv_sges, post_error, Made, QpObjects, Slots, KIND_RECV, KIND_SEND, MAX_SGE};
+use super::srq::VerbsSrq;
+use super::{fail, sys, DevInner, VerbsPd};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
@@ -51,7 +57,7 @@ use std::collections::HashMap;
 use std::mem::MaybeUninit;
 use std::net::SocketAddr;
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// rdma_cm's queue key for its UDP port space (`RDMA_UDP_QKEY`): every UD QP made on such an
 /// id uses it, and a SIDR reply reports it.
@@ -170,6 +176,8 @@ pub struct VerbsUdQp {
     pd: Arc<VerbsPd>,
     send_cq: Option<Arc<VerbsCq>>,
     recv_cq: Option<Arc<VerbsCq>>,
+    /// The shared receive queue the receives come from, if any (kept alive as long as the QP).
+    _srq: Option<Arc<VerbsSrq>>,
     caps: QpCaps,
     /// The core's context of this queue pair, in every completion.
     context: u64,
@@ -196,100 +204,40 @@ unsafe impl Sync for VerbsUdQp {}
 
 impl VerbsUdQp {
     pub fn new(dev: &Arc<DevInner>, init: QpInit) -> DatResult<Arc<VerbsUdQp>> {
-        let pd = PDS.get(&init.pd).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_PZ))?;
-        let send_cq = our_cq(&init.send_cq)?;
-        let recv_cq = our_cq(&init.recv_cq)?;
-        if init.srq.is_some() {
-            tracing::warn!("verbs: a UD endpoint on a shared receive queue is not supported");
-            return Err(DatError::new(DAT_MODEL_NOT_SUPPORTED, 0));
-        }
-        let (c, a) = (init.caps, &dev.attr);
-        if c.max_send_wr > a.max_qp_wr
-            || c.max_recv_wr > a.max_qp_wr
-            || c.max_send_sge > a.max_sge
-            || c.max_recv_sge > a.max_sge
-        {
-            return Err(DatError::insufficient(DAT_RESOURCE_TEP));
-        }
-        let caps = QpCaps {
-            max_send_wr: c.max_send_wr.max(1),
-            max_recv_wr: c.max_recv_wr.max(1),
-            max_send_sge: c.max_send_sge.clamp(1, MAX_SGE as u32),
-            max_recv_sge: c.max_recv_sge.clamp(1, MAX_SGE as u32),
-            ..c
+        let objs = QpObjects::of(dev, &init)?;
+        let caps = objs.caps;
+        let cap = sys::ibv_qp_cap {
+            max_send_wr: caps.max_send_wr,
+            max_recv_wr: caps.max_recv_wr,
+            max_send_sge: caps.max_send_sge,
+            max_recv_sge: caps.max_recv_sge,
+            max_inline_data: 0,
         };
-        let lib = dev.lib;
-        let mut id = std::ptr::null_mut();
-        // SAFETY: the device's channel; the id is destroyed in Drop (of `made`) or below.
-        let r = unsafe { (lib.rdma_create_id)(dev.cm_channel, &mut id, std::ptr::null_mut(), sys::RDMA_PS_UDP) };
-        if r != 0 {
-            return Err(fail("rdma_create_id(UDP)", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
-        }
-        let mut made = Made { lib, id, qp: false, cqs: Vec::new() };
-        let mut ss = crate::ia::to_sockaddr(SocketAddr::new(dev.ip, 0));
-        // SAFETY: live id; valid sockaddr.
-        let r = unsafe { (lib.rdma_bind_addr)(id, &mut ss as *mut _ as *mut libc::sockaddr) };
-        if r != 0 {
-            return Err(fail("rdma_bind_addr(UDP)", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
-        }
-        let mut cq_of = |want: Option<&Arc<VerbsCq>>, n: u32| -> DatResult<*mut sys::ibv_cq> {
-            if let Some(c) = want {
-                return Ok(c.cq);
-            }
-            sys::clear_errno();
-            // SAFETY: live context; a CQ without channel, destroyed in Drop.
-            let c = unsafe { (lib.ibv_create_cq)(dev.ctx, n as i32, std::ptr::null_mut(), std::ptr::null_mut(), 0) };
-            if c.is_null() {
-                return Err(fail("ibv_create_cq", sys::errno(), DatError::insufficient(DAT_RESOURCE_TEP)));
-            }
-            made.cqs.push(c);
-            Ok(c)
-        };
-        let scq = cq_of(send_cq.as_ref(), caps.max_send_wr)?;
-        let rcq = cq_of(recv_cq.as_ref(), caps.max_recv_wr)?;
-        let mut attr = sys::ibv_qp_init_attr {
-            qp_context: std::ptr::null_mut(),
-            send_cq: scq,
-            recv_cq: rcq,
-            srq: std::ptr::null_mut(),
-            cap: sys::ibv_qp_cap {
-                max_send_wr: caps.max_send_wr,
-                max_recv_wr: caps.max_recv_wr,
-                max_send_sge: caps.max_send_sge,
-                max_recv_sge: caps.max_recv_sge,
-                max_inline_data: 0,
-            },
-            qp_type: sys::IBV_QPT_UD,
-            sq_sig_all: 0,
-        };
-        sys::clear_errno();
-        // SAFETY: bound id on our device, live PD and CQs; attr fully initialised.
-        let r = unsafe { (lib.rdma_create_qp)(id, pd.pd, &mut attr) };
-        if r != 0 {
-            return Err(fail("rdma_create_qp(UD)", sys::err_of(r), DatError::insufficient(DAT_RESOURCE_TEP)));
-        }
-        made.qp = true;
-        // SAFETY: rdma_create_qp stored the live QP in the id.
-        let (qp, qpn) = unsafe { ((*id).qp, (*(*id).qp).qp_num) };
-        let slots = Arc::new(Slots::datagram(init.context, caps.max_send_wr, caps.max_recv_wr));
+        // No context on the id: nothing ever connects it, so it has no events of ours.
+        let made = Made::create(dev, &objs, cap, true, 0)?;
+        let (id, qp) = (made.id, made.qp);
+        // SAFETY: rdma_create_qp made the QP live.
+        let qpn = unsafe { (*qp).qp_num };
+        let slots = Arc::new(Slots::datagram(init.context, caps.max_send_wr, caps.max_recv_wr, objs.srq.clone()));
+        let QpObjects { pd, send_cq, recv_cq, srq, .. } = objs;
         for c in [&send_cq, &recv_cq].into_iter().flatten() {
             c.attach(qpn, slots.clone());
         }
-        let own_cqs = std::mem::take(&mut made.cqs);
-        std::mem::forget(made);
-        tracing::debug!(qpn, "verbs: UD queue pair created");
+        cm::watch_qp(dev, qpn, init.context, Arc::downgrade(&init.events));
+        tracing::debug!(qpn, srq = srq.is_some(), "verbs: UD queue pair created");
         Ok(Arc::new_cyclic(|me| VerbsUdQp {
             dev: dev.clone(),
             pd,
             send_cq,
             recv_cq,
+            _srq: srq,
             caps,
             context: init.context,
             slots,
             id,
             qp,
             qpn,
-            own_cqs,
+            own_cqs: made.own_cqs,
             send_count: Mutex::new(0),
             recv_count: Mutex::new(0),
             events: init.events,
@@ -358,31 +306,14 @@ impl VerbsUdQp {
         }
     }
 
-    fn forget(&self, x: &Exchange) {
-        self.exchanges.lock().retain(|e| !std::ptr::eq(&**e, x));
-    }
-}
-
-/// What `VerbsUdQp::new` made so far, freed if it fails part way.
-struct Made {
-    lib: &'static sys::Lib,
-    id: *mut sys::rdma_cm_id,
-    qp: bool,
-    cqs: Vec<*mut sys::ibv_cq>,
-}
-
-impl Drop for Made {
-    fn drop(&mut self) {
-        // SAFETY: what we made and nobody else holds; each freed once.
-        unsafe {
-            if self.qp {
-                (self.lib.rdma_destroy_qp)(self.id);
-            }
-            (self.lib.rdma_destroy_id)(self.id);
-            for c in self.cqs.drain(..) {
-                (self.lib.ibv_destroy_cq)(c);
-            }
-        }
+    /// Ends active exchange `x`: true the first time, when the caller reports its outcome;
+    /// false once it has ended (its outcome was reported).
+    fn finish(&self, x: &Exchange) -> bool {
+        let mut list = self.exchanges.lock();
+        let ended = list.iter().position(|e| std::ptr::eq(&**e, x)).map(|i| list.swap_remove(i));
+        drop(list);
+        // The exchange (and its id) may go here, outside the lock.
+        ended.is_some()
     }
 }
 
@@ -444,12 +375,16 @@ impl QueuePair for VerbsUdQp {
             key,
             remote,
             private_data: framed(self.qpn, private_data),
+            deadline: timeout.map(|t| Instant::now() + t),
         });
         self.dev.ids.lock().insert(key, Owner::Ud(Arc::downgrade(&x)));
         self.exchanges.lock().push(x.clone());
         if let Err(e) = self.dev.resolve_addr(id, remote, port, timeout) {
-            self.forget(&x);
+            self.finish(&x);
             return Err(e);
+        }
+        if x.deadline.is_some() {
+            self.dev.timed.lock().push(Arc::downgrade(&x) as Weak<dyn Timed>);
         }
         Ok(())
     }
@@ -556,14 +491,9 @@ impl Drop for VerbsUdQp {
         for c in [&self.send_cq, &self.recv_cq].into_iter().flatten() {
             c.detach(self.qpn);
         }
-        // SAFETY: our QP, id and CQs, freed once; the id has no events (no context key).
-        unsafe {
-            (lib.rdma_destroy_qp)(self.id);
-            (lib.rdma_destroy_id)(self.id);
-            for c in self.own_cqs.drain(..) {
-                (lib.ibv_destroy_cq)(c);
-            }
-        }
+        cm::unwatch_qp(&self.dev, self.qpn);
+        // The id has no events (no context key).
+        Made { id: self.id, own_cqs: std::mem::take(&mut self.own_cqs), qp: self.qp }.free(lib);
     }
 }
 
@@ -576,6 +506,9 @@ pub struct Exchange {
     remote: SocketAddr,
     /// The SIDR request's private data (our header and the consumer's bytes).
     private_data: Vec<u8>,
+    /// When the consumer's connect timeout ends the exchange (None: rdma_cm's own SIDR
+    /// timeout does).
+    deadline: Option<Instant>,
 }
 
 // SAFETY: the id is used through thread-safe rdma_cm calls and destroyed once, in Drop.
@@ -620,7 +553,9 @@ impl Exchange {
                 ConnEvent::Unreachable
             }
             sys::RDMA_CM_EVENT_ESTABLISHED => {
-                qp.forget(self);
+                if !qp.finish(self) {
+                    return;
+                }
                 match ud {
                     Some(p) => {
                         let (mut data, _) = unframe(pd.to_vec());
@@ -642,9 +577,27 @@ impl Exchange {
             | sys::RDMA_CM_EVENT_CONNECT_ERROR => ConnEvent::Unreachable,
             _ => return,
         };
-        qp.forget(self);
-        tracing::debug!(?outcome, "verbs: UD exchange failed");
-        qp.events.ud_event(&UdExchange::failed(outcome, self.remote, false));
+        if qp.finish(self) {
+            tracing::debug!(?outcome, "verbs: UD exchange failed");
+            qp.events.ud_event(&UdExchange::failed(outcome, self.remote, false));
+        }
+    }
+}
+
+impl Timed for Exchange {
+    fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// The consumer's connect timeout passed with no reply: the exchange ends as timed out (a
+    /// `DAT_IB_UD_CONNECTION_ERROR_EVENT`, as on shm); its id goes with it, so a late reply is
+    /// not heard.
+    fn on_deadline(&self) {
+        let Some(qp) = self.qp.upgrade() else { return };
+        if qp.finish(self) {
+            tracing::debug!(qpn = qp.qpn, "verbs: UD exchange timed out");
+            qp.events.ud_event(&UdExchange::failed(ConnEvent::TimedOut, self.remote, false));
+        }
     }
 }
 
