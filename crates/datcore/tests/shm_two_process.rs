@@ -1313,6 +1313,34 @@ fn peer_ud(dev: &Arc<dyn Device>, p: u64) {
     assert_eq!((ev, pd.as_slice()), (ConnEvent::PeerRejected, &b"not you"[..]));
 }
 
+/// A UD endpoint whose receives come from a shared receive queue (in one process: the
+/// exchange and the datagram go through the same sockets as between two).
+#[test]
+fn ud_endpoint_on_an_srq() {
+    let dev = open();
+    let pd = dev.alloc_pd().unwrap();
+    let srq = pd.create_srq(4, 1).unwrap();
+    let s = Ep::make(&dev, pd.clone(), Some(srq.clone()), true);
+    let c = Ep::ud(&dev);
+    let mut b = Buf::new(&pd, 128, ALL);
+    b.fill(|_| 0xee);
+    srq.post_recv(300, &[b.sge(0, 128)]).unwrap();
+    let p = port(52);
+    let crs = Q::new();
+    let _l = dev.listen(p, Arc::new(ListenQ(crs.clone()))).unwrap();
+    c.qp.connect(local(), p, b"srq?", None).unwrap();
+    let req = crs.wait(T).expect("no UD connect request");
+    s.qp.accept(&req, b"srq!").unwrap();
+    let (ev, _, to_server, _) = c.ud_event();
+    assert_eq!(ev, ConnEvent::Established);
+    let (ev, _, to_client, _) = s.ud_event();
+    assert_eq!(ev, ConnEvent::Established);
+    let mut out = Buf::new(&c.pd, 64, ALL);
+    c.send_ud(1, &mut out, b"into the srq", to_server);
+    s.expect_ud(300, &b, b"into the srq", to_client.qpn);
+    assert_eq!(srq.posted(), 0);
+}
+
 #[test]
 fn ud_exchange_datagrams_and_reject() {
     let dev = open();

@@ -171,11 +171,7 @@ impl Device for ShmDevice {
         }
         let caps = super::QpCaps { max_send_wr: c.max_send_wr.max(1), max_recv_wr: c.max_recv_wr.max(1), ..c };
         if init.datagram {
-            if srq.is_some() {
-                // A UD endpoint on a shared receive queue is not offered.
-                return Err(DatError::NOT_IMPLEMENTED);
-            }
-            return Ok(Arc::new(ud::ShmUdQp::new(pd.id, send_cq, recv_cq, caps, init.context, init.events)?));
+            return Ok(Arc::new(ud::ShmUdQp::new(pd.id, send_cq, recv_cq, srq, caps, init.context, init.events)?));
         }
         Ok(Arc::new(qp::ShmQp::new(pd.id, send_cq, recv_cq, srq, caps, init.context, init.events)))
     }

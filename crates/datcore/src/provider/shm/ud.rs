@@ -30,7 +30,7 @@ use super::super::{
 };
 use super::conn::{connect_listener, dialled_ip, is_local, send_msg, NO_LISTENER_GRACE};
 use super::cq::ShmCq;
-use super::recvq::{self, RecvQueue, SgeList};
+use super::recvq::{self, RecvQueue, SgeList, ShmSrq};
 use super::sys::{self, Recv};
 use super::{rendezvous, wire, xfer, CRS};
 use crate::codes::*;
@@ -95,6 +95,8 @@ struct UdShared {
     recv_cq: Option<Arc<ShmCq>>,
     events: Arc<dyn ConnectionEvents>,
     rq: Mutex<RecvQueue>,
+    /// The shared receive queue arrivals take their receives from instead of `rq`, if any.
+    srq: Option<Arc<ShmSrq>>,
     /// The datagram being sent (one allocation per queue pair, not per send).
     send_buf: Mutex<Vec<u8>>,
 }
@@ -111,6 +113,7 @@ impl ShmUdQp {
         pd: u32,
         send_cq: Option<Arc<ShmCq>>,
         recv_cq: Option<Arc<ShmCq>>,
+        srq: Option<Arc<ShmSrq>>,
         caps: QpCaps,
         context: u64,
         events: Arc<dyn ConnectionEvents>,
@@ -141,6 +144,7 @@ impl ShmUdQp {
             recv_cq,
             events,
             rq: Mutex::new(RecvQueue::new(caps.max_recv_wr.max(1), caps.max_recv_sge)),
+            srq,
             send_buf: Mutex::new(Vec::with_capacity(DGRAM_HEADER + MAX_UD_MESSAGE as usize)),
         });
         let (thread_sh, thread_stop) = (sh.clone(), stop.clone());
@@ -208,10 +212,15 @@ impl UdShared {
         }
     }
 
-    /// Places one message into the oldest posted receive; false when none is posted.
+    /// Places one message into the oldest posted receive (of the SRQ, when the queue pair has
+    /// one); false when none is posted.
     fn place(&self, src_qpn: u32, msg: &[u8]) -> bool {
         let mut sges = SgeList::EMPTY;
-        let Some(wr_id) = self.rq.lock().pop(&mut sges) else {
+        let taken = match &self.srq {
+            Some(srq) => srq.take(&mut sges),
+            None => self.rq.lock().pop(&mut sges),
+        };
+        let Some(wr_id) = taken else {
             tracing::debug!(qpn = self.qpn, src_qpn, "shm: UD: no receive posted, datagram dropped");
             return false;
         };
