@@ -1,7 +1,8 @@
 //! The `verbs` provider through the DAT core: IA, PZ, LMR, EVDs, EPs connected over rdma_cm
 //! within one process, send/recv, RDMA write/read, RMR bind, reject, disconnect flush, and a
 //! small ping-pong measurement, the receive watermarks (SRQ low, EP soft high) and
-//! `dat_ep_recv_query`'s counts, and more CQs than siw's mmap-key collision used to allow.
+//! `dat_ep_recv_query`'s counts, more CQs than siw's mmap-key collision used to allow, and UD
+//! endpoints (on an SRQ, their queue pair errors, the connect timeout of their exchanges).
 //!
 //! Every test passes with "skipped: no RDMA device" where rdma-core or an active RDMA port with
 //! an IP address is missing. In the soft-RDMA guest:
