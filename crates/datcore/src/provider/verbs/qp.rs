@@ -433,7 +433,16 @@ impl Made {
                     srq = o.srq.is_some(),
                     "verbs: cannot create a queue pair"
                 );
-                return Err(fail("rdma_create_qp", e, DatError::insufficient(DAT_RESOURCE_TEP)));
+                // The sizes are within the device's (QpObjects::of): a device refusing a UD
+                // queue pair on an SRQ as such refuses the model, not a resource.
+                let refused =
+                    datagram && o.srq.is_some() && matches!(e, libc::EINVAL | libc::EOPNOTSUPP | libc::ENOSYS);
+                let d = if refused {
+                    DatError::new(DAT_MODEL_NOT_SUPPORTED, 0)
+                } else {
+                    DatError::insufficient(DAT_RESOURCE_TEP)
+                };
+                return Err(fail("rdma_create_qp", e, d));
             }
             // SAFETY: rdma_create_qp stored the new QP in the id.
             made.qp = unsafe { (*made.id).qp };
