@@ -46,7 +46,7 @@ pub fn validate(sges: &[Sge], pd: u32, need_write: bool, max_sge: u32) -> DatRes
         if s.length == 0 {
             continue;
         }
-        let e = match memtable::lookup(s.lkey) {
+        let e = match memtable::lookup_unshared(s.lkey) {
             Some(e) if e.kind == Kind::Region => e,
             _ => return Err(DatError::new(DAT_PROTECTION_VIOLATION, 0)),
         };
@@ -67,7 +67,7 @@ pub fn validate(sges: &[Sge], pd: u32, need_write: bool, max_sge: u32) -> DatRes
 /// Re-checks SGEs at the moment data lands (the region may be gone since the post).
 pub fn still_valid(sges: &[Sge], pd: u32, need: Access) -> bool {
     sges.iter().filter(|s| s.length > 0).all(|s| {
-        memtable::lookup(s.lkey).is_some_and(|e| {
+        memtable::lookup_unshared(s.lkey).is_some_and(|e| {
             e.kind == Kind::Region
                 && e.pd == pd
                 && e.covers(s.addr, s.length)
