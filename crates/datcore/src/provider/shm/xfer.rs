@@ -105,10 +105,7 @@ pub fn step(sh: &QpShared, st: &mut QpState, a: &mut After, part: Part) -> Resul
     if part.requests && !st.peer_disc && !st.peer_gone {
         did |= pump_rx(sh, st, a)?;
     }
-    // A receive-queue poll also completes sends when the send queue fills up, so programs
-    // that post unsignaled sends and never poll their request EVD keep going.
-    let sq_half_full = (st.sq.issued - st.sq.head) * 2 > st.sq.depth as u64;
-    if part.completions || sq_half_full {
+    if part.completes(st) {
         did |= pump_resp(sh, st, a)?;
     }
     if st.sq.issued < st.sq.tail {
@@ -127,6 +124,25 @@ pub struct Part {
 
 impl Part {
     pub const ALL: Part = Part { requests: true, completions: true };
+
+    /// Whether the step completes outbound work. A receive-queue poll also does when the send
+    /// queue fills up, so programs that post unsignaled sends and never poll their request EVD
+    /// keep going.
+    fn completes(self, st: &QpState) -> bool {
+        self.completions || (st.sq.issued - st.sq.head) * 2 > st.sq.depth as u64
+    }
+}
+
+/// Whether a [`step`] with `part` would find nothing to do: no request record waiting and no
+/// inbound operation or answer in progress, no outbound work to complete, none to issue. A poll
+/// checks it (under the queue pair's lock, reading only the header a step reads first) before
+/// it sets a step up, so an idle poll costs a few loads.
+pub fn idle(st: &QpState, part: Part) -> bool {
+    let Some(link) = &st.link else { return true };
+    let requests_idle =
+        !part.requests || (matches!(st.rx, Rx::Idle) && st.pending_ack.is_none() && link.rx_req.is_empty());
+    let completions_idle = st.sq.head == st.sq.issued || !part.completes(st);
+    requests_idle && completions_idle && st.sq.issued == st.sq.tail
 }
 
 /// Issues as much of the send queue as it can: RDMA ops this side may execute itself are done
