@@ -148,6 +148,7 @@ pub fn idle(st: &QpState, part: Part) -> bool {
 /// Issues as much of the send queue as it can: RDMA ops this side may execute itself are done
 /// here ([`rdma`]), the rest is written into the request ring as far as it fits. True if it
 /// issued anything.
+#[inline]
 pub fn pump_tx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, Fault> {
     let QpState { link, sq, reads_out, sock, .. } = st;
     let Some(link) = link.as_mut() else { return Ok(false) };
