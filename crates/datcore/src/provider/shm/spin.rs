@@ -18,8 +18,10 @@ use std::time::Duration;
 /// Spins of a waiter before it starts yielding the CPU, and yields before it starts sleeping.
 const SPINS: u32 = 64;
 const YIELDS: u32 = 256;
-/// The longest pause between two looks of a sleeping waiter.
-const MAX_PAUSE: Duration = Duration::from_micros(500);
+/// The longest pause between two looks of a sleeping waiter: it bounds how late a waiter
+/// notices the release (a holder may copy a megabyte with `process_vm_writev` under the lock,
+/// about 100 us here), so it stays near one such copy.
+const MAX_PAUSE: Duration = Duration::from_micros(100);
 
 pub struct SpinLock<T> {
     held: AtomicBool,
