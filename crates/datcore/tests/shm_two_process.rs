@@ -347,6 +347,7 @@ fn peer_main() {
         "ext_target" => peer_ext_target(&ep),
         "ud" => unreachable!("the UD peer has its own endpoint"),
         "atomic_hammer" => peer_atomic_hammer(&ep),
+        "two_sends" => peer_two_sends(&ep),
         "flush" => {
             assert_eq!(ep.event().0, ConnEvent::Established);
             let b = Buf::new(&ep.pd, 64, ALL);
@@ -366,6 +367,19 @@ fn peer_main() {
         r => panic!("unknown role {r}"),
     }
     std::process::exit(0);
+}
+
+/// Sends two 8-byte messages (0x5a bytes, then 0xa5): the first one's receive is refused at
+/// the target, the second one lands.
+fn peer_two_sends(ep: &Ep) {
+    assert_eq!(ep.event().0, ConnEvent::Established);
+    let mut b = Buf::new(&ep.pd, 16, ALL);
+    b.fill(|i| if i < 8 { 0x5a } else { 0xa5 });
+    ep.send(1, &[b.sge(0, 8)]);
+    assert_eq!(ep.scq.expect().status, WcStatus::RemoteOperation);
+    ep.send(2, &[b.sge(8, 8)]);
+    assert_eq!(ep.scq.expect().status, WcStatus::Success);
+    assert_eq!(ep.event().0, ConnEvent::Disconnected);
 }
 
 /// Echoes every message back until disconnected.
@@ -872,6 +886,31 @@ fn ping_pong(extra: &[(&str, &str)], n: u64) {
         assert!(got == expect, "data mismatch at len {len}");
     }
     ep.qp.disconnect(true).unwrap();
+    assert_eq!(ep.event().0, ConnEvent::Disconnected);
+    wait_child(child);
+}
+
+/// A small send whose receive lost its registration after it was posted is refused
+/// (LocalProtection here, RemoteOperation at the sender) and writes nothing; the next one lands.
+#[test]
+fn receive_into_a_deregistered_region_is_refused() {
+    let dev = open();
+    let ep = Ep::new(&dev);
+    let Buf { mem: gone, mr: gone_mr } = Buf::new(&ep.pd, 64, ALL);
+    let gone_sge = Sge { lkey: gone_mr.lkey(), pad: 0, addr: gone.as_ptr() as u64, length: 64 };
+    ep.qp.post_recv(1, &[gone_sge]).unwrap();
+    drop(gone_mr);
+    let rx = Buf::new(&ep.pd, 64, ALL);
+    ep.qp.post_recv(2, &[rx.sge(0, 64)]).unwrap();
+    let (_l, _, child) = accept_one(&dev, port(60), &ep, b"", "two_sends", &[]);
+    let wc = ep.rcq.expect();
+    assert_eq!((wc.wr_id, wc.status), (1, WcStatus::LocalProtection));
+    let wc = ep.rcq.expect();
+    assert_eq!((wc.wr_id, wc.status, wc.byte_len), (2, WcStatus::Success, 8));
+    assert_eq!(&rx.bytes()[..9], &[0xa5, 0xa5, 0xa5, 0xa5, 0xa5, 0xa5, 0xa5, 0xa5, 0]);
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    assert!(gone.iter().all(|&b| b == 0), "a refused receive wrote nothing");
+    ep.qp.disconnect(false).unwrap();
     assert_eq!(ep.event().0, ConnEvent::Disconnected);
     wait_child(child);
 }

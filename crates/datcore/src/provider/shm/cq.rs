@@ -11,6 +11,7 @@
 use super::super::{AsyncError, AsyncEvents, CompletionQueue, Waker, WorkCompletion};
 use super::area::OwnWake;
 use super::qp::QpShared;
+use super::spin::SpinLock;
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
@@ -35,7 +36,8 @@ pub struct ShmCq {
     /// Queue pairs with this as their send or receive queue. Strong references (a poll walks
     /// them without touching reference counts): `ShmQp`'s drop detaches its queue pair, which
     /// also breaks the cycle through `QpShared`'s own references to its queues.
-    qps: Mutex<Vec<Arc<QpShared>>>,
+    /// Locked by every poll (a [`SpinLock`]: one locked instruction), edited at attach / detach.
+    qps: SpinLock<Vec<Arc<QpShared>>>,
     wake: OwnWake,
     phase: AtomicU8,
     /// The wake word's sequence value at `arm`.
@@ -68,7 +70,7 @@ impl ShmCq {
             queued: AtomicUsize::new(0),
             waker,
             async_events,
-            qps: Mutex::new(Vec::new()),
+            qps: SpinLock::new(Vec::new()),
             wake,
             phase: AtomicU8::new(IDLE),
             armed_at: AtomicU32::new(0),

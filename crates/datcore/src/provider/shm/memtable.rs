@@ -221,6 +221,17 @@ pub fn slot_of(key: u32) -> u32 {
 
 /// Looks `key` up in `slots` (ours or a peer's): a consistent snapshot or None.
 pub fn lookup_in(slots: &[Slot], key: u32) -> Option<Entry> {
+    read_slot(slots, key, true)
+}
+
+/// As [`lookup`], without the share (left None, not read): what a check of local SGEs needs,
+/// at every post and every receive.
+pub fn lookup_unshared(key: u32) -> Option<Entry> {
+    read_slot(table().slots, key, false)
+}
+
+/// The snapshot of the slot `key` names, its share included when `with_share`.
+fn read_slot(slots: &[Slot], key: u32, with_share: bool) -> Option<Entry> {
     if key == 0 {
         return None;
     }
@@ -232,13 +243,17 @@ pub fn lookup_in(slots: &[Slot], key: u32) -> Option<Entry> {
     let meta = s.meta.load(Ordering::Acquire);
     let addr = s.addr.load(Ordering::Acquire);
     let len = s.len.load(Ordering::Acquire);
-    let share = Share::decode(
-        s.share_kind.load(Ordering::Acquire),
-        s.share_id.load(Ordering::Acquire),
-        s.share_dev.load(Ordering::Acquire),
-        s.share_ino.load(Ordering::Acquire),
-        s.share_offset.load(Ordering::Acquire),
-    );
+    let share = if with_share {
+        Share::decode(
+            s.share_kind.load(Ordering::Acquire),
+            s.share_id.load(Ordering::Acquire),
+            s.share_dev.load(Ordering::Acquire),
+            s.share_ino.load(Ordering::Acquire),
+            s.share_offset.load(Ordering::Acquire),
+        )
+    } else {
+        None
+    };
     if s.key.load(Ordering::Acquire) != key {
         return None;
     }

@@ -47,6 +47,7 @@ mod recvq;
 mod rendezvous;
 mod ring;
 mod shared;
+mod spin;
 mod sys;
 mod ud;
 mod wire;

@@ -1,7 +1,7 @@
 //! Queue pairs: state, send queue, and the `QueuePair` entry points.
 //!
 //! Everything about one connection (its rings, its queues, its state) sits behind one per-QP
-//! mutex. Posting threads, polling threads and the progress thread all produce into the rings
+//! lock ([`super::spin::SpinLock`]). Posting threads, polling threads and the progress thread all produce into the rings
 //! under it, so each ring has exactly one producer at a time.
 
 use super::super::{
@@ -14,11 +14,11 @@ use super::memtable::{self, Entry, Kind};
 use super::recvq::{self, RecvQueue, SgeList, ShmSrq};
 use super::ring::{Consumer, Malformed, Producer, Segment};
 use super::shared::PeerMaps;
+use super::spin::SpinLock;
 use super::xfer::Part;
 use super::{conn, progress, sys, wire, ShmMw, MWS};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
-use parking_lot::Mutex;
 use std::net::SocketAddr;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{fence, AtomicBool, Ordering};
@@ -427,7 +427,8 @@ pub struct QpShared {
     pub srq: Option<Arc<ShmSrq>>,
     pub caps: QpCaps,
     pub events: Arc<dyn ConnectionEvents>,
-    pub st: Mutex<QpState>,
+    /// Taken by every post, poll and progress-thread look: see [`SpinLock`].
+    pub st: SpinLock<QpState>,
     /// Stalled on an empty receive queue: the next post_recv runs a data step itself.
     pub need_recv: AtomicBool,
 }
@@ -617,6 +618,9 @@ impl QpShared {
             }
             let is = |c: &Option<Arc<ShmCq>>| c.as_ref().is_some_and(|c| std::ptr::eq(&**c, cq));
             let part = Part { requests: is(&self.recv_cq), completions: is(&self.send_cq) };
+            if super::xfer::idle(&st, part) {
+                return a.handout.map_or(0, |h| h.n);
+            }
             self.data_step(&mut st, &mut a, part);
         }
         let n = a.handout.take().map_or(0, |h| h.n);
@@ -697,7 +701,7 @@ impl ShmQp {
             srq,
             caps,
             events,
-            st: Mutex::new(st),
+            st: SpinLock::new(st),
             need_recv: AtomicBool::new(false),
         });
         for cq in sh.cqs() {

@@ -46,7 +46,7 @@ pub fn validate(sges: &[Sge], pd: u32, need_write: bool, max_sge: u32) -> DatRes
         if s.length == 0 {
             continue;
         }
-        let e = match memtable::lookup(s.lkey) {
+        let e = match memtable::lookup_unshared(s.lkey) {
             Some(e) if e.kind == Kind::Region => e,
             _ => return Err(DatError::new(DAT_PROTECTION_VIOLATION, 0)),
         };
@@ -67,7 +67,7 @@ pub fn validate(sges: &[Sge], pd: u32, need_write: bool, max_sge: u32) -> DatRes
 /// Re-checks SGEs at the moment data lands (the region may be gone since the post).
 pub fn still_valid(sges: &[Sge], pd: u32, need: Access) -> bool {
     sges.iter().filter(|s| s.length > 0).all(|s| {
-        memtable::lookup(s.lkey).is_some_and(|e| {
+        memtable::lookup_unshared(s.lkey).is_some_and(|e| {
             e.kind == Kind::Region
                 && e.pd == pd
                 && e.covers(s.addr, s.length)
@@ -135,15 +135,28 @@ impl RecvQueue {
     /// Takes the oldest receive: returns its work-request id and puts its SGEs in `sges` (the
     /// caller's buffer, so that no large value is copied per message).
     pub fn pop(&mut self, sges: &mut SgeList) -> Option<u64> {
+        let (wr_id, s) = self.front()?;
+        sges.set(s);
+        self.skip();
+        Some(wr_id)
+    }
+
+    /// The oldest receive, left in the queue: its work-request id and SGEs.
+    pub fn front(&self) -> Option<(u64, &[Sge])> {
         if self.len == 0 {
             return None;
         }
         let i = self.head;
         let n = self.counts[i] as usize;
-        sges.set(&self.sges[i * self.max_sge..i * self.max_sge + n]);
-        self.head = wrap(self.head + 1, self.cap());
-        self.len -= 1;
-        Some(self.wr_ids[i])
+        Some((self.wr_ids[i], &self.sges[i * self.max_sge..i * self.max_sge + n]))
+    }
+
+    /// Drops the oldest receive (one [`front`](Self::front) showed).
+    pub fn skip(&mut self) {
+        if self.len > 0 {
+            self.head = wrap(self.head + 1, self.cap());
+            self.len -= 1;
+        }
     }
 
     /// A queue of a new capacity holding the same receives (`None` if they do not fit).

@@ -105,10 +105,7 @@ pub fn step(sh: &QpShared, st: &mut QpState, a: &mut After, part: Part) -> Resul
     if part.requests && !st.peer_disc && !st.peer_gone {
         did |= pump_rx(sh, st, a)?;
     }
-    // A receive-queue poll also completes sends when the send queue fills up, so programs
-    // that post unsignaled sends and never poll their request EVD keep going.
-    let sq_half_full = (st.sq.issued - st.sq.head) * 2 > st.sq.depth as u64;
-    if part.completions || sq_half_full {
+    if part.completes(st) {
         did |= pump_resp(sh, st, a)?;
     }
     if st.sq.issued < st.sq.tail {
@@ -127,11 +124,31 @@ pub struct Part {
 
 impl Part {
     pub const ALL: Part = Part { requests: true, completions: true };
+
+    /// Whether the step completes outbound work. A receive-queue poll also does when the send
+    /// queue fills up, so programs that post unsignaled sends and never poll their request EVD
+    /// keep going.
+    fn completes(self, st: &QpState) -> bool {
+        self.completions || (st.sq.issued - st.sq.head) * 2 > st.sq.depth as u64
+    }
+}
+
+/// Whether a [`step`] with `part` would find nothing to do: no request record waiting and no
+/// inbound operation or answer in progress, no outbound work to complete, none to issue. A poll
+/// checks it (under the queue pair's lock, reading only the header a step reads first) before
+/// it sets a step up, so an idle poll costs a few loads.
+pub fn idle(st: &QpState, part: Part) -> bool {
+    let Some(link) = &st.link else { return true };
+    let requests_idle =
+        !part.requests || (matches!(st.rx, Rx::Idle) && st.pending_ack.is_none() && link.rx_req.is_empty());
+    let completions_idle = st.sq.head == st.sq.issued || !part.completes(st);
+    requests_idle && completions_idle && st.sq.issued == st.sq.tail
 }
 
 /// Issues as much of the send queue as it can: RDMA ops this side may execute itself are done
 /// here ([`rdma`]), the rest is written into the request ring as far as it fits. True if it
 /// issued anything.
+#[inline]
 pub fn pump_tx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, Fault> {
     let QpState { link, sq, reads_out, sock, .. } = st;
     let Some(link) = link.as_mut() else { return Ok(false) };
@@ -502,7 +519,18 @@ fn read_iovs<'a>(
 pub fn pump_rx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, Fault> {
     let mut did = false;
     let mut ring = false;
-    let r = pump_rx_inner(sh, st, a, &mut did, &mut ring);
+    let r = (|| {
+        while receive_small_send(sh, st, a, &mut ring)? {
+            did = true;
+        }
+        let more = !matches!(st.rx, Rx::Idle)
+            || st.pending_ack.is_some()
+            || st.link.as_ref().is_some_and(|l| !l.rx_req.is_empty());
+        if more {
+            pump_rx_inner(sh, st, a, &mut did, &mut ring)?;
+        }
+        Ok(())
+    })();
     if let Some(link) = &st.link {
         if ring || did {
             // Responses for its send queue, or request space it waits for.
@@ -513,6 +541,40 @@ pub fn pump_rx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, F
         QpShared::bell(st);
     }
     r.map(|()| did)
+}
+
+/// The common inbound operation, placed without the general loop ([`pump_rx_inner`]): a send
+/// whose whole payload is inline in its record, into the queue pair's own next receive, which
+/// holds it and is still registered, with nothing else in progress. Anything else (an SRQ, a
+/// payload over several records, a receive too short or deregistered: an error to report, no
+/// receive posted) is left to the general loop, untouched. True when it placed one.
+fn receive_small_send(sh: &QpShared, st: &mut QpState, a: &mut After, ring: &mut bool) -> Result<bool, Fault> {
+    if sh.srq.is_some() || !matches!(st.rx, Rx::Idle) || st.pending_ack.is_some() {
+        return Ok(false);
+    }
+    let QpState { link, rq, .. } = st;
+    let Some(link) = link.as_mut() else { return Ok(false) };
+    let Some(rec) = link.rx_req.peek()? else { return Ok(false) };
+    if rec.kind != R_SEND || rec.flags & F_INLINE == 0 || rec.payload_len < OP_HDR {
+        return Ok(false);
+    }
+    let hdr = OpHdr::read(&rec.fixed::<OP_HDR>()?);
+    let total = hdr.total_len;
+    if total > CHUNK || hdr.niov != 0 || !chunk_fits(rec.payload_len - OP_HDR, total) {
+        return Ok(false);
+    }
+    let Some((wr_id, sges)) = rq.front() else { return Ok(false) };
+    let local_write = Access { local_write: true, ..Access::default() };
+    if sges.iter().map(|s| s.length).sum::<u64>() < total || !recvq::still_valid(sges, sh.pd, local_write) {
+        return Ok(false);
+    }
+    // SAFETY: the receive's SGEs were validated just now and hold `total` bytes; the record's
+    // payload holds them after the op header (checked by `chunk_fits`).
+    unsafe { scatter(sges, 0, rec.payload.add(OP_HDR), total) };
+    rq.skip();
+    *ring |= link.rx_req.consume(rec);
+    sh.complete_recv(a, wr_id, WcStatus::Success, total, None);
+    Ok(true)
 }
 
 fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool, ring: &mut bool) -> Result<(), Fault> {
