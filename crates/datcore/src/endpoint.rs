@@ -26,11 +26,14 @@ use crate::pz::ProtectionZone;
 use crate::srq::SharedReceiveQueue;
 use crate::ud::{AddressHandle, DAT_IB_SERVICE_TYPE_UD};
 use parking_lot::{Mutex, RwLock};
+use queue_pairs::QueuePairs;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
+
+mod queue_pairs;
 
 /// Largest private data any provider of ours carries.
 pub const MAX_PRIVATE_DATA: usize = 1024;
@@ -244,8 +247,10 @@ pub struct Endpoint {
     attr: Mutex<EpAttr>,
     /// The attributes' IOV limits, read by every post without taking `attr`'s lock.
     iov_limits: IovLimits,
-    /// None while the EP has no PZ (a provider-created EP before `dat_ep_modify` names one).
-    qp: RwLock<Option<Arc<dyn QueuePair>>>,
+    /// The queue pair; none while the EP has no PZ (a provider-created EP before
+    /// `dat_ep_modify` names one). Replaced ones stay allocated until the EP is dropped (see
+    /// [`queue_pairs`]), so posts use it without a lock or reference count.
+    qp: QueuePairs,
     /// Receives posted since the queue pair was made and before any connect or accept, so that
     /// a queue pair rebuilt by `dat_ep_modify` gets them again.
     early_recvs: Mutex<Vec<(u64, Vec<Sge>)>>,
@@ -442,7 +447,7 @@ impl Endpoint {
             binding: RwLock::new(binding),
             iov_limits: IovLimits::default(),
             attr: Mutex::new(attr),
-            qp: RwLock::new(None),
+            qp: QueuePairs::new(),
             early_recvs: Mutex::new(Vec::new()),
             soft_watermark: AtomicU32::new(WATERMARK_DISARMED),
             hard_watermark: AtomicU32::new(WATERMARK_DISARMED),
@@ -496,7 +501,7 @@ impl Endpoint {
     /// Replaces the queue pair with a fresh one; receives posted on the old one are forgotten.
     fn new_qp(self: &Arc<Self>) -> DatResult<()> {
         let qp = self.make_qp(&self.attr(), &self.binding())?;
-        *self.qp.write() = qp;
+        self.qp.install(qp);
         self.early_recvs.lock().clear();
         Ok(())
     }
@@ -535,7 +540,7 @@ impl Endpoint {
         binding.count_use(true);
         std::mem::replace(&mut *self.binding.write(), binding).count_use(false);
         self.set_attr(attr);
-        *self.qp.write() = qp.clone();
+        self.qp.install(qp.clone());
         self.repost_early_recvs(qp);
         Ok(())
     }
@@ -591,7 +596,13 @@ impl Endpoint {
 
     /// The queue pair; `DAT_INVALID_STATE_EP_NOTREADY` while the EP has no PZ.
     pub fn qp(&self) -> DatResult<Arc<dyn QueuePair>> {
-        self.qp.read().clone().ok_or(DatError::invalid_state(DAT_INVALID_STATE_EP_NOTREADY))
+        self.qp.arc().ok_or(DatError::invalid_state(DAT_INVALID_STATE_EP_NOTREADY))
+    }
+
+    /// The queue pair, for a post (no reference taken: see [`queue_pairs`]).
+    #[inline]
+    fn posting_qp(&self) -> DatResult<&dyn QueuePair> {
+        self.qp.get().ok_or(DatError::invalid_state(DAT_INVALID_STATE_EP_NOTREADY))
     }
 
     /// The queue pair, if the EP is connected.
@@ -671,9 +682,9 @@ impl Endpoint {
         if state != DAT_EP_STATE_CONNECTED {
             return Err(DatError::invalid_state(state_subtype(state)));
         }
-        // A reference, not the read lock, for the post: a provider may complete the request
-        // in this thread, and a CNO's upcall run from there may free or modify this EP.
-        let qp = self.qp()?;
+        // A provider may complete the request in this thread, and a CNO's upcall run from
+        // there may free or modify this EP: the queue pair stays allocated (`QueuePairs`).
+        let qp = self.posting_qp()?;
         if sges.len() > max_iov as usize {
             return Err(DatError::invalid_arg(2));
         }
@@ -712,7 +723,7 @@ impl Endpoint {
             solicited: flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG != 0,
             fence: false,
         };
-        self.qp()?.post_send_ud(&wr, peer)?;
+        self.posting_qp()?.post_send_ud(&wr, peer)?;
         self.counters.count_post((counters::ep::POST_SEND_UD, true), sges);
         Ok(())
     }
@@ -732,7 +743,7 @@ impl Endpoint {
         if sges.len() > self.iov_limits.recv.load(Ordering::Relaxed) as usize {
             return Err(DatError::invalid_arg(2));
         }
-        self.qp()?.post_recv(cookie, sges)?;
+        self.posting_qp()?.post_recv(cookie, sges)?;
         self.counters.count_post((counters::ep::POST_RECV, true), sges);
         if self.soft_watermark.load(Ordering::Relaxed) & self.hard_watermark.load(Ordering::Relaxed)
             != WATERMARK_DISARMED
@@ -755,7 +766,7 @@ impl Endpoint {
     /// completion), so an SRQ endpoint reports 0. Messages complete in order on a connection,
     /// so the span equals the count.
     pub fn recv_query(&self) -> (u32, u32) {
-        let allocated = if self.srq.is_some() { 0 } else { self.qp.read().as_ref().map_or(0, |q| q.posted_recvs()) };
+        let allocated = if self.srq.is_some() { 0 } else { self.qp.get().map_or(0, |q| q.posted_recvs()) };
         (allocated, allocated)
     }
 
@@ -937,7 +948,7 @@ impl Endpoint {
 
     /// `dat_ep_get_status` idle flags: (receive queue empty, send queue empty).
     pub fn idle(&self) -> (bool, bool) {
-        let qp = self.qp.read().clone();
+        let qp = self.qp.get();
         let recv_idle = qp.as_ref().is_none_or(|q| q.posted_recvs() == 0);
         let request_idle = qp.as_ref().is_none_or(|q| q.posted_sends() == 0);
         (recv_idle, request_idle)
@@ -1092,7 +1103,7 @@ fn release(h: Handle) -> DatResult<()> {
             let _ = qp.disconnect(false);
         }
     }
-    ep.qp.write().take();
+    ep.qp.install(None);
     for ah in ep.address_handles.lock().take().into_iter().flatten() {
         handle::remove::<AddressHandle>(ah);
     }

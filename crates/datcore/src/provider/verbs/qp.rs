@@ -62,8 +62,20 @@ pub fn ibv_sges<'a>(
     sges: &[Sge],
     out: &'a mut [MaybeUninit<sys::ibv_sge>; MAX_SGE],
 ) -> DatResult<&'a mut [sys::ibv_sge]> {
+    ibv_sges_and_length(sges, out).map(|(list, _)| list)
+}
+
+/// [`ibv_sges`], and their total length (summed in the same pass).
+pub fn ibv_sges_and_length<'a>(
+    sges: &[Sge],
+    out: &'a mut [MaybeUninit<sys::ibv_sge>; MAX_SGE],
+) -> DatResult<(&'a mut [sys::ibv_sge], u64)> {
     let mut n = 0;
-    for s in sges.iter().filter(|s| s.length > 0) {
+    let mut total = 0;
+    for s in sges {
+        if s.length == 0 {
+            continue;
+        }
         if n == MAX_SGE {
             return Err(DatError::invalid_arg(2));
         }
@@ -71,10 +83,11 @@ pub fn ibv_sges<'a>(
             return Err(DatError::new(DAT_LENGTH_ERROR, 0));
         }
         out[n].write(sys::ibv_sge { addr: s.addr, length: s.length as u32, lkey: s.lkey });
+        total += s.length;
         n += 1;
     }
     // SAFETY: the first `n` entries were written above.
-    Ok(unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<sys::ibv_sge>(), n) })
+    Ok((unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<sys::ibv_sge>(), n) }, total))
 }
 
 /// Slot info: the operation (`OP_*`, low byte).
@@ -177,7 +190,8 @@ impl Slots {
         }
     }
 
-    /// The DAT completion of `wc`, or None for a stale one.
+    /// The DAT completion of `wc`, or None for a stale one. Inlined into the CQ's poll loop.
+    #[inline]
     pub fn complete(&self, wc: &sys::ibv_wc) -> Option<WorkCompletion> {
         let status = cq::status(wc.status);
         let idx = wc.wr_id as u32 as usize;
@@ -894,7 +908,7 @@ impl VerbsQp {
 impl QueuePair for VerbsQp {
     fn post_send(&self, wr: &SendWr<'_>) -> DatResult<()> {
         let mut buf = [MaybeUninit::uninit(); MAX_SGE];
-        let list = ibv_sges(wr.sges, &mut buf)?;
+        let (list, total) = ibv_sges_and_length(wr.sges, &mut buf)?;
         let op = op_code(&wr.op);
         let mut flags = 0;
         if wr.signaled {
@@ -909,7 +923,6 @@ impl QueuePair for VerbsQp {
         if op == OP_READ && list.len() > self.dev.max_sge_rd {
             return self.post_split_read(wr, list, flags);
         }
-        let total: u64 = list.iter().map(|s| s.length as u64).sum();
         let mut count = self.send_count.lock();
         let c = *count;
         let slot = &self.slots.send[(c as usize) & (self.slots.send.len() - 1)];
