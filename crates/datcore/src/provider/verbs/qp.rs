@@ -66,6 +66,7 @@ pub fn ibv_sges<'a>(
 }
 
 /// [`ibv_sges`], and their total length (summed in the same pass).
+#[inline]
 pub fn ibv_sges_and_length<'a>(
     sges: &[Sge],
     out: &'a mut [MaybeUninit<sys::ibv_sge>; MAX_SGE],
