@@ -251,6 +251,9 @@ pub struct Endpoint {
     /// `dat_ep_modify` names one). Replaced ones stay allocated until the EP is dropped (see
     /// [`queue_pairs`]), so posts use it without a lock or reference count.
     qp: QueuePairs,
+    /// Where the current queue pair reports connection events. A replaced queue pair's is
+    /// detached: a queue pair kept after its replacement reports nothing to the EP.
+    qp_events: Mutex<Option<Arc<EpEvents>>>,
     /// Receives posted since the queue pair was made and before any connect or accept, so that
     /// a queue pair rebuilt by `dat_ep_modify` gets them again.
     early_recvs: Mutex<Vec<(u64, Vec<Sge>)>>,
@@ -274,6 +277,9 @@ pub struct Endpoint {
     /// What the IB counters extension reports for this EP.
     pub counters: EpCounters,
 }
+
+/// A new queue pair and the sink of its connection events.
+type MadeQp = (Arc<dyn QueuePair>, Arc<EpEvents>);
 
 /// `soft_watermark` / `hard_watermark` when nothing is armed (`DAT_WATERMARK_INFINITE`, or
 /// after the soft watermark's event).
@@ -301,6 +307,8 @@ impl DatObject for Endpoint {
 /// reports the device event reliably, which is why it is not left to the device.
 struct EpEvents {
     ep: Weak<Endpoint>,
+    /// Set once the EP has replaced (or freed) this queue pair: its events are dropped.
+    detached: AtomicBool,
     /// Which of [`LEFT_CONNECTION`] and [`SRQ_RECEIVES_DONE`] happened to this queue pair.
     srq_exit: AtomicU8,
 }
@@ -311,6 +319,14 @@ const LEFT_CONNECTION: u8 = 1;
 const SRQ_RECEIVES_DONE: u8 = 2;
 
 impl EpEvents {
+    /// The EP, unless it is gone or no longer uses this queue pair.
+    fn endpoint(&self) -> Option<Arc<Endpoint>> {
+        if self.detached.load(Ordering::Acquire) {
+            return None;
+        }
+        self.ep.upgrade()
+    }
+
     /// Records `step`; delivers the last-WQE event if this is the call that completes both
     /// (bits are only ever set, so exactly one call does).
     fn srq_exit_step(&self, ep: &Endpoint, step: u8) {
@@ -328,7 +344,7 @@ impl EpEvents {
 
 impl ConnectionEvents for EpEvents {
     fn event(&self, ev: ConnEvent, private_data: &[u8]) {
-        if let Some(ep) = self.ep.upgrade() {
+        if let Some(ep) = self.endpoint() {
             let ev = match ev {
                 ConnEvent::Disconnected if ep.broken_by_watermark.swap(false, Ordering::Relaxed) => ConnEvent::Broken,
                 ev => ev,
@@ -351,13 +367,13 @@ impl ConnectionEvents for EpEvents {
     }
 
     fn srq_receives_done(&self) {
-        if let Some(ep) = self.ep.upgrade() {
+        if let Some(ep) = self.endpoint() {
             self.srq_exit_step(&ep, SRQ_RECEIVES_DONE);
         }
     }
 
     fn ud_event(&self, outcome: &UdExchange<'_>) {
-        if let Some(ep) = self.ep.upgrade() {
+        if let Some(ep) = self.endpoint() {
             ep.ud_connection_event(outcome);
         }
     }
@@ -448,6 +464,7 @@ impl Endpoint {
             iov_limits: IovLimits::default(),
             attr: Mutex::new(attr),
             qp: QueuePairs::new(),
+            qp_events: Mutex::new(None),
             early_recvs: Mutex::new(Vec::new()),
             soft_watermark: AtomicU32::new(WATERMARK_DISARMED),
             hard_watermark: AtomicU32::new(WATERMARK_DISARMED),
@@ -482,9 +499,15 @@ impl Endpoint {
         Ok((h, ep))
     }
 
-    /// A provider queue pair for `attr` and `binding`, or None when `binding` has no PZ.
-    fn make_qp(self: &Arc<Self>, attr: &EpAttr, binding: &EpBinding) -> DatResult<Option<Arc<dyn QueuePair>>> {
+    /// A provider queue pair for `attr` and `binding` with its event sink, or None when
+    /// `binding` has no PZ.
+    fn make_qp(self: &Arc<Self>, attr: &EpAttr, binding: &EpBinding) -> DatResult<Option<MadeQp>> {
         let Some(pz) = &binding.pz else { return Ok(None) };
+        let events = Arc::new(EpEvents {
+            ep: Arc::downgrade(self),
+            detached: AtomicBool::new(false),
+            srq_exit: AtomicU8::new(0),
+        });
         let qp = self.ia.device.create_qp(QpInit {
             pd: pz.pd.clone(),
             send_cq: binding.request_evd.as_ref().and_then(|e| e.completion_queue().cloned()),
@@ -492,16 +515,26 @@ impl Endpoint {
             srq: self.srq.as_ref().map(|s| s.srq.clone()),
             caps: attr.caps(),
             context: self.handle().0,
-            events: Arc::new(EpEvents { ep: Arc::downgrade(self), srq_exit: AtomicU8::new(0) }),
+            events: events.clone(),
             datagram: attr.is_datagram(),
         })?;
-        Ok(Some(qp))
+        Ok(Some((qp, events)))
+    }
+
+    /// Makes `made` the EP's queue pair (None: none); the one it replaces stays allocated
+    /// ([`queue_pairs`]) but no longer reports to the EP.
+    fn install_qp(&self, made: Option<MadeQp>) {
+        let (qp, events) = made.unzip();
+        if let Some(old) = std::mem::replace(&mut *self.qp_events.lock(), events) {
+            old.detached.store(true, Ordering::Release);
+        }
+        self.qp.install(qp);
     }
 
     /// Replaces the queue pair with a fresh one; receives posted on the old one are forgotten.
     fn new_qp(self: &Arc<Self>) -> DatResult<()> {
-        let qp = self.make_qp(&self.attr(), &self.binding())?;
-        self.qp.install(qp);
+        let made = self.make_qp(&self.attr(), &self.binding())?;
+        self.install_qp(made);
         self.early_recvs.lock().clear();
         Ok(())
     }
@@ -536,11 +569,12 @@ impl Endpoint {
                 binding.set_evd(which, *h)?;
             }
         }
-        let qp = self.make_qp(&attr, &binding)?;
+        let made = self.make_qp(&attr, &binding)?;
+        let qp = made.as_ref().map(|(qp, _)| qp.clone());
         binding.count_use(true);
         std::mem::replace(&mut *self.binding.write(), binding).count_use(false);
         self.set_attr(attr);
-        self.qp.install(qp.clone());
+        self.install_qp(made);
         self.repost_early_recvs(qp);
         Ok(())
     }
@@ -1103,7 +1137,7 @@ fn release(h: Handle) -> DatResult<()> {
             let _ = qp.disconnect(false);
         }
     }
-    ep.qp.install(None);
+    ep.install_qp(None);
     for ah in ep.address_handles.lock().take().into_iter().flatten() {
         handle::remove::<AddressHandle>(ah);
     }
