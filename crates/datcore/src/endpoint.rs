@@ -26,11 +26,14 @@ use crate::pz::ProtectionZone;
 use crate::srq::SharedReceiveQueue;
 use crate::ud::{AddressHandle, DAT_IB_SERVICE_TYPE_UD};
 use parking_lot::{Mutex, RwLock};
+use queue_pairs::QueuePairs;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
+
+mod queue_pairs;
 
 /// Largest private data any provider of ours carries.
 pub const MAX_PRIVATE_DATA: usize = 1024;
@@ -244,8 +247,13 @@ pub struct Endpoint {
     attr: Mutex<EpAttr>,
     /// The attributes' IOV limits, read by every post without taking `attr`'s lock.
     iov_limits: IovLimits,
-    /// None while the EP has no PZ (a provider-created EP before `dat_ep_modify` names one).
-    qp: RwLock<Option<Arc<dyn QueuePair>>>,
+    /// The queue pair; none while the EP has no PZ (a provider-created EP before
+    /// `dat_ep_modify` names one). Replaced ones stay allocated until the EP is dropped (see
+    /// [`queue_pairs`]), so posts use it without a lock or reference count.
+    qp: QueuePairs,
+    /// Where the current queue pair reports connection events. A replaced queue pair's is
+    /// detached: a queue pair kept after its replacement reports nothing to the EP.
+    qp_events: Mutex<Option<Arc<EpEvents>>>,
     /// Receives posted since the queue pair was made and before any connect or accept, so that
     /// a queue pair rebuilt by `dat_ep_modify` gets them again.
     early_recvs: Mutex<Vec<(u64, Vec<Sge>)>>,
@@ -269,6 +277,9 @@ pub struct Endpoint {
     /// What the IB counters extension reports for this EP.
     pub counters: EpCounters,
 }
+
+/// A new queue pair and the sink of its connection events.
+type MadeQp = (Arc<dyn QueuePair>, Arc<EpEvents>);
 
 /// `soft_watermark` / `hard_watermark` when nothing is armed (`DAT_WATERMARK_INFINITE`, or
 /// after the soft watermark's event).
@@ -296,6 +307,8 @@ impl DatObject for Endpoint {
 /// reports the device event reliably, which is why it is not left to the device.
 struct EpEvents {
     ep: Weak<Endpoint>,
+    /// Set once the EP has replaced (or freed) this queue pair: its events are dropped.
+    detached: AtomicBool,
     /// Which of [`LEFT_CONNECTION`] and [`SRQ_RECEIVES_DONE`] happened to this queue pair.
     srq_exit: AtomicU8,
 }
@@ -306,6 +319,14 @@ const LEFT_CONNECTION: u8 = 1;
 const SRQ_RECEIVES_DONE: u8 = 2;
 
 impl EpEvents {
+    /// The EP, unless it is gone or no longer uses this queue pair.
+    fn endpoint(&self) -> Option<Arc<Endpoint>> {
+        if self.detached.load(Ordering::Acquire) {
+            return None;
+        }
+        self.ep.upgrade()
+    }
+
     /// Records `step`; delivers the last-WQE event if this is the call that completes both
     /// (bits are only ever set, so exactly one call does).
     fn srq_exit_step(&self, ep: &Endpoint, step: u8) {
@@ -323,7 +344,7 @@ impl EpEvents {
 
 impl ConnectionEvents for EpEvents {
     fn event(&self, ev: ConnEvent, private_data: &[u8]) {
-        if let Some(ep) = self.ep.upgrade() {
+        if let Some(ep) = self.endpoint() {
             let ev = match ev {
                 ConnEvent::Disconnected if ep.broken_by_watermark.swap(false, Ordering::Relaxed) => ConnEvent::Broken,
                 ev => ev,
@@ -346,13 +367,13 @@ impl ConnectionEvents for EpEvents {
     }
 
     fn srq_receives_done(&self) {
-        if let Some(ep) = self.ep.upgrade() {
+        if let Some(ep) = self.endpoint() {
             self.srq_exit_step(&ep, SRQ_RECEIVES_DONE);
         }
     }
 
     fn ud_event(&self, outcome: &UdExchange<'_>) {
-        if let Some(ep) = self.ep.upgrade() {
+        if let Some(ep) = self.endpoint() {
             ep.ud_connection_event(outcome);
         }
     }
@@ -442,7 +463,8 @@ impl Endpoint {
             binding: RwLock::new(binding),
             iov_limits: IovLimits::default(),
             attr: Mutex::new(attr),
-            qp: RwLock::new(None),
+            qp: QueuePairs::new(),
+            qp_events: Mutex::new(None),
             early_recvs: Mutex::new(Vec::new()),
             soft_watermark: AtomicU32::new(WATERMARK_DISARMED),
             hard_watermark: AtomicU32::new(WATERMARK_DISARMED),
@@ -477,9 +499,15 @@ impl Endpoint {
         Ok((h, ep))
     }
 
-    /// A provider queue pair for `attr` and `binding`, or None when `binding` has no PZ.
-    fn make_qp(self: &Arc<Self>, attr: &EpAttr, binding: &EpBinding) -> DatResult<Option<Arc<dyn QueuePair>>> {
+    /// A provider queue pair for `attr` and `binding` with its event sink, or None when
+    /// `binding` has no PZ.
+    fn make_qp(self: &Arc<Self>, attr: &EpAttr, binding: &EpBinding) -> DatResult<Option<MadeQp>> {
         let Some(pz) = &binding.pz else { return Ok(None) };
+        let events = Arc::new(EpEvents {
+            ep: Arc::downgrade(self),
+            detached: AtomicBool::new(false),
+            srq_exit: AtomicU8::new(0),
+        });
         let qp = self.ia.device.create_qp(QpInit {
             pd: pz.pd.clone(),
             send_cq: binding.request_evd.as_ref().and_then(|e| e.completion_queue().cloned()),
@@ -487,16 +515,26 @@ impl Endpoint {
             srq: self.srq.as_ref().map(|s| s.srq.clone()),
             caps: attr.caps(),
             context: self.handle().0,
-            events: Arc::new(EpEvents { ep: Arc::downgrade(self), srq_exit: AtomicU8::new(0) }),
+            events: events.clone(),
             datagram: attr.is_datagram(),
         })?;
-        Ok(Some(qp))
+        Ok(Some((qp, events)))
+    }
+
+    /// Makes `made` the EP's queue pair (None: none); the one it replaces stays allocated
+    /// ([`queue_pairs`]) but no longer reports to the EP.
+    fn install_qp(&self, made: Option<MadeQp>) {
+        let (qp, events) = made.unzip();
+        if let Some(old) = std::mem::replace(&mut *self.qp_events.lock(), events) {
+            old.detached.store(true, Ordering::Release);
+        }
+        self.qp.install(qp);
     }
 
     /// Replaces the queue pair with a fresh one; receives posted on the old one are forgotten.
     fn new_qp(self: &Arc<Self>) -> DatResult<()> {
-        let qp = self.make_qp(&self.attr(), &self.binding())?;
-        *self.qp.write() = qp;
+        let made = self.make_qp(&self.attr(), &self.binding())?;
+        self.install_qp(made);
         self.early_recvs.lock().clear();
         Ok(())
     }
@@ -531,11 +569,12 @@ impl Endpoint {
                 binding.set_evd(which, *h)?;
             }
         }
-        let qp = self.make_qp(&attr, &binding)?;
+        let made = self.make_qp(&attr, &binding)?;
+        let qp = made.as_ref().map(|(qp, _)| qp.clone());
         binding.count_use(true);
         std::mem::replace(&mut *self.binding.write(), binding).count_use(false);
         self.set_attr(attr);
-        *self.qp.write() = qp.clone();
+        self.install_qp(made);
         self.repost_early_recvs(qp);
         Ok(())
     }
@@ -591,7 +630,13 @@ impl Endpoint {
 
     /// The queue pair; `DAT_INVALID_STATE_EP_NOTREADY` while the EP has no PZ.
     pub fn qp(&self) -> DatResult<Arc<dyn QueuePair>> {
-        self.qp.read().clone().ok_or(DatError::invalid_state(DAT_INVALID_STATE_EP_NOTREADY))
+        self.qp.arc().ok_or(DatError::invalid_state(DAT_INVALID_STATE_EP_NOTREADY))
+    }
+
+    /// The queue pair, for a post (no reference taken: see [`queue_pairs`]).
+    #[inline]
+    fn posting_qp(&self) -> DatResult<&dyn QueuePair> {
+        self.qp.get().ok_or(DatError::invalid_state(DAT_INVALID_STATE_EP_NOTREADY))
     }
 
     /// The queue pair, if the EP is connected.
@@ -671,9 +716,9 @@ impl Endpoint {
         if state != DAT_EP_STATE_CONNECTED {
             return Err(DatError::invalid_state(state_subtype(state)));
         }
-        // A reference, not the read lock, for the post: a provider may complete the request
-        // in this thread, and a CNO's upcall run from there may free or modify this EP.
-        let qp = self.qp()?;
+        // A provider may complete the request in this thread, and a CNO's upcall run from
+        // there may free or modify this EP: the queue pair stays allocated (`QueuePairs`).
+        let qp = self.posting_qp()?;
         if sges.len() > max_iov as usize {
             return Err(DatError::invalid_arg(2));
         }
@@ -712,7 +757,7 @@ impl Endpoint {
             solicited: flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG != 0,
             fence: false,
         };
-        self.qp()?.post_send_ud(&wr, peer)?;
+        self.posting_qp()?.post_send_ud(&wr, peer)?;
         self.counters.count_post((counters::ep::POST_SEND_UD, true), sges);
         Ok(())
     }
@@ -732,7 +777,7 @@ impl Endpoint {
         if sges.len() > self.iov_limits.recv.load(Ordering::Relaxed) as usize {
             return Err(DatError::invalid_arg(2));
         }
-        self.qp()?.post_recv(cookie, sges)?;
+        self.posting_qp()?.post_recv(cookie, sges)?;
         self.counters.count_post((counters::ep::POST_RECV, true), sges);
         if self.soft_watermark.load(Ordering::Relaxed) & self.hard_watermark.load(Ordering::Relaxed)
             != WATERMARK_DISARMED
@@ -755,7 +800,7 @@ impl Endpoint {
     /// completion), so an SRQ endpoint reports 0. Messages complete in order on a connection,
     /// so the span equals the count.
     pub fn recv_query(&self) -> (u32, u32) {
-        let allocated = if self.srq.is_some() { 0 } else { self.qp.read().as_ref().map_or(0, |q| q.posted_recvs()) };
+        let allocated = if self.srq.is_some() { 0 } else { self.qp.get().map_or(0, |q| q.posted_recvs()) };
         (allocated, allocated)
     }
 
@@ -937,7 +982,7 @@ impl Endpoint {
 
     /// `dat_ep_get_status` idle flags: (receive queue empty, send queue empty).
     pub fn idle(&self) -> (bool, bool) {
-        let qp = self.qp.read().clone();
+        let qp = self.qp.get();
         let recv_idle = qp.as_ref().is_none_or(|q| q.posted_recvs() == 0);
         let request_idle = qp.as_ref().is_none_or(|q| q.posted_sends() == 0);
         (recv_idle, request_idle)
@@ -1092,7 +1137,7 @@ fn release(h: Handle) -> DatResult<()> {
             let _ = qp.disconnect(false);
         }
     }
-    ep.qp.write().take();
+    ep.install_qp(None);
     for ah in ep.address_handles.lock().take().into_iter().flatten() {
         handle::remove::<AddressHandle>(ah);
     }

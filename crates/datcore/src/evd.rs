@@ -368,23 +368,28 @@ impl EventDispatcher {
         event::from_completion(self.handle(), wc)
     }
 
-    /// `dat_evd_dequeue`.
+    /// `dat_evd_dequeue`. An empty queue takes a batch of provider completions at once: the
+    /// first is returned, the rest queued, so one provider poll serves the batch's dequeues.
     pub fn dequeue(&self) -> DatResult<Event> {
         let mut st = self.state.lock();
         if let Some(ev) = st.queue.pop_front() {
             self.counters.count_dequeue(false, true);
             return Ok(ev);
         }
-        if let Some(cq) = &self.cq {
-            let found = cq.poll(&mut st.polled[..1]) == 1;
-            self.counters.count_dequeue(true, found);
-            if found {
-                return Ok(self.convert(&st.polled[0]));
-            }
-        } else {
+        let Some(cq) = &self.cq else {
             self.counters.count_dequeue(false, false);
+            return Err(DatError::QUEUE_EMPTY);
+        };
+        let EvdState { queue, qlen, polled, .. } = &mut *st;
+        let n = cq.poll(&mut polled[..(*qlen).min(DRAIN_BATCH)]);
+        self.counters.count_dequeue(true, n > 0);
+        if n == 0 {
+            return Err(DatError::QUEUE_EMPTY);
         }
-        Err(DatError::QUEUE_EMPTY)
+        for wc in &polled[1..n] {
+            queue.push_back(self.convert(wc));
+        }
+        Ok(self.convert(&polled[0]))
     }
 
     /// `dat_evd_wait`: waits until `threshold` events are queued or `timeout_us` passes, then

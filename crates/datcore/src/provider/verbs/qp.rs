@@ -62,8 +62,21 @@ pub fn ibv_sges<'a>(
     sges: &[Sge],
     out: &'a mut [MaybeUninit<sys::ibv_sge>; MAX_SGE],
 ) -> DatResult<&'a mut [sys::ibv_sge]> {
+    ibv_sges_and_length(sges, out).map(|(list, _)| list)
+}
+
+/// [`ibv_sges`], and their total length (summed in the same pass).
+#[inline]
+pub fn ibv_sges_and_length<'a>(
+    sges: &[Sge],
+    out: &'a mut [MaybeUninit<sys::ibv_sge>; MAX_SGE],
+) -> DatResult<(&'a mut [sys::ibv_sge], u64)> {
     let mut n = 0;
-    for s in sges.iter().filter(|s| s.length > 0) {
+    let mut total = 0;
+    for s in sges {
+        if s.length == 0 {
+            continue;
+        }
         if n == MAX_SGE {
             return Err(DatError::invalid_arg(2));
         }
@@ -71,10 +84,11 @@ pub fn ibv_sges<'a>(
             return Err(DatError::new(DAT_LENGTH_ERROR, 0));
         }
         out[n].write(sys::ibv_sge { addr: s.addr, length: s.length as u32, lkey: s.lkey });
+        total += s.length;
         n += 1;
     }
     // SAFETY: the first `n` entries were written above.
-    Ok(unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<sys::ibv_sge>(), n) })
+    Ok((unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<sys::ibv_sge>(), n) }, total))
 }
 
 /// Slot info: the operation (`OP_*`, low byte).
@@ -109,7 +123,10 @@ pub struct Slots {
     send: Box<[Slot]>,
     recv: Box<[Slot]>,
     srq: Option<Arc<VerbsSrq>>,
-    recv_outstanding: AtomicU32,
+    /// Receive counter (low 32 bits) just past the newest posted receive. Written only by the
+    /// poster, under its receive queue's lock: a plain store, and the receives outstanding are
+    /// `recv_count - recv_done`, no counter shared by posts and completions.
+    recv_count: AtomicU32,
     /// Receive counter (low 32 bits) just past the newest completed receive. The receive queue
     /// completes in order, so a device completion below it was already completed in software
     /// ([`Slots::flush_unreported_recvs`]) and is dropped.
@@ -131,7 +148,7 @@ impl Slots {
             send: ring(send),
             recv: ring(recv),
             srq,
-            recv_outstanding: AtomicU32::new(0),
+            recv_count: AtomicU32::new(0),
             recv_done: AtomicU32::new(0),
             send_done: AtomicU32::new(0),
             datagram: true,
@@ -152,12 +169,15 @@ impl Slots {
         self.recv[(c as usize) & (self.recv.len() - 1)].wr_id.store(wr_id, Ordering::Release);
     }
 
+    /// The device took one more receive. Called by one poster at a time (its receive lock).
     pub(super) fn recv_posted(&self) {
-        self.recv_outstanding.fetch_add(1, Ordering::Relaxed);
+        let n = self.recv_count.load(Ordering::Relaxed);
+        self.recv_count.store(n.wrapping_add(1), Ordering::Release);
     }
 
+    /// Receives posted and not yet completed.
     pub(super) fn outstanding_recvs(&self) -> u32 {
-        self.recv_outstanding.load(Ordering::Relaxed)
+        self.recv_count.load(Ordering::Acquire).wrapping_sub(self.recv_done.load(Ordering::Acquire))
     }
 
     /// Send-queue work requests of the `posted` so far not yet completed.
@@ -178,7 +198,8 @@ impl Slots {
         }
     }
 
-    /// The DAT completion of `wc`, or None for a stale one.
+    /// The DAT completion of `wc`, or None for a stale one. Inlined into the CQ's poll loop.
+    #[inline]
     pub fn complete(&self, wc: &sys::ibv_wc) -> Option<WorkCompletion> {
         let status = cq::status(wc.status);
         let idx = wc.wr_id as u32 as usize;
@@ -223,7 +244,6 @@ impl Slots {
                 // One poller at a time per CQ (the EVD's lock), so a plain store moves it on.
                 self.recv_done.store((idx as u32).wrapping_add(1), Ordering::Relaxed);
                 let s = &self.recv[idx & (self.recv.len() - 1)];
-                self.recv_outstanding.fetch_sub(1, Ordering::Relaxed);
                 (s.wr_id.load(Ordering::Acquire), recv_opcode(wc), wc.byte_len as u64)
             }
             KIND_SRQ => (self.srq.as_ref()?.complete(idx as u32), recv_opcode(wc), wc.byte_len as u64),
@@ -256,7 +276,6 @@ impl Slots {
         let mut c = self.recv_done.load(Ordering::Relaxed);
         while (mark.wrapping_sub(c) as i32) > 0 {
             let s = &self.recv[c as usize & (self.recv.len() - 1)];
-            self.recv_outstanding.fetch_sub(1, Ordering::Relaxed);
             tracing::debug!(context = self.context, "verbs: a receive the device did not flush, flushed");
             emit(cq::flushed_recv(s.wr_id.load(Ordering::Acquire), self.context));
             c = c.wrapping_add(1);
@@ -503,7 +522,7 @@ impl VerbsQp {
             send: ring(send_depth(dev, &caps)),
             recv: ring(caps.max_recv_wr),
             srq: objs.srq.clone(),
-            recv_outstanding: AtomicU32::new(0),
+            recv_count: AtomicU32::new(0),
             recv_done: AtomicU32::new(0),
             send_done: AtomicU32::new(0),
             datagram: false,
@@ -913,7 +932,7 @@ impl VerbsQp {
 impl QueuePair for VerbsQp {
     fn post_send(&self, wr: &SendWr<'_>) -> DatResult<()> {
         let mut buf = [MaybeUninit::uninit(); MAX_SGE];
-        let list = ibv_sges(wr.sges, &mut buf)?;
+        let (list, total) = ibv_sges_and_length(wr.sges, &mut buf)?;
         let op = op_code(&wr.op);
         let mut flags = 0;
         if wr.signaled {
@@ -928,7 +947,6 @@ impl QueuePair for VerbsQp {
         if op == OP_READ && list.len() > self.dev.max_sge_rd {
             return self.post_split_read(wr, list, flags);
         }
-        let total: u64 = list.iter().map(|s| s.length as u64).sum();
         let mut count = self.send_count.lock();
         let c = *count;
         let slot = &self.slots.send[(c as usize) & (self.slots.send.len() - 1)];
@@ -983,7 +1001,7 @@ impl QueuePair for VerbsQp {
             return Err(post_error("ibv_post_recv", r));
         }
         p.count = c + 1;
-        self.slots.recv_outstanding.fetch_add(1, Ordering::Relaxed);
+        self.slots.recv_posted();
         Ok(())
     }
 
@@ -1143,7 +1161,7 @@ impl QueuePair for VerbsQp {
     }
 
     fn posted_recvs(&self) -> u32 {
-        self.slots.recv_outstanding.load(Ordering::Relaxed)
+        self.slots.outstanding_recvs()
     }
 
     /// Send-queue work requests posted and not completed. An unsignaled request is retired by
@@ -1182,7 +1200,7 @@ mod tests {
             send: ring(1),
             recv: ring(n),
             srq: None,
-            recv_outstanding: AtomicU32::new(0),
+            recv_count: AtomicU32::new(0),
             recv_done: AtomicU32::new(0),
             send_done: AtomicU32::new(0),
             datagram: false,
@@ -1192,7 +1210,7 @@ mod tests {
     /// Receive counter `c` posted with cookie `100 + c`.
     fn post(s: &Slots, c: u32) {
         s.recv[c as usize & (s.recv.len() - 1)].wr_id.store(100 + c as u64, Ordering::Relaxed);
-        s.recv_outstanding.fetch_add(1, Ordering::Relaxed);
+        s.recv_count.store(c.wrapping_add(1), Ordering::Relaxed);
     }
 
     fn device_wc(c: u32, status: u32) -> sys::ibv_wc {
@@ -1222,14 +1240,15 @@ mod tests {
         for c in 0..5 {
             post(&s, c);
         }
+        assert_eq!(s.outstanding_recvs(), 5);
         assert_eq!(s.complete(&device_wc(0, sys::IBV_WC_SUCCESS)).map(|w| w.wr_id), Some(100));
         assert_eq!(s.complete(&device_wc(1, sys::IBV_WC_WR_FLUSH_ERR)).map(|w| w.status), Some(WcStatus::Flushed));
         let mut flushed = Vec::new();
         s.flush_unreported_recvs(5, |wc| flushed.push((wc.wr_id, wc.status, wc.context)));
         assert_eq!(flushed, (2..5).map(|c| (100 + c, WcStatus::Flushed, 7)).collect::<Vec<_>>());
-        assert_eq!(s.recv_outstanding.load(Ordering::Relaxed), 0);
+        assert_eq!(s.outstanding_recvs(), 0);
         assert!(s.complete(&device_wc(3, sys::IBV_WC_WR_FLUSH_ERR)).is_none(), "a late device flush is dropped");
-        assert_eq!(s.recv_outstanding.load(Ordering::Relaxed), 0);
+        assert_eq!(s.outstanding_recvs(), 0);
         s.flush_unreported_recvs(5, |_| panic!("settled twice"));
         // Counters wrap: the same holds across 2^32.
         let s = recv_slots(8);
@@ -1237,6 +1256,7 @@ mod tests {
         for c in [u32::MAX - 1, u32::MAX, 0] {
             post(&s, c);
         }
+        assert_eq!(s.outstanding_recvs(), 3);
         assert!(s.complete(&device_wc(u32::MAX - 1, sys::IBV_WC_WR_FLUSH_ERR)).is_some());
         let mut n = 0;
         s.flush_unreported_recvs(1, |_| n += 1);
