@@ -521,14 +521,20 @@ impl Endpoint {
         Ok(Some((qp, events)))
     }
 
-    /// Makes `made` the EP's queue pair (None: none); the one it replaces stays allocated
-    /// ([`queue_pairs`]) but no longer reports to the EP.
+    /// Makes `made` the EP's queue pair (None: none); the one it replaces no longer reports to
+    /// the EP and stays allocated while a post may still use it ([`queue_pairs`]). Called by
+    /// `dat_ep_reset` / `dat_ep_modify` through the EP's handle (one use of it) or before any
+    /// post can run: when no other use of the handle is held, the replaced queue pairs go.
     fn install_qp(&self, made: Option<MadeQp>) {
         let (qp, events) = made.unzip();
         if let Some(old) = std::mem::replace(&mut *self.qp_events.lock(), events) {
             old.detached.store(true, Ordering::Release);
         }
+        let replacing = qp.is_some();
         self.qp.install(qp);
+        if replacing && handle::uses(self.handle()).is_some_and(|uses| uses <= 1) {
+            self.qp.release_replaced();
+        }
     }
 
     /// Replaces the queue pair with a fresh one; receives posted on the old one are forgotten.
@@ -1147,4 +1153,49 @@ fn release(h: Handle) -> DatResult<()> {
     }
     ep.ia.disown(h);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evd::EventDispatcher;
+    use crate::ia::InterfaceAdapter;
+
+    /// `dat_ep_reset` frees the queue pairs it replaced when no other call holds the EP's
+    /// handle, and keeps them while one does (a post in flight may be using the old one).
+    #[test]
+    fn reset_frees_replaced_queue_pairs_unless_the_ep_is_in_use() {
+        let dir = std::env::temp_dir().join(format!("dat-ep-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::env::set_var("XDG_RUNTIME_DIR", &dir);
+        let shm = crate::registry::builtin_by_name("shm").expect("shm provider");
+        let (ia_h, ia, _) = InterfaceAdapter::open(&shm, "shm", "", 8, Handle::NULL).expect("open shm IA");
+        let pz = ProtectionZone::create(&ia).expect("pz");
+        let evd = |flags| EventDispatcher::create(&ia, 16, None, flags).expect("evd").0;
+        let create = EpCreate {
+            pz,
+            recv_evd: evd(DAT_EVD_DTO_FLAG),
+            request_evd: evd(DAT_EVD_DTO_FLAG),
+            connect_evd: evd(DAT_EVD_CONNECTION_FLAG),
+            srq: Handle::NULL,
+            attr: None,
+        };
+        let (h, ep) = Endpoint::create(&ia, &create).expect("ep");
+        let lookup = || handle::get::<Endpoint>(h, 0).expect("live EP");
+        for _ in 0..5 {
+            lookup().arc().reset().expect("reset"); // as the face calls it: one use held
+        }
+        assert_eq!(ep.qp.allocated(), 1, "queue pairs kept after resets with the EP otherwise idle");
+        let in_flight = lookup(); // another thread's post, say
+        for _ in 0..3 {
+            lookup().arc().reset().expect("reset");
+        }
+        assert_eq!(ep.qp.allocated(), 4, "a queue pair a call in flight may use was freed");
+        drop(in_flight);
+        lookup().arc().reset().expect("reset");
+        assert_eq!(ep.qp.allocated(), 1, "the kept queue pairs were not freed once the EP was idle");
+        drop(ep);
+        free(h).expect("free EP");
+        crate::ia::close(ia_h, true).expect("close IA");
+    }
 }

@@ -379,6 +379,16 @@ pub fn remove<T: DatObject>(h: Handle) -> Option<Arc<T>> {
     Some(found.arc()) // dropping `found` gives our use back; the last use reclaims the slot
 }
 
+/// How many uses of a live handle are held at this moment (lookups whose `Ref` is alive), or
+/// None if the handle is not live. A read-modify-write of the slot's word with release
+/// ordering: whatever the caller stored before it is seen by every lookup it does not count
+/// (such a lookup's `fetch_add` comes later in the word's modification order and acquires).
+pub fn uses(h: Handle) -> Option<u32> {
+    let ty = h.claimed_type()?;
+    let word = slot(h.index())?.state.fetch_add(0, Ordering::AcqRel);
+    (word & !USES_MASK == live_word(ty, h.generation())).then_some((word & USES_MASK) as u32)
+}
+
 /// The type of any live handle of ours.
 pub fn type_of(h: Handle) -> Option<HandleType> {
     let ty = h.claimed_type()?;

@@ -5,8 +5,16 @@
 //! pair and `dat_ep_free` removes it while a post in another thread, or in this one (a CNO
 //! upcall run from a completion the provider made in the posting thread), may be using it. A
 //! replaced queue pair is therefore kept, not dropped: a post's `&dyn QueuePair` is valid for as
-//! long as its borrow of the endpoint. The cost: an endpoint reset N times holds N queue pairs
-//! (disconnected, in the error state) until it is freed.
+//! long as its borrow of the endpoint.
+//!
+//! Replaced queue pairs are released early when nothing can still use them
+//! ([`QueuePairs::release_replaced`]): every borrow from [`QueuePairs::get`] is taken inside a
+//! call made through the endpoint's handle, which holds one use of the handle's slot for the
+//! whole call (the face's lookup). So once `dat_ep_reset` or `dat_ep_modify`, itself holding one
+//! use, has installed the new queue pair and then counts no other use, no post is in flight on
+//! an old one, and every later post reads the new one (`handle::uses` orders the two). A reset
+//! that races with posts in other threads, or runs from a CNO upcall inside a post, leaves the
+//! old ones for the next reset or for `dat_ep_free`.
 
 use crate::provider::QueuePair;
 use parking_lot::Mutex;
@@ -62,6 +70,32 @@ impl QueuePairs {
             None => std::ptr::null_mut(),
         };
         self.current.store(p, Ordering::Release);
+    }
+
+    /// Drops every queue pair but the current one. The caller guarantees that no borrow from
+    /// [`get`](Self::get) taken before the last [`install`](Self::install) is still alive (see
+    /// the module comment for how the endpoint knows).
+    pub fn release_replaced(&self) {
+        let current = self.current.load(Ordering::Acquire);
+        let replaced: Vec<_> = {
+            let mut installed = self.installed.lock();
+            let (keep, replaced) = installed.drain(..).partition(|&p| p == current);
+            *installed = keep;
+            replaced
+        };
+        for p in replaced {
+            // SAFETY: from `Box::into_raw` in `install`, removed from `installed` above so freed
+            // once; no borrow of it is alive (the caller's guarantee).
+            drop(unsafe { Box::from_raw(p) });
+        }
+    }
+}
+
+#[cfg(test)]
+impl QueuePairs {
+    /// How many queue pairs are allocated (the current one included).
+    pub fn allocated(&self) -> usize {
+        self.installed.lock().len()
     }
 }
 
