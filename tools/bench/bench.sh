@@ -3,8 +3,8 @@
 #
 #   1. shm on this host: datperf (send/recv latency 8 B polling and blocking, RDMA write latency,
 #      RDMA write and read 1 MiB bandwidth, on ordinary and on shared-memory LMRs, -M shm)
-#      against rawperf's floors (two-process spin ping-pong, process_vm_writev/readv, memcpy)
-#      and, when installable, UCX's ucx_perftest and libfabric's fi_pingpong over shared memory;
+#      against rawperf's floors (two-process spin ping-pong, process_vm_writev/readv, memcpy),
+#      the same without cross-memory attach (DAT_SHM_NO_CMA=1: the Yama fallback), and, when installable, UCX's ucx_perftest and libfabric's fi_pingpong over shared memory;
 #   2. verbs in ONE rxe guest and ONE siw guest (tests/vm/rdma-guest.sh, under
 #      flock /tmp/dat-vm.lock): tools/bench/guest-bench.sh, datperf against perftest and OFED
 #      dapltest -T P, one datperf2 binary and Debian's dtestcm on our libdat2 and on OFED's
@@ -15,7 +15,10 @@
 # one table (figure, ours, baseline, ratio, target) on stdout and in build/bench/table.md;
 # every run's output in build/bench/raw.log, every value in build/bench/results.txt.
 # BENCH_VM=0 skips the guests (BENCH_VM_DEVICES="rxe" runs one kind only); BENCH_NATIVE=0 skips the host part (then the table is made
-# from the guests alone); BENCH_TABLE_ONLY=1 only makes the table from build/bench/results.txt.
+# from the guests alone); BENCH_TABLE_ONLY=1 only makes the table from build/bench/results.txt;
+# BENCH_APPEND=1 adds to build/bench/results.txt and raw.log instead of starting them afresh, so
+# one table can be made from several shorter runs (the host part, then each guest, each guest
+# part: every guest run holds /tmp/dat-vm.lock, which other people wait for).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -24,7 +27,7 @@ mkdir -p "$OUT"
 RESULTS=$OUT/results.txt RAWLOG=$OUT/raw.log
 if [ "${BENCH_TABLE_ONLY:-0}" = 1 ]; then # the table again, from the results already there
     BENCH_NATIVE=0 BENCH_VM=0
-else
+elif [ "${BENCH_APPEND:-0}" != 1 ]; then
     : >"$RESULTS"
     : >"$RAWLOG"
 fi
@@ -71,6 +74,12 @@ native_round() {
     datperf_run shm.datperf.write_bw.1M.poll.shm bw_MBps shm 127.0.0.1 -t write_bw -s 1M -n "$BW_N" -w 16 -p -M shm
     datperf_run shm.datperf.read_bw.1M.poll.shm bw_MBps shm 127.0.0.1 -t read_bw -s 1M -n "$BW_N" -w 16 -p -M shm
     record raw.memcpy.1M "$("$RAWPERF" memcpy -s 1048576 -n "$BW_N" | kv bw_MBps)"
+    # Without cross-memory attach (what Yama's ptrace_scope >= 1 does between unrelated
+    # processes; DAT_SHM_NO_CMA=1 makes the provider behave as if the probe were refused):
+    # payloads travel through the rings and the target executes RDMA on ordinary LMRs
+    DAT_SHM_NO_CMA=1 datperf_run shm.datperf.send_lat.8.poll.nocma lat_median_us shm 127.0.0.1 -t send_lat -s 8 -n "$LAT_N" -W 500 -p
+    DAT_SHM_NO_CMA=1 datperf_run shm.datperf.write_bw.1M.poll.nocma bw_MBps shm 127.0.0.1 -t write_bw -s 1M -n "$BW_N" -w 16 -p
+    DAT_SHM_NO_CMA=1 datperf_run shm.datperf.read_bw.1M.poll.nocma bw_MBps shm 127.0.0.1 -t read_bw -s 1M -n "$BW_N" -w 16 -p
     if [ $HAVE_UCX = 1 ]; then
         local port=$((BENCH_QUAL % 20000 + 20000)) out
         BENCH_QUAL=$((BENCH_QUAL + 1))
@@ -128,6 +137,10 @@ rows=(
     "shm RDMA read 1 MiB, shared-memory LMRs, polling [MB/s] vs process_vm_readv|shm.datperf.read_bw.1M.poll.shm|raw.cma_read.1M|bw|1.5"
     "shm RDMA write 1 MiB, shared-memory LMRs, polling [MB/s] vs memcpy|shm.datperf.write_bw.1M.poll.shm|raw.memcpy.1M|bw|"
     "shm RDMA write 1 MiB, blocking [MB/s] vs memcpy|shm.datperf.write_bw.1M.block|raw.memcpy.1M|bw|"
+    "shm send/recv 8 B one-way latency, polling, no cross-memory attach (Yama) [us] vs spin floor|shm.datperf.send_lat.8.poll.nocma|raw.spin.8|lat|"
+    "shm send/recv 8 B one-way latency, polling: no cross-memory attach (Yama) vs with it [us]|shm.datperf.send_lat.8.poll.nocma|shm.datperf.send_lat.8.poll|lat|"
+    "shm RDMA write 1 MiB, polling, no cross-memory attach (Yama) [MB/s] vs process_vm_writev|shm.datperf.write_bw.1M.poll.nocma|raw.cma_write.1M|bw|"
+    "shm RDMA read 1 MiB, polling, no cross-memory attach (Yama) [MB/s] vs process_vm_readv|shm.datperf.read_bw.1M.poll.nocma|raw.cma_read.1M|bw|"
     "shm send/recv 8 B latency, polling [us] vs UCX tag_lat|shm.datperf.send_lat.8.poll|ucx.tag_lat.8|lat|"
     "shm RDMA write 1 MiB, polling [MB/s] vs UCX ucp_put_bw|shm.datperf.write_bw.1M.poll|ucx.put_bw.1M|bw|"
     "shm send/recv 8 B latency, polling [us] vs libfabric fi_pingpong shm|shm.datperf.send_lat.8.poll|ofi.pingpong.8|lat|"
