@@ -62,6 +62,8 @@ LAT_N=${BENCH_LAT_ITERS:-5000} BW_N=${BENCH_BW_ITERS:-1000}
 native_round() {
     record raw.spin.8 "$("$RAWPERF" spin -n 100000 | kv lat_median_us)"
     datperf_run shm.datperf.send_lat.8.poll lat_median_us shm 127.0.0.1 -t send_lat -s 8 -n "$LAT_N" -W 500 -p
+    # the same run's average, for fi_pingpong, which reports only an average (time / transfers)
+    record shm.datperf.send_lat.8.poll.avg "$(grep '^datperf name=shm.datperf.send_lat.8.poll ' "$RESULTS" | tail -1 | kv lat_avg_us)"
     datperf_run shm.datperf.send_lat.8.block lat_median_us shm 127.0.0.1 -t send_lat -s 8 -n "$LAT_N" -W 500 -b
     datperf_run shm.datperf.write_lat.8.poll lat_median_us shm 127.0.0.1 -t write_lat -s 8 -n "$LAT_N" -W 500 -p
     record raw.cma_write.1M "$("$RAWPERF" cma_write -s 1048576 -n "$BW_N" | kv bw_MBps)"
@@ -94,7 +96,8 @@ native_round() {
     if [ $HAVE_OFI = 1 ]; then
         local port=$((BENCH_QUAL % 20000 + 20000))
         BENCH_QUAL=$((BENCH_QUAL + 1))
-        # columns: bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec (usec/xfer is one way)
+        # columns: bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec (usec/xfer is one way:
+        # the run's time over its transfers, an average, so the table sets datperf's average beside it)
         out=$(server_client ofi.pingpong "fi_pingpong -p shm -e rdm -B $port -S 8 -I $LAT_N" \
               "fi_pingpong -p shm -e rdm -P $port -S 8 -I $LAT_N 127.0.0.1")
         record ofi.pingpong.8 "$(echo "$out" | awk '$1 == 8 && NF >= 8 { print $7 }' | tail -1)"
@@ -143,7 +146,7 @@ rows=(
     "shm RDMA read 1 MiB, polling, no cross-memory attach (Yama) [MB/s] vs process_vm_readv|shm.datperf.read_bw.1M.poll.nocma|raw.cma_read.1M|bw|"
     "shm send/recv 8 B latency, polling [us] vs UCX tag_lat|shm.datperf.send_lat.8.poll|ucx.tag_lat.8|lat|"
     "shm RDMA write 1 MiB, polling [MB/s] vs UCX ucp_put_bw|shm.datperf.write_bw.1M.poll|ucx.put_bw.1M|bw|"
-    "shm send/recv 8 B latency, polling [us] vs libfabric fi_pingpong shm|shm.datperf.send_lat.8.poll|ofi.pingpong.8|lat|"
+    "shm send/recv 8 B latency, polling, average [us] vs libfabric fi_pingpong shm (its average)|shm.datperf.send_lat.8.poll.avg|ofi.pingpong.8|lat|"
 )
 for t in rxe siw; do
     rows+=(
