@@ -188,14 +188,15 @@ done
         echo "| $label | ${o:-n/a} | ${b:-n/a} | ${ratio:-n/a} | $verdict |"
     done
     echo
-    echo "datperf cost per operation (median of rounds): user+sys CPU us, voluntary/involuntary context switches, threads"
+    echo "datperf cost per operation (median of rounds): user+sys CPU us, voluntary/involuntary context switches, threads,"
+    echo "and the context switches of the library's other threads (a message handed to another thread wakes it: >= 1 per message)"
     echo
-    echo "| datperf run | client cpu | client cs v/i | client threads | server cpu | server cs v/i | server threads |"
-    echo "|---|---:|---:|---:|---:|---:|---:|"
+    echo "| datperf run | client cpu | client cs v/i | client threads | client other threads' cs | server cpu | server cs v/i | server threads | server other threads' cs |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     for name in $(sed -n 's/^datperf name=\([^ ]*\) .*/\1/p' "$RESULTS" | awk '!seen[$0]++'); do
         f() { grep "^datperf name=$name " "$RESULTS" | kv "$1" | median; }
-        echo "| $name | $(f cpu_us_per_op) | $(f vcsw_per_op)/$(f ivcsw_per_op) | $(f threads) | $(f srv_cpu_us_per_op) |" \
-             "$(f srv_vcsw_per_op)/$(f srv_ivcsw_per_op) | $(f srv_threads) |"
+        echo "| $name | $(f cpu_us_per_op) | $(f vcsw_per_op)/$(f ivcsw_per_op) | $(f threads) | $(f other_cs_per_op) |" \
+             "$(f srv_cpu_us_per_op) | $(f srv_vcsw_per_op)/$(f srv_ivcsw_per_op) | $(f srv_threads) | $(f srv_other_cs_per_op) |"
     done
 } >"$OUT/table.md"
 echo
