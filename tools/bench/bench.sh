@@ -126,7 +126,9 @@ if [ "${BENCH_VM:-1}" = 1 ]; then
 fi
 
 # ------------------------------------------------------------------ the table
-med() { sed -n "s/^result name=$1 value=//p" "$RESULTS" | median; }
+# the median of a figure's rounds; a value that is not a number (perftest's "inf" when it could
+# not measure its clock) is no result
+med() { sed -n "s/^result name=$1 value=//p" "$RESULTS" | grep -E '^[0-9]+(\.[0-9]+)?$' | median; }
 rows=(
     # label | ours | baseline | lat (ours/base <= target) or bw (ours/base >= target) | target
     "shm send/recv 8 B one-way latency, polling [us] vs spin floor|shm.datperf.send_lat.8.poll|raw.spin.8|lat|1.5"
