@@ -182,9 +182,10 @@ done
         if [ -n "$o" ] && [ -n "$b" ]; then
             ratio=$(awk -v o="$o" -v b="$b" 'BEGIN { printf "%.2f", o / b }')
             if [ -n "$target" ]; then
-                verdict=$(awk -v r="$ratio" -v t="$target" -v k="$kind" 'BEGIN {
-                    if (k == "lat") { if (r <= t) print "<= " t "x: met"; else printf "<= %sx: missed, %.1fx the target\n", t, r / t }
-                    else { if (r >= t) print ">= " t "x: met"; else printf ">= %sx: missed, %.0f%% short\n", t, (1 - r / t) * 100 } }')
+                # judged on the unrounded ratio (0.999 is not "1.00: met")
+                verdict=$(awk -v o="$o" -v b="$b" -v t="$target" -v k="$kind" 'BEGIN { r = o / b
+                    if (k == "lat") { if (r <= t) print "<= " t "x: met"; else printf "<= %sx: missed, %.2fx the target\n", t, r / t }
+                    else { if (r >= t) print ">= " t "x: met"; else printf ">= %sx: missed, %.1f%% short\n", t, (1 - r / t) * 100 } }')
             fi
         fi
         echo "| $label | ${o:-n/a} | ${b:-n/a} | ${ratio:-n/a} | $verdict |"
