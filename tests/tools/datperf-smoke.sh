@@ -52,7 +52,8 @@ pair() {
     fi
 }
 
-common="cpu_us_per_op vcsw_per_op ivcsw_per_op threads srv_cpu_us_per_op srv_vcsw_per_op srv_ivcsw_per_op srv_threads"
+common="cpu_us_per_op vcsw_per_op ivcsw_per_op threads srv_cpu_us_per_op srv_vcsw_per_op srv_ivcsw_per_op srv_threads
+        other_cs_per_op srv_other_cs_per_op"
 lat="lat_min_us lat_median_us lat_p99_us lat_max_us lat_avg_us"
 bw="bw_MBps msg_rate_Mps window"
 

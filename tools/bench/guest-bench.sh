@@ -38,13 +38,15 @@ gid=""
 # perftest NAME COLUMN FACTOR CMD...: one perftest server/client pair on RDMA_DEV; records the
 # client's data row's COLUMN times FACTOR. Latency rows: bytes iterations t_min t_max t_typical
 # t_avg t_stdev p99 p99.9 (one-way us); bandwidth rows: bytes iterations BW_peak BW_average
-# MsgRate (MB = 2^20 bytes: FACTOR 1.048576 gives 10^6 bytes).
+# MsgRate (MB = 2^20 bytes: FACTOR 1.048576 gives 10^6 bytes). A value that is not a number is
+# no result: under emulation perftest sometimes fails to measure its clock and prints "inf".
 perftest() {
     local name=$1 col=$2 factor=$3 out
     shift 3
     out=$(server_client "$name" "$* -d $RDMA_DEV $gid" "$* -d $RDMA_DEV $gid $ip")
     record "$name" "$(echo "$out" | awk -v c="$col" -v f="$factor" \
-        '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= c { v = sprintf("%.3f", $c * f) } END { if (v != "") print v }')"
+        '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= c && $c ~ /^[0-9]+(\.[0-9]+)?$/ { v = sprintf("%.3f", $c * f) }
+         END { if (v != "") print v }')"
 }
 
 PARTS=" ${BENCH_GUEST_PARTS:-data dtestcm callgrind} "

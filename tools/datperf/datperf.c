@@ -26,14 +26,18 @@
  * that shm's RDMA can copy straight into it).
  * Round trips are stamped with the TSC on x86 (see ticks()), like perftest.
  * Each result carries the CPU time (getrusage user+system) and the voluntary and involuntary
- * context switches per operation of both sides, and both processes' thread counts (from
- * /proc/self/status), so one sees whether a message crossed threads.
+ * context switches per operation of both sides, both processes' thread counts (from
+ * /proc/self/status), and the context switches per operation of every thread but datperf's own
+ * (the library's background threads, from /proc/self/task/<tid>/status): a message handed to
+ * another thread wakes that thread, so that figure is about 1 or more per message where one is,
+ * and near 0 where the caller's thread does all the work.
  * -c checks every payload (costs time: do not combine with timing runs). -m prints one
  * "key=value ..." line per result (for scripts) instead of the table.
  * Any DAT error prints dat_strerror's names and exits 1.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -45,6 +49,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -84,6 +89,7 @@ struct usage {
     double cpu_s;
     long vcsw, ivcsw;
     long threads;
+    long other_cs; /* context switches (both kinds) of the process's other threads */
 };
 
 struct side {
@@ -185,6 +191,34 @@ static long thread_count(void)
     return n;
 }
 
+/* The voluntary plus involuntary context switches of every thread of this process but the
+ * calling one (datperf is single-threaded: these are the library's threads). */
+static long other_threads_cs(void)
+{
+    long self = (long)syscall(SYS_gettid), total = 0;
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL) {
+        char path[64], line[256];
+        long tid = atol(e->d_name), n;
+        if (tid <= 0 || tid == self)
+            continue;
+        snprintf(path, sizeof path, "/proc/self/task/%ld/status", tid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue; /* the thread ended meanwhile */
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1 ||
+                sscanf(line, "nonvoluntary_ctxt_switches: %ld", &n) == 1)
+                total += n;
+        fclose(f);
+    }
+    closedir(d);
+    return total;
+}
+
 static struct usage usage_now(void)
 {
     struct rusage ru;
@@ -195,6 +229,7 @@ static struct usage usage_now(void)
     u.vcsw = ru.ru_nvcsw;
     u.ivcsw = ru.ru_nivcsw;
     u.threads = thread_count();
+    u.other_cs = other_threads_cs();
     return u;
 }
 
@@ -204,6 +239,7 @@ static struct usage usage_since(const struct usage *start)
     u.cpu_s -= start->cpu_s;
     u.vcsw -= start->vcsw;
     u.ivcsw -= start->ivcsw;
+    u.other_cs -= start->other_cs;
     return u;
 }
 
@@ -887,8 +923,9 @@ static void server_round(struct side *s, uint32_t size, uint32_t round)
         check(dat_lmr_sync_rdma_write(s->ia, &t, 1), "dat_lmr_sync_rdma_write");
         verified = (uint64_t)pattern_ok(s->dst, size, round);
     }
-    uint64_t v[5] = {(uint64_t)(u.cpu_s * 1e9), (uint64_t)u.vcsw, (uint64_t)u.ivcsw, (uint64_t)u.threads, verified};
-    send_ctrl(s, C_STATS, round, v, 5);
+    uint64_t v[6] = {(uint64_t)(u.cpu_s * 1e9), (uint64_t)u.vcsw,    (uint64_t)u.ivcsw,
+                     (uint64_t)u.threads,      verified, (uint64_t)u.other_cs};
+    send_ctrl(s, C_STATS, round, v, 6);
 }
 
 static void client_round(struct side *s, uint32_t size, uint32_t round, struct result *res)
@@ -914,6 +951,7 @@ static void client_round(struct side *s, uint32_t size, uint32_t round, struct r
     res->peer.vcsw = (long)st.v[1];
     res->peer.ivcsw = (long)st.v[2];
     res->peer.threads = (long)st.v[3];
+    res->peer.other_cs = (long)st.v[5];
     if (!st.v[4])
         fail("%s size %u: the server found wrong data in its buffer", test_names[test], size);
     if (test == T_READ_BW && (s->cfg.flags & F_VERIFY)) {
@@ -945,6 +983,7 @@ static void report(const struct side *s, const char *ia, uint32_t size, struct r
     double cpu = r->mine.cpu_s * 1e6 / ops, srv_cpu = r->peer.cpu_s * 1e6 / ops;
     double vcsw = (double)r->mine.vcsw / ops, ivcsw = (double)r->mine.ivcsw / ops;
     double srv_vcsw = (double)r->peer.vcsw / ops, srv_ivcsw = (double)r->peer.ivcsw / ops;
+    double other_cs = (double)r->mine.other_cs / ops, srv_other_cs = (double)r->peer.other_cs / ops;
     const char *mode = s->poll ? "poll" : "block";
     double lat[5] = {0}; /* one-way: min, median, p99, max, average, microseconds */
     double bw = 0, rate = 0;
@@ -975,8 +1014,10 @@ static void report(const struct side *s, const char *ia, uint32_t size, struct r
         else
             printf(" window=%u bw_MBps=%.1f msg_rate_Mps=%.4f", s->cfg.window, bw, rate);
         printf(" cpu_us_per_op=%.3f vcsw_per_op=%.3f ivcsw_per_op=%.3f threads=%ld"
-               " srv_cpu_us_per_op=%.3f srv_vcsw_per_op=%.3f srv_ivcsw_per_op=%.3f srv_threads=%ld\n",
-               cpu, vcsw, ivcsw, r->mine.threads, srv_cpu, srv_vcsw, srv_ivcsw, r->peer.threads);
+               " srv_cpu_us_per_op=%.3f srv_vcsw_per_op=%.3f srv_ivcsw_per_op=%.3f srv_threads=%ld"
+               " other_cs_per_op=%.3f srv_other_cs_per_op=%.3f\n",
+               cpu, vcsw, ivcsw, r->mine.threads, srv_cpu, srv_vcsw, srv_ivcsw, r->peer.threads, other_cs,
+               srv_other_cs);
         fflush(stdout);
         return;
     }
@@ -988,21 +1029,23 @@ static void report(const struct side *s, const char *ia, uint32_t size, struct r
             printf(", every %uth send signaled", s->cfg.signal_every);
         printf("\n");
         printf("# one-way latency = round trip / 2; cpu = user+sys us per op; cs = voluntary/involuntary "
-               "context switches per op; thr = threads; c = client, s = server\n");
+               "context switches per op; thr = threads; oth = context switches of the library's other "
+               "threads per op; c = client, s = server\n");
         if (is_latency_test(test))
             printf("%9s %8s %9s %9s %9s %9s %9s", "#bytes", "#iters", "t_min[us]", "t_med[us]", "t_p99[us]",
                    "t_max[us]", "t_avg[us]");
         else
             printf("%9s %8s %6s %12s %10s", "#bytes", "#iters", "window", "BW[MB/s]", "Mmsg/s");
-        printf(" %8s %11s %4s %8s %11s %4s\n", "c_cpu", "c_cs(v/i)", "c_thr", "s_cpu", "s_cs(v/i)", "s_thr");
+        printf(" %8s %11s %4s %6s %8s %11s %4s %6s\n", "c_cpu", "c_cs(v/i)", "c_thr", "c_oth", "s_cpu", "s_cs(v/i)",
+               "s_thr", "s_oth");
     }
     if (is_latency_test(test))
         printf("%9u %8llu %9.2f %9.2f %9.2f %9.2f %9.2f", size, (unsigned long long)r->ops, lat[0], lat[1], lat[2],
                lat[3], lat[4]);
     else
         printf("%9u %8llu %6u %12.1f %10.4f", size, (unsigned long long)r->ops, s->cfg.window, bw, rate);
-    printf(" %8.2f %5.2f/%5.2f %4ld %8.2f %5.2f/%5.2f %4ld\n", cpu, vcsw, ivcsw, r->mine.threads, srv_cpu, srv_vcsw,
-           srv_ivcsw, r->peer.threads);
+    printf(" %8.2f %5.2f/%5.2f %4ld %6.3f %8.2f %5.2f/%5.2f %4ld %6.3f\n", cpu, vcsw, ivcsw, r->mine.threads, other_cs,
+           srv_cpu, srv_vcsw, srv_ivcsw, r->peer.threads, srv_other_cs);
     fflush(stdout);
 }
 
