@@ -458,6 +458,49 @@ fn verbs_reject_and_no_listener() {
     assert_eq!(e.number, DAT_CONNECTION_EVENT_NON_PEER_REJECTED, "{e:?}");
 }
 
+/// The passive side of a connection that rdma_cm never reports established: its IB CM got the
+/// peer's DREQ before the RTU (lost, or handled after the DREQ; seen once on rxe under load,
+/// where e2e.rsp's server waited for ESTABLISHED until its timeout while the client had
+/// connected, sent its message and disconnected) and gives DISCONNECTED alone. The server must
+/// still see ESTABLISHED, the message, then DISCONNECTED. The test runs itself again in a child
+/// process with `DAT_VERBS_TEST_LOSE_PASSIVE_ESTABLISHED` set, which makes the provider drop the
+/// passive side's ESTABLISHED (on rxe and on siw alike).
+#[test]
+fn verbs_passive_established_lost() {
+    const HOOK: &str = "DAT_VERBS_TEST_LOSE_PASSIVE_ESTABLISHED";
+    let Some(name) = ia_name() else { return };
+    if std::env::var_os(HOOK).is_none() {
+        let exe = std::env::current_exe().expect("test binary");
+        let st = std::process::Command::new(exe)
+            .args(["--exact", "verbs_passive_established_lost", "--nocapture", "--test-threads=1"])
+            .env(HOOK, "1")
+            .status()
+            .expect("run the test in a child process");
+        assert!(st.success(), "the test with {HOOK} set: {st}");
+        return;
+    }
+    let ia = open(&name);
+    let (c, s) = (ep(&ia), ep(&ia));
+    let b = Buf::new(&ia, 4096, 0x44);
+    s.ep.post_recv(&[b.sge(0, 64)], 7, 0).unwrap();
+    let psp = service_point::create_psp(&ia.ia, 20009, ia.cr_evd.handle(), DAT_PSP_CONSUMER_FLAG).unwrap();
+    c.ep.connect(ia.addr, 20009, WAIT_US, b"").unwrap();
+    let e = wait(&ia.cr_evd, "connection request");
+    let EventData::ConnectionRequest { cr, .. } = e.data else { panic!("expected a CR, got {e:?}") };
+    service_point::accept(cr, s.h, b"").expect("accept");
+    assert_eq!(wait(&c.conn, "client established").number, DAT_CONNECTION_EVENT_ESTABLISHED);
+    c.ep.post_request(SendOp::Send, &[b.sge(1024, 64)], 8, 0).unwrap();
+    assert_eq!(dto(&c.req, "send"), (8, DAT_DTO_SUCCESS, 64));
+    c.ep.disconnect(false).expect("disconnect");
+    assert_eq!(wait(&c.conn, "client disconnected").number, DAT_CONNECTION_EVENT_DISCONNECTED);
+    let e = wait(&s.conn, "server established (rdma_cm gave none)");
+    assert_eq!(e.number, DAT_CONNECTION_EVENT_ESTABLISHED, "server: {e:?}");
+    assert_eq!(dto(&s.recv, "the client's message"), (7, DAT_DTO_SUCCESS, 64));
+    let e = wait(&s.conn, "server disconnected");
+    assert_eq!(e.number, DAT_CONNECTION_EVENT_DISCONNECTED, "server: {e:?}");
+    service_point::free_psp(psp).unwrap();
+}
+
 /// Many endpoints in one process, each with its QP from `dat_ep_create`, and the last one
 /// connected and carrying a message. On siw the 72nd QP (with one-page queues) used to fail:
 /// its queue mapping landed on the offset libsiw reads as "no key" (verbs/cq.rs,
