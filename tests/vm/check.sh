@@ -88,9 +88,9 @@ dapl2_utils_rxe() { dapl2_utils rxe; }
 # On siw, too, no known failures: dtestcm's 100 connections and dapltest -T T failed there until
 # the verbs provider kept libsiw's colliding mmap key taken (cq.rs, SIW_COLLIDING_PAGE); the
 # mixed run with OFED's dapltest server reads into one segment (dapl2-utils.sh, run_mixed).
-# Open, not listed (intermittent, seen once): preload.dtest, the client got UNREACHABLE while
-# its server saw the connection established and then a receive of length 0 (README); the
-# section's second attempt covers it, visibly.
+# Not listed (intermittent, seen once in two runs): dtest, whose client gets UNREACHABLE when
+# dtest's server sends before siw's initiator has taken the MPA reply (tests/vm/README.md,
+# "Known intermittent failures"); the section's second attempt covers it, with a FLAKY line.
 dapl2_utils_siw() { dapl2_utils siw; }
 
 section rxe one_guest_rxe
