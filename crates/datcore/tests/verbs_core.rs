@@ -152,8 +152,9 @@ impl Buf {
     }
 }
 
-/// Connects `c` to `s` through a PSP on `port`; returns the server's view of the private data.
-fn connect(ia: &Ia, c: &Ep, s: &Ep, port: u64, pd: &[u8]) -> Vec<u8> {
+/// Connects `c` to a PSP on `port` and accepts the request on `s`, without waiting for the
+/// connection events; returns the PSP and the server's view of the private data.
+fn connect_and_accept(ia: &Ia, c: &Ep, s: &Ep, port: u64, pd: &[u8]) -> (Handle, Vec<u8>) {
     let psp = service_point::create_psp(&ia.ia, port, ia.cr_evd.handle(), DAT_PSP_CONSUMER_FLAG).expect("psp");
     c.ep.connect(ia.addr, port, WAIT_US, pd).expect("connect");
     let e = wait(&ia.cr_evd, "connection request");
@@ -162,6 +163,12 @@ fn connect(ia: &Ia, c: &Ep, s: &Ep, port: u64, pd: &[u8]) -> Vec<u8> {
     let req = handle::get::<service_point::ConnectionRequest>(cr, 0).expect("cr");
     let got = req.request.private_data().to_vec();
     service_point::accept(cr, s.h, b"accept-pd").expect("accept");
+    (psp, got)
+}
+
+/// Connects `c` to `s` through a PSP on `port`; returns the server's view of the private data.
+fn connect(ia: &Ia, c: &Ep, s: &Ep, port: u64, pd: &[u8]) -> Vec<u8> {
+    let (psp, got) = connect_and_accept(ia, c, s, port, pd);
     for (who, ep) in [("server", s), ("client", c)] {
         let e = wait(&ep.conn, "established");
         assert_eq!(e.number, DAT_CONNECTION_EVENT_ESTABLISHED, "{who}: {e:?}");
@@ -483,11 +490,7 @@ fn verbs_passive_established_lost() {
     let (c, s) = (ep(&ia), ep(&ia));
     let b = Buf::new(&ia, 4096, 0x44);
     s.ep.post_recv(&[b.sge(0, 64)], 7, 0).unwrap();
-    let psp = service_point::create_psp(&ia.ia, 20009, ia.cr_evd.handle(), DAT_PSP_CONSUMER_FLAG).unwrap();
-    c.ep.connect(ia.addr, 20009, WAIT_US, b"").unwrap();
-    let e = wait(&ia.cr_evd, "connection request");
-    let EventData::ConnectionRequest { cr, .. } = e.data else { panic!("expected a CR, got {e:?}") };
-    service_point::accept(cr, s.h, b"").expect("accept");
+    let (psp, _) = connect_and_accept(&ia, &c, &s, 20009, b"");
     assert_eq!(wait(&c.conn, "client established").number, DAT_CONNECTION_EVENT_ESTABLISHED);
     c.ep.post_request(SendOp::Send, &[b.sge(1024, 64)], 8, 0).unwrap();
     assert_eq!(dto(&c.req, "send"), (8, DAT_DTO_SUCCESS, 64));
