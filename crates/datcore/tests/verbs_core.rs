@@ -351,7 +351,7 @@ fn verbs_split_read() {
     }
     let sink = Buf::new(&ia, 1 << 16, 0xee);
     let other = Buf::new(&ia, 8192, 0xee);
-    connect(&ia, &c, &s, 20004, b"");
+    connect(&ia, &c, &s, 20010, b"");
     assert_eq!(c.ep.idle(), (true, true), "fresh EP not idle");
     // Odd sizes and offsets, gaps between the segments, one segment in another region.
     let segs = [(Some(0usize), 100usize), (Some(1000), 4000), (None, 333), (Some(9000), 4092), (Some(20000), 1)];
