@@ -31,15 +31,21 @@ VERBS_TEST=$(cargo test --release -p datcore --test verbs_core --no-run --messag
 [ -x "$VERBS_TEST" ] || { echo "vm check: could not build the verbs_core test binary"; exit 1; }
 
 # Each section gets a second attempt: soft RDMA under TCG emulation on a loaded 2-CPU host
-# occasionally loses a connection (seen with siw across two guests). A pass on the second
-# attempt is reported as such, so flakiness stays visible in the log.
+# occasionally loses a connection (tests/vm/README.md, "Known intermittent failures"). A pass
+# on the second attempt still passes the gate but is reported loudly: a "FLAKY: <section>
+# failed once" line right there, the list again at the end, and a count in the summary line.
 PASSES=0
+FLAKY=()
 section() { # NAME FUNCTION
   local name=$1 fn=$2 try
   for try in 1 2; do
     echo "=== vm check: $name (attempt $try)"
     if "$fn"; then
-      echo "PASS vm.$name$( [ $try = 2 ] && echo ' (on the second attempt; the first failed, see above)')"
+      if [ $try = 2 ]; then
+        echo "FLAKY: $name failed once (passed on the second attempt; the first attempt's failure is above)"
+        FLAKY+=("$name")
+      fi
+      echo "PASS vm.$name"
       PASSES=$((PASSES + 1))
       return 0
     fi
@@ -82,9 +88,9 @@ dapl2_utils_rxe() { dapl2_utils rxe; }
 # On siw, too, no known failures: dtestcm's 100 connections and dapltest -T T failed there until
 # the verbs provider kept libsiw's colliding mmap key taken (cq.rs, SIW_COLLIDING_PAGE); the
 # mixed run with OFED's dapltest server reads into one segment (dapl2-utils.sh, run_mixed).
-# Open, not listed (intermittent, seen once): preload.dtest, the client got UNREACHABLE while
-# its server saw the connection established and then a receive of length 0 (README); the
-# section's second attempt covers it, visibly.
+# Not listed (intermittent, seen once in two runs): dtest, whose client gets UNREACHABLE when
+# dtest's server sends before siw's initiator has taken the MPA reply (tests/vm/README.md,
+# "Known intermittent failures"); the section's second attempt covers it, with a FLAKY line.
 dapl2_utils_siw() { dapl2_utils siw; }
 
 section rxe one_guest_rxe
@@ -94,5 +100,6 @@ section dapl2-utils-rxe dapl2_utils_rxe
 section dapl2-utils-siw dapl2_utils_siw
 
 echo "vm check: $(( $(date +%s) - T0 )) s"
-echo "$PASSES passed, $FAILED failed"
+for name in "${FLAKY[@]}"; do echo "FLAKY: $name failed once"; done
+echo "$PASSES passed (${#FLAKY[@]} of them on the second attempt), $FAILED failed"
 [ $FAILED = 0 ]

@@ -46,6 +46,13 @@ const OP_SEND_UD: u64 = 7;
 /// How long a graceful disconnect waits for rdma_cm's DISCONNECTED before reporting anyway.
 const DISCONNECT_GRACE: Duration = Duration::from_secs(5);
 
+/// Test hook (`DAT_VERBS_TEST_LOSE_PASSIVE_ESTABLISHED` set): the passive side drops rdma_cm's
+/// ESTABLISHED, as when the IB CM handles the peer's DREQ before its RTU. Read once per
+/// accepted connection, on the CM thread.
+fn lose_passive_established_for_test() -> bool {
+    std::env::var_os("DAT_VERBS_TEST_LOSE_PASSIVE_ESTABLISHED").is_some()
+}
+
 pub fn set_nonblock(fd: i32) {
     // SAFETY: fcntl on a descriptor we own a reference to.
     unsafe {
@@ -713,6 +720,9 @@ impl VerbsQp {
                 let data: &[u8] = if ours { &pd[cm::REJECT_MARKER.len()..] } else { pd };
                 self.fail_connect(&mut st, ev, data);
             }
+            (sys::RDMA_CM_EVENT_ESTABLISHED, Phase::Accepting) if lose_passive_established_for_test() => {
+                tracing::debug!("verbs: ESTABLISHED of an accepted connection dropped (test hook)");
+            }
             (sys::RDMA_CM_EVENT_ESTABLISHED, Phase::Connecting | Phase::Accepting) => {
                 st.phase = Phase::Connected;
                 st.deadline = None;
@@ -724,6 +734,20 @@ impl VerbsQp {
                 // Too late (timed out or disconnected meanwhile): tear it down.
                 // SAFETY: live id.
                 unsafe { (lib.rdma_disconnect)(id) };
+            }
+            (sys::RDMA_CM_EVENT_DISCONNECTED, Phase::Accepting) => {
+                // The peer disconnects a connection we accepted before rdma_cm reported it
+                // established, and it never will: the IB CM on our side got the peer's DREQ while
+                // still waiting for its RTU (the RTU lost, or handled after the DREQ on a loaded
+                // host) and gives no ESTABLISHED after that. A DREQ comes only from a peer that
+                // had the connection established, and data may have arrived meanwhile (our QP
+                // was ready to receive from rdma_accept on), so the consumer sees the connection
+                // established and then disconnected, as if the RTU had come in time.
+                tracing::debug!("verbs: DISCONNECTED before ESTABLISHED on an accepted connection");
+                st.phase = Phase::Connected;
+                drop(st);
+                self.events.event(ConnEvent::Established, &[]);
+                self.cm_event(ev, status, pd);
             }
             (sys::RDMA_CM_EVENT_DISCONNECTED, Phase::Connected | Phase::Disconnecting) => {
                 let local = st.phase == Phase::Disconnecting;
