@@ -83,6 +83,7 @@ mod cm;
 #[doc(hidden)]
 pub use cm::report_qp_error_for_test;
 mod cq;
+mod inline;
 mod names;
 mod notify;
 pub use names::{Port, Target};
@@ -516,7 +517,7 @@ impl Device for VerbsDevice {
             let e = sys::errno();
             return Err(fail("ibv_alloc_pd", e, DatError::insufficient(DAT_RESOURCE_PROTECTION_DOMAIN)));
         }
-        let pd = Arc::new(VerbsPd { dev: d.clone(), pd, ahs: ud::AddressHandles::default() });
+        let pd = Arc::new(VerbsPd { dev: d.clone(), pd, ahs: ud::AddressHandles::default(), mrs: Default::default() });
         PDS.insert(&pd);
         Ok(pd)
     }
@@ -544,6 +545,8 @@ pub struct VerbsPd {
     pub(crate) pd: *mut sys::ibv_pd,
     /// Address handles of UD exchanges (destroyed with the PD).
     ahs: ud::AddressHandles,
+    /// This PD's MRs by lkey, for checking inline sends.
+    pub(crate) mrs: inline::MrRanges,
 }
 
 // SAFETY: ibv_pd is used through thread-safe verbs only.
@@ -634,6 +637,7 @@ impl ProtectionDomain for VerbsPd {
         // SAFETY: ibv_reg_mr returned a live MR.
         let (lkey, rkey) = unsafe { ((*mr).lkey, (*mr).rkey) };
         let mr = Arc::new(VerbsMr { pd: self.pd_arc(), mr, lkey, rkey, addr, len });
+        self.mrs.insert(lkey, addr, len);
         MRS.insert(&mr);
         Ok(mr)
     }
@@ -706,6 +710,7 @@ impl MemoryRegion for VerbsMr {
 
 impl Drop for VerbsMr {
     fn drop(&mut self) {
+        self.pd.mrs.remove(self.lkey);
         // SAFETY: the MR is live and dropped once.
         let r = unsafe { (self.pd.dev.lib.ibv_dereg_mr)(self.mr) };
         if r != 0 {

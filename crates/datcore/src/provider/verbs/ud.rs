@@ -214,7 +214,7 @@ impl VerbsUdQp {
             max_inline_data: 0,
         };
         // No context on the id: nothing ever connects it, so it has no events of ours.
-        let made = Made::create(dev, &objs, cap, true, 0)?;
+        let (made, _) = Made::create(dev, &objs, cap, true, 0)?;
         let (id, qp) = (made.id, made.qp);
         // SAFETY: rdma_create_qp made the QP live.
         let qpn = unsafe { (*qp).qp_num };
