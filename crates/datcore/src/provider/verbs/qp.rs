@@ -648,7 +648,7 @@ impl VerbsQp {
     fn set_deadline(&self, st: &mut CmState, d: Option<Instant>) {
         st.deadline = d;
         if d.is_some() {
-            self.dev.timed.lock().push(self.me.clone());
+            self.dev.add_timed(self.me.clone());
         }
     }
 

@@ -384,7 +384,7 @@ impl QueuePair for VerbsUdQp {
             return Err(e);
         }
         if x.deadline.is_some() {
-            self.dev.timed.lock().push(Arc::downgrade(&x) as Weak<dyn Timed>);
+            self.dev.add_timed(Arc::downgrade(&x) as Weak<dyn Timed>);
         }
         Ok(())
     }
