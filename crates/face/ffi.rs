@@ -11,19 +11,37 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Runs an export body; maps its result (or a panic) to a `DAT_RETURN` in the face's numbering
 /// (`crate::convert::code_out`: the core's DAT 1.2 codes as this face's ABI numbers them).
+///
+/// Inlined into every export, so the export's arguments stay in registers instead of being
+/// spilled into a closure and passed to a shared function; what a failure does (logging, the
+/// code conversion) is out of line in [`failed`] and [`panicked`]. Logging is set up by
+/// `dat_ia_openv` and by the registry calls (every object needs an open IA first) and by any
+/// call that fails, not per successful call.
+#[inline(always)]
 pub fn boundary(name: &'static str, f: impl FnOnce() -> DatResult<()>) -> u32 {
-    datcore::log::init();
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => 0,
-        Ok(Err(e)) => {
-            tracing::debug!("{name} -> {:#010x}", e.0);
-            crate::convert::code_out(e.0)
-        }
-        Err(_) => {
-            tracing::error!("{name}: internal panic caught at the C boundary");
-            crate::convert::code_out(DatError::INTERNAL.0)
-        }
+        Ok(Err(e)) => failed(name, e),
+        Err(_) => panicked(name),
     }
+}
+
+/// The failure half of [`boundary`]: logs the code and converts it to the face's numbering.
+#[cold]
+#[inline(never)]
+fn failed(name: &'static str, e: DatError) -> u32 {
+    datcore::log::init();
+    tracing::debug!("{name} -> {:#010x}", e.0);
+    crate::convert::code_out(e.0)
+}
+
+/// A panic caught by [`boundary`]: `DAT_INTERNAL_ERROR`.
+#[cold]
+#[inline(never)]
+fn panicked(name: &'static str) -> u32 {
+    datcore::log::init();
+    tracing::error!("{name}: internal panic caught at the C boundary");
+    crate::convert::code_out(DatError::INTERNAL.0)
 }
 
 /// A writable out-pointer, or `DAT_INVALID_PARAMETER | DAT_INVALID_ARG{arg}` if NULL.

@@ -10,15 +10,18 @@
  *   message_cycles  -n cycles of: post a receive, post an 8-byte send, dequeue the receive's
  *                   completion and the send's (both sides' work for one message)
  * Instructions per operation = the function's inclusive count / ops. Not a timing: no clock.
+ * Built against <dat/udat.h> and -ldat (the DAT 1.2 face), or with -DDATPERF_DAT2 against
+ * <dat2/udat.h> and -ldat2 (the DAT 2.0 face; datperf's dat_compat.h holds the differences).
  */
 #define _GNU_SOURCE
-#include <dat/udat.h>
-
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "../datperf/dat_compat.h"
 
 static void check(DAT_RETURN r, const char *what)
 {
@@ -127,12 +130,11 @@ int main(int argc, char **argv)
     DAT_RMR_CONTEXT rmr_ctx;
     DAT_VLEN reg_len;
     DAT_VADDR reg_addr;
-    check(dat_lmr_create(ia, DAT_MEM_TYPE_VIRTUAL, region, sizeof buf, pz, DAT_MEM_PRIV_ALL_FLAG, &lmr, &lmr_ctx,
-                         &rmr_ctx, &reg_len, &reg_addr),
+    check(DP_LMR_CREATE(ia, DAT_MEM_TYPE_VIRTUAL, region, sizeof buf, pz, DAT_MEM_PRIV_ALL_FLAG, &lmr, &lmr_ctx,
+                        &rmr_ctx, &reg_len, &reg_addr),
           "dat_lmr_create");
-    p.send = (DAT_LMR_TRIPLET){.lmr_context = lmr_ctx, .virtual_address = (DAT_VADDR)(uintptr_t)buf, .segment_length = 8};
-    p.recv = (DAT_LMR_TRIPLET){
-        .lmr_context = lmr_ctx, .virtual_address = (DAT_VADDR)(uintptr_t)(buf + 2048), .segment_length = 8};
+    p.send = dp_lmr_triplet(lmr_ctx, buf, 8);
+    p.recv = dp_lmr_triplet(lmr_ctx, buf + 2048, 8);
 
     DAT_PSP_HANDLE psp;
     check(dat_psp_create(ia, qual, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp), "dat_psp_create");
