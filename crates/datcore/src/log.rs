@@ -40,8 +40,9 @@ pub fn level_from_env() -> Option<tracing::Level> {
 }
 
 /// Installs a stderr subscriber once, if the environment asks for logging. The faces call it
-/// from `dat_ia_openv`, the registry calls and every failing call (before any other call can
-/// succeed an IA must be open): after the first call it costs one load and one branch.
+/// from `dat_ia_openv` and the registry calls, not from every export (no other call succeeds
+/// or reaches a provider before an IA is open): after the first call it costs one load and
+/// one branch.
 #[inline]
 pub fn init() {
     static DONE: AtomicBool = AtomicBool::new(false);
