@@ -10,7 +10,7 @@ use crate::codes::*;
 use crate::counters::{self, EvdCounters};
 use crate::error::{DatError, DatResult};
 use crate::event::{self, Event, EventData};
-use crate::handle::{self, DatObject, Handle, HandleType};
+use crate::handle::{self, Handle};
 use crate::ia::InterfaceAdapter;
 use crate::provider::{CompletionQueue, Waker, WcOpcode, WorkCompletion};
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -189,9 +189,7 @@ struct EvdState {
     polled: [WorkCompletion; DRAIN_BATCH],
 }
 
-impl DatObject for EventDispatcher {
-    const TYPE: HandleType = HandleType::Evd;
-}
+handle::dat_object!(EventDispatcher, Evd);
 
 /// The waker a provider's completion queue calls.
 struct EvdWaker(Weak<EventDispatcher>);
@@ -592,9 +590,7 @@ struct CnoState {
     waiter: bool,
 }
 
-impl DatObject for ConsumerNotifier {
-    const TYPE: HandleType = HandleType::Cno;
-}
+handle::dat_object!(ConsumerNotifier, Cno);
 
 impl ConsumerNotifier {
     pub fn create(ia: &Arc<InterfaceAdapter>, agent: ProxyAgent) -> DatResult<(Handle, Arc<Self>)> {
