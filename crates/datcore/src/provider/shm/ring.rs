@@ -2,9 +2,10 @@
 //!
 //! A record is an 8-byte header `{len: u32, kind: u16, flags: u16}` followed by its payload,
 //! padded to 8 bytes (`len`), and starts on a cache-line boundary: it takes its length rounded
-//! up to 64 bytes of ring ([`footprint`], which both ends apply). A small record and the zero
-//! header after it are then one line, the one the consumer already watches, where a record
-//! across a line boundary costs the consumer a second line transfer. Records never wrap: a
+//! up to 64 bytes of ring ([`footprint`], which both ends apply). A record of up to 64 bytes
+//! (an 8-byte send's is 48) is then one line, the one the consumer watches (its header word
+//! was the zero header of the record before), where a record across a line boundary costs the
+//! consumer a second line transfer. Records never wrap: a
 //! producer that does not fit before the end writes a pad record there. Each side keeps its
 //! own index in private memory and only *reads* the other's index from the segment, validating
 //! it, so a misbehaving peer can at worst make a ring look malformed (which breaks that
@@ -40,8 +41,7 @@ const _: () = assert!(REQ_CAP.is_power_of_two() && RESP_CAP.is_power_of_two());
 pub const HDR: usize = 8;
 /// Largest record payload the data path writes (an operation header and one inline chunk).
 pub const MAX_PAYLOAD: usize = 32 * 1024 + 64;
-/// Records start on cache-line boundaries: a small record (and the zero header after it) is
-/// one line, the one the consumer already watches.
+/// Records start on cache-line boundaries: a record of up to this many bytes is one line.
 const LINE: u64 = 64;
 /// The ring bytes a record of `len` bytes (header included) takes: up to the next line.
 fn footprint(len: u64) -> u64 {
