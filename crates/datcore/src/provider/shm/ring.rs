@@ -5,11 +5,11 @@
 //! up to 64 bytes of ring ([`footprint`], which both ends apply). A record of up to 64 bytes
 //! (an 8-byte send's is 48) is then one line, the one the consumer watches (its header word
 //! was the zero header of the record before), where a record across a line boundary costs the
-//! consumer a second line transfer. Records never wrap: a
-//! producer that does not fit before the end writes a pad record there. Each side keeps its
-//! own index in private memory and only *reads* the other's index from the segment, validating
-//! it, so a misbehaving peer can at worst make a ring look malformed (which breaks that
-//! connection) but never make us read or write outside the segment.
+//! consumer a second line transfer. Records never wrap: a producer that does not fit before
+//! the end writes a pad record there. Each side keeps its own index in private memory and only
+//! *reads* the other's index from the segment, validating it, so a misbehaving peer can at
+//! worst make a ring look malformed (which breaks that connection) but never make us read or
+//! write outside the segment.
 //!
 //! The header itself says a record is there, so a consumer touches one cache line per small
 //! record (not the producer's tail index and then the record, nor two lines of one record). Invariant: **the header word at
