@@ -294,7 +294,7 @@ mod tests {
             share: None,
         };
         let slot = memtable::alloc().unwrap();
-        let sge = |lkey| [Sge { lkey, pad: 0, addr: region.addr, length: 64 }];
+        let sge = |lkey| [Sge { lkey, addr: region.addr, length: 64, ..Sge::default() }];
         let clearings: [&dyn Fn() -> u32; 3] = [
             &|| {
                 memtable::revoke(slot);
