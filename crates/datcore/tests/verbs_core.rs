@@ -2,7 +2,9 @@
 //! within one process, send/recv, RDMA write/read, RMR bind, reject, disconnect flush, and a
 //! small ping-pong measurement, the receive watermarks (SRQ low, EP soft high) and
 //! `dat_ep_recv_query`'s counts, more CQs than siw's mmap-key collision used to allow, and UD
-//! endpoints (on an SRQ, their queue pair errors, the connect timeout of their exchanges).
+//! endpoints (on an SRQ, their queue pair errors, the connect timeout of their exchanges), and
+//! what the sender of a connection's last message gets when its receiver disconnects abruptly
+//! at once.
 //!
 //! Every test passes with "skipped: no RDMA device" where rdma-core or an active RDMA port with
 //! an IP address is missing. In the soft-RDMA guest:
