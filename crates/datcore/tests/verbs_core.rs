@@ -2,7 +2,9 @@
 //! within one process, send/recv, RDMA write/read, RMR bind, reject, disconnect flush, and a
 //! small ping-pong measurement, the receive watermarks (SRQ low, EP soft high) and
 //! `dat_ep_recv_query`'s counts, more CQs than siw's mmap-key collision used to allow, and UD
-//! endpoints (on an SRQ, their queue pair errors, the connect timeout of their exchanges).
+//! endpoints (on an SRQ, their queue pair errors, the connect timeout of their exchanges), and
+//! what the sender of a connection's last message gets when its receiver disconnects abruptly
+//! at once.
 //!
 //! Every test passes with "skipped: no RDMA device" where rdma-core or an active RDMA port with
 //! an IP address is missing. In the soft-RDMA guest:
@@ -503,6 +505,47 @@ fn verbs_passive_established_lost() {
     let e = wait(&s.conn, "server disconnected");
     assert_eq!(e.number, DAT_CONNECTION_EVENT_DISCONNECTED, "server: {e:?}");
     service_point::free_psp(psp).unwrap();
+}
+
+/// The receiver of a connection's last message disconnecting abruptly as soon as it has it, as
+/// dapltest does (its `-T P` server after the client's closing message, its `-T Q` client after
+/// the server's reply): rounds of connect, one 8 KiB send, the receive, the receiver's abrupt
+/// disconnect, with sender and receiver swapping sides every round. The sender's completion
+/// carries the posted length when it succeeds and length 0 with its error status otherwise
+/// (the device may report the send in error although the peer got it: the peer's QP left RTS
+/// before its acknowledgment went out, tests/vm/README.md "Known intermittent failures"). It
+/// prints how many sends completed each way (`VERBS_STRESS_ITERS` rounds, default 20).
+#[test]
+fn verbs_last_message_then_abrupt_disconnect() {
+    const LEN: usize = 8192;
+    let Some(name) = ia_name() else { return };
+    let ia = open(&name);
+    let b = Buf::new(&ia, 2 * LEN, 0x61);
+    let rounds = stress_iters(20);
+    let mut errors = std::collections::BTreeMap::new();
+    // One pair of DTO EVDs per side for all rounds; each round's endpoints are freed.
+    let evds = [0, 1].map(|_| (dto_evd(&ia, DAT_EVD_DTO_FLAG), dto_evd(&ia, DAT_EVD_DTO_FLAG)));
+    for round in 0..rounds {
+        let (c, s) = (ep_on(&ia, &evds[0].0, &evds[0].1), ep_on(&ia, &evds[1].0, &evds[1].1));
+        let (sender, receiver) = if round % 2 == 0 { (&c, &s) } else { (&s, &c) };
+        receiver.ep.post_recv(&[b.sge(0, LEN)], 1, 0).expect("post recv");
+        connect(&ia, &c, &s, 20200 + round as u64, b"");
+        sender.ep.post_request(SendOp::Send, &[b.sge(LEN, LEN)], 2, 0).expect("send");
+        assert_eq!(dto(&receiver.recv, "the last message"), (1, DAT_DTO_SUCCESS, LEN as u64), "round {round}");
+        receiver.ep.disconnect(false).expect("abrupt disconnect");
+        match dto(&sender.req, "the last message's send completion") {
+            (2, DAT_DTO_SUCCESS, len) => assert_eq!(len, LEN as u64, "round {round}: a successful send's length"),
+            (2, status, 0) => *errors.entry(status).or_insert(0) += 1,
+            other => panic!("round {round}: send completion (cookie, status, length) {other:?}"),
+        }
+        for e in [&c, &s] {
+            assert_eq!(wait(&e.conn, "disconnected").number, DAT_CONNECTION_EVENT_DISCONNECTED, "round {round}");
+            datcore::endpoint::free(e.h).expect("free the endpoint");
+        }
+    }
+    let failed: u32 = errors.values().sum();
+    eprintln!("last message then abrupt disconnect: {rounds} rounds, sends in error by DAT status: {errors:?}");
+    eprintln!("  ({} succeeded)", rounds as u32 - failed);
 }
 
 /// Many endpoints in one process, each with its QP from `dat_ep_create`, and the last one
