@@ -19,6 +19,7 @@ use super::srq::VerbsSrq;
 use super::{fail, sys, DevInner, VerbsPd, CQS, MRS, MWS, PDS, SRQS};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
+use crate::provider::spin::SpinLock;
 use parking_lot::Mutex;
 use std::mem::MaybeUninit;
 use std::net::SocketAddr;
@@ -63,39 +64,30 @@ pub fn set_nonblock(fd: i32) {
     }
 }
 
-/// Converts DAT segments to verbs SGEs (zero-length segments dropped) in `out`, of which only
-/// the SGEs returned are initialised.
-pub fn ibv_sges<'a>(
-    sges: &[Sge],
-    out: &'a mut [MaybeUninit<sys::ibv_sge>; MAX_SGE],
-) -> DatResult<&'a mut [sys::ibv_sge]> {
-    ibv_sges_and_length(sges, out).map(|(list, _)| list)
-}
-
-/// [`ibv_sges`], and their total length (summed in the same pass).
+/// The segments of a work request as the device takes them ([`Sge`] is `struct ibv_sge`): the
+/// consumer's own list when none is empty (the usual case: nothing copied), else its non-empty
+/// segments copied into `out` (DAT ignores an empty segment's lmr_context, which a device may
+/// check). More than [`MAX_SGE`] non-empty segments: `DAT_INVALID_PARAMETER`.
 #[inline]
-pub fn ibv_sges_and_length<'a>(
-    sges: &[Sge],
-    out: &'a mut [MaybeUninit<sys::ibv_sge>; MAX_SGE],
-) -> DatResult<(&'a mut [sys::ibv_sge], u64)> {
+pub fn device_sges<'a>(sges: &'a [Sge], out: &'a mut [MaybeUninit<Sge>; MAX_SGE]) -> DatResult<&'a [Sge]> {
+    if sges.len() <= MAX_SGE && sges.iter().all(|s| s.length != 0) {
+        return Ok(sges);
+    }
     let mut n = 0;
-    let mut total = 0;
-    for s in sges {
-        if s.length == 0 {
-            continue;
-        }
+    for s in sges.iter().filter(|s| s.length != 0) {
         if n == MAX_SGE {
             return Err(DatError::invalid_arg(2));
         }
-        if s.length > u32::MAX as u64 {
-            return Err(DatError::new(DAT_LENGTH_ERROR, 0));
-        }
-        out[n].write(sys::ibv_sge { addr: s.addr, length: s.length as u32, lkey: s.lkey });
-        total += s.length;
+        out[n].write(*s);
         n += 1;
     }
     // SAFETY: the first `n` entries were written above.
-    Ok((unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<sys::ibv_sge>(), n) }, total))
+    Ok(unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<Sge>(), n) })
+}
+
+/// The bytes a list of segments spans.
+pub fn total_length(sges: &[Sge]) -> u64 {
+    sges.iter().map(|s| u64::from(s.length)).sum()
 }
 
 /// Slot info: the operation (`OP_*`, low byte).
@@ -348,7 +340,13 @@ pub struct VerbsQp {
     qp: *mut sys::ibv_qp,
     /// CQs we made for a missing send or receive EVD.
     own_cqs: Vec<*mut sys::ibv_cq>,
-    send_count: Mutex<u64>,
+    /// Send-queue work requests posted. Held across a post: a request takes its slot and
+    /// reaches the device in counter order, which `Slots::complete` relies on (the send queue
+    /// completes in order; a completion retires the unsignaled requests before it). DAT lets
+    /// several threads post on one EP, so the counter needs a lock; a spin flag (one atomic
+    /// swap, then a plain store) rather than a mutex (a compare-and-swap at each end): the
+    /// holder only fills a slot and calls the device's post.
+    send_count: SpinLock<u64>,
     recv: Mutex<RecvState>,
     cm: Mutex<CmState>,
     events: Arc<dyn ConnectionEvents>,
@@ -554,7 +552,7 @@ impl VerbsQp {
             slots,
             qp: made.qp,
             own_cqs: made.own_cqs,
-            send_count: Mutex::new(0),
+            send_count: SpinLock::new(0),
             recv: Mutex::new(RecvState { count: 0, in_error: false }),
             cm: Mutex::new(CmState {
                 phase: Phase::Idle,
@@ -873,11 +871,13 @@ fn op_code(op: &SendOp) -> u64 {
 
 /// The verbs work request for send-queue counter `c`: `op` on `sges`, its remote side at
 /// `remote` (a fragment of a split read passes its own address).
-fn send_wr(c: u64, sges: &mut [sys::ibv_sge], op: &SendOp, remote: u64, flags: u32) -> sys::ibv_send_wr {
+fn send_wr(c: u64, sges: &[Sge], op: &SendOp, remote: u64, flags: u32) -> sys::ibv_send_wr {
     // SAFETY: plain old data; every field the opcode uses is set below.
     let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
     w.wr_id = KIND_SEND | (c as u32 as u64);
-    w.sg_list = sges.as_mut_ptr();
+    // The device's post only reads the list (`ibv_post_send` takes it through a non-const
+    // pointer of the C API).
+    w.sg_list = sges.as_ptr().cast_mut();
     w.num_sge = sges.len() as i32;
     w.send_flags = flags;
     match *op {
@@ -913,11 +913,10 @@ impl VerbsQp {
     /// (the responder answers them in order, also on siw, whose reads otherwise complete after
     /// later sends), so the last completion stands for all of them; if a fragment fails, its
     /// error reports the request and the rest of the group is dropped (see `Slots::complete`).
-    fn post_split_read(&self, wr: &SendWr<'_>, list: &mut [sys::ibv_sge], flags: u32) -> DatResult<()> {
+    fn post_split_read(&self, wr: &SendWr<'_>, list: &[Sge], total: u64, flags: u32) -> DatResult<()> {
         let n = list.len();
         let chunk = self.dev.max_sge_rd;
         let frags = n.div_ceil(chunk);
-        let total: u64 = list.iter().map(|s| s.length as u64).sum();
         let mut count = self.send_count.lock();
         // All fragments or none: a send queue filling up half way would leave a partial
         // request in flight behind an error return.
@@ -928,10 +927,10 @@ impl VerbsQp {
         let mask = self.slots.send.len() - 1;
         let start = *count;
         let mut remote = wr.op.remote_addr();
-        for (k, part) in list.chunks_mut(chunk).enumerate() {
+        for (k, part) in list.chunks(chunk).enumerate() {
             let last = k + 1 == frags;
             let c = *count;
-            let bytes: u64 = part.iter().map(|s| s.length as u64).sum();
+            let bytes = total_length(part);
             let slot = &self.slots.send[(c as usize) & mask];
             slot.wr_id.store(wr.wr_id, Ordering::Relaxed);
             slot.info.store(slot_info(OP_READ, frags - 1 - k, if last { total } else { bytes }), Ordering::Release);
@@ -956,7 +955,8 @@ impl VerbsQp {
 impl QueuePair for VerbsQp {
     fn post_send(&self, wr: &SendWr<'_>) -> DatResult<()> {
         let mut buf = [MaybeUninit::uninit(); MAX_SGE];
-        let (list, total) = ibv_sges_and_length(wr.sges, &mut buf)?;
+        let list = device_sges(wr.sges, &mut buf)?;
+        let total = total_length(list);
         let op = op_code(&wr.op);
         let mut flags = 0;
         if wr.signaled {
@@ -969,7 +969,7 @@ impl QueuePair for VerbsQp {
             flags |= sys::IBV_SEND_FENCE;
         }
         if op == OP_READ && list.len() > self.dev.max_sge_rd {
-            return self.post_split_read(wr, list, flags);
+            return self.post_split_read(wr, list, total, flags);
         }
         let mut count = self.send_count.lock();
         let c = *count;
@@ -990,7 +990,7 @@ impl QueuePair for VerbsQp {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_RECV_WATERMARK));
         }
         let mut buf = [MaybeUninit::uninit(); MAX_SGE];
-        let list = ibv_sges(sges, &mut buf)?;
+        let list = device_sges(sges, &mut buf)?;
         let n = list.len();
         if n > self.caps.max_recv_sge as usize {
             return Err(DatError::invalid_arg(2));
@@ -1010,7 +1010,8 @@ impl QueuePair for VerbsQp {
         let mut wr = sys::ibv_recv_wr {
             wr_id: KIND_RECV | (c as u32 as u64),
             next: std::ptr::null_mut(),
-            sg_list: list.as_mut_ptr(),
+            // Only read by the device's post (see `send_wr`).
+            sg_list: list.as_ptr().cast_mut(),
             num_sge: n as i32,
         };
         let mut bad = std::ptr::null_mut();
