@@ -168,10 +168,14 @@ impl Slots {
         self.recv[(c as usize) & (self.recv.len() - 1)].wr_id.store(wr_id, Ordering::Release);
     }
 
-    /// The device took one more receive. Called by one poster at a time (its receive lock).
-    pub(super) fn recv_posted(&self) {
-        let n = self.recv_count.load(Ordering::Relaxed);
-        self.recv_count.store(n.wrapping_add(1), Ordering::Release);
+    /// The counter of the next receive. Called by one poster at a time (its receive lock).
+    fn next_recv(&self) -> u32 {
+        self.recv_count.load(Ordering::Relaxed)
+    }
+
+    /// The device took receive counter `c`. Called by one poster at a time (its receive lock).
+    pub(super) fn recv_posted(&self, c: u32) {
+        self.recv_count.store(c.wrapping_add(1), Ordering::Release);
     }
 
     /// Receives posted and not yet completed.
@@ -308,9 +312,8 @@ pub enum Phase {
     Closed,
 }
 
-/// The receive queue's counter and whether the QP is in error.
+/// The receive queue's state (its counter is `Slots::recv_count`).
 struct RecvState {
-    count: u64,
     /// The QP was moved to error: a receive posted now completes as flushed at once, without
     /// reaching the device (which may never flush it).
     in_error: bool,
@@ -347,7 +350,8 @@ pub struct VerbsQp {
     /// swap, then a plain store) rather than a mutex (a compare-and-swap at each end): the
     /// holder only fills a slot and calls the device's post.
     send_count: SpinLock<u64>,
-    recv: Mutex<RecvState>,
+    /// Held across a receive's post, for the same reason (and under the same kind of lock).
+    recv: SpinLock<RecvState>,
     cm: Mutex<CmState>,
     events: Arc<dyn ConnectionEvents>,
     ended: AtomicBool,
@@ -553,7 +557,7 @@ impl VerbsQp {
             qp: made.qp,
             own_cqs: made.own_cqs,
             send_count: SpinLock::new(0),
-            recv: Mutex::new(RecvState { count: 0, in_error: false }),
+            recv: SpinLock::new(RecvState { in_error: false }),
             cm: Mutex::new(CmState {
                 phase: Phase::Idle,
                 id: made.id,
@@ -601,7 +605,7 @@ impl VerbsQp {
             return;
         }
         p.in_error = true;
-        let mark = p.count as u32;
+        let mark = self.slots.next_recv();
         drop(p);
         if let Some(c) = &self.recv_cq {
             // SAFETY: live QP.
@@ -995,7 +999,7 @@ impl QueuePair for VerbsQp {
         if n > self.caps.max_recv_sge as usize {
             return Err(DatError::invalid_arg(2));
         }
-        let mut p = self.recv.lock();
+        let p = self.recv.lock();
         if p.in_error {
             drop(p);
             if let Some(c) = &self.recv_cq {
@@ -1003,12 +1007,12 @@ impl QueuePair for VerbsQp {
             }
             return Ok(());
         }
-        let c = p.count;
+        let c = self.slots.next_recv();
         let slot = &self.slots.recv[(c as usize) & (self.slots.recv.len() - 1)];
         slot.wr_id.store(wr_id, Ordering::Release);
         let qp = self.qp;
         let mut wr = sys::ibv_recv_wr {
-            wr_id: KIND_RECV | (c as u32 as u64),
+            wr_id: KIND_RECV | c as u64,
             next: std::ptr::null_mut(),
             // Only read by the device's post (see `send_wr`).
             sg_list: list.as_ptr().cast_mut(),
@@ -1025,8 +1029,8 @@ impl QueuePair for VerbsQp {
         if r != 0 {
             return Err(post_error("ibv_post_recv", r));
         }
-        p.count = c + 1;
-        self.slots.recv_posted();
+        self.slots.recv_posted(c);
+        drop(p);
         Ok(())
     }
 

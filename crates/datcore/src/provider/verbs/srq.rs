@@ -6,8 +6,8 @@ use super::qp::{device_sges, MAX_SGE};
 use super::{fail, sys, VerbsPd};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
+use crate::provider::spin::SpinLock;
 use crate::provider::Sge;
-use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -15,7 +15,7 @@ pub struct VerbsSrq {
     pub(crate) pd: Arc<VerbsPd>,
     pub(crate) srq: *mut sys::ibv_srq,
     cookies: Box<[AtomicU64]>,
-    free: Mutex<Vec<u32>>,
+    free: SpinLock<Vec<u32>>,
     posted: AtomicU32,
 }
 
@@ -48,7 +48,7 @@ impl VerbsSrq {
             pd: pd.clone(),
             srq,
             cookies: (0..cap).map(|_| AtomicU64::new(0)).collect(),
-            free: Mutex::new((0..cap as u32).rev().collect()),
+            free: SpinLock::new((0..cap as u32).rev().collect()),
             posted: AtomicU32::new(0),
         }))
     }

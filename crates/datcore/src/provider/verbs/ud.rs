@@ -191,7 +191,7 @@ pub struct VerbsUdQp {
     own_cqs: Vec<*mut sys::ibv_cq>,
     /// Send-queue work requests posted (as `VerbsQp`'s: held across a post).
     send_count: SpinLock<u64>,
-    recv_count: Mutex<u64>,
+    recv_count: SpinLock<u64>,
     events: Arc<dyn ConnectionEvents>,
     /// Active exchanges in progress.
     exchanges: Mutex<Vec<Arc<Exchange>>>,
@@ -241,7 +241,7 @@ impl VerbsUdQp {
             qpn,
             own_cqs: made.own_cqs,
             send_count: SpinLock::new(0),
-            recv_count: Mutex::new(0),
+            recv_count: SpinLock::new(0),
             events: init.events,
             exchanges: Mutex::new(Vec::new()),
             me: me.clone(),
@@ -352,7 +352,7 @@ impl QueuePair for VerbsUdQp {
             return Err(post_error("ibv_post_recv(UD)", r));
         }
         *count = c + 1;
-        self.slots.recv_posted();
+        self.slots.recv_posted(c as u32);
         Ok(())
     }
 
