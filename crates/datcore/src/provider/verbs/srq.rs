@@ -72,7 +72,7 @@ impl Drop for VerbsSrq {
 impl SharedReceiveQueue for VerbsSrq {
     fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
         let mut buf = [std::mem::MaybeUninit::uninit(); MAX_SGE];
-        let list = device_sges(sges, &mut buf)?;
+        let (list, _) = device_sges(sges, &mut buf)?;
         let n = list.len();
         let mut free = self.free.lock();
         let Some(slot) = free.pop() else {

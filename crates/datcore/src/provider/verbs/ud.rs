@@ -47,7 +47,7 @@ use super::super::{
 };
 use super::cm::{self, Owner, Timed};
 use super::cq::VerbsCq;
-use super::qp::{device_sges, post_error, total_length, Made, QpObjects, Slots, KIND_RECV, KIND_SEND, MAX_SGE};
+use super::qp::{device_sges, post_error, Made, QpObjects, Slots, KIND_RECV, KIND_SEND, MAX_SGE};
 use super::srq::VerbsSrq;
 use super::{fail, sys, DevInner, VerbsPd};
 use crate::codes::*;
@@ -327,7 +327,7 @@ impl QueuePair for VerbsUdQp {
 
     fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
         let mut buf = [MaybeUninit::uninit(); MAX_SGE];
-        let list = device_sges(sges, &mut buf)?;
+        let (list, _) = device_sges(sges, &mut buf)?;
         if list.len() > self.caps.max_recv_sge as usize {
             return Err(DatError::invalid_arg(2));
         }
@@ -442,11 +442,10 @@ impl QueuePair for VerbsUdQp {
 
     fn post_send_ud(&self, wr: &SendWr<'_>, peer: UdPeer) -> DatResult<()> {
         let mut buf = [MaybeUninit::uninit(); MAX_SGE];
-        let list = device_sges(wr.sges, &mut buf)?;
+        let (list, total) = device_sges(wr.sges, &mut buf)?;
         if list.len() > self.caps.max_send_sge as usize {
             return Err(DatError::invalid_arg(2));
         }
-        let total = total_length(list);
         if total > self.dev.attr.transport_mtu as u64 {
             // Longer than a datagram can be: fails as the device would, as a completion.
             if let Some(cq) = &self.send_cq {
