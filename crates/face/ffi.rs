@@ -11,19 +11,38 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Runs an export body; maps its result (or a panic) to a `DAT_RETURN` in the face's numbering
 /// (`crate::convert::code_out`: the core's DAT 1.2 codes as this face's ABI numbers them).
+///
+/// Inlined into every export, so the export's arguments stay in registers instead of being
+/// spilled into a closure and passed to a shared function. A failing call (an empty
+/// `dat_evd_dequeue` is one) costs one load and compare for logging; the logging itself is out
+/// of line. Logging is set up by `dat_ia_openv` and the registry calls (a call can only succeed,
+/// or reach a provider, after an IA is open), not per call.
+#[inline(always)]
 pub fn boundary(name: &'static str, f: impl FnOnce() -> DatResult<()>) -> u32 {
-    datcore::log::init();
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => {
-            tracing::debug!("{name} -> {:#010x}", e.0);
+            if tracing::level_filters::LevelFilter::current() >= tracing::Level::DEBUG {
+                log_failure(name, e);
+            }
             crate::convert::code_out(e.0)
         }
-        Err(_) => {
-            tracing::error!("{name}: internal panic caught at the C boundary");
-            crate::convert::code_out(DatError::INTERNAL.0)
-        }
+        Err(_) => panicked(name),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn log_failure(name: &'static str, e: DatError) {
+    tracing::debug!("{name} -> {:#010x}", e.0);
+}
+
+/// A panic caught by [`boundary`]: `DAT_INTERNAL_ERROR`.
+#[cold]
+#[inline(never)]
+fn panicked(name: &'static str) -> u32 {
+    tracing::error!("{name}: internal panic caught at the C boundary");
+    crate::convert::code_out(DatError::INTERNAL.0)
 }
 
 /// A writable out-pointer, or `DAT_INVALID_PARAMETER | DAT_INVALID_ARG{arg}` if NULL.

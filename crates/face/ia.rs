@@ -30,6 +30,7 @@ pub unsafe extern "C" fn dat_ia_openv(
     thread_safety: DAT_BOOLEAN,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_ia_openv", || -> DatResult<()> {
+        datcore::log::init(); // the other exports' successful calls leave it to this one
         if name.is_null() {
             return Err(DatError::invalid_arg(1));
         }

@@ -86,19 +86,35 @@ per_call() {
         END { if (calls) printf "%d\t%.0f\n", calls, cost / calls }' "$1"
 }
 
-# opcost FUNCTION: instructions per op of opcost's FUNCTION, then its top functions (a table)
-OPCOST=$OUT/opcost
+# inclusive FILE FUNC: FUNC's inclusive instruction count (its own symbol's record, inlined
+# copies' records aside; per_call's call records count some inlined calls twice). Run from /:
+# under the source tree callgrind_annotate shortens paths and puts the object on another record.
+inclusive() {
+    (cd / && callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null) | grep -F ":$2 [" | head -1 |
+        awk '{ gsub(",", "", $1); print $1 }'
+}
+
+# opcost FACE FUNCTION: instructions per op of opcost's FUNCTION on FACE (dat: libdat.so.1,
+# dat2: libdat2.so.2), the inclusive cost per call of each DAT call in it, then its top functions
 OPCOST_N=${CALLGRIND_OPCOST_OPS:-10000}
 opcost() {
-    local file=$OUT/callgrind.opcost.$1.out t
+    local file=$OUT/callgrind.opcost.$1.$2.out t
     if [ "${CALLGRIND_REUSE:-0}" != 1 ] || [ ! -s "$file" ]; then
         QUAL=$((QUAL + 1))
-        timeout 600 valgrind -q --tool=callgrind --collect-atstart=no --toggle-collect="$1" \
-            --callgrind-out-file="$file" "$OPCOST" -q "$QUAL" -n "$OPCOST_N" >>"$RAWLOG" 2>&1 ||
-            { echo "### opcost $1: run failed (see $RAWLOG)"; return; }
+        timeout 600 valgrind -q --tool=callgrind --collect-atstart=no --toggle-collect="$2" \
+            --callgrind-out-file="$file" "$OUT/opcost-$1" -q "$QUAL" -n "$OPCOST_N" >>"$RAWLOG" 2>&1 ||
+            { echo "### opcost ($1) $2: run failed (see $RAWLOG)"; return; }
     fi
     t=$(total "$file")
-    echo "### opcost $1: $((t / OPCOST_N)) instructions per op"
+    echo "### opcost ($1) $2: $((t / OPCOST_N)) instructions per op"
+    echo
+    echo "| DAT call | instructions per call |"
+    echo "|---|---:|"
+    # calls per op: empty_polls one dequeue; message_cycles one post of each kind, two dequeues
+    for f in dat_ep_post_send:1 dat_ep_post_recv:1 dat_evd_dequeue:$([ "$2" = empty_polls ] && echo 1 || echo 2); do
+        inclusive "$file" "${f%:*}" | awk -v f="${f%:*}" -v n=$((OPCOST_N * ${f#*:})) \
+            '$1 > 0 { printf "| `%s` | %.1f |\n", f, $1 / n }'
+    done
     echo
     echo "| instructions per op | function |"
     echo "|---:|---|"
@@ -106,8 +122,15 @@ opcost() {
         sort -t "$(printf '\t')" -k1,1gr | head -"$TOP" | awk -F '\t' '{ printf "| %s | `%s` |\n", $1, $2 }'
     echo
 }
-${CC:-cc} -std=c11 -O2 -g -Wall -Wextra -Werror -I"$ROOT/include" -o "$OPCOST" "$ROOT/tools/bench/opcost.c" \
-    -L"$ROOT/build/lib" -Wl,-rpath,"$ROOT/build/lib" -ldat || { echo "bench-callgrind: opcost does not build" >&2; exit 1; }
+# opcost-dat against include/dat and -ldat, opcost-dat2 against include/dat2 and -ldat2
+for face in dat dat2; do
+    flags=-ldat
+    [ $face = dat2 ] && flags="-DDATPERF_DAT2 -ldat2"
+    # shellcheck disable=SC2086
+    ${CC:-cc} -std=c11 -O2 -g -Wall -Wextra -Werror -I"$ROOT/include" -o "$OUT/opcost-$face" \
+        "$ROOT/tools/bench/opcost.c" -L"$ROOT/build/lib" -Wl,-rpath,"$ROOT/build/lib" $flags ||
+        { echo "bench-callgrind: opcost ($face) does not build" >&2; exit 1; }
+done
 
 {
     echo "Instructions per operation (valgrind callgrind), shm IA on this host."
@@ -116,8 +139,10 @@ ${CC:-cc} -std=c11 -O2 -g -Wall -Wextra -Werror -I"$ROOT/include" -o "$OPCOST" "
     echo "an empty dat_evd_dequeue, and one message's cycle (post receive, post 8-byte send, dequeue"
     echo "both completions: the work of both sides)."
     echo
-    opcost empty_polls
-    opcost message_cycles
+    for face in ${CALLGRIND_OPCOST_FACES:-dat dat2}; do
+        opcost "$face" empty_polls
+        opcost "$face" message_cycles
+    done
     echo "Instructions per steady-state operation (valgrind callgrind, client process, all threads;"
     echo "(Ir(2N) - Ir(N)) / N with N = $N; IA $IA, $(basename "$DATPERF"))"
     echo

@@ -16,7 +16,7 @@ use crate::counters::{self, EpCounters};
 use crate::error::{DatError, DatResult};
 use crate::evd::EventDispatcher;
 use crate::event::{Event, EventData};
-use crate::handle::{self, DatObject, Handle, HandleType};
+use crate::handle::{self, Handle};
 use crate::ia::InterfaceAdapter;
 use crate::provider::{
     ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendOp, SendWr, Sge, UdExchange, UdPeer,
@@ -287,9 +287,7 @@ const WATERMARK_DISARMED: u32 = u32::MAX;
 /// `DAT_WATERMARK_INFINITE` (`(DAT_COUNT) ~0`).
 pub const WATERMARK_INFINITE: i32 = -1;
 
-impl DatObject for Endpoint {
-    const TYPE: HandleType = HandleType::Ep;
-}
+handle::dat_object!(Endpoint, Ep);
 
 /// Routes a queue pair's connection events to its EP.
 ///

@@ -10,7 +10,7 @@ use crate::codes::*;
 use crate::counters::{self, EvdCounters};
 use crate::error::{DatError, DatResult};
 use crate::event::{self, Event, EventData};
-use crate::handle::{self, DatObject, Handle, HandleType};
+use crate::handle::{self, Handle};
 use crate::ia::InterfaceAdapter;
 use crate::provider::{CompletionQueue, Waker, WcOpcode, WorkCompletion};
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -189,9 +189,7 @@ struct EvdState {
     polled: [WorkCompletion; DRAIN_BATCH],
 }
 
-impl DatObject for EventDispatcher {
-    const TYPE: HandleType = HandleType::Evd;
-}
+handle::dat_object!(EventDispatcher, Evd);
 
 /// The waker a provider's completion queue calls.
 struct EvdWaker(Weak<EventDispatcher>);
@@ -361,6 +359,7 @@ impl EventDispatcher {
         }
     }
 
+    #[inline]
     fn convert(&self, wc: &WorkCompletion) -> Event {
         if wc.opcode == WcOpcode::Bind {
             return crate::rmr::bind_completion(self.handle(), wc);
@@ -370,6 +369,9 @@ impl EventDispatcher {
 
     /// `dat_evd_dequeue`. An empty queue takes a batch of provider completions at once: the
     /// first is returned, the rest queued, so one provider poll serves the batch's dequeues.
+    /// Inlined into the export, so the event is built where the face converts it (not returned
+    /// through a copy); the rest of a batch is queued out of line ([`Self::queue_all`]).
+    #[inline]
     pub fn dequeue(&self) -> DatResult<Event> {
         let mut st = self.state.lock();
         if let Some(ev) = st.queue.pop_front() {
@@ -386,10 +388,18 @@ impl EventDispatcher {
         if n == 0 {
             return Err(DatError::QUEUE_EMPTY);
         }
-        for wc in &polled[1..n] {
-            queue.push_back(self.convert(wc));
+        if n > 1 {
+            self.queue_all(queue, &polled[1..n]);
         }
         Ok(self.convert(&polled[0]))
+    }
+
+    /// Queues the events of `completions`.
+    #[inline(never)]
+    fn queue_all(&self, queue: &mut VecDeque<Event>, completions: &[WorkCompletion]) {
+        for wc in completions {
+            queue.push_back(self.convert(wc));
+        }
     }
 
     /// `dat_evd_wait`: waits until `threshold` events are queued or `timeout_us` passes, then
@@ -592,9 +602,7 @@ struct CnoState {
     waiter: bool,
 }
 
-impl DatObject for ConsumerNotifier {
-    const TYPE: HandleType = HandleType::Cno;
-}
+handle::dat_object!(ConsumerNotifier, Cno);
 
 impl ConsumerNotifier {
     pub fn create(ia: &Arc<InterfaceAdapter>, agent: ProxyAgent) -> DatResult<(Handle, Arc<Self>)> {

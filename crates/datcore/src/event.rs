@@ -74,6 +74,7 @@ impl Event {
 }
 
 /// The DTO completion status a provider completion maps to.
+#[inline]
 pub fn dto_status(s: WcStatus) -> u32 {
     match s {
         WcStatus::Success => DAT_DTO_SUCCESS,
@@ -91,6 +92,7 @@ pub fn dto_status(s: WcStatus) -> u32 {
 }
 
 /// A DTO completion event for a provider work completion.
+#[inline]
 pub fn from_completion(evd: Handle, wc: &WorkCompletion) -> Event {
     Event {
         number: DAT_DTO_COMPLETION_EVENT,

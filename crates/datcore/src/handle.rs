@@ -17,6 +17,14 @@
 //! wrong-type handle fails on the type; garbage fails on the tag or the index. The caller picks
 //! the `DAT_INVALID_HANDLE_*` subtype, so the same lookup serves every function.
 //!
+//! ## Why the type in the word is enough
+//!
+//! Each object type names its handle type as [`Kind<N>`] (N its 4-bit type number) and
+//! `Kind<N>` names the object type back ([`ObjectKind`]); the compiler accepts one
+//! `impl ObjectKind for Kind<N>` per N (write both with [`dat_object!`]). So one handle type is one
+//! Rust type, and a slot whose word says type N holds a `<Kind<N> as ObjectKind>::Object`: a
+//! lookup that checked the word casts the object without comparing a `TypeId`.
+//!
 //! ## Why a concurrent free never frees memory a lookup uses
 //!
 //! Each slot's `state` word holds `generation | type | LIVE | DYING | uses`. The invariant:
@@ -35,12 +43,12 @@
 
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
-use std::any::{Any, TypeId};
+use std::any::Any;
 use std::cell::UnsafeCell;
 use std::ops::Deref;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Object types, numbered as `DAT_HANDLE_TYPE`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,8 +107,8 @@ const CHUNKS: usize = 1 << (INDEX_BITS - CHUNK_BITS);
 impl Handle {
     pub const NULL: Handle = Handle(0);
 
-    fn encode(ty: HandleType, gen: u32, index: u32) -> Handle {
-        Handle(TAG << TAG_SHIFT | (ty as u64) << TYPE_SHIFT | (gen as u64 & GEN_MASK) << GEN_SHIFT | index as u64)
+    fn encode(kind: u64, gen: u32, index: u32) -> Handle {
+        Handle(TAG << TAG_SHIFT | kind << TYPE_SHIFT | (gen as u64 & GEN_MASK) << GEN_SHIFT | index as u64)
     }
 
     /// True if the value carries our tag (it may still be stale).
@@ -117,7 +125,18 @@ impl Handle {
         if !self.is_ours() {
             return None;
         }
-        HandleType::from_bits((self.0 >> TYPE_SHIFT) & 0xf)
+        HandleType::from_bits(self.kind())
+    }
+
+    /// The 4-bit type number the value carries (meaningful only if it [`is_ours`](Self::is_ours)).
+    fn kind(self) -> u64 {
+        (self.0 >> TYPE_SHIFT) & 0xf
+    }
+
+    /// True if the value carries our tag and type number `kind`: one compare.
+    #[inline]
+    fn is_ours_of_kind(self, kind: u64) -> bool {
+        self.0 >> TYPE_SHIFT == TAG << (TAG_SHIFT - TYPE_SHIFT) | kind
     }
 
     fn index(self) -> usize {
@@ -137,10 +156,55 @@ impl Handle {
     }
 }
 
-/// A DAT object stored in the registry.
+/// A DAT object stored in the registry: the one Rust type of its handle type (see the module
+/// comment, "Why the type in the word is enough"). Implement it with [`dat_object!`].
 pub trait DatObject: Any + Send + Sync {
-    const TYPE: HandleType;
+    /// `Kind<N>`, N this object's handle type number.
+    type Kind: ObjectKind<Object = Self>;
 }
+
+/// Handle type number `N` as a type (`N` below 16: the handle and the slot word have 4 bits).
+pub struct Kind<const N: u32>;
+
+/// The object type registered under a handle type number: implemented once per `Kind<N>`.
+pub trait ObjectKind: sealed::Number {
+    type Object;
+}
+
+mod sealed {
+    /// The number of a `Kind<N>`; implemented for `Kind<N>` only, so every [`super::ObjectKind`]
+    /// is a `Kind<N>` and its number is `N`.
+    pub trait Number {
+        const NUMBER: u64;
+    }
+    impl<const N: u32> Number for super::Kind<N> {
+        const NUMBER: u64 = {
+            assert!(N < 16, "a handle type number has 4 bits");
+            N as u64
+        };
+    }
+}
+
+/// The type number of `T`'s handles.
+#[inline(always)]
+fn kind_of<T: DatObject>() -> u64 {
+    <T::Kind as sealed::Number>::NUMBER
+}
+
+/// Registers `$object` as the DAT object of handle type `HandleType::$ty`: its `DatObject` and
+/// the `ObjectKind` that makes it the only one (a second object type of the same handle type
+/// does not compile).
+macro_rules! dat_object {
+    ($object:ty, $ty:ident) => {
+        impl $crate::handle::DatObject for $object {
+            type Kind = $crate::handle::Kind<{ $crate::handle::HandleType::$ty as u32 }>;
+        }
+        impl $crate::handle::ObjectKind for $crate::handle::Kind<{ $crate::handle::HandleType::$ty as u32 }> {
+            type Object = $object;
+        }
+    };
+}
+pub(crate) use dat_object;
 
 // The slot state word (see the module comment):
 //  63           36 35  32  31     30    29            0
@@ -151,17 +215,18 @@ const DYING: u64 = 1 << 31;
 const STATE_TYPE_SHIFT: u32 = 32;
 const STATE_GEN_SHIFT: u32 = 36;
 
-/// The word of a live slot holding generation `gen` and an object of type `ty`, with no uses.
-fn live_word(ty: HandleType, gen: u32) -> u64 {
-    (gen as u64) << STATE_GEN_SHIFT | (ty as u64) << STATE_TYPE_SHIFT | LIVE
+/// The word of a live slot holding generation `gen` and an object of type number `kind`, with
+/// no uses.
+#[inline]
+fn live_word(kind: u64, gen: u32) -> u64 {
+    (gen as u64) << STATE_GEN_SHIFT | kind << STATE_TYPE_SHIFT | LIVE
 }
 
-/// What a live slot holds: the owning reference and, for lookups, the concrete type and the
-/// address of the object.
+/// What a live slot holds: the owning reference and, for lookups, the address of the object
+/// (of the type its slot word's type number names).
 struct Entry {
     /// Owns the object (dropped at reclaim); lookups use `data` instead.
     _owner: Arc<dyn Any + Send + Sync>,
-    type_id: TypeId,
     data: NonNull<()>,
 }
 
@@ -281,7 +346,9 @@ struct FreeList {
     next: u32,
 }
 
-static CHUNK_TABLE: [OnceLock<Box<[Slot]>>; CHUNKS] = [const { OnceLock::new() }; CHUNKS];
+/// The slots, in chunks of `CHUNK` allocated on first use and never freed: each entry is NULL or
+/// a chunk's first slot.
+static CHUNK_TABLE: [AtomicPtr<Slot>; CHUNKS] = [const { AtomicPtr::new(std::ptr::null_mut()) }; CHUNKS];
 
 fn free_list() -> &'static Mutex<FreeList> {
     // Index 0 is never handed out, so no handle's low bits are all zero by accident.
@@ -291,23 +358,35 @@ fn free_list() -> &'static Mutex<FreeList> {
 
 #[inline]
 fn slot(index: usize) -> Option<&'static Slot> {
-    let chunk = CHUNK_TABLE[(index >> CHUNK_BITS) & (CHUNKS - 1)].get()?;
-    chunk.get(index & (CHUNK - 1))
+    let chunk = CHUNK_TABLE[(index >> CHUNK_BITS) & (CHUNKS - 1)].load(Ordering::Acquire);
+    if chunk.is_null() {
+        return None;
+    }
+    // SAFETY: a non-NULL entry points at a chunk of `CHUNK` slots that is never freed (published
+    // with release ordering after it was written), and the offset is below `CHUNK`.
+    Some(unsafe { &*chunk.add(index & (CHUNK - 1)) })
 }
 
 fn slot_or_create(index: usize) -> &'static Slot {
-    let chunk = CHUNK_TABLE[index >> CHUNK_BITS].get_or_init(|| {
+    let cell = &CHUNK_TABLE[index >> CHUNK_BITS];
+    if cell.load(Ordering::Acquire).is_null() {
         let base = index & !(CHUNK - 1);
-        (0..CHUNK)
+        let chunk: Box<[Slot]> = (0..CHUNK)
             .map(|i| Slot {
                 state: AtomicU64::new(1 << STATE_GEN_SHIFT),
                 context: AtomicU64::new(0),
                 entry: UnsafeCell::new(None),
                 index: (base + i) as u32,
             })
-            .collect()
-    });
-    &chunk[index & (CHUNK - 1)]
+            .collect();
+        let fresh = Box::into_raw(chunk).cast::<Slot>();
+        if cell.compare_exchange(std::ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            // Another insert installed this chunk first; ours was never published.
+            // SAFETY: `fresh` is the `Box<[Slot]>` of `CHUNK` slots made above, still ours alone.
+            drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(fresh, CHUNK)) });
+        }
+    }
+    slot(index).expect("the chunk was installed above")
 }
 
 /// Registers `object` and returns its new handle. Fails with
@@ -328,30 +407,33 @@ pub fn insert<T: DatObject>(object: Arc<T>) -> DatResult<Handle> {
     let data = NonNull::from(&*object).cast::<()>();
     // SAFETY: the index came off the free list, so the slot is neither LIVE nor DYING and no one
     // else reads or writes `entry` until the store below publishes it.
-    unsafe { *s.entry.get() = Some(Entry { _owner: object, type_id: TypeId::of::<T>(), data }) };
+    unsafe { *s.entry.get() = Some(Entry { _owner: object, data }) };
     s.context.store(0, Ordering::Relaxed);
-    let word = s.state.fetch_or(LIVE | (T::TYPE as u64) << STATE_TYPE_SHIFT, Ordering::Release);
-    Ok(Handle::encode(T::TYPE, (word >> STATE_GEN_SHIFT) as u32, index))
+    let word = s.state.fetch_or(LIVE | kind_of::<T>() << STATE_TYPE_SHIFT, Ordering::Release);
+    Ok(Handle::encode(kind_of::<T>(), (word >> STATE_GEN_SHIFT) as u32, index))
 }
 
-/// Takes a use of `h`'s slot if `h` is a live handle of type `ty`.
+/// Takes a use of `h`'s slot if `h` is a live handle of type number `kind`.
 #[inline]
-fn enter(h: Handle, ty: HandleType) -> Option<Use> {
-    if h.claimed_type() != Some(ty) {
+fn enter(h: Handle, kind: u64) -> Option<Use> {
+    if !h.is_ours_of_kind(kind) {
         return None;
     }
-    slot(h.index())?.enter(live_word(ty, h.generation()))
+    slot(h.index())?.enter(live_word(kind, h.generation()))
 }
 
 /// Looks up a live handle of type `T`. `invalid` is the DAT_INVALID_HANDLE subtype to report.
 #[inline]
 pub fn get<T: DatObject>(h: Handle, invalid: u32) -> DatResult<Ref<T>> {
-    let found = enter(h, T::TYPE).and_then(|used| {
-        // SAFETY: our use was taken on a LIVE slot, so `entry` is set and stays put (invariant).
-        let entry = unsafe { (*used.0.entry.get()).as_ref() }?;
-        (entry.type_id == TypeId::of::<T>()).then(|| Ref { object: entry.data.cast::<T>(), _use: used })
-    });
-    found.ok_or(DatError::invalid_handle(invalid))
+    let Some(used) = enter(h, kind_of::<T>()) else {
+        return Err(DatError::invalid_handle(invalid));
+    };
+    // SAFETY: our use was taken on a LIVE slot, so `entry` is set (insert writes it before
+    // publishing LIVE) and stays put while the use lasts (module invariant).
+    let entry = unsafe { (*used.0.entry.get()).as_ref().unwrap_unchecked() };
+    // The slot's word has `T`'s type number, and only `T` is registered under it: the object is a
+    // `T` (module comment).
+    Ok(Ref { object: entry.data.cast::<T>(), _use: used })
 }
 
 /// Like [`get`] but for a raw C pointer value.
@@ -384,42 +466,53 @@ pub fn remove<T: DatObject>(h: Handle) -> Option<Arc<T>> {
 /// ordering: whatever the caller stored before it is seen by every lookup it does not count
 /// (such a lookup's `fetch_add` comes later in the word's modification order and acquires).
 pub fn uses(h: Handle) -> Option<u32> {
-    let ty = h.claimed_type()?;
+    if !h.is_ours() {
+        return None;
+    }
     let word = slot(h.index())?.state.fetch_add(0, Ordering::AcqRel);
-    (word & !USES_MASK == live_word(ty, h.generation())).then_some((word & USES_MASK) as u32)
+    (word & !USES_MASK == live_word(h.kind(), h.generation())).then_some((word & USES_MASK) as u32)
+}
+
+/// A use of any live handle of ours, whatever its type.
+fn enter_any(h: Handle) -> Option<Use> {
+    enter(h, h.kind())
 }
 
 /// The type of any live handle of ours.
 pub fn type_of(h: Handle) -> Option<HandleType> {
-    let ty = h.claimed_type()?;
-    enter(h, ty).map(|_| ty)
+    enter_any(h).and_then(|_| h.claimed_type())
 }
 
 /// Sets the consumer context of any live handle. False if the handle is not live.
 pub fn set_context(h: Handle, context: u64) -> bool {
-    let Some(ty) = h.claimed_type() else { return false };
-    enter(h, ty).map(|used| used.0.context.store(context, Ordering::Relaxed)).is_some()
+    enter_any(h).map(|used| used.0.context.store(context, Ordering::Relaxed)).is_some()
 }
 
 /// The consumer context of any live handle.
 pub fn context(h: Handle) -> Option<u64> {
-    let ty = h.claimed_type()?;
-    enter(h, ty).map(|used| used.0.context.load(Ordering::Relaxed))
+    enter_any(h).map(|used| used.0.context.load(Ordering::Relaxed))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    // Test objects take type numbers no DAT object has (11, 13, 14): each number has one type.
     #[derive(Debug)]
-    struct Thing(u32);
+    pub struct Thing(u32);
     impl DatObject for Thing {
-        const TYPE: HandleType = HandleType::Pz;
+        type Kind = Kind<11>;
+    }
+    impl ObjectKind for Kind<11> {
+        type Object = Thing;
     }
     #[derive(Debug)]
-    struct Other;
+    pub struct Other;
     impl DatObject for Other {
-        const TYPE: HandleType = HandleType::Ep;
+        type Kind = Kind<13>;
+    }
+    impl ObjectKind for Kind<13> {
+        type Object = Other;
     }
 
     #[test]
@@ -427,7 +520,8 @@ mod tests {
         let h = insert(Arc::new(Thing(7))).unwrap();
         assert!(h.is_ours());
         assert_eq!(get::<Thing>(h, 0xf).unwrap().0, 7);
-        assert_eq!(type_of(h), Some(HandleType::Pz));
+        assert_eq!(uses(h), Some(0), "live, and the Ref above gave its use back");
+        assert_eq!(type_of(h), None, "type number 11 is no DAT handle type");
         // wrong type
         assert_eq!(get::<Other>(h, 0xc).unwrap_err(), DatError::invalid_handle(0xc));
         // garbage
@@ -441,7 +535,8 @@ mod tests {
         assert!(remove::<Thing>(h).is_some());
         assert!(get::<Thing>(h, 0xf).is_err());
         assert!(remove::<Thing>(h).is_none());
-        assert_eq!(type_of(h), None);
+        assert_eq!(uses(h), None);
+        assert_eq!(context(h), None);
         // slot reuse gives a different handle value
         let h2 = insert(Arc::new(Thing(8))).unwrap();
         assert_ne!(h, h2);
@@ -449,9 +544,31 @@ mod tests {
         assert_eq!(get::<Thing>(h2, 0xf).unwrap().0, 8);
     }
 
+    /// Values with our tag that no insert made: every one fails without a slot being read past
+    /// its word (a chunk never allocated, another generation, another type number).
+    #[test]
+    fn forged_handles_fail() {
+        let h = insert(Arc::new(Thing(1))).unwrap();
+        let index_mask = (1u64 << INDEX_BITS) - 1;
+        let far_index = Handle(h.0 & !index_mask | index_mask); // the last chunk: never allocated
+        assert!(slot(far_index.index()).is_none());
+        assert_eq!(get::<Thing>(far_index, 0x3).unwrap_err(), DatError::invalid_handle(0x3));
+        let next_gen = Handle(h.0 ^ 1 << GEN_SHIFT);
+        assert_eq!(get::<Thing>(next_gen, 0x3).unwrap_err(), DatError::invalid_handle(0x3));
+        for kind in 0..16u64 {
+            let other_kind = Handle(h.0 & !(0xf << TYPE_SHIFT) | kind << TYPE_SHIFT);
+            assert_eq!(get::<Thing>(other_kind, 0x3).is_ok(), kind == 11, "type number {kind}");
+            assert_eq!(get::<Other>(other_kind, 0x4).unwrap_err(), DatError::invalid_handle(0x4));
+        }
+        let untagged = Handle(h.0 & !(0xfff << TAG_SHIFT));
+        assert_eq!(get::<Thing>(untagged, 0x3).unwrap_err(), DatError::invalid_handle(0x3));
+        assert!(remove::<Thing>(h).is_some());
+        assert_eq!(get::<Thing>(h, 0x3).unwrap_err(), DatError::invalid_handle(0x3));
+    }
+
     /// An object whose drop is recorded outside its own memory, so a reader can tell, without
     /// touching freed memory, whether the object it holds was dropped under it.
-    struct Tracked(usize);
+    pub struct Tracked(usize);
     static DROPPED: [std::sync::atomic::AtomicBool; 4096] = [const { std::sync::atomic::AtomicBool::new(false) }; 4096];
     impl Drop for Tracked {
         fn drop(&mut self) {
@@ -459,7 +576,10 @@ mod tests {
         }
     }
     impl DatObject for Tracked {
-        const TYPE: HandleType = HandleType::Lmr;
+        type Kind = Kind<14>;
+    }
+    impl ObjectKind for Kind<14> {
+        type Object = Tracked;
     }
 
     #[test]

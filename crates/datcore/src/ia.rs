@@ -5,7 +5,7 @@ use crate::counters::{self, IaCounters};
 use crate::error::{DatError, DatResult};
 use crate::evd::EventDispatcher;
 use crate::event::{Event, EventData};
-use crate::handle::{self, DatObject, Handle, HandleType};
+use crate::handle::{self, Handle, HandleType};
 use crate::provider::{AsyncError, AsyncEvents, Device, Provider};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -40,9 +40,7 @@ pub struct InterfaceAdapter {
     pub counters: IaCounters,
 }
 
-impl DatObject for InterfaceAdapter {
-    const TYPE: HandleType = HandleType::Ia;
-}
+handle::dat_object!(InterfaceAdapter, Ia);
 
 /// The event number of the watermark events (SRQ low, EP soft high). The DAT headers name no
 /// event of their own for them, only their reasons (`DAT_SRQ_LOW_WATERMARK_EVENT`,

@@ -2,7 +2,7 @@
 
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
-use crate::handle::{self, DatObject, Handle, HandleType};
+use crate::handle::{self, Handle};
 use crate::ia::InterfaceAdapter;
 use crate::provider::{Access, MemoryRegion, Sge};
 use crate::pz::ProtectionZone;
@@ -20,9 +20,7 @@ pub struct LocalMemoryRegion {
     pub binds: AtomicU32,
 }
 
-impl DatObject for LocalMemoryRegion {
-    const TYPE: HandleType = HandleType::Lmr;
-}
+handle::dat_object!(LocalMemoryRegion, Lmr);
 
 /// Provider access rights for DAT memory privileges.
 pub fn access(privileges: u32) -> Access {

@@ -39,8 +39,10 @@ pub fn level_from_env() -> Option<tracing::Level> {
     }
 }
 
-/// Installs a stderr subscriber once, if the environment asks for logging. Every export calls
-/// this: after the first call it costs one load and one branch.
+/// Installs a stderr subscriber once, if the environment asks for logging. The faces call it
+/// from `dat_ia_openv` and the registry calls, not from every export (no other call succeeds
+/// or reaches a provider before an IA is open): after the first call it costs one load and
+/// one branch.
 #[inline]
 pub fn init() {
     static DONE: AtomicBool = AtomicBool::new(false);

@@ -2,7 +2,7 @@
 
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
-use crate::handle::{self, DatObject, Handle, HandleType};
+use crate::handle::{self, Handle};
 use crate::ia::InterfaceAdapter;
 use crate::provider::ProtectionDomain;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -15,9 +15,7 @@ pub struct ProtectionZone {
     pub users: AtomicU32,
 }
 
-impl DatObject for ProtectionZone {
-    const TYPE: HandleType = HandleType::Pz;
-}
+handle::dat_object!(ProtectionZone, Pz);
 
 impl ProtectionZone {
     /// `dat_pz_create`.

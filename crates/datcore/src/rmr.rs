@@ -4,7 +4,7 @@ use crate::codes::*;
 use crate::endpoint::Endpoint;
 use crate::error::{DatError, DatResult};
 use crate::event::{self, Event, EventData};
-use crate::handle::{self, DatObject, Handle, HandleType};
+use crate::handle::{self, Handle};
 use crate::ia::InterfaceAdapter;
 use crate::lmr::{self, LocalMemoryRegion};
 use crate::provider::{BindWr, MemoryWindow, Sge, WorkCompletion};
@@ -30,9 +30,7 @@ pub struct Binding {
     pub rmr_context: u32,
 }
 
-impl DatObject for RemoteMemoryRegion {
-    const TYPE: HandleType = HandleType::Rmr;
-}
+handle::dat_object!(RemoteMemoryRegion, Rmr);
 
 impl RemoteMemoryRegion {
     /// `dat_rmr_create`.

@@ -6,7 +6,7 @@ use crate::endpoint::Endpoint;
 use crate::error::{DatError, DatResult};
 use crate::evd::EventDispatcher;
 use crate::event::{Event, EventData};
-use crate::handle::{self, DatObject, Handle, HandleType};
+use crate::handle::{self, DatObject, Handle};
 use crate::ia::InterfaceAdapter;
 use crate::provider::{ConnectionRequest as ProviderRequest, Listener, ListenerEvents};
 use parking_lot::Mutex;
@@ -32,12 +32,8 @@ pub struct PublicServicePoint(pub Arc<ServicePoint>);
 /// A reserved service point: one EP waits for a connection on it.
 pub struct ReservedServicePoint(pub Arc<ServicePoint>);
 
-impl DatObject for PublicServicePoint {
-    const TYPE: HandleType = HandleType::Psp;
-}
-impl DatObject for ReservedServicePoint {
-    const TYPE: HandleType = HandleType::Rsp;
-}
+handle::dat_object!(PublicServicePoint, Psp);
+handle::dat_object!(ReservedServicePoint, Rsp);
 
 /// A connection request waiting for `dat_cr_accept`, `dat_cr_reject` or `dat_cr_handoff`.
 pub struct ConnectionRequest {
@@ -54,9 +50,7 @@ pub struct ConnectionRequest {
     remote_sockaddr: Box<libc::sockaddr_storage>,
 }
 
-impl DatObject for ConnectionRequest {
-    const TYPE: HandleType = HandleType::Cr;
-}
+handle::dat_object!(ConnectionRequest, Cr);
 
 impl ConnectionRequest {
     pub fn remote_address_ptr(&self) -> *const libc::sockaddr {

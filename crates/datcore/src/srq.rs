@@ -2,7 +2,7 @@
 
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
-use crate::handle::{self, DatObject, Handle, HandleType};
+use crate::handle::{self, Handle};
 use crate::ia::InterfaceAdapter;
 use crate::provider::{Sge, SharedReceiveQueue as ProviderSrq};
 use crate::pz::ProtectionZone;
@@ -28,9 +28,7 @@ pub struct SrqLimits {
     pub low_watermark: u32,
 }
 
-impl DatObject for SharedReceiveQueue {
-    const TYPE: HandleType = HandleType::Srq;
-}
+handle::dat_object!(SharedReceiveQueue, Srq);
 
 impl SharedReceiveQueue {
     /// `dat_srq_create`.

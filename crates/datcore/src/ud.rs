@@ -18,7 +18,7 @@
 use crate::codes::*;
 use crate::endpoint::Endpoint;
 use crate::error::{DatError, DatResult};
-use crate::handle::{self, DatObject, Handle, HandleType};
+use crate::handle::{self, Handle};
 use crate::ia::InterfaceAdapter;
 use crate::provider::UdPeer;
 use std::net::SocketAddr;
@@ -44,9 +44,7 @@ pub struct AddressHandle {
     cm_live: AtomicBool,
 }
 
-impl DatObject for AddressHandle {
-    const TYPE: HandleType = HandleType::Ah;
-}
+handle::dat_object!(AddressHandle, Ah);
 
 impl AddressHandle {
     /// Registers an AH for `peer`, learnt by `ep`'s exchange with `private_data`.

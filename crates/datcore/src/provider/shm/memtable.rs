@@ -107,6 +107,30 @@ fn unpack(m: u32) -> (Kind, Access) {
     (kind, a)
 }
 
+/// How many keys of ours stopped matching (freed, revoked, or replaced by a new publish).
+///
+/// A receive's SGEs are checked against the table at its post ([`super::recvq::check_receive`]),
+/// which reads this count first. While the count has not moved, that check still holds where
+/// the data lands, so the landing skips its second look ([`super::recvq::still_valid`]).
+/// Why: an entry's fields change only under a new key, and every change clears the old key
+/// (a SeqCst store) and then counts (a SeqCst add). The post's lookups come after its count
+/// read (an acquiring load) and found the keys live, so each of those keys is cleared, if at
+/// all, after that read, and counted after its clearing. A landing that reads the same count
+/// therefore comes before every such count: the key's deregistration has not returned yet,
+/// a race the table never orders (the second look has the same window, between its look and
+/// the copy). A `dat_lmr_free` that returned has counted, and the landing looks again.
+static KEYS_CLEARED: AtomicU64 = AtomicU64::new(0);
+
+/// The current [`KEYS_CLEARED`] count (a plain load on x86).
+pub fn keys_cleared() -> u64 {
+    KEYS_CLEARED.load(Ordering::SeqCst)
+}
+
+/// Counts a key cleared just now (after its clearing store, before the caller returns).
+fn key_cleared() {
+    KEYS_CLEARED.fetch_add(1, Ordering::SeqCst);
+}
+
 /// Reserves a slot; returns its index (the slot holds no valid key yet).
 pub fn alloc() -> Option<u32> {
     table().free.lock().pop()
@@ -117,6 +141,7 @@ pub fn alloc() -> Option<u32> {
 pub fn free(index: u32) {
     let t = table();
     t.slots[index as usize].key.store(0, Ordering::SeqCst);
+    key_cleared();
     quiesce(index);
     t.free.lock().push(index);
 }
@@ -171,6 +196,7 @@ pub fn quiesce(index: u32) {
 pub fn publish(index: u32, e: Entry) -> u32 {
     let s = &table().slots[index as usize];
     if s.key.swap(0, Ordering::SeqCst) != 0 {
+        key_cleared();
         quiesce(index);
     }
     let mut gen = (s.gen.load(Ordering::Relaxed) + 1) & GEN_MASK;
@@ -197,6 +223,7 @@ pub fn publish(index: u32, e: Entry) -> u32 {
 /// copies under it).
 pub fn revoke(index: u32) {
     table().slots[index as usize].key.store(0, Ordering::SeqCst);
+    key_cleared();
     quiesce(index);
 }
 

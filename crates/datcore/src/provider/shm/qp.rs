@@ -805,7 +805,7 @@ impl QueuePair for ShmQp {
         if sh.srq.is_some() {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_RECV_WATERMARK));
         }
-        recvq::validate(sges, sh.pd, true, sh.caps.max_recv_sge.max(1))?;
+        let checked = recvq::check_receive(sges, sh.pd, sh.caps.max_recv_sge.max(1))?;
         let mut st = sh.st.lock();
         if st.phase == Phase::Closed {
             let mut a = After::default();
@@ -814,7 +814,7 @@ impl QueuePair for ShmQp {
             sh.finish(a);
             return Ok(());
         }
-        st.rq.push(wr_id, sges)?;
+        st.rq.push(wr_id, sges, checked)?;
         // A send waits for this receive: place it now, in the caller's thread.
         if sh.need_recv.load(Ordering::Acquire) && sh.need_recv.swap(false, Ordering::AcqRel) {
             let mut a = After::default();

@@ -64,6 +64,29 @@ pub fn validate(sges: &[Sge], pd: u32, need_write: bool, max_sge: u32) -> DatRes
     Ok(total)
 }
 
+/// A posted receive's check against the memory table: its total length, and the
+/// [`memtable::keys_cleared`] count read before the check.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Checked {
+    pub total: u64,
+    keys_cleared: u64,
+}
+
+impl Checked {
+    /// Whether the check still holds, with no second look at the table: no key was cleared
+    /// since (see [`memtable::keys_cleared`] for why that suffices).
+    pub fn holds(&self) -> bool {
+        memtable::keys_cleared() == self.keys_cleared
+    }
+}
+
+/// Checks a receive's SGEs at its post (as [`validate`], writable, of protection domain `pd`).
+pub fn check_receive(sges: &[Sge], pd: u32, max_sge: u32) -> DatResult<Checked> {
+    let keys_cleared = memtable::keys_cleared();
+    let total = validate(sges, pd, true, max_sge)?;
+    Ok(Checked { total, keys_cleared })
+}
+
 /// Re-checks SGEs at the moment data lands (the region may be gone since the post).
 pub fn still_valid(sges: &[Sge], pd: u32, need: Access) -> bool {
     sges.iter().filter(|s| s.length > 0).all(|s| {
@@ -88,6 +111,7 @@ fn wrap(i: usize, cap: usize) -> usize {
 /// A fixed-capacity FIFO of receives; its storage is allocated once.
 pub struct RecvQueue {
     wr_ids: Vec<u64>,
+    checks: Vec<Checked>,
     counts: Vec<u8>,
     sges: Vec<Sge>,
     max_sge: usize,
@@ -101,6 +125,7 @@ impl RecvQueue {
         let max_sge = (max_sge as usize).clamp(1, MAX_IOV);
         RecvQueue {
             wr_ids: vec![0; cap],
+            checks: vec![Checked::default(); cap],
             counts: vec![0; cap],
             sges: vec![Sge::default(); cap * max_sge],
             max_sge,
@@ -117,7 +142,8 @@ impl RecvQueue {
         self.len
     }
 
-    pub fn push(&mut self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
+    /// Adds a receive; `checked`: its SGEs' check at the post ([`check_receive`]).
+    pub fn push(&mut self, wr_id: u64, sges: &[Sge], checked: Checked) -> DatResult<()> {
         if self.len == self.cap() {
             return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
         }
@@ -126,6 +152,7 @@ impl RecvQueue {
         }
         let i = wrap(self.head + self.len, self.cap());
         self.wr_ids[i] = wr_id;
+        self.checks[i] = checked;
         self.counts[i] = sges.len() as u8;
         self.sges[i * self.max_sge..i * self.max_sge + sges.len()].copy_from_slice(sges);
         self.len += 1;
@@ -135,20 +162,20 @@ impl RecvQueue {
     /// Takes the oldest receive: returns its work-request id and puts its SGEs in `sges` (the
     /// caller's buffer, so that no large value is copied per message).
     pub fn pop(&mut self, sges: &mut SgeList) -> Option<u64> {
-        let (wr_id, s) = self.front()?;
+        let (wr_id, s, _) = self.front()?;
         sges.set(s);
         self.skip();
         Some(wr_id)
     }
 
-    /// The oldest receive, left in the queue: its work-request id and SGEs.
-    pub fn front(&self) -> Option<(u64, &[Sge])> {
+    /// The oldest receive, left in the queue: its work-request id, SGEs and check.
+    pub fn front(&self) -> Option<(u64, &[Sge], Checked)> {
         if self.len == 0 {
             return None;
         }
         let i = self.head;
         let n = self.counts[i] as usize;
-        Some((self.wr_ids[i], &self.sges[i * self.max_sge..i * self.max_sge + n]))
+        Some((self.wr_ids[i], &self.sges[i * self.max_sge..i * self.max_sge + n], self.checks[i]))
     }
 
     /// Drops the oldest receive (one [`front`](Self::front) showed).
@@ -165,9 +192,9 @@ impl RecvQueue {
             return None;
         }
         let mut q = RecvQueue::new(cap, self.max_sge as u32);
-        let mut sges = SgeList::EMPTY;
-        while let Some(wr_id) = self.pop(&mut sges) {
-            let _ = q.push(wr_id, sges.as_slice());
+        while let Some((wr_id, sges, checked)) = self.front() {
+            let _ = q.push(wr_id, sges, checked);
+            self.skip();
         }
         Some(q)
     }
@@ -220,8 +247,8 @@ impl ShmSrq {
 
 impl SharedReceiveQueue for ShmSrq {
     fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
-        validate(sges, self.pd, true, self.max_sge)?;
-        self.q.lock().push(wr_id, sges)?;
+        let checked = check_receive(sges, self.pd, self.max_sge)?;
+        self.q.lock().push(wr_id, sges, checked)?;
         if self.starved.load(Ordering::Acquire) && self.starved.swap(false, Ordering::AcqRel) {
             super::progress::engine().kick();
         }
@@ -250,6 +277,45 @@ impl SharedReceiveQueue for ShmSrq {
 mod tests {
     use super::*;
     use crate::provider::RecordedAsyncEvents as Recorded;
+
+    /// A receive's check at its post stops holding once any key is cleared after it: the
+    /// region's deregistration, its slot's re-publication, a revocation. Then the landing looks
+    /// at the table again and refuses a receive whose region went away. (Other tests clear
+    /// keys concurrently, so only the direction that matters for correctness is asserted.)
+    #[test]
+    fn a_receive_check_stops_holding_when_a_key_is_cleared() {
+        let mut buf = [0u8; 64];
+        let region = memtable::Entry {
+            kind: Kind::Region,
+            pd: 7,
+            addr: buf.as_mut_ptr() as u64,
+            len: 64,
+            access: Access { local_read: true, local_write: true, ..Access::default() },
+            share: None,
+        };
+        let slot = memtable::alloc().unwrap();
+        let sge = |lkey| [Sge { addr: region.addr, length: 64, lkey }];
+        let clearings: [&dyn Fn() -> u32; 3] = [
+            &|| {
+                memtable::revoke(slot);
+                memtable::publish(slot, region)
+            },
+            &|| memtable::publish(slot, region),
+            &|| {
+                memtable::free(slot);
+                0
+            },
+        ];
+        let mut lkey = memtable::publish(slot, region);
+        for clear in clearings {
+            let checked = check_receive(&sge(lkey), 7, 1).unwrap();
+            assert_eq!(checked.total, 64);
+            let old = lkey;
+            lkey = clear();
+            assert!(!checked.holds(), "a cleared key leaves the check holding");
+            assert!(!still_valid(&sge(old), 7, Access { local_write: true, ..Access::default() }));
+        }
+    }
 
     /// The low watermark fires once, at the first take that leaves fewer receives than the
     /// limit, and not again until armed again; 0 disarms.

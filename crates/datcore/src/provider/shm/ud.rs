@@ -318,8 +318,8 @@ impl QueuePair for ShmUdQp {
 
     fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
         let sh = &self.sh;
-        recvq::validate(sges, sh.pd, true, sh.caps.max_recv_sge.max(1))?;
-        sh.rq.lock().push(wr_id, sges)
+        let checked = recvq::check_receive(sges, sh.pd, sh.caps.max_recv_sge.max(1))?;
+        sh.rq.lock().push(wr_id, sges, checked)
     }
 
     fn bind_mw(&self, _wr: &BindWr<'_>) -> DatResult<u32> {

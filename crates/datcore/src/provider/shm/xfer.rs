@@ -545,9 +545,11 @@ pub fn pump_rx(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool, F
 
 /// The common inbound operation, placed without the general loop ([`pump_rx_inner`]): a send
 /// whose whole payload is inline in its record, into the queue pair's own next receive, which
-/// holds it and is still registered, with nothing else in progress. Anything else (an SRQ, a
-/// payload over several records, a receive too short or deregistered: an error to report, no
-/// receive posted) is left to the general loop, untouched. True when it placed one.
+/// holds it and is still registered (its check at the post still holds while no key was
+/// cleared since: [`super::memtable::keys_cleared`]), with nothing else in progress. Anything
+/// else (an SRQ, a payload over several records, a receive too short or deregistered: an error
+/// to report, no receive posted) is left to the general loop, untouched. True when it placed
+/// one.
 fn receive_small_send(sh: &QpShared, st: &mut QpState, a: &mut After, ring: &mut bool) -> Result<bool, Fault> {
     if sh.srq.is_some() || !matches!(st.rx, Rx::Idle) || st.pending_ack.is_some() {
         return Ok(false);
@@ -563,9 +565,9 @@ fn receive_small_send(sh: &QpShared, st: &mut QpState, a: &mut After, ring: &mut
     if total > CHUNK || hdr.niov != 0 || !chunk_fits(rec.payload_len - OP_HDR, total) {
         return Ok(false);
     }
-    let Some((wr_id, sges)) = rq.front() else { return Ok(false) };
+    let Some((wr_id, sges, checked)) = rq.front() else { return Ok(false) };
     let local_write = Access { local_write: true, ..Access::default() };
-    if sges.iter().map(|s| u64::from(s.length)).sum::<u64>() < total || !recvq::still_valid(sges, sh.pd, local_write) {
+    if checked.total < total || !(checked.holds() || recvq::still_valid(sges, sh.pd, local_write)) {
         return Ok(false);
     }
     // SAFETY: the receive's SGEs were validated just now and hold `total` bytes; the record's

@@ -80,13 +80,25 @@ fn cm_thread(dev: Arc<DevInner>) {
     set_nonblock(cm_fd);
     set_nonblock(async_fd);
     let mut served = Served::new("dat-verbs-cm");
+    // Sleeps until an event or the next deadline: an idle IA's thread never wakes (OFED's
+    // does not either). Whoever adds a deadline or stops the IA rings `cm_wake`.
+    let mut next: Option<Instant> = None;
     while !dev.stop.load(Ordering::Relaxed) {
         let mut fds = [
             libc::pollfd { fd: cm_fd, events: libc::POLLIN, revents: 0 },
             libc::pollfd { fd: async_fd, events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: dev.cm_wake.fd(), events: libc::POLLIN, revents: 0 },
         ];
-        // SAFETY: two valid pollfds.
-        unsafe { libc::poll(fds.as_mut_ptr(), 2, 100) };
+        let timeout = next.map_or(-1, |d| {
+            // rounded up, so a deadline is due when the sleep ends
+            let ms = d.saturating_duration_since(Instant::now()).as_micros().div_ceil(1000);
+            ms.min(i32::MAX as u128) as i32
+        });
+        // SAFETY: three valid pollfds.
+        unsafe { libc::poll(fds.as_mut_ptr(), 3, timeout) };
+        if fds[2].revents != 0 {
+            dev.cm_wake.clear();
+        }
         served.iteration(&*dev.async_events, || {
             if fds[0].revents != 0 {
                 drain_cm(&dev);
@@ -94,7 +106,7 @@ fn cm_thread(dev: Arc<DevInner>) {
             if fds[1].revents != 0 {
                 drain_async(&dev);
             }
-            run_deadlines(&dev);
+            next = run_deadlines(&dev);
         });
     }
     let _ = lib;
@@ -248,23 +260,28 @@ pub trait Timed: Send + Sync {
     fn on_deadline(&self);
 }
 
-fn run_deadlines(dev: &Arc<DevInner>) {
+/// Runs the deadlines that are due; returns the earliest of those still pending.
+fn run_deadlines(dev: &Arc<DevInner>) -> Option<Instant> {
     // Take the list out and look at its entries without holding `timed`: a QP's deadline lives
     // under its CM lock, and `set_deadline` pushes here while holding that lock (connect,
     // graceful disconnect), so holding `timed` while locking a QP would deadlock the two —
     // leaving the CM thread, and with it every later event and deadline, stuck for good.
     let list = std::mem::take(&mut *dev.timed.lock());
     if list.is_empty() {
-        return;
+        return None;
     }
     let now = Instant::now();
     let mut keep: Vec<Weak<dyn Timed>> = Vec::with_capacity(list.len());
     let mut due = Vec::new();
+    let mut next: Option<Instant> = None;
     for w in list {
         let Some(q) = w.upgrade() else { continue };
         match q.deadline() {
             Some(d) if d <= now => due.push(q),
-            Some(_) if !keep.iter().any(|k| k.ptr_eq(&w)) => keep.push(w),
+            Some(d) if !keep.iter().any(|k| k.ptr_eq(&w)) => {
+                next = Some(next.map_or(d, |n| n.min(d)));
+                keep.push(w);
+            }
             _ => {}
         }
     }
@@ -276,6 +293,7 @@ fn run_deadlines(dev: &Arc<DevInner>) {
     for q in due {
         q.on_deadline();
     }
+    next
 }
 
 /// A listening rdma_cm id on port = connection qualifier.

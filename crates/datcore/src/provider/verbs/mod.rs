@@ -63,6 +63,7 @@
 //! `WcStatus::Flushed`; `Disconnected` is delivered on the rdma_cm DISCONNECTED event
 //! (graceful) or at once (abrupt), and at the latest 5 s after a graceful one.
 
+use super::eventfd::EventFd;
 use super::{
     Access, AsyncEvents, CompletionQueue, Device, DeviceAttr, ExtensionCaps, Listener, ListenerEvents, MemoryRegion,
     MemoryWindow, ProtectionDomain, Provider, QpInit, QueuePair, SharedReceiveQueue, Transport, Waker,
@@ -83,6 +84,7 @@ mod cm;
 #[doc(hidden)]
 pub use cm::report_qp_error_for_test;
 mod cq;
+mod inline;
 mod names;
 mod notify;
 pub use names::{Port, Target};
@@ -190,6 +192,8 @@ pub(crate) struct DevInner {
     pub max_sge_rd: usize,
     pub async_events: Arc<dyn AsyncEvents>,
     pub stop: AtomicBool,
+    /// Rung to wake the CM thread from its sleep: at `stop`, and when a deadline is added.
+    pub cm_wake: EventFd,
     /// rdma_cm id contexts (our keys) → who owns the id.
     pub ids: Mutex<HashMap<u64, cm::Owner>>,
     /// The thread watching CQs of EVDs with a CNO, once one needed it.
@@ -218,6 +222,10 @@ impl DevInner {
             tracing::warn!(ia_name, "verbs: {what} failed on {} ({}): {}", t.dev, t.ip, sys::errno_str(e));
             DatError::insufficient(DAT_RESOURCE_DEVICE)
         };
+        let cm_wake = EventFd::new().map_err(|e| {
+            tracing::warn!("verbs: eventfd: {e}");
+            DatError::insufficient(DAT_RESOURCE_MEMORY)
+        })?;
         // SAFETY: creating a channel and an id; both freed below on error or in Drop.
         let (ch, id) = unsafe {
             let ch = (lib.rdma_create_event_channel)();
@@ -334,11 +342,18 @@ impl DevInner {
             max_sge_rd: (a.max_sge_rd.max(1) as usize).min(qp::MAX_SGE),
             async_events: events,
             stop: AtomicBool::new(false),
+            cm_wake,
             ids: Mutex::new(HashMap::new()),
             notifier: Mutex::new(None),
             timed: Mutex::new(Vec::new()),
             next_key: AtomicU64::new(1),
         }))
+    }
+
+    /// Has the CM thread keep `t`'s deadline (waking it to sleep no longer than that).
+    pub fn add_timed(&self, t: Weak<dyn cm::Timed>) {
+        self.timed.lock().push(t);
+        self.cm_wake.ring();
     }
 
     pub fn key(&self) -> u64 {
@@ -486,6 +501,7 @@ pub struct VerbsDevice {
 impl Drop for VerbsDevice {
     fn drop(&mut self) {
         self.inner.stop.store(true, Ordering::SeqCst);
+        self.inner.cm_wake.ring();
         let notifier = self.inner.notifier.lock().take();
         if let Some(n) = notifier {
             n.shutdown();
@@ -516,7 +532,7 @@ impl Device for VerbsDevice {
             let e = sys::errno();
             return Err(fail("ibv_alloc_pd", e, DatError::insufficient(DAT_RESOURCE_PROTECTION_DOMAIN)));
         }
-        let pd = Arc::new(VerbsPd { dev: d.clone(), pd, ahs: ud::AddressHandles::default() });
+        let pd = Arc::new(VerbsPd { dev: d.clone(), pd, ahs: ud::AddressHandles::default(), mrs: Default::default() });
         PDS.insert(&pd);
         Ok(pd)
     }
@@ -544,6 +560,8 @@ pub struct VerbsPd {
     pub(crate) pd: *mut sys::ibv_pd,
     /// Address handles of UD exchanges (destroyed with the PD).
     ahs: ud::AddressHandles,
+    /// This PD's MRs by lkey, for checking inline sends.
+    pub(crate) mrs: inline::MrRanges,
 }
 
 // SAFETY: ibv_pd is used through thread-safe verbs only.
@@ -634,6 +652,7 @@ impl ProtectionDomain for VerbsPd {
         // SAFETY: ibv_reg_mr returned a live MR.
         let (lkey, rkey) = unsafe { ((*mr).lkey, (*mr).rkey) };
         let mr = Arc::new(VerbsMr { pd: self.pd_arc(), mr, lkey, rkey, addr, len });
+        self.mrs.insert(lkey, addr, len);
         MRS.insert(&mr);
         Ok(mr)
     }
@@ -706,6 +725,7 @@ impl MemoryRegion for VerbsMr {
 
 impl Drop for VerbsMr {
     fn drop(&mut self) {
+        self.pd.mrs.remove(self.lkey);
         // SAFETY: the MR is live and dropped once.
         let r = unsafe { (self.pd.dev.lib.ibv_dereg_mr)(self.mr) };
         if r != 0 {

@@ -15,6 +15,7 @@ use super::super::{
 };
 use super::cm::{self, Owner};
 use super::cq::{self, VerbsCq};
+use super::inline::{self, InlineSends};
 use super::srq::VerbsSrq;
 use super::{fail, sys, DevInner, VerbsPd, CQS, MRS, MWS, PDS, SRQS};
 use crate::codes::*;
@@ -361,6 +362,8 @@ pub struct VerbsQp {
     slots: Arc<Slots>,
     /// Created with the EP, destroyed in Drop.
     qp: *mut sys::ibv_qp,
+    /// Which sends go inline (checked under `send_count`'s lock).
+    inline: InlineSends,
     /// CQs we made for a missing send or receive EVD.
     own_cqs: Vec<*mut sys::ibv_cq>,
     /// Send-queue work requests posted. Held across a post: a request takes its slot and
@@ -449,27 +452,43 @@ pub(super) struct Made {
 impl Made {
     /// Makes a queue pair of `o`'s objects with queue sizes `cap`: an RC one on an id of the
     /// TCP port space with context `key`, or (`datagram`) a UD one on an id of the UDP port
-    /// space.
-    pub fn create(dev: &DevInner, o: &QpObjects, cap: sys::ibv_qp_cap, datagram: bool, key: u64) -> DatResult<Made> {
+    /// space; with the inline size the device granted (a device refusing `cap.max_inline_data`
+    /// gets the queue pair without inline data).
+    pub fn create(
+        dev: &DevInner,
+        o: &QpObjects,
+        cap: sys::ibv_qp_cap,
+        datagram: bool,
+        key: u64,
+    ) -> DatResult<(Made, u32)> {
         let lib = dev.lib;
         let (ps, qp_type) =
             if datagram { (sys::RDMA_PS_UDP, sys::IBV_QPT_UD) } else { (sys::RDMA_PS_TCP, sys::IBV_QPT_RC) };
         let mut made = Made { id: dev.bound_id(ps, key)?, own_cqs: Vec::new(), qp: std::ptr::null_mut() };
-        let mut make = || -> DatResult<()> {
+        let mut make = || -> DatResult<u32> {
             let send_cq = made.cq_or_own(dev, o.send_cq.as_ref(), cap.max_send_wr)?;
             let recv_cq = made.cq_or_own(dev, o.recv_cq.as_ref(), cap.max_recv_wr)?;
-            let mut attr = sys::ibv_qp_init_attr {
-                qp_context: std::ptr::null_mut(),
-                send_cq,
-                recv_cq,
-                srq: o.srq.as_ref().map_or(std::ptr::null_mut(), |s| s.srq),
-                cap,
-                qp_type,
-                sq_sig_all: 0,
+            let create = |cap: sys::ibv_qp_cap| {
+                let mut attr = sys::ibv_qp_init_attr {
+                    qp_context: std::ptr::null_mut(),
+                    send_cq,
+                    recv_cq,
+                    srq: o.srq.as_ref().map_or(std::ptr::null_mut(), |s| s.srq),
+                    cap,
+                    qp_type,
+                    sq_sig_all: 0,
+                };
+                sys::clear_errno();
+                // SAFETY: live id bound to our device, live PD and CQs; attr fully initialised.
+                let r = unsafe { (lib.rdma_create_qp)(made.id, o.pd.pd, &mut attr) };
+                // rdma_create_qp leaves the sizes the device granted in attr.cap
+                (r, attr.cap.max_inline_data)
             };
-            sys::clear_errno();
-            // SAFETY: live id bound to our device, live PD and CQs; attr fully initialised.
-            let r = unsafe { (lib.rdma_create_qp)(made.id, o.pd.pd, &mut attr) };
+            let (mut r, mut max_inline) = create(cap);
+            if r != 0 && cap.max_inline_data > 0 {
+                tracing::debug!(asked = cap.max_inline_data, "verbs: no queue pair with inline data; trying without");
+                (r, max_inline) = create(sys::ibv_qp_cap { max_inline_data: 0, ..cap });
+            }
             if r != 0 {
                 let e = sys::err_of(r);
                 tracing::warn!(
@@ -494,10 +513,10 @@ impl Made {
             }
             // SAFETY: rdma_create_qp stored the new QP in the id.
             made.qp = unsafe { (*made.id).qp };
-            Ok(())
+            Ok(max_inline)
         };
         match make() {
-            Ok(()) => Ok(made),
+            Ok(max_inline) => Ok((made, max_inline)),
             Err(e) => {
                 made.free(lib);
                 Err(e)
@@ -562,9 +581,9 @@ impl VerbsQp {
             max_recv_wr: caps.max_recv_wr,
             max_send_sge: caps.max_send_sge,
             max_recv_sge: caps.max_recv_sge,
-            max_inline_data: 0,
+            max_inline_data: inline::INLINE_REQUEST,
         };
-        let made = Made::create(dev, &objs, cap, false, key)?;
+        let (made, max_inline) = Made::create(dev, &objs, cap, false, key)?;
         let QpObjects { pd, send_cq, recv_cq, srq, .. } = objs;
         let qp = Arc::new_cyclic(|me| VerbsQp {
             dev: dev.clone(),
@@ -575,6 +594,7 @@ impl VerbsQp {
             caps,
             slots,
             qp: made.qp,
+            inline: InlineSends::new(max_inline),
             own_cqs: made.own_cqs,
             send_count: SpinLock::new(0),
             recv: SpinLock::new(RecvState { in_error: false }),
@@ -650,7 +670,7 @@ impl VerbsQp {
     fn set_deadline(&self, st: &mut CmState, d: Option<Instant>) {
         st.deadline = d;
         if d.is_some() {
-            self.dev.timed.lock().push(self.me.clone());
+            self.dev.add_timed(self.me.clone());
         }
     }
 
@@ -995,6 +1015,10 @@ impl QueuePair for VerbsQp {
             return self.post_split_read(wr, list, total, flags);
         }
         let mut count = self.send_count.lock();
+        if op == OP_SEND || op == OP_WRITE || op == OP_WRITE_IMMED {
+            // SAFETY: under the send lock.
+            flags |= unsafe { self.inline.flag(&self.pd.mrs, list, total) };
+        }
         let c = *count;
         let slot = &self.slots.send[(c as usize) & (self.slots.send.len() - 1)];
         slot.wr_id.store(wr.wr_id, Ordering::Relaxed);

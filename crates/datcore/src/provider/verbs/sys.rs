@@ -30,6 +30,7 @@ pub const IBV_WR_BIND_MW: u32 = 8;
 pub const IBV_SEND_FENCE: u32 = 1;
 pub const IBV_SEND_SIGNALED: u32 = 2;
 pub const IBV_SEND_SOLICITED: u32 = 4;
+pub const IBV_SEND_INLINE: u32 = 8;
 
 pub const IBV_WC_SUCCESS: u32 = 0;
 pub const IBV_WC_LOC_LEN_ERR: u32 = 1;

@@ -216,7 +216,7 @@ impl VerbsUdQp {
             max_inline_data: 0,
         };
         // No context on the id: nothing ever connects it, so it has no events of ours.
-        let made = Made::create(dev, &objs, cap, true, 0)?;
+        let (made, _) = Made::create(dev, &objs, cap, true, 0)?;
         let (id, qp) = (made.id, made.qp);
         // SAFETY: rdma_create_qp made the QP live.
         let qpn = unsafe { (*qp).qp_num };
@@ -386,7 +386,7 @@ impl QueuePair for VerbsUdQp {
             return Err(e);
         }
         if x.deadline.is_some() {
-            self.dev.timed.lock().push(Arc::downgrade(&x) as Weak<dyn Timed>);
+            self.dev.add_timed(Arc::downgrade(&x) as Weak<dyn Timed>);
         }
         Ok(())
     }

@@ -1,0 +1,138 @@
+//! Inline sends: small payloads copied into the work request at post time (`IBV_SEND_INLINE`),
+//! so the device does not fetch them from registered memory afterwards. OFED's provider sends
+//! what fits inline this way (it asks for 64 bytes at QP creation; `tools/bench/qp-trace.c`).
+//!
+//! A device copying an inline payload reads it from its virtual address and never looks at the
+//! lkey, so the check the device makes on every other request (the SGE lies in an MR of the QP's
+//! PD, else a local protection error) is ours: [`MrRanges`] keeps each PD's MRs by lkey, and a
+//! QP's [`InlineSends`] remembers the last MR range it found a payload in, so a consumer sending
+//! from one LMR pays a few compares per message. A payload not found in an MR of the PD goes
+//! the ordinary way, and the device reports it as before.
+
+use super::sys;
+use parking_lot::Mutex;
+use std::cell::UnsafeCell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The inline size asked for at QP creation (OFED's provider asks the same). A device may
+/// grant more (rxe sizes inline data by its work request, 128 bytes for 8 SGEs).
+pub const INLINE_REQUEST: u32 = 64;
+
+/// A PD's MRs: lkey to `[start, end)`. `generation` changes at every deregistration, so a range
+/// remembered under an older generation may be gone.
+pub struct MrRanges {
+    by_lkey: Mutex<HashMap<u32, (u64, u64)>>,
+    generation: AtomicU64,
+}
+
+impl Default for MrRanges {
+    fn default() -> Self {
+        MrRanges { by_lkey: Mutex::new(HashMap::new()), generation: AtomicU64::new(1) }
+    }
+}
+
+impl MrRanges {
+    pub fn insert(&self, lkey: u32, start: u64, len: u64) {
+        self.by_lkey.lock().insert(lkey, (start, start + len));
+    }
+
+    pub fn remove(&self, lkey: u32) {
+        self.by_lkey.lock().remove(&lkey);
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    fn get(&self, lkey: u32) -> Option<(u64, u64)> {
+        self.by_lkey.lock().get(&lkey).copied()
+    }
+}
+
+/// The MR range an inline payload was last found in, with the [`MrRanges`] generation then
+/// (0: nothing remembered).
+#[derive(Clone, Copy, Default)]
+struct Remembered {
+    lkey: u32,
+    start: u64,
+    end: u64,
+    generation: u64,
+}
+
+/// A QP's inline sends: the size the device granted and the range last checked.
+pub struct InlineSends {
+    max: u32,
+    last: UnsafeCell<Remembered>,
+}
+
+// SAFETY: `last` is touched only by `flag`, whose callers hold the QP's send lock.
+unsafe impl Sync for InlineSends {}
+// SAFETY: as above; the cell holds plain data.
+unsafe impl Send for InlineSends {}
+
+impl InlineSends {
+    /// Inline sends of at most `max` bytes (the `max_inline_data` the device granted; 0: none).
+    pub fn new(max: u32) -> InlineSends {
+        InlineSends { max, last: UnsafeCell::new(Remembered::default()) }
+    }
+
+    /// `IBV_SEND_INLINE` for a request carrying `sges` (`total` bytes) as its payload, when it
+    /// fits and every SGE lies in an MR of `mrs`; else 0.
+    ///
+    /// # Safety
+    /// The caller holds the QP's send lock: no two calls on one `InlineSends` at once.
+    pub unsafe fn flag(&self, mrs: &MrRanges, sges: &[sys::ibv_sge], total: u64) -> u32 {
+        if total > self.max as u64 || sges.is_empty() {
+            return 0;
+        }
+        // SAFETY: the caller's lock makes this the only access to `last`.
+        let last = unsafe { &mut *self.last.get() };
+        let generation = mrs.generation.load(Ordering::Acquire);
+        for s in sges {
+            let (start, end) = (s.addr, s.addr.saturating_add(s.length as u64));
+            let hit = last.generation == generation && s.lkey == last.lkey && start >= last.start && end <= last.end;
+            if hit {
+                continue;
+            }
+            match mrs.get(s.lkey) {
+                Some((lo, hi)) if start >= lo && end <= hi => {
+                    *last = Remembered { lkey: s.lkey, start: lo, end: hi, generation };
+                }
+                _ => return 0,
+            }
+        }
+        sys::IBV_SEND_INLINE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sge(addr: u64, length: u32, lkey: u32) -> sys::ibv_sge {
+        sys::ibv_sge { addr, length, lkey }
+    }
+
+    #[test]
+    fn only_payloads_in_a_live_mr_of_the_pd_go_inline() {
+        let mrs = MrRanges::default();
+        mrs.insert(7, 0x1000, 0x100);
+        let i = InlineSends::new(64);
+        // SAFETY: single-threaded test.
+        let flag = |s: &[sys::ibv_sge]| unsafe { i.flag(&mrs, s, s.iter().map(|s| s.length as u64).sum()) };
+        assert_eq!(flag(&[sge(0x1000, 8, 7)]), sys::IBV_SEND_INLINE);
+        assert_eq!(flag(&[sge(0x1000, 8, 7)]), sys::IBV_SEND_INLINE, "remembered range");
+        assert_eq!(flag(&[sge(0x10f8, 16, 7)]), 0, "past the MR's end");
+        assert_eq!(flag(&[sge(0xff8, 16, 7)]), 0, "before the MR's start");
+        assert_eq!(flag(&[sge(0x1000, 8, 8)]), 0, "unknown lkey");
+        assert_eq!(flag(&[sge(0x1000, 8, 7), sge(0x2000, 8, 9)]), 0, "one SGE outside");
+        assert_eq!(flag(&[sge(0x1000, 65, 7)]), 0, "larger than the inline size");
+        assert_eq!(flag(&[]), 0, "no payload");
+        mrs.insert(9, 0x2000, 0x10);
+        assert_eq!(flag(&[sge(0x1000, 8, 7), sge(0x2000, 8, 9)]), sys::IBV_SEND_INLINE);
+        mrs.remove(7);
+        assert_eq!(flag(&[sge(0x1000, 8, 7)]), 0, "deregistered");
+        assert_eq!(flag(&[sge(0x2000, 8, 9)]), sys::IBV_SEND_INLINE);
+        let none = InlineSends::new(0);
+        // SAFETY: single-threaded test.
+        assert_eq!(unsafe { none.flag(&mrs, &[sge(0x2000, 8, 9)], 8) }, 0, "device without inline data");
+    }
+}
