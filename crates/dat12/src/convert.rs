@@ -1,13 +1,16 @@
 //! Conversions between the core's native types and DAT 1.2 C structs: what the shared face
 //! modules (`crates/face/`) call where the two ABIs differ. In DAT 1.2 most are identities,
-//! since the core speaks DAT 1.2's numbering and its scatter/gather layout.
+//! since the core speaks DAT 1.2's numbering; triplets are converted (DAT 1.2's holds a 64-bit
+//! length, the core's [`Sge`] the 32-bit one of verbs and DAT 2.0).
 
 use crate::abi::*;
+use datcore::codes::DAT_LENGTH_ERROR;
 use datcore::handle::Handle;
 use datcore::ia::InterfaceAdapter;
 use datcore::provider::{Sge, WcOpcode};
-use datcore::DatResult;
+use datcore::{DatError, DatResult};
 use std::ffi::CStr;
+use std::mem::MaybeUninit;
 
 /// A core return code in this face's numbering: the core numbers codes as DAT 1.2 does.
 #[inline]
@@ -34,20 +37,37 @@ pub fn seg_len(v: u64) -> DAT_VLEN {
     v
 }
 
-/// Runs `f` on consumer triplets as core scatter/gather elements: DAT 1.2 triplets have the
-/// core's layout, so the slice is passed through as it is.
+/// A consumer triplet as a core scatter/gather element: a segment longer than the core's 32-bit
+/// length holds (4 GiB - 1) gets `DAT_LENGTH_ERROR`, as one longer than the EP's
+/// max_message_size does.
+fn sge(t: &DAT_LMR_TRIPLET) -> DatResult<Sge> {
+    let length = u32::try_from(t.segment_length).map_err(|_| DatError::new(DAT_LENGTH_ERROR, 0))?;
+    Ok(Sge { addr: t.virtual_address, length, lkey: t.lmr_context })
+}
+
+/// Runs `f` on consumer triplets as core scatter/gather elements (converted on the stack for
+/// up to [`SGES_ON_STACK`] segments).
 #[inline]
 pub fn with_sges<R>(t: &[DAT_LMR_TRIPLET], f: impl FnOnce(&[Sge]) -> DatResult<R>) -> DatResult<R> {
-    const _: () = assert!(std::mem::size_of::<DAT_LMR_TRIPLET>() == std::mem::size_of::<Sge>());
-    const _: () = assert!(std::mem::align_of::<DAT_LMR_TRIPLET>() == std::mem::align_of::<Sge>());
-    // SAFETY: both are repr(C) {u32, u32, u64, u64} with equal size and alignment (checked
-    // above; field order checked by the layout tests), so the slices are interchangeable.
-    f(unsafe { std::slice::from_raw_parts(t.as_ptr() as *const Sge, t.len()) })
+    if t.len() <= SGES_ON_STACK {
+        // Only the segments converted are initialised.
+        let mut buf = [MaybeUninit::<Sge>::uninit(); SGES_ON_STACK];
+        for (d, s) in buf.iter_mut().zip(t) {
+            d.write(sge(s)?);
+        }
+        // SAFETY: the first t.len() elements were written just above.
+        f(unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<Sge>(), t.len()) })
+    } else {
+        f(&t.iter().map(sge).collect::<DatResult<Vec<_>>>()?)
+    }
 }
+
+/// How many segments [`with_sges`] converts without allocating.
+pub const SGES_ON_STACK: usize = 8;
 
 /// A core scatter/gather element as a consumer triplet.
 pub fn lmr_triplet(s: &Sge) -> DAT_LMR_TRIPLET {
-    DAT_LMR_TRIPLET { lmr_context: s.lkey, pad: 0, virtual_address: s.addr, segment_length: s.length }
+    DAT_LMR_TRIPLET { lmr_context: s.lkey, pad: 0, virtual_address: s.addr, segment_length: s.length.into() }
 }
 
 /// The remote side of an RDMA triplet: (target address, rmr_context).
@@ -121,4 +141,31 @@ pub fn ud_connection_extension(
     _qpn: u32,
     _remote: Option<std::net::SocketAddr>,
 ) {
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn triplets_convert_both_ways() {
+        let t = [DAT_LMR_TRIPLET { lmr_context: 7, pad: 0, virtual_address: 0x1000, segment_length: 64 }; 9];
+        for n in [0, 1, SGES_ON_STACK, SGES_ON_STACK + 1] {
+            let got = with_sges(&t[..n], |s| Ok(s.to_vec())).unwrap();
+            assert_eq!(got.len(), n);
+            assert!(got.iter().all(|s| *s == Sge { addr: 0x1000, length: 64, lkey: 7 }));
+        }
+        let back = lmr_triplet(&Sge { addr: 0x2000, length: u32::MAX, lkey: 9 });
+        assert_eq!((back.lmr_context, back.virtual_address, back.segment_length), (9, 0x2000, u32::MAX as u64));
+    }
+
+    #[test]
+    fn a_segment_over_4_gib_is_a_length_error() {
+        for n in [1, SGES_ON_STACK + 1] {
+            let mut t = vec![DAT_LMR_TRIPLET { lmr_context: 7, pad: 0, virtual_address: 0, segment_length: 8 }; n];
+            t[n - 1].segment_length = 1 << 32;
+            let r = with_sges(&t, |_| -> DatResult<()> { panic!("called with a truncated length") });
+            assert_eq!(r.unwrap_err().0, DatError::new(DAT_LENGTH_ERROR, 0).0);
+        }
+    }
 }

@@ -4,7 +4,8 @@
 //! - Return codes: the core numbers them as DAT 1.2; DAT 2.0 inserted `DAT_INVALID_HANDLE_CSP`
 //!   (0x1a) and `DAT_INVALID_STATE_SRQ_SHUTDOWN` (0x58) into the subtypes and moved
 //!   `DAT_NOT_IMPLEMENTED` to 0x3fff0000 ([`code_out`], [`code_in`]).
-//! - Triplets are 16 bytes (`virtual_address`, 32-bit `segment_length`, context).
+//! - Triplets (`virtual_address`, 32-bit `segment_length`, context) have the core's
+//!   scatter/gather layout ([`Sge`], which is also verbs' `ibv_sge`): passed through as they are.
 //! - DTO completions carry a 32-bit length and the operation.
 //! - `DAT_SRQ_STATE` swapped its two values.
 
@@ -107,33 +108,23 @@ pub fn seg_len(v: u64) -> DAT_SEG_LENGTH {
     v.min(DAT_SEG_LENGTH::MAX as u64) as DAT_SEG_LENGTH
 }
 
-fn sge(t: &DAT_LMR_TRIPLET) -> Sge {
-    Sge { lkey: t.lmr_context, pad: 0, addr: t.virtual_address, length: t.segment_length as u64 }
-}
-
-/// Runs `f` on consumer triplets as core scatter/gather elements (converted on the stack for
-/// up to [`SGES_ON_STACK`] segments).
+/// Runs `f` on consumer triplets as core scatter/gather elements: DAT 2.0 triplets have the
+/// core's layout, so the slice is passed through as it is.
 #[inline]
 pub fn with_sges<R>(t: &[DAT_LMR_TRIPLET], f: impl FnOnce(&[Sge]) -> DatResult<R>) -> DatResult<R> {
-    if t.len() <= SGES_ON_STACK {
-        // Only the segments converted are initialised.
-        let mut buf = [std::mem::MaybeUninit::<Sge>::uninit(); SGES_ON_STACK];
-        for (d, s) in buf.iter_mut().zip(t) {
-            d.write(sge(s));
-        }
-        // SAFETY: the first t.len() elements were written just above.
-        f(unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<Sge>(), t.len()) })
-    } else {
-        f(&t.iter().map(sge).collect::<Vec<_>>())
-    }
+    const _: () = assert!(std::mem::size_of::<DAT_LMR_TRIPLET>() == std::mem::size_of::<Sge>());
+    const _: () = assert!(std::mem::align_of::<DAT_LMR_TRIPLET>() == std::mem::align_of::<Sge>());
+    const _: () = assert!(std::mem::offset_of!(DAT_LMR_TRIPLET, virtual_address) == std::mem::offset_of!(Sge, addr));
+    const _: () = assert!(std::mem::offset_of!(DAT_LMR_TRIPLET, segment_length) == std::mem::offset_of!(Sge, length));
+    const _: () = assert!(std::mem::offset_of!(DAT_LMR_TRIPLET, lmr_context) == std::mem::offset_of!(Sge, lkey));
+    // SAFETY: both are repr(C) {u64, u32, u32} with the same field offsets, size and alignment
+    // (checked above), so the slices are interchangeable.
+    f(unsafe { std::slice::from_raw_parts(t.as_ptr().cast::<Sge>(), t.len()) })
 }
-
-/// How many segments [`with_sges`] converts without allocating.
-pub const SGES_ON_STACK: usize = 8;
 
 /// A core scatter/gather element as a consumer triplet.
 pub fn lmr_triplet(s: &Sge) -> DAT_LMR_TRIPLET {
-    DAT_LMR_TRIPLET { virtual_address: s.addr, segment_length: seg_len(s.length), lmr_context: s.lkey }
+    DAT_LMR_TRIPLET { virtual_address: s.addr, segment_length: s.length, lmr_context: s.lkey }
 }
 
 /// The remote side of an RDMA triplet: (target address, rmr_context).
@@ -387,13 +378,14 @@ mod tests {
 
     #[test]
     fn triplets_convert_both_ways() {
-        let t = [DAT_LMR_TRIPLET { virtual_address: 0x1000, segment_length: 64, lmr_context: 7 }; 9];
-        for n in [0, 1, SGES_ON_STACK, SGES_ON_STACK + 1] {
-            let got = with_sges(&t[..n], |s| Ok(s.to_vec())).unwrap();
-            assert_eq!(got.len(), n);
-            assert!(got.iter().all(|s| *s == Sge { lkey: 7, pad: 0, addr: 0x1000, length: 64 }));
-        }
-        let back = lmr_triplet(&Sge { lkey: 9, pad: 0, addr: 0x2000, length: 1 << 40 });
+        let t = [
+            DAT_LMR_TRIPLET { virtual_address: 0x1000, segment_length: 64, lmr_context: 7 },
+            DAT_LMR_TRIPLET { virtual_address: 0x2000, segment_length: u32::MAX, lmr_context: 9 },
+        ];
+        let got = with_sges(&t, |s| Ok(s.to_vec())).unwrap();
+        assert_eq!(got, [Sge { addr: 0x1000, length: 64, lkey: 7 }, Sge { addr: 0x2000, length: u32::MAX, lkey: 9 }]);
+        assert!(with_sges(&[], |s| Ok(s.is_empty())).unwrap());
+        let back = lmr_triplet(&got[1]);
         assert_eq!((back.virtual_address, back.segment_length, back.lmr_context), (0x2000, u32::MAX, 9));
     }
 

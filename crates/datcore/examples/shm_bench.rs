@@ -129,12 +129,8 @@ fn main() {
     let e = ep(&dev);
     let buf = vec![0u8; 2 * MIB];
     let mr = e.pd.reg_mr(buf.as_ptr() as u64, buf.len() as u64, ALL).unwrap();
-    let sge = |off: usize, len: usize| Sge {
-        lkey: mr.lkey(),
-        pad: 0,
-        addr: buf.as_ptr() as u64 + off as u64,
-        length: len as u64,
-    };
+    let sge =
+        |off: usize, len: usize| Sge { addr: buf.as_ptr() as u64 + off as u64, length: len as u32, lkey: mr.lkey() };
     let iters = 20_000;
 
     if std::env::args().nth(1).as_deref() == Some("peer") {

@@ -200,7 +200,7 @@ impl<const N: usize> Counters<N> {
     fn add_post(&self, (counter, with_bytes): (usize, bool), sges: &[Sge]) {
         self.add(counter, 1);
         if with_bytes {
-            self.add(counter + 1, sges.iter().map(|s| s.length).sum());
+            self.add(counter + 1, sges.iter().map(|s| u64::from(s.length)).sum());
         }
     }
 

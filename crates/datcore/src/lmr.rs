@@ -120,7 +120,7 @@ pub fn by_context(ia: &InterfaceAdapter, lmr_context: u32) -> Option<Arc<LocalMe
 /// cache-coherent on the platforms we support, so a full fence is all that remains.
 pub fn sync_rdma(ia: &InterfaceAdapter, segments: &[Sge]) -> DatResult<()> {
     for s in segments {
-        let ok = by_context(ia, s.lkey).is_some_and(|l| l.contains(s.addr, s.length));
+        let ok = by_context(ia, s.lkey).is_some_and(|l| l.contains(s.addr, u64::from(s.length)));
         if !ok {
             return Err(DatError::invalid_arg(2));
         }

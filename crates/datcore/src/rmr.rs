@@ -105,7 +105,7 @@ pub fn bind(
     if !Arc::ptr_eq(&lmr.pz, &rmr.pz) {
         return Err(DatError::new(DAT_PROTECTION_VIOLATION, 0));
     }
-    if !lmr.contains(triplet.addr, triplet.length) {
+    if !lmr.contains(triplet.addr, u64::from(triplet.length)) {
         return Err(DatError::new(DAT_LENGTH_ERROR, 0));
     }
     // Remote rights on the window need the matching local rights on the LMR.
@@ -119,7 +119,7 @@ pub fn bind(
         mw: &rmr.mw,
         mr: &lmr.mr,
         addr: triplet.addr,
-        length: triplet.length,
+        length: u64::from(triplet.length),
         access: lmr::access(privileges),
         signaled,
     })?;

@@ -132,7 +132,7 @@ impl Buf {
         self.mem.as_ptr() as u64
     }
     fn sge(&self, off: usize, len: usize) -> Sge {
-        Sge { lkey: self.mr.lkey(), pad: 0, addr: self.addr() + off as u64, length: len as u64 }
+        Sge { addr: self.addr() + off as u64, length: len as u32, lkey: self.mr.lkey() }
     }
     fn bytes(&self) -> &[u8] {
         // Read through a volatile-ish barrier: the provider wrote behind the compiler's back.
@@ -897,7 +897,7 @@ fn receive_into_a_deregistered_region_is_refused() {
     let dev = open();
     let ep = Ep::new(&dev);
     let Buf { mem: gone, mr: gone_mr } = Buf::new(&ep.pd, 64, ALL);
-    let gone_sge = Sge { lkey: gone_mr.lkey(), pad: 0, addr: gone.as_ptr() as u64, length: 64 };
+    let gone_sge = Sge { addr: gone.as_ptr() as u64, length: 64, lkey: gone_mr.lkey() };
     ep.qp.post_recv(1, &[gone_sge]).unwrap();
     drop(gone_mr);
     let rx = Buf::new(&ep.pd, 64, ALL);

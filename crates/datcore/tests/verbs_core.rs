@@ -148,7 +148,7 @@ impl Buf {
         (8 - self.addr() as usize % 8) % 8
     }
     fn sge(&self, off: usize, len: usize) -> Sge {
-        Sge { lkey: self.lkey, pad: 0, addr: self.mem.as_ptr() as u64 + off as u64, length: len as u64 }
+        Sge { addr: self.mem.as_ptr() as u64 + off as u64, length: len as u32, lkey: self.lkey }
     }
     fn addr(&self) -> u64 {
         self.mem.as_ptr() as u64

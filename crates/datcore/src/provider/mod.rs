@@ -40,6 +40,7 @@ mod lookup;
 pub mod mapped;
 pub mod serve;
 pub mod shm;
+mod spin;
 pub mod verbs;
 
 /// A transport family. A provider is registered once per process.
@@ -340,15 +341,16 @@ pub trait CompletionQueue: Send + Sync {
     }
 }
 
-/// A scatter/gather element. Same layout as a DAT 1.2 `DAT_LMR_TRIPLET`
-/// (lmr_context, pad, virtual_address, segment_length) so the 1.2 face passes IOVs through.
+/// A scatter/gather element. Same layout as verbs' `struct ibv_sge` and DAT 2.0's
+/// `DAT_LMR_TRIPLET` (virtual_address, 32-bit segment_length, lmr_context): the 2.0 face passes
+/// a consumer's IOV through as it is, and the verbs provider hands it on to the device. The 1.2
+/// face converts (its triplet holds a 64-bit length).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sge {
-    pub lkey: u32,
-    pub pad: u32,
     pub addr: u64,
-    pub length: u64,
+    pub length: u32,
+    pub lkey: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -417,7 +419,7 @@ impl SendOp {
 }
 
 /// Bytes of the remote word and of the local result of an atomic.
-pub const ATOMIC_LEN: u64 = 8;
+pub const ATOMIC_LEN: u32 = 8;
 
 /// A send-queue work request (`ibv_send_wr`).
 #[derive(Clone, Copy, Debug)]

@@ -8,10 +8,10 @@
 //! word ([`super::area::WakeWord`]), which producers in either process bump when they add
 //! work that feeds this queue.
 
+use super::super::spin::SpinLock;
 use super::super::{AsyncError, AsyncEvents, CompletionQueue, Waker, WorkCompletion};
 use super::area::OwnWake;
 use super::qp::QpShared;
-use super::spin::SpinLock;
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;

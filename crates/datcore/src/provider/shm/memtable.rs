@@ -247,6 +247,7 @@ pub fn slot_of(key: u32) -> u32 {
 }
 
 /// Looks `key` up in `slots` (ours or a peer's): a consistent snapshot or None.
+#[inline]
 pub fn lookup_in(slots: &[Slot], key: u32) -> Option<Entry> {
     read_slot(slots, key, true)
 }

@@ -47,7 +47,6 @@ mod recvq;
 mod rendezvous;
 mod ring;
 mod shared;
-mod spin;
 mod sys;
 mod ud;
 mod wire;

@@ -1,9 +1,10 @@
 //! Queue pairs: state, send queue, and the `QueuePair` entry points.
 //!
 //! Everything about one connection (its rings, its queues, its state) sits behind one per-QP
-//! lock ([`super::spin::SpinLock`]). Posting threads, polling threads and the progress thread all produce into the rings
+//! lock ([`super::super::spin::SpinLock`]). Posting threads, polling threads and the progress thread all produce into the rings
 //! under it, so each ring has exactly one producer at a time.
 
+use super::super::spin::SpinLock;
 use super::super::{
     Access, AtomicOp, BindWr, CompletionQueue, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair,
     SendOp, SendWr, Sge, WcOpcode, WcStatus, WorkCompletion,
@@ -14,7 +15,6 @@ use super::memtable::{self, Entry, Kind};
 use super::recvq::{self, RecvQueue, SgeList, ShmSrq};
 use super::ring::{Consumer, Malformed, Producer, Segment};
 use super::shared::PeerMaps;
-use super::spin::SpinLock;
 use super::xfer::Part;
 use super::{conn, progress, sys, wire, ShmMw, MWS};
 use crate::codes::*;

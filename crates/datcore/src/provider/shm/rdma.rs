@@ -51,6 +51,7 @@ pub struct Op<'a> {
 }
 
 /// Runs `op` from the initiator if the connection allows it now.
+#[inline]
 pub fn execute(link: &mut Link, reads_out: u32, op: &Op<'_>) -> Result<Outcome, Fault> {
     let Some(area) = link.peer.area.as_ref().filter(|_| !target_executes()) else {
         return Ok(Outcome::Unavailable);

@@ -17,7 +17,7 @@ pub struct SgeList {
 }
 
 impl SgeList {
-    pub const EMPTY: SgeList = SgeList { n: 0, s: [Sge { lkey: 0, pad: 0, addr: 0, length: 0 }; MAX_IOV] };
+    pub const EMPTY: SgeList = SgeList { n: 0, s: [Sge { addr: 0, length: 0, lkey: 0 }; MAX_IOV] };
 
     /// Replaces the list with `sges` (at most [`MAX_IOV`]), copying only those.
     pub fn set(&mut self, sges: &[Sge]) {
@@ -30,7 +30,7 @@ impl SgeList {
     }
 
     pub fn total(&self) -> u64 {
-        self.as_slice().iter().map(|s| s.length).sum()
+        self.as_slice().iter().map(|s| u64::from(s.length)).sum()
     }
 }
 
@@ -53,13 +53,13 @@ pub fn validate(sges: &[Sge], pd: u32, need_write: bool, max_sge: u32) -> DatRes
         if e.pd != pd {
             return Err(DatError::new(DAT_PROTECTION_VIOLATION, 0));
         }
-        if !e.covers(s.addr, s.length) {
+        if !e.covers(s.addr, u64::from(s.length)) {
             return Err(DatError::new(DAT_PROTECTION_VIOLATION, 0));
         }
         if need_write && !e.access.local_write {
             return Err(DatError::new(DAT_PROTECTION_VIOLATION, DAT_PROTECTION_WRITE));
         }
-        total = total.checked_add(s.length).ok_or(DatError::new(DAT_LENGTH_ERROR, 0))?;
+        total = total.checked_add(u64::from(s.length)).ok_or(DatError::new(DAT_LENGTH_ERROR, 0))?;
     }
     Ok(total)
 }
@@ -93,7 +93,7 @@ pub fn still_valid(sges: &[Sge], pd: u32, need: Access) -> bool {
         memtable::lookup_unshared(s.lkey).is_some_and(|e| {
             e.kind == Kind::Region
                 && e.pd == pd
-                && e.covers(s.addr, s.length)
+                && e.covers(s.addr, u64::from(s.length))
                 && (!need.local_write || e.access.local_write)
         })
     })
@@ -294,7 +294,7 @@ mod tests {
             share: None,
         };
         let slot = memtable::alloc().unwrap();
-        let sge = |lkey| [Sge { lkey, addr: region.addr, length: 64, ..Sge::default() }];
+        let sge = |lkey| [Sge { addr: region.addr, length: 64, lkey }];
         let clearings: [&dyn Fn() -> u32; 3] = [
             &|| {
                 memtable::revoke(slot);

@@ -40,11 +40,11 @@ pub(super) unsafe fn gather(sges: &[Sge], mut off: u64, mut dst: *mut u8, mut le
         if len == 0 {
             break;
         }
-        if off >= s.length {
-            off -= s.length;
+        if off >= u64::from(s.length) {
+            off -= u64::from(s.length);
             continue;
         }
-        let n = (s.length - off).min(len);
+        let n = (u64::from(s.length) - off).min(len);
         // SAFETY: per the contract; n bytes lie inside both the SGE and dst.
         unsafe {
             std::ptr::copy_nonoverlapping((s.addr + off) as *const u8, dst, n as usize);
@@ -64,11 +64,11 @@ pub(super) unsafe fn scatter(sges: &[Sge], mut off: u64, mut src: *const u8, mut
         if len == 0 {
             break;
         }
-        if off >= s.length {
-            off -= s.length;
+        if off >= u64::from(s.length) {
+            off -= u64::from(s.length);
             continue;
         }
-        let n = (s.length - off).min(len);
+        let n = (u64::from(s.length) - off).min(len);
         // SAFETY: per the contract.
         unsafe {
             std::ptr::copy_nonoverlapping(src, (s.addr + off) as *mut u8, n as usize);
@@ -87,7 +87,7 @@ pub fn iovs(sges: &[Sge], total: u64, out: &mut [(u64, u64); MAX_IOV]) -> usize 
         if left == 0 || n == MAX_IOV {
             break;
         }
-        let l = s.length.min(left);
+        let l = u64::from(s.length).min(left);
         if l > 0 {
             out[n] = (s.addr, l);
             n += 1;

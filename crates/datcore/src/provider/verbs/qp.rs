@@ -20,6 +20,7 @@ use super::srq::VerbsSrq;
 use super::{fail, sys, DevInner, VerbsPd, CQS, MRS, MWS, PDS, SRQS};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
+use crate::provider::spin::SpinLock;
 use parking_lot::Mutex;
 use std::mem::MaybeUninit;
 use std::net::SocketAddr;
@@ -64,39 +65,50 @@ pub fn set_nonblock(fd: i32) {
     }
 }
 
-/// Converts DAT segments to verbs SGEs (zero-length segments dropped) in `out`, of which only
-/// the SGEs returned are initialised.
-pub fn ibv_sges<'a>(
-    sges: &[Sge],
-    out: &'a mut [MaybeUninit<sys::ibv_sge>; MAX_SGE],
-) -> DatResult<&'a mut [sys::ibv_sge]> {
-    ibv_sges_and_length(sges, out).map(|(list, _)| list)
-}
-
-/// [`ibv_sges`], and their total length (summed in the same pass).
+/// The segments of a work request as the device takes them ([`Sge`] is `struct ibv_sge`), and
+/// the bytes they span: the consumer's own list when none is empty (the usual case: nothing
+/// copied), else its non-empty segments copied into `out` (DAT ignores an empty segment's
+/// lmr_context, which a device may check). More than [`MAX_SGE`] non-empty segments:
+/// `DAT_INVALID_PARAMETER`.
 #[inline]
-pub fn ibv_sges_and_length<'a>(
-    sges: &[Sge],
-    out: &'a mut [MaybeUninit<sys::ibv_sge>; MAX_SGE],
-) -> DatResult<(&'a mut [sys::ibv_sge], u64)> {
+pub fn device_sges<'a>(sges: &'a [Sge], out: &'a mut [MaybeUninit<Sge>; MAX_SGE]) -> DatResult<(&'a [Sge], u64)> {
+    if sges.len() <= MAX_SGE {
+        if let Some(total) = span_if_none_empty(sges) {
+            return Ok((sges, total));
+        }
+    }
     let mut n = 0;
     let mut total = 0;
-    for s in sges {
-        if s.length == 0 {
-            continue;
-        }
+    for s in sges.iter().filter(|s| s.length != 0) {
         if n == MAX_SGE {
             return Err(DatError::invalid_arg(2));
         }
-        if s.length > u32::MAX as u64 {
-            return Err(DatError::new(DAT_LENGTH_ERROR, 0));
-        }
-        out[n].write(sys::ibv_sge { addr: s.addr, length: s.length as u32, lkey: s.lkey });
-        total += s.length;
+        out[n].write(*s);
+        total += u64::from(s.length);
         n += 1;
     }
     // SAFETY: the first `n` entries were written above.
-    Ok((unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<sys::ibv_sge>(), n) }, total))
+    Ok((unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<Sge>(), n) }, total))
+}
+
+/// The bytes `sges` span, or None if one of them is empty. One pass that stops at an empty
+/// segment (which also keeps it a plain loop rather than a vectorised sum, whose set-up costs
+/// more than a request's few segments).
+#[inline]
+fn span_if_none_empty(sges: &[Sge]) -> Option<u64> {
+    let mut total = 0;
+    for s in sges {
+        if s.length == 0 {
+            return None;
+        }
+        total += u64::from(s.length);
+    }
+    Some(total)
+}
+
+/// The bytes a list of segments spans.
+fn total_length(sges: &[Sge]) -> u64 {
+    sges.iter().map(|s| u64::from(s.length)).sum()
 }
 
 /// Slot info: the operation (`OP_*`, low byte).
@@ -177,10 +189,14 @@ impl Slots {
         self.recv[(c as usize) & (self.recv.len() - 1)].wr_id.store(wr_id, Ordering::Release);
     }
 
-    /// The device took one more receive. Called by one poster at a time (its receive lock).
-    pub(super) fn recv_posted(&self) {
-        let n = self.recv_count.load(Ordering::Relaxed);
-        self.recv_count.store(n.wrapping_add(1), Ordering::Release);
+    /// The counter of the next receive. Called by one poster at a time (its receive lock).
+    fn next_recv(&self) -> u32 {
+        self.recv_count.load(Ordering::Relaxed)
+    }
+
+    /// The device took receive counter `c`. Called by one poster at a time (its receive lock).
+    pub(super) fn recv_posted(&self, c: u32) {
+        self.recv_count.store(c.wrapping_add(1), Ordering::Release);
     }
 
     /// Receives posted and not yet completed.
@@ -317,9 +333,8 @@ pub enum Phase {
     Closed,
 }
 
-/// The receive queue's counter and whether the QP is in error.
+/// The receive queue's state (its counter is `Slots::recv_count`).
 struct RecvState {
-    count: u64,
     /// The QP was moved to error: a receive posted now completes as flushed at once, without
     /// reaching the device (which may never flush it).
     in_error: bool,
@@ -351,8 +366,15 @@ pub struct VerbsQp {
     inline: InlineSends,
     /// CQs we made for a missing send or receive EVD.
     own_cqs: Vec<*mut sys::ibv_cq>,
-    send_count: Mutex<u64>,
-    recv: Mutex<RecvState>,
+    /// Send-queue work requests posted. Held across a post: a request takes its slot and
+    /// reaches the device in counter order, which `Slots::complete` relies on (the send queue
+    /// completes in order; a completion retires the unsignaled requests before it). DAT lets
+    /// several threads post on one EP, so the counter needs a lock; a spin flag (one atomic
+    /// swap, then a plain store) rather than a mutex (a compare-and-swap at each end): the
+    /// holder only fills a slot and calls the device's post.
+    send_count: SpinLock<u64>,
+    /// Held across a receive's post, for the same reason (and under the same kind of lock).
+    recv: SpinLock<RecvState>,
     cm: Mutex<CmState>,
     events: Arc<dyn ConnectionEvents>,
     ended: AtomicBool,
@@ -574,8 +596,8 @@ impl VerbsQp {
             qp: made.qp,
             inline: InlineSends::new(max_inline),
             own_cqs: made.own_cqs,
-            send_count: Mutex::new(0),
-            recv: Mutex::new(RecvState { count: 0, in_error: false }),
+            send_count: SpinLock::new(0),
+            recv: SpinLock::new(RecvState { in_error: false }),
             cm: Mutex::new(CmState {
                 phase: Phase::Idle,
                 id: made.id,
@@ -623,7 +645,7 @@ impl VerbsQp {
             return;
         }
         p.in_error = true;
-        let mark = p.count as u32;
+        let mark = self.slots.next_recv();
         drop(p);
         if let Some(c) = &self.recv_cq {
             // SAFETY: live QP.
@@ -893,11 +915,13 @@ fn op_code(op: &SendOp) -> u64 {
 
 /// The verbs work request for send-queue counter `c`: `op` on `sges`, its remote side at
 /// `remote` (a fragment of a split read passes its own address).
-fn send_wr(c: u64, sges: &mut [sys::ibv_sge], op: &SendOp, remote: u64, flags: u32) -> sys::ibv_send_wr {
+fn send_wr(c: u64, sges: &[Sge], op: &SendOp, remote: u64, flags: u32) -> sys::ibv_send_wr {
     // SAFETY: plain old data; every field the opcode uses is set below.
     let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
     w.wr_id = KIND_SEND | (c as u32 as u64);
-    w.sg_list = sges.as_mut_ptr();
+    // The device's post only reads the list (`ibv_post_send` takes it through a non-const
+    // pointer of the C API).
+    w.sg_list = sges.as_ptr().cast_mut();
     w.num_sge = sges.len() as i32;
     w.send_flags = flags;
     match *op {
@@ -933,11 +957,10 @@ impl VerbsQp {
     /// (the responder answers them in order, also on siw, whose reads otherwise complete after
     /// later sends), so the last completion stands for all of them; if a fragment fails, its
     /// error reports the request and the rest of the group is dropped (see `Slots::complete`).
-    fn post_split_read(&self, wr: &SendWr<'_>, list: &mut [sys::ibv_sge], flags: u32) -> DatResult<()> {
+    fn post_split_read(&self, wr: &SendWr<'_>, list: &[Sge], total: u64, flags: u32) -> DatResult<()> {
         let n = list.len();
         let chunk = self.dev.max_sge_rd;
         let frags = n.div_ceil(chunk);
-        let total: u64 = list.iter().map(|s| s.length as u64).sum();
         let mut count = self.send_count.lock();
         // All fragments or none: a send queue filling up half way would leave a partial
         // request in flight behind an error return.
@@ -948,10 +971,10 @@ impl VerbsQp {
         let mask = self.slots.send.len() - 1;
         let start = *count;
         let mut remote = wr.op.remote_addr();
-        for (k, part) in list.chunks_mut(chunk).enumerate() {
+        for (k, part) in list.chunks(chunk).enumerate() {
             let last = k + 1 == frags;
             let c = *count;
-            let bytes: u64 = part.iter().map(|s| s.length as u64).sum();
+            let bytes = total_length(part);
             let slot = &self.slots.send[(c as usize) & mask];
             slot.wr_id.store(wr.wr_id, Ordering::Relaxed);
             slot.info.store(slot_info(OP_READ, frags - 1 - k, if last { total } else { bytes }), Ordering::Release);
@@ -976,7 +999,7 @@ impl VerbsQp {
 impl QueuePair for VerbsQp {
     fn post_send(&self, wr: &SendWr<'_>) -> DatResult<()> {
         let mut buf = [MaybeUninit::uninit(); MAX_SGE];
-        let (list, total) = ibv_sges_and_length(wr.sges, &mut buf)?;
+        let (list, total) = device_sges(wr.sges, &mut buf)?;
         let op = op_code(&wr.op);
         let mut flags = 0;
         if wr.signaled {
@@ -989,7 +1012,7 @@ impl QueuePair for VerbsQp {
             flags |= sys::IBV_SEND_FENCE;
         }
         if op == OP_READ && list.len() > self.dev.max_sge_rd {
-            return self.post_split_read(wr, list, flags);
+            return self.post_split_read(wr, list, total, flags);
         }
         let mut count = self.send_count.lock();
         if op == OP_SEND || op == OP_WRITE || op == OP_WRITE_IMMED {
@@ -1014,12 +1037,12 @@ impl QueuePair for VerbsQp {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_RECV_WATERMARK));
         }
         let mut buf = [MaybeUninit::uninit(); MAX_SGE];
-        let list = ibv_sges(sges, &mut buf)?;
+        let (list, _) = device_sges(sges, &mut buf)?;
         let n = list.len();
         if n > self.caps.max_recv_sge as usize {
             return Err(DatError::invalid_arg(2));
         }
-        let mut p = self.recv.lock();
+        let p = self.recv.lock();
         if p.in_error {
             drop(p);
             if let Some(c) = &self.recv_cq {
@@ -1027,14 +1050,15 @@ impl QueuePair for VerbsQp {
             }
             return Ok(());
         }
-        let c = p.count;
+        let c = self.slots.next_recv();
         let slot = &self.slots.recv[(c as usize) & (self.slots.recv.len() - 1)];
         slot.wr_id.store(wr_id, Ordering::Release);
         let qp = self.qp;
         let mut wr = sys::ibv_recv_wr {
-            wr_id: KIND_RECV | (c as u32 as u64),
+            wr_id: KIND_RECV | c as u64,
             next: std::ptr::null_mut(),
-            sg_list: list.as_mut_ptr(),
+            // Only read by the device's post (see `send_wr`).
+            sg_list: list.as_ptr().cast_mut(),
             num_sge: n as i32,
         };
         let mut bad = std::ptr::null_mut();
@@ -1048,8 +1072,8 @@ impl QueuePair for VerbsQp {
         if r != 0 {
             return Err(post_error("ibv_post_recv", r));
         }
-        p.count = c + 1;
-        self.slots.recv_posted();
+        self.slots.recv_posted(c);
+        drop(p);
         Ok(())
     }
 

@@ -2,12 +2,12 @@
 //! receives complete in any order across QPs, so slots come from a free list (per-SRQ lock).
 
 use super::super::SharedReceiveQueue;
-use super::qp::{ibv_sges, MAX_SGE};
+use super::qp::{device_sges, MAX_SGE};
 use super::{fail, sys, VerbsPd};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
+use crate::provider::spin::SpinLock;
 use crate::provider::Sge;
-use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -15,7 +15,7 @@ pub struct VerbsSrq {
     pub(crate) pd: Arc<VerbsPd>,
     pub(crate) srq: *mut sys::ibv_srq,
     cookies: Box<[AtomicU64]>,
-    free: Mutex<Vec<u32>>,
+    free: SpinLock<Vec<u32>>,
     posted: AtomicU32,
 }
 
@@ -48,7 +48,7 @@ impl VerbsSrq {
             pd: pd.clone(),
             srq,
             cookies: (0..cap).map(|_| AtomicU64::new(0)).collect(),
-            free: Mutex::new((0..cap as u32).rev().collect()),
+            free: SpinLock::new((0..cap as u32).rev().collect()),
             posted: AtomicU32::new(0),
         }))
     }
@@ -72,7 +72,7 @@ impl Drop for VerbsSrq {
 impl SharedReceiveQueue for VerbsSrq {
     fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
         let mut buf = [std::mem::MaybeUninit::uninit(); MAX_SGE];
-        let list = ibv_sges(sges, &mut buf)?;
+        let (list, _) = device_sges(sges, &mut buf)?;
         let n = list.len();
         let mut free = self.free.lock();
         let Some(slot) = free.pop() else {
@@ -82,7 +82,7 @@ impl SharedReceiveQueue for VerbsSrq {
         let mut wr = sys::ibv_recv_wr {
             wr_id: super::qp::KIND_SRQ | slot as u64,
             next: std::ptr::null_mut(),
-            sg_list: list.as_mut_ptr(),
+            sg_list: list.as_ptr().cast_mut(), // only read by the device
             num_sge: n as i32,
         };
         let mut bad = std::ptr::null_mut();

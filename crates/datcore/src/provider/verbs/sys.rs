@@ -218,15 +218,9 @@ pub struct ibv_wc {
     pub dlid_path_bits: u8,
 }
 
-/// `struct ibv_sge`: same layout as our [`crate::provider::Sge`] except the field order, so we
-/// convert.
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-pub struct ibv_sge {
-    pub addr: u64,
-    pub length: u32,
-    pub lkey: u32,
-}
+/// `struct ibv_sge` (addr, length, lkey) is the core's scatter/gather element: the provider
+/// hands the consumer's list to the device as it is.
+pub use crate::provider::Sge as ibv_sge;
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -294,6 +288,9 @@ pub struct ibv_send_wr {
 const _: () = assert!(std::mem::size_of::<ibv_send_wr>() == 128);
 const _: () = assert!(std::mem::offset_of!(ibv_send_wr, wr) == 40);
 const _: () = assert!(std::mem::offset_of!(ibv_send_wr, bind_mw) == 80);
+const _: () = assert!(std::mem::size_of::<ibv_sge>() == 16);
+const _: () = assert!(std::mem::offset_of!(ibv_sge, length) == 8);
+const _: () = assert!(std::mem::offset_of!(ibv_sge, lkey) == 12);
 
 #[repr(C)]
 pub struct ibv_recv_wr {

@@ -47,11 +47,12 @@ use super::super::{
 };
 use super::cm::{self, Owner, Timed};
 use super::cq::VerbsCq;
-use super::qp::{ibv_sges, post_error, Made, QpObjects, Slots, KIND_RECV, KIND_SEND, MAX_SGE};
+use super::qp::{device_sges, post_error, Made, QpObjects, Slots, KIND_RECV, KIND_SEND, MAX_SGE};
 use super::srq::VerbsSrq;
 use super::{fail, sys, DevInner, VerbsPd};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
+use crate::provider::spin::SpinLock;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
@@ -188,8 +189,9 @@ pub struct VerbsUdQp {
     qpn: u32,
     /// CQs we made for a missing send or receive EVD.
     own_cqs: Vec<*mut sys::ibv_cq>,
-    send_count: Mutex<u64>,
-    recv_count: Mutex<u64>,
+    /// Send-queue work requests posted (as `VerbsQp`'s: held across a post).
+    send_count: SpinLock<u64>,
+    recv_count: SpinLock<u64>,
     events: Arc<dyn ConnectionEvents>,
     /// Active exchanges in progress.
     exchanges: Mutex<Vec<Arc<Exchange>>>,
@@ -238,8 +240,8 @@ impl VerbsUdQp {
             qp,
             qpn,
             own_cqs: made.own_cqs,
-            send_count: Mutex::new(0),
-            recv_count: Mutex::new(0),
+            send_count: SpinLock::new(0),
+            recv_count: SpinLock::new(0),
             events: init.events,
             exchanges: Mutex::new(Vec::new()),
             me: me.clone(),
@@ -325,7 +327,7 @@ impl QueuePair for VerbsUdQp {
 
     fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
         let mut buf = [MaybeUninit::uninit(); MAX_SGE];
-        let list = ibv_sges(sges, &mut buf)?;
+        let (list, _) = device_sges(sges, &mut buf)?;
         if list.len() > self.caps.max_recv_sge as usize {
             return Err(DatError::invalid_arg(2));
         }
@@ -335,7 +337,7 @@ impl QueuePair for VerbsUdQp {
         let mut wr = sys::ibv_recv_wr {
             wr_id: KIND_RECV | (c as u32 as u64),
             next: std::ptr::null_mut(),
-            sg_list: list.as_mut_ptr(),
+            sg_list: list.as_ptr().cast_mut(), // only read by the device
             num_sge: list.len() as i32,
         };
         let mut bad = std::ptr::null_mut();
@@ -350,7 +352,7 @@ impl QueuePair for VerbsUdQp {
             return Err(post_error("ibv_post_recv(UD)", r));
         }
         *count = c + 1;
-        self.slots.recv_posted();
+        self.slots.recv_posted(c as u32);
         Ok(())
     }
 
@@ -440,11 +442,10 @@ impl QueuePair for VerbsUdQp {
 
     fn post_send_ud(&self, wr: &SendWr<'_>, peer: UdPeer) -> DatResult<()> {
         let mut buf = [MaybeUninit::uninit(); MAX_SGE];
-        let list = ibv_sges(wr.sges, &mut buf)?;
+        let (list, total) = device_sges(wr.sges, &mut buf)?;
         if list.len() > self.caps.max_send_sge as usize {
             return Err(DatError::invalid_arg(2));
         }
-        let total: u64 = list.iter().map(|s| s.length as u64).sum();
         if total > self.dev.attr.transport_mtu as u64 {
             // Longer than a datagram can be: fails as the device would, as a completion.
             if let Some(cq) = &self.send_cq {
@@ -469,7 +470,7 @@ impl QueuePair for VerbsUdQp {
         // SAFETY: plain old data; every field a UD send uses is set below.
         let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
         w.wr_id = KIND_SEND | (c as u32 as u64);
-        w.sg_list = list.as_mut_ptr();
+        w.sg_list = list.as_ptr().cast_mut(); // only read by the device
         w.num_sge = list.len() as i32;
         w.opcode = sys::IBV_WR_SEND;
         w.send_flags = flags;

@@ -1,10 +1,10 @@
-//! A lock for state that is nearly always taken by one thread at a time and held briefly (a
-//! queue pair's state, a completion queue's list of queue pairs): one atomic swap to take it,
-//! one plain release store to give it back.
+//! A lock for state that is nearly always taken by one thread at a time and held briefly (an
+//! shm queue pair's state, a completion queue's list of queue pairs, a verbs send queue's
+//! counter): one atomic swap to take it, one plain release store to give it back.
 //!
 //! `parking_lot::Mutex` costs two locked instructions per use (a compare-and-swap at lock and
-//! another at unlock, which must look for parked waiters); on the shm data path every post and
-//! every poll takes such a lock, and each locked instruction drains the store buffer. A waiter
+//! another at unlock, which must look for parked waiters); on the data path every post (and on
+//! shm every poll) takes such a lock, and each locked instruction drains the store buffer. A waiter
 //! here spins, then yields, then sleeps with a growing pause (a holder may be in a system call:
 //! a connection set-up, a cross-memory copy), so nobody ever parks and the unlock needs no
 //! read-modify-write.
