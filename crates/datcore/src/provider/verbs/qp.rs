@@ -209,6 +209,21 @@ impl Slots {
         (posted as u32).wrapping_sub(self.send_done.load(Ordering::Acquire))
     }
 
+    /// Refuses a send-queue request (`DAT_INSUFFICIENT_RESOURCES`) while `posted` minus the
+    /// completions read so far fills the slot ring: a request's slot (cookie, length) is
+    /// reused `send.len()` requests later, and a device may free its own queue entries at
+    /// completion, before a poll has read that completion from its slot. Without this, a
+    /// consumer that keeps posting past an unread completion would get it with a later
+    /// request's cookie. OFED's provider bounds posts the same way (by completions reaped).
+    /// Called under the send lock.
+    #[inline]
+    pub(super) fn send_slot_free(&self, posted: u64) -> DatResult<()> {
+        if self.outstanding_sends(posted) as usize >= self.send.len() {
+            return Err(DatError::insufficient(DAT_RESOURCE_TEP));
+        }
+        Ok(())
+    }
+
     /// Send-queue work requests up to and including counter `c` have completed.
     fn retire_sends(&self, c: u32) {
         let done = c.wrapping_add(1);
@@ -1015,6 +1030,7 @@ impl QueuePair for VerbsQp {
             return self.post_split_read(wr, list, total, flags);
         }
         let mut count = self.send_count.lock();
+        self.slots.send_slot_free(*count)?;
         if op == OP_SEND || op == OP_WRITE || op == OP_WRITE_IMMED {
             // SAFETY: under the send lock.
             flags |= unsafe { self.inline.flag(&self.pd.mrs, list, total) };
@@ -1093,6 +1109,7 @@ impl QueuePair for VerbsQp {
         }
         let info = sys::ibv_mw_bind_info { mr: mr.mr, addr: wr.addr, length: wr.length, mw_access_flags: access };
         let mut count = self.send_count.lock();
+        self.slots.send_slot_free(*count)?;
         let c = *count;
         let slot = &self.slots.send[(c as usize) & (self.slots.send.len() - 1)];
         slot.wr_id.store(wr.wr_id, Ordering::Release);
@@ -1334,5 +1351,31 @@ mod tests {
         s.flush_unreported_recvs(1, |_| n += 1);
         assert_eq!(n, 2);
         assert!(s.complete(&device_wc(0, sys::IBV_WC_WR_FLUSH_ERR)).is_none());
+    }
+
+    /// A request's slot is not reused while its completion is unread: posts are refused once
+    /// the ring's worth of requests is outstanding, and allowed again once a poll read the
+    /// oldest completion, which still carries its own cookie. Across counter wrap-around too.
+    #[test]
+    fn send_slots_are_not_reused_before_their_completion_is_read() {
+        for start in [0u32, u32::MAX - 2] {
+            let mut s = recv_slots(1);
+            s.send = ring(4);
+            s.send_done.store(start, Ordering::Relaxed);
+            let n = s.send.len() as u32;
+            for k in 0..n {
+                let c = start.wrapping_add(k);
+                assert!(s.send_slot_free(c as u64).is_ok(), "post {k} of {n}");
+                let slot = &s.send[c as usize & (s.send.len() - 1)];
+                slot.wr_id.store(500 + k as u64, Ordering::Relaxed);
+                slot.info.store(slot_info(OP_SEND, 0, 8), Ordering::Relaxed);
+            }
+            let full = start.wrapping_add(n) as u64;
+            let e = s.send_slot_free(full).expect_err("the ring is full");
+            assert_eq!(e.0 & 0xffff_0000, DatError::insufficient(DAT_RESOURCE_TEP).0 & 0xffff_0000);
+            let wc = sys::ibv_wc { wr_id: KIND_SEND | start as u64, opcode: 0, ..device_wc(0, sys::IBV_WC_SUCCESS) };
+            assert_eq!(s.complete(&wc).map(|w| (w.wr_id, w.byte_len)), Some((500, 8)));
+            assert!(s.send_slot_free(full).is_ok(), "room again once the oldest completion was read");
+        }
     }
 }

@@ -465,6 +465,7 @@ impl QueuePair for VerbsUdQp {
             flags |= sys::IBV_SEND_SOLICITED;
         }
         let mut count = self.send_count.lock();
+        self.slots.send_slot_free(*count)?;
         let c = *count;
         self.slots.note_send_ud(c, wr.wr_id, total);
         // SAFETY: plain old data; every field a UD send uses is set below.
