@@ -17,6 +17,7 @@
 # tools/bench/guest-bench.sh runs it on verbs in a guest, for both DAT 2.0 libraries, with
 # DATPERF (the datperf binary), CALLGRIND_IA / CALLGRIND_HOST (IA name and server address),
 # CALLGRIND_OUT (directory of the report and profiles) and CALLGRIND_CONFIGS (';'-separated).
+# CALLGRIND_OPCOST_FACES picks the faces opcost counts (default "dat dat2"; empty: none).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -139,7 +140,7 @@ done
     echo "an empty dat_evd_dequeue, and one message's cycle (post receive, post 8-byte send, dequeue"
     echo "both completions: the work of both sides)."
     echo
-    for face in ${CALLGRIND_OPCOST_FACES:-dat dat2}; do
+    for face in ${CALLGRIND_OPCOST_FACES-dat dat2}; do
         opcost "$face" empty_polls
         opcost "$face" message_cycles
     done
