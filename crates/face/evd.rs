@@ -259,8 +259,7 @@ pub unsafe extern "C" fn dat_evd_dequeue(evd_handle: DAT_EVD_HANDLE, event: *mut
         let e = evd_of(evd_handle)?;
         // SAFETY: writable out-pointer from the consumer.
         let ev_out = unsafe { out(event, 2)? };
-        write_event(ev_out, &e.dequeue()?);
-        Ok(())
+        e.dequeue_with(|ev| write_event(ev_out, ev))
     })
 }
 

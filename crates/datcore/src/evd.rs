@@ -273,6 +273,7 @@ impl EventDispatcher {
         Ok((h, evd))
     }
 
+    #[inline]
     pub fn handle(&self) -> Handle {
         self.handle.get().copied().unwrap_or(Handle::NULL)
     }
@@ -367,16 +368,25 @@ impl EventDispatcher {
         event::from_completion(self.handle(), wc)
     }
 
-    /// `dat_evd_dequeue`. An empty queue takes a batch of provider completions at once: the
-    /// first is returned, the rest queued, so one provider poll serves the batch's dequeues.
-    /// Inlined into the export, so the event is built where the face converts it (not returned
-    /// through a copy); the rest of a batch is queued out of line ([`Self::queue_all`]).
-    #[inline]
+    /// `dat_evd_dequeue`: the oldest event, or `DAT_QUEUE_EMPTY`.
     pub fn dequeue(&self) -> DatResult<Event> {
+        self.dequeue_with(|ev| *ev)
+    }
+
+    /// `dat_evd_dequeue`, handing the event to `take` once the EVD's lock is released. An empty
+    /// queue takes a batch of provider completions at once: the first is taken, the rest
+    /// queued, so one provider poll serves the batch's dequeues. Inlined into the export, with
+    /// `take` (the face's write into the consumer's event) inlined into each of its two calls:
+    /// a completion fresh from the provider is known to be a DTO or bind completion there, so
+    /// the write is a few stores; the rest of a batch is queued out of line
+    /// ([`Self::queue_all`]).
+    #[inline]
+    pub fn dequeue_with<R>(&self, take: impl FnOnce(&Event) -> R) -> DatResult<R> {
         let mut st = self.state.lock();
         if let Some(ev) = st.queue.pop_front() {
             self.counters.count_dequeue(false, true);
-            return Ok(ev);
+            drop(st);
+            return Ok(take(&ev));
         }
         let Some(cq) = &self.cq else {
             self.counters.count_dequeue(false, false);
@@ -391,7 +401,9 @@ impl EventDispatcher {
         if n > 1 {
             self.queue_all(queue, &polled[1..n]);
         }
-        Ok(self.convert(&polled[0]))
+        let first = polled[0];
+        drop(st);
+        Ok(take(&self.convert(&first)))
     }
 
     /// Queues the events of `completions`.
@@ -619,6 +631,7 @@ impl ConsumerNotifier {
         Ok((h, cno))
     }
 
+    #[inline]
     pub fn handle(&self) -> Handle {
         self.handle.get().copied().unwrap_or(Handle::NULL)
     }
