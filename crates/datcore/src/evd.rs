@@ -157,6 +157,20 @@ impl WaitClock {
     }
 }
 
+/// Where [`EventDispatcher::dequeue_into`] puts an event: a core [`Event`], or a face's
+/// `DAT_EVENT` (whose `write` is `#[inline(always)]`, so that the dequeue's two calls each get
+/// their own copy).
+pub trait EventSink {
+    fn write(&mut self, ev: &Event);
+}
+
+impl EventSink for Event {
+    #[inline(always)]
+    fn write(&mut self, ev: &Event) {
+        *self = *ev;
+    }
+}
+
 /// How many provider completions one wait or dequeue step moves at a time (the EVD's buffer).
 const DRAIN_BATCH: usize = 16;
 
@@ -370,23 +384,25 @@ impl EventDispatcher {
 
     /// `dat_evd_dequeue`: the oldest event, or `DAT_QUEUE_EMPTY`.
     pub fn dequeue(&self) -> DatResult<Event> {
-        self.dequeue_with(|ev| *ev)
+        let mut ev = Event::EMPTY;
+        self.dequeue_into(&mut ev)?;
+        Ok(ev)
     }
 
-    /// `dat_evd_dequeue`, handing the event to `take` once the EVD's lock is released. An empty
-    /// queue takes a batch of provider completions at once: the first is taken, the rest
-    /// queued, so one provider poll serves the batch's dequeues. Inlined into the export, with
-    /// `take` (the face's write into the consumer's event) inlined into each of its two calls:
-    /// a completion fresh from the provider is known to be a DTO or bind completion there, so
-    /// the write is a few stores; the rest of a batch is queued out of line
-    /// ([`Self::queue_all`]).
+    /// `dat_evd_dequeue` into `out`, written once the EVD's lock is released. An empty queue
+    /// takes a batch of provider completions at once: the first is written, the rest queued,
+    /// so one provider poll serves the batch's dequeues. Inlined into the export, with the
+    /// face's [`EventSink::write`] at each of its two calls: a completion fresh from the
+    /// provider is known to be a DTO or bind completion there, so its write is a few stores;
+    /// the rest of a batch is queued out of line ([`Self::queue_all`]).
     #[inline]
-    pub fn dequeue_with<R>(&self, take: impl FnOnce(&Event) -> R) -> DatResult<R> {
+    pub fn dequeue_into(&self, out: &mut impl EventSink) -> DatResult<()> {
         let mut st = self.state.lock();
         if let Some(ev) = st.queue.pop_front() {
             self.counters.count_dequeue(false, true);
             drop(st);
-            return Ok(take(&ev));
+            out.write(&ev);
+            return Ok(());
         }
         let Some(cq) = &self.cq else {
             self.counters.count_dequeue(false, false);
@@ -403,7 +419,8 @@ impl EventDispatcher {
         }
         let first = polled[0];
         drop(st);
-        Ok(take(&self.convert(&first)))
+        out.write(&self.convert(&first));
+        Ok(())
     }
 
     /// Queues the events of `completions`.
