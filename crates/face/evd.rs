@@ -34,8 +34,8 @@ fn agent(a: &DAT_OS_WAIT_PROXY_AGENT) -> ProxyAgent {
 
 /// Writes `ev` into the consumer's event. A DTO completion (the data path) sets the event
 /// number, EVD and its own union member only, as OFED's library leaves the rest of the event
-/// alone; any other event is written whole, over zeroes. Inlined into the dequeue and the wait
-/// (a DTO completion is a few stores).
+/// alone; any other event is written whole, over zeroes, out of line ([`write_whole_event`]).
+/// Inlined into the dequeue and the wait (a DTO completion is a few stores).
 #[inline(always)]
 fn write_event(out: &mut DAT_EVENT, ev: &Event) {
     if let EventData::Dto { ep, cookie, status, length, op, immed } = ev.data {
@@ -43,8 +43,22 @@ fn write_event(out: &mut DAT_EVENT, ev: &Event) {
         out.evd_handle = ev.evd.as_ptr();
         crate::convert::dto_event(out, ep, cookie, status, length, op, immed);
     } else {
-        *out = c_event(ev);
+        write_whole_event(out, ev);
     }
+}
+
+impl evd::EventSink for DAT_EVENT {
+    #[inline(always)]
+    fn write(&mut self, ev: &Event) {
+        write_event(self, ev)
+    }
+}
+
+/// Writes `ev` whole into the consumer's event: out of line, so that the DTO write stays small
+/// enough to be inlined at each of its callers.
+#[inline(never)]
+fn write_whole_event(out: &mut DAT_EVENT, ev: &Event) {
+    *out = c_event(ev);
 }
 
 /// A core event as this face's `DAT_EVENT` (48 bytes in DAT 1.2, 120 in DAT 2.0, whose
@@ -259,8 +273,7 @@ pub unsafe extern "C" fn dat_evd_dequeue(evd_handle: DAT_EVD_HANDLE, event: *mut
         let e = evd_of(evd_handle)?;
         // SAFETY: writable out-pointer from the consumer.
         let ev_out = unsafe { out(event, 2)? };
-        write_event(ev_out, &e.dequeue()?);
-        Ok(())
+        e.dequeue_into(ev_out)
     })
 }
 

@@ -157,6 +157,20 @@ impl WaitClock {
     }
 }
 
+/// Where [`EventDispatcher::dequeue_into`] puts an event: a core [`Event`], or a face's
+/// `DAT_EVENT` (whose `write` is `#[inline(always)]`, so that the dequeue's two calls each get
+/// their own copy).
+pub trait EventSink {
+    fn write(&mut self, ev: &Event);
+}
+
+impl EventSink for Event {
+    #[inline(always)]
+    fn write(&mut self, ev: &Event) {
+        *self = *ev;
+    }
+}
+
 /// How many provider completions one wait or dequeue step moves at a time (the EVD's buffer).
 const DRAIN_BATCH: usize = 16;
 
@@ -273,6 +287,7 @@ impl EventDispatcher {
         Ok((h, evd))
     }
 
+    #[inline]
     pub fn handle(&self) -> Handle {
         self.handle.get().copied().unwrap_or(Handle::NULL)
     }
@@ -367,16 +382,27 @@ impl EventDispatcher {
         event::from_completion(self.handle(), wc)
     }
 
-    /// `dat_evd_dequeue`. An empty queue takes a batch of provider completions at once: the
-    /// first is returned, the rest queued, so one provider poll serves the batch's dequeues.
-    /// Inlined into the export, so the event is built where the face converts it (not returned
-    /// through a copy); the rest of a batch is queued out of line ([`Self::queue_all`]).
-    #[inline]
+    /// `dat_evd_dequeue`: the oldest event, or `DAT_QUEUE_EMPTY`.
     pub fn dequeue(&self) -> DatResult<Event> {
+        let mut ev = Event::EMPTY;
+        self.dequeue_into(&mut ev)?;
+        Ok(ev)
+    }
+
+    /// `dat_evd_dequeue` into `out`, written once the EVD's lock is released. An empty queue
+    /// takes a batch of provider completions at once: the first is written, the rest queued,
+    /// so one provider poll serves the batch's dequeues. Inlined into the export, with the
+    /// face's [`EventSink::write`] at each of its two calls: a completion fresh from the
+    /// provider is known to be a DTO or bind completion there, so its write is a few stores;
+    /// the rest of a batch is queued out of line ([`Self::queue_all`]).
+    #[inline]
+    pub fn dequeue_into(&self, out: &mut impl EventSink) -> DatResult<()> {
         let mut st = self.state.lock();
         if let Some(ev) = st.queue.pop_front() {
             self.counters.count_dequeue(false, true);
-            return Ok(ev);
+            drop(st);
+            out.write(&ev);
+            return Ok(());
         }
         let Some(cq) = &self.cq else {
             self.counters.count_dequeue(false, false);
@@ -391,7 +417,10 @@ impl EventDispatcher {
         if n > 1 {
             self.queue_all(queue, &polled[1..n]);
         }
-        Ok(self.convert(&polled[0]))
+        let first = polled[0];
+        drop(st);
+        out.write(&self.convert(&first));
+        Ok(())
     }
 
     /// Queues the events of `completions`.
@@ -619,6 +648,7 @@ impl ConsumerNotifier {
         Ok((h, cno))
     }
 
+    #[inline]
     pub fn handle(&self) -> Handle {
         self.handle.get().copied().unwrap_or(Handle::NULL)
     }
