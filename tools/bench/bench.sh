@@ -19,6 +19,8 @@
 # BENCH_APPEND=1 adds to build/bench/results.txt and raw.log instead of starting them afresh, so
 # one table can be made from several shorter runs (the host part, then each guest, each guest
 # part: every guest run holds /tmp/dat-vm.lock, which other people wait for).
+# BENCH_GUEST_KEEP=DIR keeps the guests' callgrind profiles in DIR/<device>-<library>/ (shared
+# read-write with the guest), for callgrind_annotate on the host.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -117,6 +119,10 @@ if [ "${BENCH_VM:-1}" = 1 ]; then
         echo "bench: verbs in one $t guest ($VM_ROUNDS rounds; waiting for /tmp/dat-vm.lock)" >&2
         envs=(--env BENCH_ROUNDS="$VM_ROUNDS")
         for v in BENCH_GUEST_PARTS BENCH_GUEST_CM_CONNS BENCH_GUEST_CM_PAIRS; do [ -z "${!v:-}" ] || envs+=(--env "$v=${!v}"); done
+        if [ -n "${BENCH_GUEST_KEEP:-}" ]; then # keep the guest's callgrind profiles there
+            mkdir -p "$BENCH_GUEST_KEEP" && BENCH_GUEST_KEEP=$(cd "$BENCH_GUEST_KEEP" && pwd -P)
+            envs+=(--rw "$BENCH_GUEST_KEEP" --env "BENCH_GUEST_KEEP=$BENCH_GUEST_KEEP")
+        fi
         flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --"$t" --timeout 1500 "${envs[@]}" \
             -- bash tools/bench/guest-bench.sh >"$OUT/guest-$t.log" 2>&1
         echo "bench: $t guest exit $?" >&2

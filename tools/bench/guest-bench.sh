@@ -154,6 +154,9 @@ if part callgrind && [[ " ${BENCH_GUEST_CALLGRIND-rxe} " == *" $t "* ]] && [ -x 
         record "$t.$lib-datperf2.instr.send_bw.64.block" \
             "$(sed -n 's/^### datperf -t send_bw -b -s 64 -w 16: \([0-9]*\) instructions.*/\1/p' "$out/callgrind.md")"
         sed 's/^/callgrind: /' "$out/callgrind.md" >>"$RAWLOG"
+        if [ -n "${BENCH_GUEST_KEEP:-}" ]; then # the profiles, for callgrind_annotate on the host
+            mkdir -p "$BENCH_GUEST_KEEP/$t-$lib" && cp "$out"/* "$BENCH_GUEST_KEEP/$t-$lib/"
+        fi
         rm -rf "$out"
     done
 fi
