@@ -2,8 +2,10 @@
 //! consumer's thread.
 //!
 //! `poll` is `ibv_poll_cq` into a stack array plus a translation of each `ibv_wc` through the
-//! QP's slot ring (see [`super::qp::Slots`]); it takes one read lock of this CQ's QP table per
-//! batch, allocates nothing and makes no system call. Completions the provider makes itself
+//! QP's slot ring (see [`super::qp::Slots`]); it takes this CQ's QP table's spin lock once per
+//! batch (one swap and one plain store: polls are already one at a time under the EVD's lock,
+//! and the table changes only when a QP is made or destroyed), allocates nothing and makes no
+//! system call. Completions the provider makes itself
 //! (receives flushed before their QP existed) wait in a small software queue checked through
 //! one atomic flag.
 //!
@@ -20,12 +22,13 @@
 //! false and a waiter sleeps on the core's condition variable instead.
 
 use super::super::eventfd::EventFd;
+use super::super::spin::SpinLock;
 use super::super::{CompletionQueue, Waker, WcOpcode, WcStatus, WorkCompletion};
 use super::qp::{self, Slots};
 use super::{fail, notify, sys, DevInner};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -82,7 +85,7 @@ pub struct VerbsCq {
     notify: AtomicBool,
     waker: Arc<dyn Waker>,
     /// The QPs completing here, by QP number.
-    qps: RwLock<Vec<(u32, Arc<Slots>)>>,
+    qps: SpinLock<Vec<(u32, Arc<Slots>)>>,
     soft: Mutex<VecDeque<WorkCompletion>>,
     has_soft: AtomicBool,
     /// QPs in error whose receives the device may never complete, to settle
@@ -145,7 +148,7 @@ impl VerbsCq {
             sleeping: AtomicBool::new(false),
             notify: AtomicBool::new(false),
             waker,
-            qps: RwLock::new(Vec::new()),
+            qps: SpinLock::new(Vec::new()),
             soft: Mutex::new(VecDeque::new()),
             has_soft: AtomicBool::new(false),
             unreported: Mutex::new(Vec::new()),
@@ -205,11 +208,19 @@ impl VerbsCq {
     }
 
     pub fn attach(&self, qpn: u32, slots: Arc<Slots>) {
-        self.qps.write().push((qpn, slots));
+        self.qps.lock().push((qpn, slots));
     }
 
     pub fn detach(&self, qpn: u32) {
-        self.qps.write().retain(|(n, _)| *n != qpn);
+        let mut qps = self.qps.lock();
+        // Taken out and dropped after the unlock: the last `Slots` may hold the last reference
+        // to an SRQ, whose destruction is a system call a poller should not spin through.
+        let mut gone = Vec::new();
+        while let Some(i) = qps.iter().position(|(n, _)| *n == qpn) {
+            gone.push(qps.swap_remove(i));
+        }
+        drop(qps);
+        drop(gone);
         self.unreported.lock().retain(|u| u.qpn != qpn);
     }
 
@@ -352,7 +363,7 @@ impl CompletionQueue for VerbsCq {
             }
             // SAFETY: poll_cq wrote the first `got` entries.
             let polled = unsafe { std::slice::from_raw_parts(wcs.as_ptr() as *const sys::ibv_wc, got as usize) };
-            let qps = self.qps.read();
+            let qps = self.qps.lock();
             for wc in polled {
                 let Some((_, slots)) = qps.iter().find(|(q, _)| *q == wc.qp_num) else { continue };
                 if let Some(c) = slots.complete(wc) {
