@@ -201,6 +201,11 @@ struct EvdState {
     /// Where `drain` and `dequeue` take provider completions: kept here, so that no poll
     /// initialises a buffer.
     polled: [WorkCompletion; DRAIN_BATCH],
+    /// `polled[pending.start..pending.end]`: the rest of a dequeue's batch, not converted into
+    /// events yet. They are the EVD's oldest events: while any are left, `queue` is empty
+    /// (whatever adds to or reads `queue` first queues them, [`EventDispatcher::queue_pending`]),
+    /// so the dequeue hands them out in order straight from here.
+    pending: std::ops::Range<usize>,
 }
 
 handle::dat_object!(EventDispatcher, Evd);
@@ -264,6 +269,7 @@ impl EventDispatcher {
                     cno: cno.clone(),
                     spin: AdaptiveSpin::new(),
                     polled: [WorkCompletion::EMPTY; DRAIN_BATCH],
+                    pending: 0..0,
                 }),
                 cond: Condvar::new(),
                 sleepers: AtomicU32::new(0),
@@ -315,6 +321,7 @@ impl EventDispatcher {
     /// dropped, an overflow is reported to the IA's async EVD, and `DAT_QUEUE_FULL` returned.
     pub fn post(&self, ev: Event) -> DatResult<()> {
         let mut st = self.state.lock();
+        self.queue_pending(&mut st);
         if st.queue.len() >= st.qlen {
             drop(st);
             tracing::warn!(evd = ?self.handle(), "EVD overflow: event {:#x} dropped", ev.number);
@@ -355,8 +362,20 @@ impl EventDispatcher {
         }
     }
 
+    /// Converts the rest of a dequeue's batch ([`EvdState::pending`]) into queued events: done
+    /// before anything else adds to or reads the queue. Out of line: the dequeue never calls it.
+    #[inline(never)]
+    fn queue_pending(&self, st: &mut EvdState) {
+        let EvdState { queue, polled, pending, .. } = st;
+        for wc in &polled[pending.clone()] {
+            queue.push_back(self.convert(wc));
+        }
+        *pending = 0..0;
+    }
+
     /// Moves provider completions into the software queue, as many as fit.
     fn drain(&self, st: &mut EvdState) {
+        self.queue_pending(st);
         let Some(cq) = &self.cq else { return };
         let EvdState { queue, qlen, polled, .. } = st;
         loop {
@@ -390,45 +409,42 @@ impl EventDispatcher {
     }
 
     /// `dat_evd_dequeue` into `out`, written once the EVD's lock is released. An empty queue
-    /// takes a batch of provider completions at once: the first is written, the rest queued,
-    /// so one provider poll serves the batch's dequeues. Inlined into the export, with the
-    /// face's [`EventSink::write`] at each of its two calls: a completion fresh from the
-    /// provider is known to be a DTO or bind completion there, so its write is a few stores;
-    /// the rest of a batch is queued out of line ([`Self::queue_all`]).
+    /// takes a batch of provider completions at once: the first is written, the rest kept in
+    /// the poll buffer ([`EvdState::pending`]) and written by the next dequeues from there, so
+    /// one provider poll serves the batch's dequeues and a completion is converted once, at its
+    /// write. Inlined into the export, with the face's [`EventSink::write`] at each of its two
+    /// calls: a completion is known to be a DTO or bind completion there, so its write is a few
+    /// stores.
     #[inline]
     pub fn dequeue_into(&self, out: &mut impl EventSink) -> DatResult<()> {
         let mut st = self.state.lock();
-        if let Some(ev) = st.queue.pop_front() {
+        let wc = if st.pending.start < st.pending.end {
+            let wc = st.polled[st.pending.start];
+            st.pending.start += 1;
+            self.counters.count_dequeue(false, true);
+            wc
+        } else if let Some(ev) = st.queue.pop_front() {
             self.counters.count_dequeue(false, true);
             drop(st);
             out.write(&ev);
             return Ok(());
-        }
-        let Some(cq) = &self.cq else {
-            self.counters.count_dequeue(false, false);
-            return Err(DatError::QUEUE_EMPTY);
+        } else {
+            let Some(cq) = &self.cq else {
+                self.counters.count_dequeue(false, false);
+                return Err(DatError::QUEUE_EMPTY);
+            };
+            let EvdState { qlen, polled, pending, .. } = &mut *st;
+            let n = cq.poll(&mut polled[..(*qlen).min(DRAIN_BATCH)]);
+            self.counters.count_dequeue(true, n > 0);
+            if n == 0 {
+                return Err(DatError::QUEUE_EMPTY);
+            }
+            *pending = 1..n;
+            polled[0]
         };
-        let EvdState { queue, qlen, polled, .. } = &mut *st;
-        let n = cq.poll(&mut polled[..(*qlen).min(DRAIN_BATCH)]);
-        self.counters.count_dequeue(true, n > 0);
-        if n == 0 {
-            return Err(DatError::QUEUE_EMPTY);
-        }
-        if n > 1 {
-            self.queue_all(queue, &polled[1..n]);
-        }
-        let first = polled[0];
         drop(st);
-        out.write(&self.convert(&first));
+        out.write(&self.convert(&wc));
         Ok(())
-    }
-
-    /// Queues the events of `completions`.
-    #[inline(never)]
-    fn queue_all(&self, queue: &mut VecDeque<Event>, completions: &[WorkCompletion]) {
-        for wc in completions {
-            queue.push_back(self.convert(wc));
-        }
     }
 
     /// `dat_evd_wait`: waits until `threshold` events are queued or `timeout_us` passes, then
@@ -547,6 +563,7 @@ impl EventDispatcher {
             return Err(DatError::invalid_arg(2));
         }
         let mut st = self.state.lock();
+        self.queue_pending(&mut st);
         if (qlen as usize) < st.queue.len() {
             return Err(DatError::invalid_state(0));
         }
