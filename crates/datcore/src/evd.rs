@@ -255,28 +255,7 @@ impl EventDispatcher {
             } else {
                 None
             };
-            EventDispatcher {
-                ia: ia.clone(),
-                flags,
-                handle: OnceLock::new(),
-                cq,
-                state: Mutex::new(EvdState {
-                    queue: VecDeque::with_capacity(qlen),
-                    qlen,
-                    enabled: true,
-                    waitable: true,
-                    waiter: false,
-                    cno: cno.clone(),
-                    spin: AdaptiveSpin::new(),
-                    polled: [WorkCompletion::EMPTY; DRAIN_BATCH],
-                    pending: 0..0,
-                }),
-                cond: Condvar::new(),
-                sleepers: AtomicU32::new(0),
-                has_cno: AtomicBool::new(cno.is_some()),
-                users: AtomicU32::new(0),
-                counters: EvdCounters::default(),
-            }
+            Self::new(ia, flags, cq, qlen, cno.clone())
         });
         if let Some(e) = cq_error {
             return Err(e);
@@ -291,6 +270,39 @@ impl EventDispatcher {
         let _ = evd.handle.set(h);
         ia.adopt(h);
         Ok((h, evd))
+    }
+
+    /// An EVD of `qlen` entries on `cq` (None: no provider queue), not yet in the handle table.
+    fn new(
+        ia: &Arc<InterfaceAdapter>,
+        flags: u32,
+        cq: Option<Arc<dyn CompletionQueue>>,
+        qlen: usize,
+        cno: Option<Arc<ConsumerNotifier>>,
+    ) -> EventDispatcher {
+        let has_cno = cno.is_some();
+        EventDispatcher {
+            ia: ia.clone(),
+            flags,
+            handle: OnceLock::new(),
+            cq,
+            state: Mutex::new(EvdState {
+                queue: VecDeque::with_capacity(qlen),
+                qlen,
+                enabled: true,
+                waitable: true,
+                waiter: false,
+                cno,
+                spin: AdaptiveSpin::new(),
+                polled: [WorkCompletion::EMPTY; DRAIN_BATCH],
+                pending: 0..0,
+            }),
+            cond: Condvar::new(),
+            sleepers: AtomicU32::new(0),
+            has_cno: AtomicBool::new(has_cno),
+            users: AtomicU32::new(0),
+            counters: EvdCounters::default(),
+        }
     }
 
     #[inline]
@@ -778,5 +790,87 @@ mod tests {
             s.satisfied();
         }
         assert_eq!(s.this_wait(), budget);
+    }
+
+    /// A provider queue whose completions the test adds.
+    struct ListedCompletions(Mutex<VecDeque<WorkCompletion>>);
+
+    impl CompletionQueue for ListedCompletions {
+        fn poll(&self, out: &mut [WorkCompletion]) -> usize {
+            let mut list = self.0.lock();
+            let n = out.len().min(list.len());
+            for (slot, wc) in out.iter_mut().zip(list.drain(..n)) {
+                *slot = wc;
+            }
+            n
+        }
+        fn resize(&self, _: u32) -> DatResult<()> {
+            Ok(())
+        }
+    }
+
+    fn send_done(cookie: u64) -> WorkCompletion {
+        WorkCompletion { wr_id: cookie, opcode: WcOpcode::Send, ..WorkCompletion::EMPTY }
+    }
+
+    /// What an event is, in the test's terms: a DTO completion's cookie, or 0 for the software
+    /// event.
+    fn cookie(ev: &Event) -> u64 {
+        match ev.data {
+            EventData::Dto { cookie, .. } => cookie,
+            EventData::Software { .. } => 0,
+            _ => panic!("unexpected event {ev:?}"),
+        }
+    }
+
+    /// The rest of a dequeue's batch, kept in the poll buffer, stays the EVD's oldest events
+    /// for every other path: a posted event, a wait (which polls into the same buffer), the
+    /// wait's count of the events left, and a resize's check of how many are queued.
+    #[test]
+    fn the_rest_of_a_dequeue_batch_stays_oldest_for_post_wait_and_resize() {
+        let dir = std::env::temp_dir().join(format!("dat-evd-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::env::set_var("XDG_RUNTIME_DIR", &dir);
+        let shm = crate::registry::builtin_by_name("shm").expect("shm provider");
+        let (ia_h, ia, _) = InterfaceAdapter::open(&shm, "shm", "", 8, Handle::NULL).expect("open shm IA");
+        let cq = Arc::new(ListedCompletions(Mutex::new(VecDeque::new())));
+        let evd = EventDispatcher::new(&ia, DAT_EVD_DTO_FLAG | DAT_EVD_SOFTWARE_FLAG, Some(cq.clone()), 8, None);
+        let complete = |cookies: &[u64]| cq.0.lock().extend(cookies.iter().map(|&c| send_done(c)));
+        let dequeue_all = || std::iter::from_fn(|| evd.dequeue().ok()).map(|ev| cookie(&ev)).collect::<Vec<u64>>();
+
+        complete(&[1, 2, 3]);
+        assert_eq!(cookie(&evd.dequeue().expect("the first of a batch")), 1);
+        assert_eq!(evd.resize(1).unwrap_err().0, DatError::invalid_state(0).0, "2 events queued, 1 entry");
+        assert_eq!(dequeue_all(), [2, 3]);
+
+        complete(&[4, 5, 6]);
+        assert_eq!(cookie(&evd.dequeue().expect("the first of a batch")), 4);
+        complete(&[7]);
+        let (ev, left) = evd.wait(0, 1).expect("wait");
+        assert_eq!((cookie(&ev), left), (5, 2), "the wait's event and the events left after it");
+        assert_eq!(dequeue_all(), [6, 7]);
+
+        complete(&[8, 9]);
+        assert_eq!(cookie(&evd.dequeue().expect("the first of a batch")), 8);
+        evd.post(Event { number: DAT_SOFTWARE_EVENT, evd: Handle::NULL, data: EventData::Software { pointer: 0 } })
+            .expect("post");
+        complete(&[10]);
+        assert_eq!(dequeue_all(), [9, 0, 10]);
+
+        // A posted event finds the EVD full when the batch's rest fills it.
+        let small = EventDispatcher::new(&ia, DAT_EVD_DTO_FLAG | DAT_EVD_SOFTWARE_FLAG, Some(cq.clone()), 2, None);
+        complete(&[11, 12]);
+        assert_eq!(cookie(&small.dequeue().expect("the first of a batch")), 11);
+        let software =
+            Event { number: DAT_SOFTWARE_EVENT, evd: Handle::NULL, data: EventData::Software { pointer: 0 } };
+        small.post(software).expect("post into the second entry");
+        assert_eq!(
+            small.post(software).unwrap_err().0,
+            DatError::new(DAT_QUEUE_FULL, 0).0,
+            "a third event in 2 entries"
+        );
+        drop(small);
+        drop(evd);
+        crate::ia::close(ia_h, true).expect("close IA");
     }
 }
