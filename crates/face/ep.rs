@@ -417,10 +417,12 @@ unsafe fn post_request(
 }
 
 /// Posts `op` on an EP already looked up (also the IB extension posts of the 2.0 face).
+/// Inlined into each export, so the op is a constant there and the endpoint's fast path
+/// ([`Endpoint::post_request`]) keeps only that op's checks.
 ///
 /// # Safety
 /// `local_iov` points at `num_segments` readable triplets (or is checked NULL).
-#[inline]
+#[inline(always)]
 pub(crate) unsafe fn post_on(
     ep: &Endpoint,
     num_segments: DAT_COUNT,
@@ -433,7 +435,11 @@ pub(crate) unsafe fn post_on(
     let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
     // SAFETY: the cookie union is 8 bytes of plain data.
     let cookie = unsafe { cookie.as_64 };
-    with_sges(iov, |sges| ep.post_request(op, sges, cookie, flags))
+    with_sges(
+        iov,
+        #[inline(always)]
+        |sges| ep.post_request(op, sges, cookie, flags),
+    )
 }
 
 /// An RDMA read or write: the EP is looked up once, then the remote triplet (ARG5), then the
@@ -519,7 +525,11 @@ pub unsafe extern "C" fn dat_ep_post_recv(
         let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
         // SAFETY: the cookie union is 8 bytes of plain data.
         let cookie = unsafe { user_cookie.as_64 };
-        with_sges(iov, |sges| ep.post_recv(sges, cookie, completion_flags))
+        with_sges(
+            iov,
+            #[inline(always)]
+            |sges| ep.post_recv(sges, cookie, completion_flags),
+        )
     })
 }
 
