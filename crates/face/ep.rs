@@ -401,21 +401,6 @@ pub unsafe extern "C" fn dat_ep_disconnect(ep_handle: DAT_EP_HANDLE, close_flags
     })
 }
 
-/// The shared body of the three send-queue posts.
-#[inline]
-unsafe fn post_request(
-    ep_handle: DAT_EP_HANDLE,
-    num_segments: DAT_COUNT,
-    local_iov: *mut DAT_LMR_TRIPLET,
-    cookie: DAT_DTO_COOKIE,
-    op: SendOp,
-    flags: DAT_COMPLETION_FLAGS,
-) -> DatResult<()> {
-    let ep = ep_of(ep_handle)?;
-    // SAFETY: the caller's contract.
-    unsafe { post_on(&ep, num_segments, local_iov, cookie, op, flags) }
-}
-
 /// Posts `op` on an EP already looked up (also the IB extension posts of the 2.0 face).
 /// Inlined into each export, so the op is a constant there and the endpoint's fast path
 /// ([`Endpoint::post_request`]) keeps only that op's checks.
@@ -496,8 +481,9 @@ pub unsafe extern "C" fn dat_ep_post_send(
         ) {
             return crate::registry::ret(r);
         }
+        let ep = ep_of(ep_handle)?;
         // SAFETY: arguments straight from the consumer, validated inside.
-        unsafe { post_request(ep_handle, num_segments, local_iov, user_cookie, SendOp::Send, completion_flags) }
+        unsafe { post_on(&ep, num_segments, local_iov, user_cookie, SendOp::Send, completion_flags) }
     })
 }
 
