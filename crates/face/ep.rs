@@ -401,26 +401,13 @@ pub unsafe extern "C" fn dat_ep_disconnect(ep_handle: DAT_EP_HANDLE, close_flags
     })
 }
 
-/// The shared body of the three send-queue posts.
-#[inline]
-unsafe fn post_request(
-    ep_handle: DAT_EP_HANDLE,
-    num_segments: DAT_COUNT,
-    local_iov: *mut DAT_LMR_TRIPLET,
-    cookie: DAT_DTO_COOKIE,
-    op: SendOp,
-    flags: DAT_COMPLETION_FLAGS,
-) -> DatResult<()> {
-    let ep = ep_of(ep_handle)?;
-    // SAFETY: the caller's contract.
-    unsafe { post_on(&ep, num_segments, local_iov, cookie, op, flags) }
-}
-
 /// Posts `op` on an EP already looked up (also the IB extension posts of the 2.0 face).
+/// Inlined into each export, so the op is a constant there and the endpoint's fast path
+/// ([`Endpoint::post_request`]) keeps only that op's checks.
 ///
 /// # Safety
 /// `local_iov` points at `num_segments` readable triplets (or is checked NULL).
-#[inline]
+#[inline(always)]
 pub(crate) unsafe fn post_on(
     ep: &Endpoint,
     num_segments: DAT_COUNT,
@@ -433,7 +420,11 @@ pub(crate) unsafe fn post_on(
     let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
     // SAFETY: the cookie union is 8 bytes of plain data.
     let cookie = unsafe { cookie.as_64 };
-    with_sges(iov, |sges| ep.post_request(op, sges, cookie, flags))
+    with_sges(
+        iov,
+        #[inline(always)]
+        |sges| ep.post_request(op, sges, cookie, flags),
+    )
 }
 
 /// An RDMA read or write: the EP is looked up once, then the remote triplet (ARG5), then the
@@ -490,8 +481,9 @@ pub unsafe extern "C" fn dat_ep_post_send(
         ) {
             return crate::registry::ret(r);
         }
+        let ep = ep_of(ep_handle)?;
         // SAFETY: arguments straight from the consumer, validated inside.
-        unsafe { post_request(ep_handle, num_segments, local_iov, user_cookie, SendOp::Send, completion_flags) }
+        unsafe { post_on(&ep, num_segments, local_iov, user_cookie, SendOp::Send, completion_flags) }
     })
 }
 
@@ -519,7 +511,11 @@ pub unsafe extern "C" fn dat_ep_post_recv(
         let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
         // SAFETY: the cookie union is 8 bytes of plain data.
         let cookie = unsafe { user_cookie.as_64 };
-        with_sges(iov, |sges| ep.post_recv(sges, cookie, completion_flags))
+        with_sges(
+            iov,
+            #[inline(always)]
+            |sges| ep.post_recv(sges, cookie, completion_flags),
+        )
     })
 }
 

@@ -46,20 +46,23 @@ fn sge(t: &DAT_LMR_TRIPLET) -> DatResult<Sge> {
 }
 
 /// Runs `f` on consumer triplets as core scatter/gather elements (converted on the stack for
-/// up to [`SGES_ON_STACK`] segments).
-#[inline]
+/// up to [`SGES_ON_STACK`] segments). Inlined into each post with `f`, which has one call site here.
+#[inline(always)]
 pub fn with_sges<R>(t: &[DAT_LMR_TRIPLET], f: impl FnOnce(&[Sge]) -> DatResult<R>) -> DatResult<R> {
-    if t.len() <= SGES_ON_STACK {
-        // Only the segments converted are initialised.
-        let mut buf = [MaybeUninit::<Sge>::uninit(); SGES_ON_STACK];
+    // Only the segments converted are initialised.
+    let mut buf = [MaybeUninit::<Sge>::uninit(); SGES_ON_STACK];
+    let on_heap: Vec<Sge>;
+    let sges = if t.len() <= SGES_ON_STACK {
         for (d, s) in buf.iter_mut().zip(t) {
             d.write(sge(s)?);
         }
         // SAFETY: the first t.len() elements were written just above.
-        f(unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<Sge>(), t.len()) })
+        unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<Sge>(), t.len()) }
     } else {
-        f(&t.iter().map(sge).collect::<DatResult<Vec<_>>>()?)
-    }
+        on_heap = t.iter().map(sge).collect::<DatResult<Vec<_>>>()?;
+        &on_heap[..]
+    };
+    f(sges)
 }
 
 /// How many segments [`with_sges`] converts without allocating.

@@ -413,6 +413,10 @@ const ALL_COMPLETION_FLAGS: u32 = DAT_COMPLETION_SUPPRESS_FLAG
     | DAT_COMPLETION_BARRIER_FENCE_FLAG
     | DAT_COMPLETION_EVD_THRESHOLD_FLAG;
 
+/// The completion flags a post's fast path takes: all but `DAT_COMPLETION_UNSIGNALLED_FLAG`,
+/// which a request may carry only where the EP's attributes allow it (checked under their lock).
+const FAST_POST_FLAGS: u32 = ALL_COMPLETION_FLAGS & !DAT_COMPLETION_UNSIGNALLED_FLAG;
+
 impl Endpoint {
     /// `dat_ep_create` / `dat_ep_create_with_srq`.
     pub fn create(ia: &Arc<InterfaceAdapter>, c: &EpCreate) -> DatResult<(Handle, Arc<Endpoint>)> {
@@ -609,6 +613,7 @@ impl Endpoint {
         self.handle.get().copied().unwrap_or(Handle::NULL)
     }
 
+    #[inline]
     pub fn state(&self) -> u32 {
         self.state.load(Ordering::Acquire)
     }
@@ -681,7 +686,33 @@ impl Endpoint {
     /// `dat_ib_post_cmp_and_swap`): `DAT_NOT_IMPLEMENTED` where the device lacks the extension
     /// ([`DeviceAttr::extensions`](crate::provider::DeviceAttr::extensions)); an atomic's local
     /// buffer is one segment of at least 8 bytes (its first 8 receive the old value).
+    ///
+    /// Inlined into the face's posts: a send, RDMA write or read on a connected EP whose every
+    /// check passes goes straight to the queue pair; any other call (an error to report, an
+    /// extension op, another state, the unsignalled flag) takes [`Self::post_request_checked`],
+    /// which checks everything in the spec's order.
+    #[inline(always)]
     pub fn post_request(&self, op: SendOp, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
+        let max_iov = match op {
+            SendOp::Send => &self.iov_limits.request,
+            SendOp::RdmaWrite { .. } => &self.iov_limits.rdma_write,
+            SendOp::RdmaRead { .. } => &self.iov_limits.rdma_read,
+            _ => return self.post_request_checked(op, sges, cookie, flags),
+        };
+        if flags & !FAST_POST_FLAGS == 0
+            && self.state() == DAT_EP_STATE_CONNECTED
+            && sges.len() <= max_iov.load(Ordering::Relaxed) as usize
+        {
+            if let Some(qp) = self.qp.get() {
+                return self.post_request_on(qp, op, sges, cookie, flags);
+            }
+        }
+        self.post_request_checked(op, sges, cookie, flags)
+    }
+
+    /// [`Self::post_request`] with every check, for the calls its fast path does not take.
+    #[inline(never)]
+    fn post_request_checked(&self, op: SendOp, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
         let flags_arg = if op == SendOp::Send { 5 } else { 6 };
         self.check_flags(flags, flags_arg)?;
         let mut atomic_sge = [Sge::default()];
@@ -726,6 +757,12 @@ impl Endpoint {
         if sges.len() > max_iov as usize {
             return Err(DatError::invalid_arg(2));
         }
+        self.post_request_on(qp, op, sges, cookie, flags)
+    }
+
+    /// Posts a checked request on `qp` and counts it.
+    #[inline(always)]
+    fn post_request_on(&self, qp: &dyn QueuePair, op: SendOp, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
         qp.post_send(&SendWr {
             wr_id: cookie,
             op,
@@ -767,7 +804,42 @@ impl Endpoint {
     }
 
     /// `dat_ep_post_recv`: allowed before the connection is up, not on an SRQ endpoint.
+    ///
+    /// Inlined into the face's post: a receive on a connected EP without an SRQ or watermarks
+    /// whose every check passes goes straight to the queue pair; any other call takes
+    /// [`Self::post_recv_checked`].
+    #[inline(always)]
     pub fn post_recv(&self, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
+        if flags & !ALL_COMPLETION_FLAGS == 0
+            && self.state() == DAT_EP_STATE_CONNECTED
+            && self.srq.is_none()
+            && sges.len() <= self.iov_limits.recv.load(Ordering::Relaxed) as usize
+            && !self.watermarks_armed()
+        {
+            if let Some(qp) = self.qp.get() {
+                return self.post_recv_on(qp, sges, cookie);
+            }
+        }
+        self.post_recv_checked(sges, cookie, flags)
+    }
+
+    /// Whether a soft or hard watermark is set (then each receive posted checks them).
+    #[inline(always)]
+    fn watermarks_armed(&self) -> bool {
+        self.soft_watermark.load(Ordering::Relaxed) & self.hard_watermark.load(Ordering::Relaxed) != WATERMARK_DISARMED
+    }
+
+    /// Posts a checked receive on `qp` and counts it.
+    #[inline(always)]
+    fn post_recv_on(&self, qp: &dyn QueuePair, sges: &[Sge], cookie: u64) -> DatResult<()> {
+        qp.post_recv(cookie, sges)?;
+        self.counters.count_post((counters::ep::POST_RECV, true), sges);
+        Ok(())
+    }
+
+    /// [`Self::post_recv`] with every check, for the calls its fast path does not take.
+    #[inline(never)]
+    fn post_recv_checked(&self, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
         if flags & !ALL_COMPLETION_FLAGS != 0 {
             return Err(DatError::invalid_arg(5));
         }
@@ -781,11 +853,8 @@ impl Endpoint {
         if sges.len() > self.iov_limits.recv.load(Ordering::Relaxed) as usize {
             return Err(DatError::invalid_arg(2));
         }
-        self.posting_qp()?.post_recv(cookie, sges)?;
-        self.counters.count_post((counters::ep::POST_RECV, true), sges);
-        if self.soft_watermark.load(Ordering::Relaxed) & self.hard_watermark.load(Ordering::Relaxed)
-            != WATERMARK_DISARMED
-        {
+        self.post_recv_on(self.posting_qp()?, sges, cookie)?;
+        if self.watermarks_armed() {
             self.check_watermarks();
         }
         if matches!(

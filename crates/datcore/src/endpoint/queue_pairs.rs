@@ -25,12 +25,20 @@ use std::sync::Arc;
 /// pair installed before it.
 pub struct QueuePairs {
     /// Null, or one of `installed`'s boxes.
-    current: AtomicPtr<Arc<dyn QueuePair>>,
+    current: AtomicPtr<Installed>,
     /// Every queue pair installed, as `Box::into_raw` pointers, freed on drop.
-    installed: Mutex<Vec<*mut Arc<dyn QueuePair>>>,
+    installed: Mutex<Vec<*mut Installed>>,
 }
 
-// SAFETY: the raw pointers are owned boxes of `Arc<dyn QueuePair>`, which is `Send + Sync`;
+/// One installed queue pair: its owning reference and, for the posts, its address (so a post
+/// reads the object's address instead of computing it from the `Arc`'s allocation).
+struct Installed {
+    owner: Arc<dyn QueuePair>,
+    /// `Arc::as_ptr(&owner)`.
+    object: *const dyn QueuePair,
+}
+
+// SAFETY: the raw pointers are owned boxes of `Installed`, whose queue pair is `Send + Sync`;
 // they are only dereferenced shared (posts) or freed on drop (exclusive access).
 unsafe impl Send for QueuePairs {}
 // SAFETY: as above; `installed` is behind a mutex and `current` is atomic.
@@ -46,8 +54,9 @@ impl QueuePairs {
     pub fn get(&self) -> Option<&dyn QueuePair> {
         let p = self.current.load(Ordering::Acquire);
         // SAFETY: a non-null `current` is one of `installed`'s boxes, freed only when `self` is
-        // dropped (module invariant), so it outlives the borrow of `self`.
-        unsafe { p.as_ref() }.map(|qp| &**qp)
+        // dropped (module invariant), so it and the queue pair its `owner` keeps outlive the
+        // borrow of `self`.
+        unsafe { p.as_ref().map(|installed| &*installed.object) }
     }
 
     /// The current queue pair as an owning reference, for calls that may outlast the endpoint's
@@ -55,15 +64,16 @@ impl QueuePairs {
     pub fn arc(&self) -> Option<Arc<dyn QueuePair>> {
         let p = self.current.load(Ordering::Acquire);
         // SAFETY: as in `get`.
-        unsafe { p.as_ref() }.cloned()
+        unsafe { p.as_ref() }.map(|installed| installed.owner.clone())
     }
 
     /// Makes `qp` the current queue pair (None: none); the one it replaces stays allocated.
     pub fn install(&self, qp: Option<Arc<dyn QueuePair>>) {
         let mut installed = self.installed.lock();
         let p = match qp {
-            Some(qp) => {
-                let p = Box::into_raw(Box::new(qp));
+            Some(owner) => {
+                let object = Arc::as_ptr(&owner);
+                let p = Box::into_raw(Box::new(Installed { owner, object }));
                 installed.push(p);
                 p
             }
