@@ -78,7 +78,11 @@ impl InlineSends {
             return 0;
         }
         let generation = mrs.generation.load(Ordering::Acquire);
-        if sges.iter().all(|s| self.last.covers(s, generation)) {
+        let covered = match sges {
+            [s] => self.last.covers(s, generation),
+            _ => sges.iter().all(|s| self.last.covers(s, generation)),
+        };
+        if covered {
             return sys::IBV_SEND_INLINE;
         }
         self.flag_looked_up(mrs, sges, generation)

@@ -72,7 +72,12 @@ pub fn set_nonblock(fd: i32) {
 /// `DAT_INVALID_PARAMETER`.
 #[inline]
 pub fn device_sges<'a>(sges: &'a [Sge], out: &'a mut [MaybeUninit<Sge>; MAX_SGE]) -> DatResult<(&'a [Sge], u64)> {
-    if sges.len() <= MAX_SGE {
+    // One segment, the usual case: no loop.
+    if let [s] = sges {
+        if s.length != 0 {
+            return Ok((sges, u64::from(s.length)));
+        }
+    } else if sges.len() <= MAX_SGE {
         if let Some(total) = span_if_none_empty(sges) {
             return Ok((sges, total));
         }
