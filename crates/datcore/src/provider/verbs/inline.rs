@@ -113,8 +113,11 @@ impl Remembered {
     /// Whether `s` lies in this range, remembered under MR `generation`.
     #[inline]
     fn covers(&self, s: &sys::ibv_sge, generation: u64) -> bool {
-        let end = s.addr.saturating_add(s.length as u64);
-        self.generation == generation && s.lkey == self.lkey && s.addr >= self.start && end <= self.end
+        self.generation == generation
+            && s.lkey == self.lkey
+            && s.addr >= self.start
+            && s.addr <= self.end
+            && u64::from(s.length) <= self.end - s.addr
     }
 }
 
