@@ -1375,6 +1375,36 @@ mod tests {
         assert!(s.complete(&device_wc(0, sys::IBV_WC_WR_FLUSH_ERR)).is_none());
     }
 
+    /// The work request kept from one post to the next carries each post's own opcode, flags,
+    /// immediate data and remote side, whatever the request before it was.
+    #[test]
+    fn the_kept_work_request_carries_each_posts_own_fields() {
+        // SAFETY: plain old data, all zero (as `SendQueue::wr` starts).
+        let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
+        let sges = [Sge { addr: 0x1000, length: 8, lkey: 7 }];
+        let wr = |op, signaled, solicited| SendWr { wr_id: 1, op, sges: &sges, signaled, solicited, fence: true };
+        let rdma = |w: &sys::ibv_send_wr| {
+            // SAFETY: the RDMA member, which the opcodes checked with it carry.
+            unsafe { (w.wr.rdma.remote_addr, w.wr.rdma.rkey) }
+        };
+        let immed = SendOp::RdmaWriteImmed { remote_addr: 0x2000, rkey: 3, immed: 9 };
+        assert_eq!(fill_send_wr(&mut w, 5, &sges, &wr(immed, true, true), 0, true), OP_WRITE_IMMED);
+        let all = sys::IBV_SEND_SIGNALED | sys::IBV_SEND_SOLICITED | sys::IBV_SEND_FENCE;
+        assert_eq!((w.opcode, w.imm_data, w.send_flags), (sys::IBV_WR_RDMA_WRITE_WITH_IMM, 9, all));
+        assert_eq!(rdma(&w), (0x2000, 3));
+        assert_eq!((w.wr_id, w.num_sge, w.sg_list.cast_const()), (KIND_SEND | 5, 1, sges.as_ptr()));
+        assert_eq!(fill_send_wr(&mut w, 6, &sges[..0], &wr(SendOp::Send, false, true), 0, true), OP_SEND);
+        let flags = sys::IBV_SEND_SOLICITED | sys::IBV_SEND_FENCE;
+        assert_eq!(
+            (w.wr_id, w.num_sge, w.opcode, w.imm_data, w.send_flags),
+            (KIND_SEND | 6, 0, sys::IBV_WR_SEND, 0, flags)
+        );
+        let read = SendOp::RdmaRead { remote_addr: 0x3000, rkey: 4 };
+        assert_eq!(fill_send_wr(&mut w, 7, &sges, &wr(read, true, true), 16, false), OP_READ);
+        assert_eq!((w.opcode, w.send_flags), (sys::IBV_WR_RDMA_READ, sys::IBV_SEND_FENCE), "unsignaled, not solicited");
+        assert_eq!(rdma(&w), (0x3010, 4), "a fragment's remote side is at its offset");
+    }
+
     /// A request's slot is not reused while its completion is unread: posts are refused once
     /// the ring's worth of requests is outstanding, and allowed again once a poll read the
     /// oldest completion, which still carries its own cookie. Across counter wrap-around too.
