@@ -11,7 +11,6 @@
 
 use super::sys;
 use parking_lot::Mutex;
-use std::cell::UnsafeCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -57,49 +56,68 @@ struct Remembered {
     generation: u64,
 }
 
-/// A QP's inline sends: the size the device granted and the range last checked.
+/// A QP's inline sends: the size the device granted and the range last checked (kept with the
+/// QP's send queue, under its lock).
 pub struct InlineSends {
     max: u32,
-    last: UnsafeCell<Remembered>,
+    last: Remembered,
 }
-
-// SAFETY: `last` is touched only by `flag`, whose callers hold the QP's send lock.
-unsafe impl Sync for InlineSends {}
-// SAFETY: as above; the cell holds plain data.
-unsafe impl Send for InlineSends {}
 
 impl InlineSends {
     /// Inline sends of at most `max` bytes (the `max_inline_data` the device granted; 0: none).
     pub fn new(max: u32) -> InlineSends {
-        InlineSends { max, last: UnsafeCell::new(Remembered::default()) }
+        InlineSends { max, last: Remembered::default() }
     }
 
     /// `IBV_SEND_INLINE` for a request carrying `sges` (`total` bytes) as its payload, when it
-    /// fits and every SGE lies in an MR of `mrs`; else 0.
-    ///
-    /// # Safety
-    /// The caller holds the QP's send lock: no two calls on one `InlineSends` at once.
-    pub unsafe fn flag(&self, mrs: &MrRanges, sges: &[sys::ibv_sge], total: u64) -> u32 {
+    /// fits and every SGE lies in an MR of `mrs`; else 0. The usual case, every SGE in the range
+    /// remembered, is a few compares here; the lookup is out of line.
+    #[inline]
+    pub fn flag(&mut self, mrs: &MrRanges, sges: &[sys::ibv_sge], total: u64) -> u32 {
         if total > self.max as u64 || sges.is_empty() {
             return 0;
         }
-        // SAFETY: the caller's lock makes this the only access to `last`.
-        let last = unsafe { &mut *self.last.get() };
         let generation = mrs.generation.load(Ordering::Acquire);
+        let covered = match sges {
+            [s] => self.last.covers(s, generation),
+            _ => sges.iter().all(|s| self.last.covers(s, generation)),
+        };
+        if covered {
+            return sys::IBV_SEND_INLINE;
+        }
+        self.flag_looked_up(mrs, sges, generation)
+    }
+
+    /// [`InlineSends::flag`] for SGEs not all in the range remembered: each one looked up in
+    /// `mrs` (of `generation`), the range last found remembered.
+    #[cold]
+    #[inline(never)]
+    fn flag_looked_up(&mut self, mrs: &MrRanges, sges: &[sys::ibv_sge], generation: u64) -> u32 {
         for s in sges {
-            let (start, end) = (s.addr, s.addr.saturating_add(s.length as u64));
-            let hit = last.generation == generation && s.lkey == last.lkey && start >= last.start && end <= last.end;
-            if hit {
+            if self.last.covers(s, generation) {
                 continue;
             }
+            let (start, end) = (s.addr, s.addr.saturating_add(s.length as u64));
             match mrs.get(s.lkey) {
                 Some((lo, hi)) if start >= lo && end <= hi => {
-                    *last = Remembered { lkey: s.lkey, start: lo, end: hi, generation };
+                    self.last = Remembered { lkey: s.lkey, start: lo, end: hi, generation };
                 }
                 _ => return 0,
             }
         }
         sys::IBV_SEND_INLINE
+    }
+}
+
+impl Remembered {
+    /// Whether `s` lies in this range, remembered under MR `generation`.
+    #[inline]
+    fn covers(&self, s: &sys::ibv_sge, generation: u64) -> bool {
+        self.generation == generation
+            && s.lkey == self.lkey
+            && s.addr >= self.start
+            && s.addr <= self.end
+            && u64::from(s.length) <= self.end - s.addr
     }
 }
 
@@ -115,9 +133,8 @@ mod tests {
     fn only_payloads_in_a_live_mr_of_the_pd_go_inline() {
         let mrs = MrRanges::default();
         mrs.insert(7, 0x1000, 0x100);
-        let i = InlineSends::new(64);
-        // SAFETY: single-threaded test.
-        let flag = |s: &[sys::ibv_sge]| unsafe { i.flag(&mrs, s, s.iter().map(|s| s.length as u64).sum()) };
+        let mut i = InlineSends::new(64);
+        let mut flag = |s: &[sys::ibv_sge]| i.flag(&mrs, s, s.iter().map(|s| s.length as u64).sum());
         assert_eq!(flag(&[sge(0x1000, 8, 7)]), sys::IBV_SEND_INLINE);
         assert_eq!(flag(&[sge(0x1000, 8, 7)]), sys::IBV_SEND_INLINE, "remembered range");
         assert_eq!(flag(&[sge(0x10f8, 16, 7)]), 0, "past the MR's end");
@@ -131,8 +148,7 @@ mod tests {
         mrs.remove(7);
         assert_eq!(flag(&[sge(0x1000, 8, 7)]), 0, "deregistered");
         assert_eq!(flag(&[sge(0x2000, 8, 9)]), sys::IBV_SEND_INLINE);
-        let none = InlineSends::new(0);
-        // SAFETY: single-threaded test.
-        assert_eq!(unsafe { none.flag(&mrs, &[sge(0x2000, 8, 9)], 8) }, 0, "device without inline data");
+        let mut none = InlineSends::new(0);
+        assert_eq!(none.flag(&mrs, &[sge(0x2000, 8, 9)], 8), 0, "device without inline data");
     }
 }

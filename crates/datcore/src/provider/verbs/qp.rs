@@ -72,11 +72,24 @@ pub fn set_nonblock(fd: i32) {
 /// `DAT_INVALID_PARAMETER`.
 #[inline]
 pub fn device_sges<'a>(sges: &'a [Sge], out: &'a mut [MaybeUninit<Sge>; MAX_SGE]) -> DatResult<(&'a [Sge], u64)> {
-    if sges.len() <= MAX_SGE {
+    // One segment, the usual case: no loop.
+    if let [s] = sges {
+        if s.length != 0 {
+            return Ok((sges, u64::from(s.length)));
+        }
+    } else if sges.len() <= MAX_SGE {
         if let Some(total) = span_if_none_empty(sges) {
             return Ok((sges, total));
         }
     }
+    copy_non_empty(sges, out)
+}
+
+/// [`device_sges`]' rare case, out of line so the usual one stays short: `sges`' non-empty
+/// segments copied into `out`.
+#[cold]
+#[inline(never)]
+fn copy_non_empty<'a>(sges: &[Sge], out: &'a mut [MaybeUninit<Sge>; MAX_SGE]) -> DatResult<(&'a [Sge], u64)> {
     let mut n = 0;
     let mut total = 0;
     for s in sges.iter().filter(|s| s.length != 0) {
@@ -348,6 +361,23 @@ pub enum Phase {
     Closed,
 }
 
+/// The send queue's state (see `VerbsQp::send_queue`).
+struct SendQueue {
+    /// Send-queue work requests posted.
+    count: u64,
+    /// The work request handed to the device, kept from one post to the next (all zero at
+    /// first): a post writes what every request carries and the fields of its own opcode
+    /// ([`fill_send_wr`]) rather than clearing 128 bytes each time. A field of another opcode
+    /// left from an earlier request is one the device does not read for this one.
+    wr: sys::ibv_send_wr,
+    /// Which sends go inline.
+    inline: InlineSends,
+}
+
+// SAFETY: the work request's pointers are only set during a post, to memory the poster holds,
+// and only the device's post (called under the lock) reads them.
+unsafe impl Send for SendQueue {}
+
 /// The receive queue's state (its counter is `Slots::recv_count`).
 struct RecvState {
     /// The QP was moved to error: a receive posted now completes as flushed at once, without
@@ -377,17 +407,19 @@ pub struct VerbsQp {
     slots: Arc<Slots>,
     /// Created with the EP, destroyed in Drop.
     qp: *mut sys::ibv_qp,
-    /// Which sends go inline (checked under `send_count`'s lock).
-    inline: InlineSends,
+    /// The device's post functions of `qp` (its context's ops, fixed for the context's life),
+    /// read once here rather than through two pointers at every post.
+    device_post_send: sys::PostSendFn,
+    device_post_recv: sys::PostRecvFn,
     /// CQs we made for a missing send or receive EVD.
     own_cqs: Vec<*mut sys::ibv_cq>,
-    /// Send-queue work requests posted. Held across a post: a request takes its slot and
-    /// reaches the device in counter order, which `Slots::complete` relies on (the send queue
-    /// completes in order; a completion retires the unsignaled requests before it). DAT lets
-    /// several threads post on one EP, so the counter needs a lock; a spin flag (one atomic
-    /// swap, then a plain store) rather than a mutex (a compare-and-swap at each end): the
-    /// holder only fills a slot and calls the device's post.
-    send_count: SpinLock<u64>,
+    /// The send queue's state. Held across a post: a request takes its slot and reaches the
+    /// device in counter order, which `Slots::complete` relies on (the send queue completes in
+    /// order; a completion retires the unsignaled requests before it). DAT lets several threads
+    /// post on one EP, so it needs a lock; a spin flag (one atomic swap, then a plain store)
+    /// rather than a mutex (a compare-and-swap at each end): the holder only fills a slot and
+    /// calls the device's post.
+    send_queue: SpinLock<SendQueue>,
     /// Held across a receive's post, for the same reason (and under the same kind of lock).
     recv: SpinLock<RecvState>,
     cm: Mutex<CmState>,
@@ -609,9 +641,17 @@ impl VerbsQp {
             caps,
             slots,
             qp: made.qp,
-            inline: InlineSends::new(max_inline),
+            // SAFETY: a live QP of a live context.
+            device_post_send: unsafe { (*(*made.qp).context).ops.post_send.unwrap_or(sys::no_post_send) },
+            // SAFETY: as above.
+            device_post_recv: unsafe { (*(*made.qp).context).ops.post_recv.unwrap_or(sys::no_post_recv) },
             own_cqs: made.own_cqs,
-            send_count: SpinLock::new(0),
+            send_queue: SpinLock::new(SendQueue {
+                count: 0,
+                // SAFETY: plain old data, all zero: no opcode's field set, null pointers.
+                wr: unsafe { std::mem::zeroed() },
+                inline: InlineSends::new(max_inline),
+            }),
             recv: SpinLock::new(RecvState { in_error: false }),
             cm: Mutex::new(CmState {
                 phase: Phase::Idle,
@@ -850,15 +890,9 @@ impl VerbsQp {
     }
 
     fn post(&self, wr: &mut sys::ibv_send_wr) -> i32 {
-        let qp = self.qp;
-        // SAFETY: the QP lives until Drop; post_send is what ibv_post_send calls.
-        unsafe {
-            let mut bad = std::ptr::null_mut();
-            match (*(*qp).context).ops.post_send {
-                Some(f) => f(qp, wr, &mut bad),
-                None => libc::ENOSYS,
-            }
-        }
+        let mut bad = std::ptr::null_mut();
+        // SAFETY: the QP lives until Drop; the device's post_send is what ibv_post_send calls.
+        unsafe { (self.device_post_send)(self.qp, wr, &mut bad) }
     }
 }
 
@@ -916,54 +950,58 @@ pub(super) fn post_error(what: &str, r: i32) -> DatError {
     fail(what, e, d)
 }
 
-/// The slot ring's `OP_*` of a request.
-fn op_code(op: &SendOp) -> u64 {
-    match op {
-        SendOp::Send => OP_SEND,
-        SendOp::RdmaWrite { .. } => OP_WRITE,
-        SendOp::RdmaRead { .. } => OP_READ,
-        SendOp::RdmaWriteImmed { .. } => OP_WRITE_IMMED,
-        SendOp::Atomic { op: AtomicOp::FetchAdd { .. }, .. } => OP_FETCH_ADD,
-        SendOp::Atomic { op: AtomicOp::CmpSwap { .. }, .. } => OP_CMP_SWAP,
-    }
-}
-
-/// The verbs work request for send-queue counter `c`: `op` on `sges`, its remote side at
-/// `remote` (a fragment of a split read passes its own address).
-fn send_wr(c: u64, sges: &[Sge], op: &SendOp, remote: u64, flags: u32) -> sys::ibv_send_wr {
-    // SAFETY: plain old data; every field the opcode uses is set below.
-    let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
+/// Makes `w` the verbs work request for send-queue counter `c`: `wr`'s operation on `sges`, at
+/// `offset` bytes past its remote address (a fragment of a split read), signaled if `wr` is and
+/// `signaled`. Writes the fields every request carries and those of `wr`'s opcode (see
+/// [`SendQueue::wr`]), decoding the operation once; returns the slot ring's `OP_*` of it.
+#[inline]
+fn fill_send_wr(w: &mut sys::ibv_send_wr, c: u64, sges: &[Sge], wr: &SendWr<'_>, offset: u64, signaled: bool) -> u64 {
     w.wr_id = KIND_SEND | (c as u32 as u64);
     // The device's post only reads the list (`ibv_post_send` takes it through a non-const
     // pointer of the C API).
     w.sg_list = sges.as_ptr().cast_mut();
     w.num_sge = sges.len() as i32;
-    w.send_flags = flags;
-    match *op {
-        SendOp::Send => w.opcode = sys::IBV_WR_SEND,
-        SendOp::RdmaWrite { rkey, .. } => {
-            w.opcode = sys::IBV_WR_RDMA_WRITE;
-            w.wr.rdma = sys::ibv_rdma_wr { remote_addr: remote, rkey };
-        }
-        SendOp::RdmaRead { rkey, .. } => {
-            w.opcode = sys::IBV_WR_RDMA_READ;
-            w.wr.rdma = sys::ibv_rdma_wr { remote_addr: remote, rkey };
-        }
-        SendOp::RdmaWriteImmed { rkey, immed, .. } => {
-            w.opcode = sys::IBV_WR_RDMA_WRITE_WITH_IMM;
-            w.imm_data = immed;
-            w.wr.rdma = sys::ibv_rdma_wr { remote_addr: remote, rkey };
-        }
-        SendOp::Atomic { rkey, op: AtomicOp::FetchAdd { add }, .. } => {
-            w.opcode = sys::IBV_WR_ATOMIC_FETCH_AND_ADD;
-            w.wr.atomic = sys::ibv_atomic_wr { remote_addr: remote, compare_add: add, swap: 0, rkey };
-        }
-        SendOp::Atomic { rkey, op: AtomicOp::CmpSwap { compare, swap }, .. } => {
-            w.opcode = sys::IBV_WR_ATOMIC_CMP_AND_SWP;
-            w.wr.atomic = sys::ibv_atomic_wr { remote_addr: remote, compare_add: compare, swap, rkey };
-        }
+    let mut flags = 0;
+    if wr.signaled && signaled {
+        flags |= sys::IBV_SEND_SIGNALED;
     }
-    w
+    if wr.fence {
+        flags |= sys::IBV_SEND_FENCE;
+    }
+    let solicited = if wr.solicited { sys::IBV_SEND_SOLICITED } else { 0 };
+    let mut immed = 0;
+    let (opcode, slot_op) = match wr.op {
+        SendOp::Send => {
+            flags |= solicited;
+            (sys::IBV_WR_SEND, OP_SEND)
+        }
+        SendOp::RdmaWrite { remote_addr, rkey } => {
+            w.wr.rdma = sys::ibv_rdma_wr { remote_addr: remote_addr + offset, rkey };
+            (sys::IBV_WR_RDMA_WRITE, OP_WRITE)
+        }
+        SendOp::RdmaRead { remote_addr, rkey } => {
+            w.wr.rdma = sys::ibv_rdma_wr { remote_addr: remote_addr + offset, rkey };
+            (sys::IBV_WR_RDMA_READ, OP_READ)
+        }
+        SendOp::RdmaWriteImmed { remote_addr, rkey, immed: i } => {
+            flags |= solicited;
+            immed = i;
+            w.wr.rdma = sys::ibv_rdma_wr { remote_addr: remote_addr + offset, rkey };
+            (sys::IBV_WR_RDMA_WRITE_WITH_IMM, OP_WRITE_IMMED)
+        }
+        SendOp::Atomic { remote_addr, rkey, op: AtomicOp::FetchAdd { add } } => {
+            w.wr.atomic = sys::ibv_atomic_wr { remote_addr, compare_add: add, swap: 0, rkey };
+            (sys::IBV_WR_ATOMIC_FETCH_AND_ADD, OP_FETCH_ADD)
+        }
+        SendOp::Atomic { remote_addr, rkey, op: AtomicOp::CmpSwap { compare, swap } } => {
+            w.wr.atomic = sys::ibv_atomic_wr { remote_addr, compare_add: compare, swap, rkey };
+            (sys::IBV_WR_ATOMIC_CMP_AND_SWP, OP_CMP_SWAP)
+        }
+    };
+    w.imm_data = immed;
+    w.send_flags = flags;
+    w.opcode = opcode;
+    slot_op
 }
 
 impl VerbsQp {
@@ -972,29 +1010,30 @@ impl VerbsQp {
     /// (the responder answers them in order, also on siw, whose reads otherwise complete after
     /// later sends), so the last completion stands for all of them; if a fragment fails, its
     /// error reports the request and the rest of the group is dropped (see `Slots::complete`).
-    fn post_split_read(&self, wr: &SendWr<'_>, list: &[Sge], total: u64, flags: u32) -> DatResult<()> {
+    #[cold]
+    #[inline(never)]
+    fn post_split_read(&self, sq: &mut SendQueue, wr: &SendWr<'_>, list: &[Sge], total: u64) -> DatResult<()> {
         let n = list.len();
         let chunk = self.dev.max_sge_rd;
         let frags = n.div_ceil(chunk);
-        let mut count = self.send_count.lock();
         // All fragments or none: a send queue filling up half way would leave a partial
         // request in flight behind an error return.
-        let outstanding = (*count as u32).wrapping_sub(self.slots.send_done.load(Ordering::Acquire));
+        let outstanding = (sq.count as u32).wrapping_sub(self.slots.send_done.load(Ordering::Acquire));
         if outstanding as usize + frags > send_depth(&self.dev, &self.caps) as usize {
             return Err(DatError::insufficient(DAT_RESOURCE_TEP));
         }
         let mask = self.slots.send.len() - 1;
-        let start = *count;
-        let mut remote = wr.op.remote_addr();
+        let start = sq.count;
+        let mut offset = 0;
         for (k, part) in list.chunks(chunk).enumerate() {
             let last = k + 1 == frags;
-            let c = *count;
+            let c = sq.count;
             let bytes = total_length(part);
             let slot = &self.slots.send[(c as usize) & mask];
             slot.wr_id.store(wr.wr_id, Ordering::Relaxed);
             slot.info.store(slot_info(OP_READ, frags - 1 - k, if last { total } else { bytes }), Ordering::Release);
-            let mut w = send_wr(c, part, &wr.op, remote, if last { flags } else { flags & !sys::IBV_SEND_SIGNALED });
-            let r = self.post(&mut w);
+            fill_send_wr(&mut sq.wr, c, part, wr, offset, last);
+            let r = self.post(&mut sq.wr);
             if r != 0 {
                 // Fragments already posted belong to a request that failed: whatever they
                 // complete with (a flush, if the QP broke) is not reported.
@@ -1004,8 +1043,8 @@ impl VerbsQp {
                 }
                 return Err(post_error("ibv_post_send", r));
             }
-            *count = c + 1;
-            remote += bytes;
+            sq.count = c + 1;
+            offset += bytes;
         }
         Ok(())
     }
@@ -1015,36 +1054,25 @@ impl QueuePair for VerbsQp {
     fn post_send(&self, wr: &SendWr<'_>) -> DatResult<()> {
         let mut buf = [MaybeUninit::uninit(); MAX_SGE];
         let (list, total) = device_sges(wr.sges, &mut buf)?;
-        let op = op_code(&wr.op);
-        let mut flags = 0;
-        if wr.signaled {
-            flags |= sys::IBV_SEND_SIGNALED;
-        }
-        if wr.solicited && (op == OP_SEND || op == OP_WRITE_IMMED) {
-            flags |= sys::IBV_SEND_SOLICITED;
-        }
-        if wr.fence {
-            flags |= sys::IBV_SEND_FENCE;
-        }
+        let mut guard = self.send_queue.lock();
+        let sq = &mut *guard;
+        let c = sq.count;
+        let op = fill_send_wr(&mut sq.wr, c, list, wr, 0, true);
         if op == OP_READ && list.len() > self.dev.max_sge_rd {
-            return self.post_split_read(wr, list, total, flags);
+            return self.post_split_read(sq, wr, list, total);
         }
-        let mut count = self.send_count.lock();
-        self.slots.send_slot_free(*count)?;
-        if op == OP_SEND || op == OP_WRITE || op == OP_WRITE_IMMED {
-            // SAFETY: under the send lock.
-            flags |= unsafe { self.inline.flag(&self.pd.mrs, list, total) };
+        self.slots.send_slot_free(c)?;
+        if matches!(op, OP_SEND | OP_WRITE | OP_WRITE_IMMED) {
+            sq.wr.send_flags |= sq.inline.flag(&self.pd.mrs, list, total);
         }
-        let c = *count;
         let slot = &self.slots.send[(c as usize) & (self.slots.send.len() - 1)];
         slot.wr_id.store(wr.wr_id, Ordering::Relaxed);
         slot.info.store(slot_info(op, 0, total), Ordering::Release);
-        let mut w = send_wr(c, list, &wr.op, wr.op.remote_addr(), flags);
-        let r = self.post(&mut w);
+        let r = self.post(&mut sq.wr);
         if r != 0 {
             return Err(post_error("ibv_post_send", r));
         }
-        *count = c + 1;
+        sq.count = c + 1;
         Ok(())
     }
 
@@ -1069,7 +1097,6 @@ impl QueuePair for VerbsQp {
         let c = self.slots.next_recv();
         let slot = &self.slots.recv[(c as usize) & (self.slots.recv.len() - 1)];
         slot.wr_id.store(wr_id, Ordering::Release);
-        let qp = self.qp;
         let mut wr = sys::ibv_recv_wr {
             wr_id: KIND_RECV | c as u64,
             next: std::ptr::null_mut(),
@@ -1079,12 +1106,7 @@ impl QueuePair for VerbsQp {
         };
         let mut bad = std::ptr::null_mut();
         // SAFETY: live QP; WR and SGE list live across the call.
-        let r = unsafe {
-            match (*(*qp).context).ops.post_recv {
-                Some(f) => f(qp, &mut wr, &mut bad),
-                None => libc::ENOSYS,
-            }
-        };
+        let r = unsafe { (self.device_post_recv)(self.qp, &mut wr, &mut bad) };
         if r != 0 {
             return Err(post_error("ibv_post_recv", r));
         }
@@ -1108,9 +1130,9 @@ impl QueuePair for VerbsQp {
             access |= sys::IBV_ACCESS_REMOTE_WRITE as u32;
         }
         let info = sys::ibv_mw_bind_info { mr: mr.mr, addr: wr.addr, length: wr.length, mw_access_flags: access };
-        let mut count = self.send_count.lock();
-        self.slots.send_slot_free(*count)?;
-        let c = *count;
+        let mut sq = self.send_queue.lock();
+        self.slots.send_slot_free(sq.count)?;
+        let c = sq.count;
         let slot = &self.slots.send[(c as usize) & (self.slots.send.len() - 1)];
         slot.wr_id.store(wr.wr_id, Ordering::Release);
         slot.info.store(slot_info(OP_BIND, 0, 0), Ordering::Release);
@@ -1150,7 +1172,7 @@ impl QueuePair for VerbsQp {
             unsafe { (*mw.mw).rkey = new };
             rkey = new;
         }
-        *count = c + 1;
+        sq.count = c + 1;
         mw.rkey.store(rkey, Ordering::Release);
         mw.bound.store(wr.length > 0, Ordering::Release);
         Ok(rkey)
@@ -1258,7 +1280,7 @@ impl QueuePair for VerbsQp {
     /// completes an RDMA read after sends posted behind it, so there a read still in flight
     /// may already count as retired.)
     fn posted_sends(&self) -> u32 {
-        let posted = *self.send_count.lock() as u32;
+        let posted = self.send_queue.lock().count as u32;
         posted.wrapping_sub(self.slots.send_done.load(Ordering::Acquire))
     }
 }
@@ -1351,6 +1373,36 @@ mod tests {
         s.flush_unreported_recvs(1, |_| n += 1);
         assert_eq!(n, 2);
         assert!(s.complete(&device_wc(0, sys::IBV_WC_WR_FLUSH_ERR)).is_none());
+    }
+
+    /// The work request kept from one post to the next carries each post's own opcode, flags,
+    /// immediate data and remote side, whatever the request before it was.
+    #[test]
+    fn the_kept_work_request_carries_each_posts_own_fields() {
+        // SAFETY: plain old data, all zero (as `SendQueue::wr` starts).
+        let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
+        let sges = [Sge { addr: 0x1000, length: 8, lkey: 7 }];
+        let wr = |op, signaled, solicited| SendWr { wr_id: 1, op, sges: &sges, signaled, solicited, fence: true };
+        let rdma = |w: &sys::ibv_send_wr| {
+            // SAFETY: the RDMA member, which the opcodes checked with it carry.
+            unsafe { (w.wr.rdma.remote_addr, w.wr.rdma.rkey) }
+        };
+        let immed = SendOp::RdmaWriteImmed { remote_addr: 0x2000, rkey: 3, immed: 9 };
+        assert_eq!(fill_send_wr(&mut w, 5, &sges, &wr(immed, true, true), 0, true), OP_WRITE_IMMED);
+        let all = sys::IBV_SEND_SIGNALED | sys::IBV_SEND_SOLICITED | sys::IBV_SEND_FENCE;
+        assert_eq!((w.opcode, w.imm_data, w.send_flags), (sys::IBV_WR_RDMA_WRITE_WITH_IMM, 9, all));
+        assert_eq!(rdma(&w), (0x2000, 3));
+        assert_eq!((w.wr_id, w.num_sge, w.sg_list.cast_const()), (KIND_SEND | 5, 1, sges.as_ptr()));
+        assert_eq!(fill_send_wr(&mut w, 6, &sges[..0], &wr(SendOp::Send, false, true), 0, true), OP_SEND);
+        let flags = sys::IBV_SEND_SOLICITED | sys::IBV_SEND_FENCE;
+        assert_eq!(
+            (w.wr_id, w.num_sge, w.opcode, w.imm_data, w.send_flags),
+            (KIND_SEND | 6, 0, sys::IBV_WR_SEND, 0, flags)
+        );
+        let read = SendOp::RdmaRead { remote_addr: 0x3000, rkey: 4 };
+        assert_eq!(fill_send_wr(&mut w, 7, &sges, &wr(read, true, true), 16, false), OP_READ);
+        assert_eq!((w.opcode, w.send_flags), (sys::IBV_WR_RDMA_READ, sys::IBV_SEND_FENCE), "unsignaled, not solicited");
+        assert_eq!(rdma(&w), (0x3010, 4), "a fragment's remote side is at its offset");
     }
 
     /// A request's slot is not reused while its completion is unread: posts are refused once

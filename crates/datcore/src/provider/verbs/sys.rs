@@ -121,8 +121,8 @@ pub struct ibv_context_ops {
     _compat2: [usize; 7],
     pub post_srq_recv: Option<unsafe extern "C" fn(*mut ibv_srq, *mut ibv_recv_wr, *mut *mut ibv_recv_wr) -> c_int>,
     _compat3: [usize; 4],
-    pub post_send: Option<unsafe extern "C" fn(*mut ibv_qp, *mut ibv_send_wr, *mut *mut ibv_send_wr) -> c_int>,
-    pub post_recv: Option<unsafe extern "C" fn(*mut ibv_qp, *mut ibv_recv_wr, *mut *mut ibv_recv_wr) -> c_int>,
+    pub post_send: Option<PostSendFn>,
+    pub post_recv: Option<PostRecvFn>,
     _compat4: [usize; 5],
 }
 
@@ -269,6 +269,21 @@ pub union ibv_send_wr_wr {
 }
 
 /// `struct ibv_send_wr` (128 bytes). `bind_*` is the `bind_mw` member of the trailing union.
+/// A device's `ibv_post_send` (what the inline `ibv_post_send` of `verbs.h` calls).
+pub type PostSendFn = unsafe extern "C" fn(*mut ibv_qp, *mut ibv_send_wr, *mut *mut ibv_send_wr) -> c_int;
+/// A device's `ibv_post_recv`.
+pub type PostRecvFn = unsafe extern "C" fn(*mut ibv_qp, *mut ibv_recv_wr, *mut *mut ibv_recv_wr) -> c_int;
+
+/// Stands in for a device without `post_send`: fails with `ENOSYS`.
+pub unsafe extern "C" fn no_post_send(_: *mut ibv_qp, _: *mut ibv_send_wr, _: *mut *mut ibv_send_wr) -> c_int {
+    libc::ENOSYS
+}
+
+/// Stands in for a device without `post_recv`: fails with `ENOSYS`.
+pub unsafe extern "C" fn no_post_recv(_: *mut ibv_qp, _: *mut ibv_recv_wr, _: *mut *mut ibv_recv_wr) -> c_int {
+    libc::ENOSYS
+}
+
 #[repr(C)]
 pub struct ibv_send_wr {
     pub wr_id: u64,
