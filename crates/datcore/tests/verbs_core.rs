@@ -4,7 +4,7 @@
 //! `dat_ep_recv_query`'s counts, more CQs than siw's mmap-key collision used to allow, and UD
 //! endpoints (on an SRQ, their queue pair errors, the connect timeout of their exchanges), and
 //! what the sender of a connection's last message gets when its receiver disconnects abruptly
-//! at once.
+//! at once, and `IBV_EVENT_COMM_EST` passed on to rdma_cm.
 //!
 //! Every test passes with "skipped: no RDMA device" where rdma-core or an active RDMA port with
 //! an IP address is missing. In the soft-RDMA guest:
@@ -505,6 +505,40 @@ fn verbs_passive_established_lost() {
     let e = wait(&s.conn, "server disconnected");
     assert_eq!(e.number, DAT_CONNECTION_EVENT_DISCONNECTED, "server: {e:?}");
     service_point::free_psp(psp).unwrap();
+}
+
+/// `IBV_EVENT_COMM_EST` (a message arrived before the CM took the connection as established)
+/// is passed on to rdma_cm with `rdma_notify` on the id that holds the queue pair: the request's
+/// id on the accepting side, the EP's own on the connecting side. Reported for both queue pairs
+/// of a connection that rdma_cm already has established: the IB CM (rxe) answers `EISCONN`
+/// there, which only the connection's CM id gives (the listener's or a destroyed id answers
+/// `EINVAL` or fails the lookup); iWARP's CM takes it as done (0). The connection carries a
+/// message afterwards and reports nothing more. Needs `--test-threads=1` (the report goes to
+/// every RC queue pair of the IA at the test's address).
+#[test]
+fn verbs_comm_est_passed_to_rdma_cm() {
+    let Some(name) = ia_name() else { return };
+    let ia = open(&name);
+    let (c, s) = (ep(&ia), ep(&ia));
+    let b = Buf::new(&ia, 4096, 0x45);
+    s.ep.post_recv(&[b.sge(0, 64)], 1, 0).unwrap();
+    connect(&ia, &c, &s, 20011, b"");
+    let got = datcore::provider::verbs::report_comm_est_for_test(ia.addr.ip()).expect("the IA's device");
+    let expect = match ia.ia.device.attr().transport {
+        datcore::provider::Transport::IWarp => 0,
+        _ => libc::EISCONN,
+    };
+    assert_eq!(got, vec![Some(expect); 2], "rdma_notify's errno for each queue pair (client, server)");
+    c.ep.post_request(SendOp::Send, &[b.sge(1024, 64)], 2, 0).unwrap();
+    assert_eq!(dto(&c.req, "send"), (2, DAT_DTO_SUCCESS, 64));
+    assert_eq!(dto(&s.recv, "receive"), (1, DAT_DTO_SUCCESS, 64));
+    for (who, e) in [("client", &c), ("server", &s)] {
+        assert!(e.conn.dequeue().is_err(), "{who}: no connection event after the notify");
+    }
+    c.ep.disconnect(false).expect("disconnect");
+    for (who, e) in [("client", &c), ("server", &s)] {
+        assert_eq!(wait(&e.conn, "disconnected").number, DAT_CONNECTION_EVENT_DISCONNECTED, "{who}");
+    }
 }
 
 /// The receiver of a connection's last message disconnecting abruptly as soon as it has it, as

@@ -338,11 +338,15 @@ static tres rdma_write_read(void)
     rt.segment_length = 8192;
     OK(dat_ep_post_rdma_write(c.cep, 2, s, cookie(1), &rt, DAT_COMPLETION_DEFAULT_FLAG));
     TRY(expect_dto(c.c_dto, 3000000, 1, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
-    CHECK(memcmp(dst, src, 8192) == 0, "RDMA write data mismatch");
     DAT_LMR_TRIPLET b[3] = {trip(c.lctx, back, 100), trip(c.lctx, back + 100, 4000),
                             trip(c.lctx, back + 4100, 4092)};
     OK(dat_ep_post_rdma_read(c.cep, 3, b, cookie(2), &rt, DAT_COMPLETION_DEFAULT_FLAG));
     TRY(expect_dto(c.c_dto, 3000000, 2, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
+    /* Only now is the write known to be placed: on iWARP it completes once sent, and the target
+     * serves the read after it (rdma_beyond_triplet_length). */
+    DAT_LMR_TRIPLET placed = trip(c.lctx, dst, 8192);
+    OK(dat_lmr_sync_rdma_write(c.ia, &placed, 1));
+    CHECK(memcmp(dst, src, 8192) == 0, "RDMA write data mismatch");
     OK(dat_lmr_sync_rdma_read(c.ia, b, 3));
     CHECK(memcmp(back, src, 8192) == 0, "RDMA read data mismatch");
     /* the server EP saw no completions for one-sided operations */
@@ -454,11 +458,16 @@ static tres rdma_beyond_triplet_length(void)
     rt.segment_length = 64; /* advertised: 64 bytes; moved: 8192 */
     OK(dat_ep_post_rdma_write(c.cep, 1, &s, cookie(1), &rt, DAT_COMPLETION_DEFAULT_FLAG));
     TRY(expect_dto(c.c_dto, 3000000, 1, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
-    CHECK(memcmp(t.buf + 4096, src, 8192) == 0, "RDMA write beyond the triplet length: data mismatch");
     DAT_LMR_TRIPLET b = trip(c.lctx, back, 8192);
     rt.segment_length = 1;
     OK(dat_ep_post_rdma_read(c.cep, 1, &b, cookie(2), &rt, DAT_COMPLETION_DEFAULT_FLAG));
     TRY(expect_dto(c.c_dto, 3000000, 2, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
+    /* The target's memory is checked only now: on iWARP a write completes once sent (siw: handed
+     * to TCP), possibly before the target placed it (seen once on siw); the target serves the
+     * read after the write, so the read's completion means the write is placed. */
+    DAT_LMR_TRIPLET placed = trip(t.lctx, t.buf + 4096, 8192);
+    OK(dat_lmr_sync_rdma_write(c.ia, &placed, 1));
+    CHECK(memcmp(t.buf + 4096, src, 8192) == 0, "RDMA write beyond the triplet length: data mismatch");
     OK(dat_lmr_sync_rdma_read(c.ia, &b, 1));
     CHECK(memcmp(back, src, 8192) == 0, "RDMA read beyond the triplet length: data mismatch");
     OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));

@@ -400,6 +400,11 @@ struct pair_arg {
     int iters;
 };
 
+/* The client's hello (its len field): it will break the connection after the triplet and
+ * waits for the server's go-ahead (magic HELLO_GO) first. */
+#define HELLO_BREAKS 1
+#define HELLO_GO 0x60
+
 /* rdma_target_server and rdma_client: both sides' buffers in shared memory (SHARED_VIRTUAL
  * LMRs); set only around one run_pair */
 static int g_rdma_shared_mem;
@@ -593,6 +598,27 @@ static tres rdma_target_server(void *v)
         struct rmr_msg m = {0xAB12, s.rctx, (DAT_UINT64)(uintptr_t)target, 32768};
         memcpy(s.buf, &m, sizeof m);
         TRY(send_sync(&s, 0, sizeof m, 2));
+        if (hello.len == HELLO_BREAKS) {
+            /* The client breaks the connection (a bad RDMA operation) as soon as it has a
+             * message of ours. Its device writes the receive's completion before it acknowledges
+             * the message, and here the acknowledgment (rxe: completer task) and the bad
+             * operation (responder task, which moves the QP to error) are handled in either
+             * order, so the message it breaks on could complete flushed although it arrived
+             * (seen once on rxe). Hence a second message, sent once the triplet's send completed,
+             * for the client to break on; DAT promises its sender nothing once the peer tears
+             * the connection down, so it may complete either way. */
+            struct rmr_msg go = {HELLO_GO, 0, 0, 0};
+            memcpy(s.buf + 256, &go, sizeof go);
+            DAT_LMR_TRIPLET t = trip(s.lctx, s.buf + 256, sizeof go);
+            OK(dat_ep_post_send(s.ep, 1, &t, cookie(4), DAT_COMPLETION_DEFAULT_FLAG));
+            DAT_EVENT e;
+            DAT_RETURN r = wait_ev(s.dto, E2E_WAIT, &e);
+            CHECK(r == DAT_SUCCESS && e.event_number == DAT_DTO_COMPLETION_EVENT &&
+                      e.event_data.dto_completion_event_data.user_cookie.as_64 == 4,
+                  "server: no completion of the last message: %s", rs(r));
+            DAT_DTO_COMPLETION_STATUS st = e.event_data.dto_completion_event_data.status;
+            CHECK(st == DAT_DTO_SUCCESS || st == DAT_DTO_ERR_FLUSHED, "server: last message: %s", dtostat(st));
+        }
         /* wait for either a "done" message or the disconnect */
         int done = 0;
         for (;;) {
@@ -638,19 +664,33 @@ static tres rdma_target_server(void *v)
     return side_close(&s);
 }
 
-static tres cli_get_triplet(struct side *s, struct pair_arg *a, struct rmr_msg *m)
+/* Connects and takes the server's RMR triplet. `breaks`: the client will break the connection
+ * with a bad RDMA operation next, so it asks for (hello.len = HELLO_BREAKS) and waits for the
+ * server's second message, sent once the server's send of the triplet completed (see
+ * rdma_target_server). */
+static tres cli_get_triplet(struct side *s, struct pair_arg *a, struct rmr_msg *m, int breaks)
 {
     DAT_LMR_TRIPLET rr = trip(s->lctx, s->buf + 60000, sizeof *m);
     OK(dat_ep_post_recv(s->ep, 1, &rr, cookie(9), DAT_COMPLETION_DEFAULT_FLAG));
+    DAT_LMR_TRIPLET rgo = trip(s->lctx, s->buf + 60500, sizeof *m);
+    if (breaks)
+        OK(dat_ep_post_recv(s->ep, 1, &rgo, cookie(10), DAT_COMPLETION_DEFAULT_FLAG));
     DAT_EVENT ev;
     TRY(cli_connect(s, a->q, NULL, 0, &ev));
     CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: %s", evname(ev.event_number));
-    struct rmr_msg hello = {0x4E11, 0, 0, 0}; /* the active side sends first (iWARP) */
+    /* the active side sends first (iWARP) */
+    struct rmr_msg hello = {0x4E11, 0, 0, breaks ? HELLO_BREAKS : 0};
     memcpy(s->buf + 61000, &hello, sizeof hello);
     TRY(send_sync(s, 61000, sizeof hello, 8));
     TRY(expect_dto(s->rdto, E2E_WAIT, 9, DAT_DTO_SUCCESS, sizeof *m, NULL));
     memcpy(m, s->buf + 60000, sizeof *m);
     CHECK(m->magic == 0xAB12, "client: bad triplet message");
+    if (breaks) {
+        TRY(expect_dto(s->rdto, E2E_WAIT, 10, DAT_DTO_SUCCESS, sizeof *m, NULL));
+        struct rmr_msg go;
+        memcpy(&go, s->buf + 60500, sizeof go);
+        CHECK(go.magic == HELLO_GO, "client: expected the server's go-ahead, got 0x%x", go.magic);
+    }
     return T_PASS;
 }
 
@@ -661,7 +701,7 @@ static tres rdma_client(void *v, struct peer *peer)
     struct side s;
     TRY(side_open_mem(&s, 65536, 1, g_rdma_shared_mem));
     struct rmr_msg m;
-    TRY(cli_get_triplet(&s, a, &m));
+    TRY(cli_get_triplet(&s, a, &m, 0));
     /* write 20000 bytes at offset 4096 of the remote window from 2 local segments */
     const size_t off = 4096, len = 20000;
     char *src = s.buf;
@@ -748,7 +788,7 @@ static tres rdma_bad_client(void *v, struct peer *peer)
     TRY(side_open(&s, 65536, 1));
     struct rmr_msg m;
     /* connection 1: wrong rmr_context */
-    TRY(cli_get_triplet(&s, a, &m));
+    TRY(cli_get_triplet(&s, a, &m, 1));
     DAT_LMR_TRIPLET w = trip(s.lctx, s.buf, 256);
     DAT_RMR_TRIPLET rt;
     memset(&rt, 0, sizeof rt);
@@ -773,7 +813,7 @@ static tres rdma_bad_client(void *v, struct peer *peer)
     OK(dat_ep_create(s.ia, s.pz, s.rdto, s.dto, s.conn, NULL, &s.ep));
     /* two hosts: that reconnect may still fail; retry it a few times with a fresh EP */
     for (int attempt = 1;; attempt++) {
-        tres got = cli_get_triplet(&s, a, &m);
+        tres got = cli_get_triplet(&s, a, &m, 1);
         if (got == T_PASS)
             break;
         if (g_role != ROLE_CLIENT || attempt == 4)

@@ -182,8 +182,10 @@ fn drain_async(dev: &Arc<DevInner>) {
         let t = ev.event_type;
         let qp_error = matches!(t, sys::IBV_EVENT_QP_FATAL | sys::IBV_EVENT_QP_REQ_ERR | sys::IBV_EVENT_QP_ACCESS_ERR);
         let last_wqe = t == sys::IBV_EVENT_QP_LAST_WQE_REACHED;
+        let comm_est = t == sys::IBV_EVENT_COMM_EST;
+        let about_qp = qp_error || last_wqe || comm_est;
         // SAFETY: for QP events the element is the QP, alive until the event is acknowledged.
-        let qpn = if qp_error || last_wqe { unsafe { (*(ev.element as *mut sys::ibv_qp)).qp_num } } else { 0 };
+        let qpn = if about_qp { unsafe { (*(ev.element as *mut sys::ibv_qp)).qp_num } } else { 0 };
         let srq_limit = t == sys::IBV_EVENT_SRQ_LIMIT_REACHED;
         // SAFETY: for SRQ events the element is the SRQ, alive until the event is acknowledged;
         // its srq_context is the context set when the limit was armed (srq.rs, set_limit).
@@ -196,7 +198,10 @@ fn drain_async(dev: &Arc<DevInner>) {
         }
         // SAFETY: acknowledging the event we got.
         unsafe { (lib.ibv_ack_async_event)(&mut ev) };
-        if qp_error || last_wqe {
+        if comm_est {
+            let r = notify_comm_est(dev, qpn);
+            tracing::debug!(qpn, "verbs: a message before the connection's establishment, rdma_notify: {r:?}");
+        } else if about_qp {
             qp_event(dev, qpn, last_wqe);
         } else if t == sys::IBV_EVENT_DEVICE_FATAL {
             tracing::warn!("verbs: {}: device fatal error", dev.attr.adapter_name);
@@ -235,6 +240,38 @@ fn qp_event(dev: &DevInner, qpn: u32, last_wqe: bool) {
             d.async_events.async_error(AsyncError::QpError { context });
         }
     }
+}
+
+/// `IBV_EVENT_COMM_EST` of queue pair `qpn` of `dev`'s context (it received a message before
+/// its CM took the connection as established, e.g. the peer's RTU was lost or is late): passed
+/// on to rdma_cm for the RC queue pair of that number, of whichever IA owns it
+/// ([`VerbsQp::notify_comm_est`]). Returns rdma_notify's errno (0: done), None when no RC
+/// queue pair of ours has that number.
+fn notify_comm_est(dev: &DevInner, qpn: u32) -> Option<i32> {
+    let owner = WATCHED.lock().as_ref().and_then(|m| m.get(&(dev.ctx as usize, qpn)).map(|e| e.1.clone()))?;
+    let owner = owner.upgrade()?;
+    let qp = rc_queue_pairs(&owner).into_iter().find(|q| q.qp_num() == qpn)?;
+    Some(qp.notify_comm_est())
+}
+
+/// The live RC queue pairs of `dev`'s IA.
+fn rc_queue_pairs(dev: &DevInner) -> Vec<Arc<VerbsQp>> {
+    // Only weak references under the id table's lock: dropping the last strong one there would
+    // deadlock (a queue pair's Drop removes its id from the table).
+    let weak: Vec<Weak<VerbsQp>> =
+        dev.ids.lock().values().filter_map(|o| if let Owner::Qp(w) = o { Some(w.clone()) } else { None }).collect();
+    weak.iter().filter_map(Weak::upgrade).collect()
+}
+
+/// For tests: passes `IBV_EVENT_COMM_EST` on for every RC queue pair of the IA at `address`
+/// as if its device had raised the event for each, through the same lookup by queue pair
+/// number; returns what rdma_notify gave for each (0 or errno; None: the lookup missed).
+/// A message before the CM's RTU cannot be made on purpose (rdma_cm sends the RTU itself).
+/// None when no IA of this process is open at `address`.
+pub fn report_comm_est_for_test(address: IpAddr) -> Option<Vec<Option<i32>>> {
+    let dev = super::route::OPEN.find(|d| d.ip == address)?;
+    let qpns: Vec<u32> = rc_queue_pairs(&dev).iter().map(|q| q.qp_num()).collect();
+    Some(qpns.into_iter().map(|qpn| notify_comm_est(&dev, qpn)).collect())
 }
 
 /// For tests: reports an asynchronous error of queue pair `qpn` as if the device of the IA

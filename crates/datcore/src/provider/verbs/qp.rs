@@ -680,6 +680,30 @@ impl VerbsQp {
         self.dev.lib
     }
 
+    pub(super) fn qp_num(&self) -> u32 {
+        // SAFETY: the QP lives as long as self.
+        unsafe { (*self.qp).qp_num }
+    }
+
+    /// The CM thread: the device reported `IBV_EVENT_COMM_EST` for this queue pair (a message
+    /// arrived before its CM took the connection as established). Passes it on to rdma_cm with
+    /// `rdma_notify` on the id holding the queue pair, as librdmacm asks: an IB CM still waiting
+    /// for the peer's RTU takes the connection as established at once, and rdma_cm reports
+    /// ESTABLISHED (iWARP CMs ignore it). Returns 0, or the errno of `rdma_notify`.
+    pub(super) fn notify_comm_est(&self) -> i32 {
+        let st = self.cm.lock();
+        if st.id.is_null() {
+            return libc::EINVAL;
+        }
+        // SAFETY: the id is live while the CM state names it (freed in Drop).
+        let r = unsafe { (self.lib().rdma_notify)(st.id, sys::IBV_EVENT_COMM_EST as i32) };
+        if r == 0 {
+            0
+        } else {
+            sys::err_of(r)
+        }
+    }
+
     /// Moves the QP to the error state so everything posted is flushed, exactly once: what the
     /// device flushes comes from it; a receive posted from now on is flushed at once in
     /// software; and receives posted before that the device never flushes (siw, see

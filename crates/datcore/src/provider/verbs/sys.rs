@@ -80,6 +80,8 @@ pub const IBV_EVENT_CQ_ERR: u32 = 0;
 pub const IBV_EVENT_QP_FATAL: u32 = 1;
 pub const IBV_EVENT_QP_REQ_ERR: u32 = 2;
 pub const IBV_EVENT_QP_ACCESS_ERR: u32 = 3;
+/// A queue pair received a message before its connection was reported established.
+pub const IBV_EVENT_COMM_EST: u32 = 4;
 pub const IBV_EVENT_DEVICE_FATAL: u32 = 8;
 pub const IBV_EVENT_PORT_ERR: u32 = 10;
 pub const IBV_EVENT_SRQ_ERR: u32 = 14;
@@ -627,6 +629,7 @@ lib! {
     rdma_accept: fn(*mut rdma_cm_id, *mut rdma_conn_param) -> c_int;
     rdma_reject: fn(*mut rdma_cm_id, *const c_void, u8) -> c_int;
     rdma_disconnect: fn(*mut rdma_cm_id) -> c_int;
+    rdma_notify: fn(*mut rdma_cm_id, c_int) -> c_int;
     rdma_get_cm_event: fn(*mut rdma_event_channel, *mut *mut rdma_cm_event) -> c_int;
     rdma_ack_cm_event: fn(*mut rdma_cm_event) -> c_int;
     rdma_event_str: fn(u32) -> *const c_char;
