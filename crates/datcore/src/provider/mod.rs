@@ -405,17 +405,6 @@ impl SendOp {
             SendOp::Atomic { op: AtomicOp::CmpSwap { .. }, .. } => WcOpcode::CmpSwap,
         }
     }
-
-    /// The remote address of an RDMA or atomic operation (0 for a send).
-    pub fn remote_addr(self) -> u64 {
-        match self {
-            SendOp::Send => 0,
-            SendOp::RdmaWrite { remote_addr, .. }
-            | SendOp::RdmaRead { remote_addr, .. }
-            | SendOp::RdmaWriteImmed { remote_addr, .. }
-            | SendOp::Atomic { remote_addr, .. } => remote_addr,
-        }
-    }
 }
 
 /// Bytes of the remote word and of the local result of an atomic.
