@@ -828,11 +828,7 @@ mod tests {
     /// wait's count of the events left, and a resize's check of how many are queued.
     #[test]
     fn the_rest_of_a_dequeue_batch_stays_oldest_for_post_wait_and_resize() {
-        let dir = std::env::temp_dir().join(format!("dat-evd-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::env::set_var("XDG_RUNTIME_DIR", &dir);
-        let shm = crate::registry::builtin_by_name("shm").expect("shm provider");
-        let (ia_h, ia, _) = InterfaceAdapter::open(&shm, "shm", "", 8, Handle::NULL).expect("open shm IA");
+        let (ia_h, ia) = crate::ia::tests::open_shm();
         let cq = Arc::new(ListedCompletions(Mutex::new(VecDeque::new())));
         let evd = EventDispatcher::new(&ia, DAT_EVD_DTO_FLAG | DAT_EVD_SOFTWARE_FLAG, Some(cq.clone()), 8, None);
         let complete = |cookies: &[u64]| cq.0.lock().extend(cookies.iter().map(|&c| send_done(c)));

@@ -287,10 +287,11 @@ pub fn close(h: Handle, abrupt: bool) -> DatResult<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn open_shm() -> (Handle, Arc<InterfaceAdapter>) {
+    /// An shm IA for a unit test (its connection qualifiers in a directory of this process).
+    pub(crate) fn open_shm() -> (Handle, Arc<InterfaceAdapter>) {
         let dir = std::env::temp_dir().join(format!("dat-ia-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::env::set_var("XDG_RUNTIME_DIR", &dir);
