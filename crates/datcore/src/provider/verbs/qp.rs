@@ -36,11 +36,15 @@ pub const KIND_RECV: u64 = 1 << 62;
 pub const KIND_SRQ: u64 = 2 << 62;
 const KIND_MASK: u64 = 3 << 62;
 
+// The operations whose payload may go inline come first, so one compare tells them
+// ([`OP_LAST_INLINE`]).
 const OP_SEND: u64 = 0;
 const OP_WRITE: u64 = 1;
-const OP_READ: u64 = 2;
-const OP_BIND: u64 = 3;
-const OP_WRITE_IMMED: u64 = 4;
+const OP_WRITE_IMMED: u64 = 2;
+/// The last `OP_*` whose payload a device may take inline (a send or RDMA write's).
+const OP_LAST_INLINE: u64 = OP_WRITE_IMMED;
+const OP_READ: u64 = 3;
+const OP_BIND: u64 = 4;
 const OP_FETCH_ADD: u64 = 5;
 const OP_CMP_SWAP: u64 = 6;
 const OP_SEND_UD: u64 = 7;
@@ -172,6 +176,13 @@ pub struct Slots {
     datagram: bool,
 }
 
+/// A post's error when the send queue (or its slot ring) is full; out of line, so the post's
+/// usual path does not build it.
+#[cold]
+fn send_queue_full() -> DatError {
+    DatError::insufficient(DAT_RESOURCE_TEP)
+}
+
 impl Slots {
     /// The slots of a UD queue pair (super::ud) of `send` / `recv` work requests (receives
     /// taken from `srq` when it has one).
@@ -232,7 +243,7 @@ impl Slots {
     #[inline]
     pub(super) fn send_slot_free(&self, posted: u64) -> DatResult<()> {
         if self.outstanding_sends(posted) as usize >= self.send.len() {
-            return Err(DatError::insufficient(DAT_RESOURCE_TEP));
+            return Err(send_queue_full());
         }
         Ok(())
     }
@@ -1081,12 +1092,14 @@ impl QueuePair for VerbsQp {
         let mut guard = self.send_queue.lock();
         let sq = &mut *guard;
         let c = sq.count;
+        // Before the split read's own check, which needs room for all its fragments: the slot
+        // ring is never smaller than the send queue.
+        self.slots.send_slot_free(c)?;
         let op = fill_send_wr(&mut sq.wr, c, list, wr, 0, true);
         if op == OP_READ && list.len() > self.dev.max_sge_rd {
             return self.post_split_read(sq, wr, list, total);
         }
-        self.slots.send_slot_free(c)?;
-        if matches!(op, OP_SEND | OP_WRITE | OP_WRITE_IMMED) {
+        if op <= OP_LAST_INLINE {
             sq.wr.send_flags |= sq.inline.flag(&self.pd.mrs, list, total);
         }
         let slot = &self.slots.send[(c as usize) & (self.slots.send.len() - 1)];
