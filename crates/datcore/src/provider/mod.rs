@@ -353,7 +353,11 @@ pub struct Sge {
     pub lkey: u32,
 }
 
+/// A send-queue operation. `repr(u8)`: its tag is a plain byte the verbs post switches on
+/// directly (without it, the tag hides in [`AtomicOp`]'s, and decoding it costs a subtract
+/// and a conditional move per post).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum SendOp {
     Send,
     RdmaWrite {

@@ -74,12 +74,13 @@ impl InlineSends {
     /// remembered, is a few compares here; the lookup is out of line.
     #[inline]
     pub fn flag(&mut self, mrs: &MrRanges, sges: &[sys::ibv_sge], total: u64) -> u32 {
-        if total > self.max as u64 || sges.is_empty() {
+        if total > self.max as u64 {
             return 0;
         }
         let generation = mrs.generation.load(Ordering::Acquire);
         let covered = match sges {
             [s] => self.last.covers(s, generation),
+            [] => return 0,
             _ => sges.iter().all(|s| self.last.covers(s, generation)),
         };
         if covered {

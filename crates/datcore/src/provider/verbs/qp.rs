@@ -36,11 +36,15 @@ pub const KIND_RECV: u64 = 1 << 62;
 pub const KIND_SRQ: u64 = 2 << 62;
 const KIND_MASK: u64 = 3 << 62;
 
+// The operations whose payload may go inline come first, so one compare tells them
+// ([`OP_LAST_INLINE`]).
 const OP_SEND: u64 = 0;
 const OP_WRITE: u64 = 1;
-const OP_READ: u64 = 2;
-const OP_BIND: u64 = 3;
-const OP_WRITE_IMMED: u64 = 4;
+const OP_WRITE_IMMED: u64 = 2;
+/// The last `OP_*` whose payload a device may take inline (a send or RDMA write's).
+const OP_LAST_INLINE: u64 = OP_WRITE_IMMED;
+const OP_READ: u64 = 3;
+const OP_BIND: u64 = 4;
 const OP_FETCH_ADD: u64 = 5;
 const OP_CMP_SWAP: u64 = 6;
 const OP_SEND_UD: u64 = 7;
@@ -145,16 +149,36 @@ pub struct Slot {
     info: AtomicU64,
 }
 
-fn ring(n: u32) -> Box<[Slot]> {
-    let cap = (n.max(1) as usize * 2).next_power_of_two();
-    (0..cap).map(|_| Slot { wr_id: AtomicU64::new(0), info: AtomicU64::new(0) }).collect()
+/// The slots of one queue, indexed by its work-request counter: a power of two of them, so a
+/// counter's slot is its low bits.
+pub struct Ring(Box<[Slot]>);
+
+impl Ring {
+    /// Slots for `n` requests outstanding, twice over (at least 2, a power of two).
+    fn new(n: u32) -> Ring {
+        let cap = (n.max(1) as usize * 2).next_power_of_two();
+        Ring((0..cap).map(|_| Slot { wr_id: AtomicU64::new(0), info: AtomicU64::new(0) }).collect())
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Counter `c`'s slot.
+    #[inline]
+    fn at(&self, c: u64) -> &Slot {
+        let i = (c as usize) & (self.0.len() - 1);
+        // SAFETY: `Ring::new` makes a power of two of slots (at least 2), so `len - 1` masks
+        // every counter to an index below `len`.
+        unsafe { self.0.get_unchecked(i) }
+    }
 }
 
 /// What a CQ needs to translate a QP's completions.
 pub struct Slots {
     context: u64,
-    send: Box<[Slot]>,
-    recv: Box<[Slot]>,
+    send: Ring,
+    recv: Ring,
     srq: Option<Arc<VerbsSrq>>,
     /// Receive counter (low 32 bits) just past the newest posted receive. Written only by the
     /// poster, under its receive queue's lock: a plain store, and the receives outstanding are
@@ -172,14 +196,21 @@ pub struct Slots {
     datagram: bool,
 }
 
+/// A post's error when the send queue (or its slot ring) is full; out of line, so the post's
+/// usual path does not build it.
+#[cold]
+fn send_queue_full() -> DatError {
+    DatError::insufficient(DAT_RESOURCE_TEP)
+}
+
 impl Slots {
     /// The slots of a UD queue pair (super::ud) of `send` / `recv` work requests (receives
     /// taken from `srq` when it has one).
     pub(super) fn datagram(context: u64, send: u32, recv: u32, srq: Option<Arc<VerbsSrq>>) -> Slots {
         Slots {
             context,
-            send: ring(send),
-            recv: ring(recv),
+            send: Ring::new(send),
+            recv: Ring::new(recv),
             srq,
             recv_count: AtomicU32::new(0),
             recv_done: AtomicU32::new(0),
@@ -191,7 +222,7 @@ impl Slots {
     /// Records datagram send counter `c` (cookie `wr_id`, `len` bytes); its ibv wr_id is
     /// `KIND_SEND | c`.
     pub(super) fn note_send_ud(&self, c: u64, wr_id: u64, len: u64) {
-        let s = &self.send[(c as usize) & (self.send.len() - 1)];
+        let s = self.send.at(c);
         s.wr_id.store(wr_id, Ordering::Relaxed);
         s.info.store(slot_info(OP_SEND_UD, 0, len), Ordering::Release);
     }
@@ -199,7 +230,7 @@ impl Slots {
     /// Records receive counter `c` (cookie `wr_id`); its ibv wr_id is `KIND_RECV | c`. Call
     /// [`Slots::recv_posted`] once the device took it.
     pub(super) fn note_recv(&self, c: u64, wr_id: u64) {
-        self.recv[(c as usize) & (self.recv.len() - 1)].wr_id.store(wr_id, Ordering::Release);
+        self.recv.at(c).wr_id.store(wr_id, Ordering::Release);
     }
 
     /// The counter of the next receive. Called by one poster at a time (its receive lock).
@@ -232,7 +263,7 @@ impl Slots {
     #[inline]
     pub(super) fn send_slot_free(&self, posted: u64) -> DatResult<()> {
         if self.outstanding_sends(posted) as usize >= self.send.len() {
-            return Err(DatError::insufficient(DAT_RESOURCE_TEP));
+            return Err(send_queue_full());
         }
         Ok(())
     }
@@ -258,8 +289,7 @@ impl Slots {
         let (wr_id, opcode, byte_len) = match wc.wr_id & KIND_MASK {
             KIND_SEND => {
                 self.retire_sends(idx as u32);
-                let mask = self.send.len() - 1;
-                let s = &self.send[idx & mask];
+                let s = self.send.at(idx as u64);
                 let info = s.info.load(Ordering::Acquire);
                 let rest = ((info & INFO_REST) >> INFO_REST_SHIFT) as usize;
                 if rest > 0 {
@@ -269,7 +299,7 @@ impl Slots {
                     if status == super::super::WcStatus::Success {
                         return None;
                     }
-                    let last = &self.send[(idx + rest) & mask];
+                    let last = self.send.at((idx + rest) as u64);
                     if last.info.fetch_or(INFO_REPORTED, Ordering::AcqRel) & INFO_REPORTED != 0 {
                         return None;
                     }
@@ -295,7 +325,7 @@ impl Slots {
                 }
                 // One poller at a time per CQ (the EVD's lock), so a plain store moves it on.
                 self.recv_done.store((idx as u32).wrapping_add(1), Ordering::Relaxed);
-                let s = &self.recv[idx & (self.recv.len() - 1)];
+                let s = self.recv.at(idx as u64);
                 (s.wr_id.load(Ordering::Acquire), recv_opcode(wc), wc.byte_len as u64)
             }
             KIND_SRQ => (self.srq.as_ref()?.complete(idx as u32), recv_opcode(wc), wc.byte_len as u64),
@@ -327,7 +357,7 @@ impl Slots {
     pub fn flush_unreported_recvs(&self, mark: u32, mut emit: impl FnMut(WorkCompletion)) {
         let mut c = self.recv_done.load(Ordering::Relaxed);
         while (mark.wrapping_sub(c) as i32) > 0 {
-            let s = &self.recv[c as usize & (self.recv.len() - 1)];
+            let s = self.recv.at(c as u64);
             tracing::debug!(context = self.context, "verbs: a receive the device did not flush, flushed");
             emit(cq::flushed_recv(s.wr_id.load(Ordering::Acquire), self.context));
             c = c.wrapping_add(1);
@@ -614,8 +644,8 @@ impl VerbsQp {
         let slots = Arc::new(Slots {
             context: init.context,
             // Binds share the send queue; +1 leaves room for one in flight beyond the sends.
-            send: ring(send_depth(dev, &caps)),
-            recv: ring(caps.max_recv_wr),
+            send: Ring::new(send_depth(dev, &caps)),
+            recv: Ring::new(caps.max_recv_wr),
             srq: objs.srq.clone(),
             recv_count: AtomicU32::new(0),
             recv_done: AtomicU32::new(0),
@@ -1046,14 +1076,13 @@ impl VerbsQp {
         if outstanding as usize + frags > send_depth(&self.dev, &self.caps) as usize {
             return Err(DatError::insufficient(DAT_RESOURCE_TEP));
         }
-        let mask = self.slots.send.len() - 1;
         let start = sq.count;
         let mut offset = 0;
         for (k, part) in list.chunks(chunk).enumerate() {
             let last = k + 1 == frags;
             let c = sq.count;
             let bytes = total_length(part);
-            let slot = &self.slots.send[(c as usize) & mask];
+            let slot = self.slots.send.at(c);
             slot.wr_id.store(wr.wr_id, Ordering::Relaxed);
             slot.info.store(slot_info(OP_READ, frags - 1 - k, if last { total } else { bytes }), Ordering::Release);
             fill_send_wr(&mut sq.wr, c, part, wr, offset, last);
@@ -1062,7 +1091,7 @@ impl VerbsQp {
                 // Fragments already posted belong to a request that failed: whatever they
                 // complete with (a flush, if the QP broke) is not reported.
                 for k in start..c {
-                    let s = &self.slots.send[(k as usize) & mask];
+                    let s = self.slots.send.at(k);
                     s.info.store(slot_info(OP_READ, 0, 0) | INFO_REPORTED, Ordering::Release);
                 }
                 return Err(post_error("ibv_post_send", r));
@@ -1081,15 +1110,17 @@ impl QueuePair for VerbsQp {
         let mut guard = self.send_queue.lock();
         let sq = &mut *guard;
         let c = sq.count;
+        // Before the split read's own check, which needs room for all its fragments: the slot
+        // ring is never smaller than the send queue.
+        self.slots.send_slot_free(c)?;
         let op = fill_send_wr(&mut sq.wr, c, list, wr, 0, true);
         if op == OP_READ && list.len() > self.dev.max_sge_rd {
             return self.post_split_read(sq, wr, list, total);
         }
-        self.slots.send_slot_free(c)?;
-        if matches!(op, OP_SEND | OP_WRITE | OP_WRITE_IMMED) {
+        if op <= OP_LAST_INLINE {
             sq.wr.send_flags |= sq.inline.flag(&self.pd.mrs, list, total);
         }
-        let slot = &self.slots.send[(c as usize) & (self.slots.send.len() - 1)];
+        let slot = self.slots.send.at(c);
         slot.wr_id.store(wr.wr_id, Ordering::Relaxed);
         slot.info.store(slot_info(op, 0, total), Ordering::Release);
         let r = self.post(&mut sq.wr);
@@ -1119,7 +1150,7 @@ impl QueuePair for VerbsQp {
             return Ok(());
         }
         let c = self.slots.next_recv();
-        let slot = &self.slots.recv[(c as usize) & (self.slots.recv.len() - 1)];
+        let slot = self.slots.recv.at(c as u64);
         slot.wr_id.store(wr_id, Ordering::Release);
         let mut wr = sys::ibv_recv_wr {
             wr_id: KIND_RECV | c as u64,
@@ -1157,7 +1188,7 @@ impl QueuePair for VerbsQp {
         let mut sq = self.send_queue.lock();
         self.slots.send_slot_free(sq.count)?;
         let c = sq.count;
-        let slot = &self.slots.send[(c as usize) & (self.slots.send.len() - 1)];
+        let slot = self.slots.send.at(c);
         slot.wr_id.store(wr.wr_id, Ordering::Release);
         slot.info.store(slot_info(OP_BIND, 0, 0), Ordering::Release);
         let flags = if wr.signaled { sys::IBV_SEND_SIGNALED } else { 0 };
@@ -1332,8 +1363,8 @@ mod tests {
     fn recv_slots(n: u32) -> Slots {
         Slots {
             context: 7,
-            send: ring(1),
-            recv: ring(n),
+            send: Ring::new(1),
+            recv: Ring::new(n),
             srq: None,
             recv_count: AtomicU32::new(0),
             recv_done: AtomicU32::new(0),
@@ -1344,7 +1375,7 @@ mod tests {
 
     /// Receive counter `c` posted with cookie `100 + c`.
     fn post(s: &Slots, c: u32) {
-        s.recv[c as usize & (s.recv.len() - 1)].wr_id.store(100 + c as u64, Ordering::Relaxed);
+        s.recv.at(c as u64).wr_id.store(100 + c as u64, Ordering::Relaxed);
         s.recv_count.store(c.wrapping_add(1), Ordering::Relaxed);
     }
 
@@ -1436,13 +1467,13 @@ mod tests {
     fn send_slots_are_not_reused_before_their_completion_is_read() {
         for start in [0u32, u32::MAX - 2] {
             let mut s = recv_slots(1);
-            s.send = ring(4);
+            s.send = Ring::new(4);
             s.send_done.store(start, Ordering::Relaxed);
             let n = s.send.len() as u32;
             for k in 0..n {
                 let c = start.wrapping_add(k);
                 assert!(s.send_slot_free(c as u64).is_ok(), "post {k} of {n}");
-                let slot = &s.send[c as usize & (s.send.len() - 1)];
+                let slot = s.send.at(c as u64);
                 slot.wr_id.store(500 + k as u64, Ordering::Relaxed);
                 slot.info.store(slot_info(OP_SEND, 0, 8), Ordering::Relaxed);
             }
