@@ -157,9 +157,9 @@ impl WaitClock {
     }
 }
 
-/// Where [`EventDispatcher::dequeue_into`] puts an event: a core [`Event`], or a face's
-/// `DAT_EVENT` (whose `write` is `#[inline(always)]`, so that the dequeue's two calls each get
-/// their own copy).
+/// Where [`EventDispatcher::dequeue_into`] and [`EventDispatcher::wait_into`] put an event: a
+/// core [`Event`], or a face's `DAT_EVENT` (whose `write` is `#[inline(always)]`, so that each
+/// of their calls gets its own copy).
 pub trait EventSink {
     fn write(&mut self, ev: &Event);
 }
@@ -460,16 +460,22 @@ impl EventDispatcher {
     }
 
     /// `dat_evd_wait`: waits until `threshold` events are queued or `timeout_us` passes, then
-    /// returns the oldest event and how many remain.
-    ///
-    /// The waiting thread does the work itself: it polls the provider's queue (which drives the
-    /// provider's progress), spins (for the EVD's [`AdaptiveSpin`], at most [`spin_budget`])
-    /// while nothing is there, and then sleeps with the provider's arm / re-poll / block
-    /// protocol (see [`CompletionQueue`]), so no other thread is on the path of a completion.
-    /// A wait that finds its events at the first poll, or that neither spins nor has a
-    /// timeout, does not read the clock; a timed wait that does not spin reads it once, at its
-    /// first sleep (and again only after a sleep that ended without its events).
+    /// returns the oldest event and how many remain ([`EventDispatcher::wait_into`]).
     pub fn wait(&self, timeout_us: u32, threshold: i32) -> DatResult<(Event, i32)> {
+        let mut ev = Event::EMPTY;
+        let more = self.wait_into(timeout_us, threshold, &mut ev)?;
+        Ok((ev, more))
+    }
+
+    /// `dat_evd_wait` into `out` (written once the EVD's lock is released); returns how many
+    /// events remain. A wait for one event on an EVD with nothing queued (nor
+    /// [`EvdState::pending`]) polls the provider once, as [`EventDispatcher::dequeue_into`]
+    /// does: when that takes the provider's queue whole (fewer completions than asked for), it
+    /// writes the first and keeps the rest in the poll buffer, whose length is then exactly the
+    /// count of events left. Anything else goes the queue's way
+    /// ([`EventDispatcher::wait_queued`]), which counts everything the provider has.
+    #[inline]
+    pub fn wait_into(&self, timeout_us: u32, threshold: i32, out: &mut impl EventSink) -> DatResult<i32> {
         let mut st = self.state.lock();
         if threshold <= 0 || threshold as usize > st.qlen {
             return Err(DatError::invalid_arg(3));
@@ -480,11 +486,56 @@ impl EventDispatcher {
         if st.waiter {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EVD_WAITER));
         }
-        let threshold = threshold as usize;
         self.counters.count(counters::evd::WAIT);
-        self.drain(&mut st);
-        if let Some(ready) = Self::take_ready(&mut st, threshold) {
-            return Ok(ready);
+        let mut polled_empty = false;
+        if threshold == 1 && st.queue.is_empty() && st.pending.is_empty() {
+            if let Some(cq) = &self.cq {
+                let EvdState { qlen, polled, pending, .. } = &mut *st;
+                let asked = (*qlen).min(DRAIN_BATCH);
+                let n = cq.poll(&mut polled[..asked]);
+                if n > 0 && n < asked {
+                    // The provider's queue is empty now: the batch's rest is all that remains.
+                    *pending = 1..n;
+                    let wc = polled[0];
+                    drop(st);
+                    out.write(&self.convert(&wc));
+                    return Ok(n as i32 - 1);
+                }
+                // A full batch goes to the queue, with what else the provider has.
+                *pending = 0..n;
+                polled_empty = n == 0;
+            }
+        }
+        let (ev, more) = self.wait_queued(st, timeout_us, threshold as usize, polled_empty)?;
+        out.write(&ev);
+        Ok(more)
+    }
+
+    /// The rest of a `dat_evd_wait` (its checks done), through the software queue: drains the
+    /// provider's completions into it and waits until `threshold` events are there. When
+    /// `polled_empty`, the caller has just polled the provider and found nothing queued, so
+    /// the first check is skipped. Returns with the lock released.
+    ///
+    /// The waiting thread does the work itself: it polls the provider's queue (which drives the
+    /// provider's progress), spins (for the EVD's [`AdaptiveSpin`], at most [`spin_budget`])
+    /// while nothing is there, and then sleeps with the provider's arm / re-poll / block
+    /// protocol (see [`CompletionQueue`]), so no other thread is on the path of a completion.
+    /// A wait that finds its events at the first poll, or that neither spins nor has a
+    /// timeout, does not read the clock; a timed wait that does not spin reads it once, at its
+    /// first sleep (and again only after a sleep that ended without its events).
+    #[inline(never)]
+    fn wait_queued(
+        &self,
+        mut st: MutexGuard<'_, EvdState>,
+        timeout_us: u32,
+        threshold: usize,
+        polled_empty: bool,
+    ) -> DatResult<(Event, i32)> {
+        if !polled_empty {
+            self.drain(&mut st);
+            if let Some(ready) = Self::take_ready(&mut st, threshold) {
+                return Ok(ready);
+            }
         }
         let spin = if self.cq.is_some() { st.spin.this_wait() } else { Duration::ZERO };
         let mut clock = WaitClock::start(timeout_us, spin);
