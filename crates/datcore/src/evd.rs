@@ -922,4 +922,31 @@ mod tests {
         drop(evd);
         crate::ia::close(ia_h, true).expect("close IA");
     }
+
+    /// A wait for one event reports exactly how many events are left: all of a provider's
+    /// completions, whether its poll took them whole (the rest kept in the poll buffer) or not
+    /// (more than one poll's batch: they go through the queue), and in order.
+    #[test]
+    fn a_wait_for_one_event_counts_every_event_left() {
+        let (ia_h, ia) = crate::ia::tests::open_shm();
+        let cq = Arc::new(ListedCompletions(Mutex::new(VecDeque::new())));
+        let evd = EventDispatcher::new(&ia, DAT_EVD_DTO_FLAG, Some(cq.clone()), 64, None);
+        let complete = |cookies: &[u64]| cq.0.lock().extend(cookies.iter().map(|&c| send_done(c)));
+        let wait = || evd.wait(0, 1).map(|(ev, left)| (cookie(&ev), left)).expect("wait");
+        let dequeue_all = || std::iter::from_fn(|| evd.dequeue().ok()).map(|ev| cookie(&ev)).collect::<Vec<u64>>();
+
+        let more_than_a_batch: Vec<u64> = (1..=DRAIN_BATCH as u64 + 4).collect();
+        complete(&more_than_a_batch);
+        assert_eq!(wait(), (1, DRAIN_BATCH as i32 + 3), "more than one poll's batch");
+        assert_eq!(dequeue_all(), more_than_a_batch[1..]);
+
+        complete(&[101, 102, 103]);
+        assert_eq!(wait(), (101, 2), "a batch taken whole");
+        complete(&[104]);
+        assert_eq!(wait(), (102, 2), "the batch's rest and a new completion");
+        assert_eq!(dequeue_all(), [103, 104]);
+        assert_eq!(evd.wait(0, 1).unwrap_err().0, DatError::TIMEOUT.0, "nothing left");
+        drop(evd);
+        crate::ia::close(ia_h, true).expect("close IA");
+    }
 }
