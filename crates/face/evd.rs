@@ -255,9 +255,7 @@ pub unsafe extern "C" fn dat_evd_wait(
         let e = evd_of(evd_handle)?;
         // SAFETY: writable out-pointers from the consumer.
         let (ev_out, more_out) = unsafe { (out(event, 4)?, out(n_more_events, 5)?) };
-        let (ev, more) = e.wait(timeout, threshold)?;
-        write_event(ev_out, &ev);
-        *more_out = more;
+        *more_out = e.wait_into(timeout, threshold, ev_out)?;
         Ok(())
     })
 }

@@ -111,8 +111,12 @@ opcost() {
     echo
     echo "| DAT call | instructions per call |"
     echo "|---|---:|"
-    # calls per op: empty_polls one dequeue; message_cycles one post of each kind, two dequeues
-    for f in dat_ep_post_send:1 dat_ep_post_recv:1 dat_evd_dequeue:$([ "$2" = empty_polls ] && echo 1 || echo 2); do
+    # calls per op: empty_polls one dequeue; message_cycles (waited_cycles) one post of each
+    # kind, two dequeues (waits)
+    local takes="dat_evd_dequeue:2"
+    [ "$2" = empty_polls ] && takes="dat_evd_dequeue:1"
+    [ "$2" = waited_cycles ] && takes="dat_evd_wait:2"
+    for f in dat_ep_post_send:1 dat_ep_post_recv:1 $takes; do
         inclusive "$file" "${f%:*}" | awk -v f="${f%:*}" -v n=$((OPCOST_N * ${f#*:})) \
             '$1 > 0 { printf "| `%s` | %.1f |\n", f, $1 / n }'
     done
@@ -138,11 +142,13 @@ done
     echo
     echo "One process, two endpoints connected over shm (tools/bench/opcost.c, $OPCOST_N ops each):"
     echo "an empty dat_evd_dequeue, and one message's cycle (post receive, post 8-byte send, dequeue"
-    echo "both completions: the work of both sides)."
+    echo "both completions: the work of both sides), and the same cycle with dat_evd_wait taking the"
+    echo "completions (already there when waited for)."
     echo
     for face in ${CALLGRIND_OPCOST_FACES-dat dat2}; do
         opcost "$face" empty_polls
         opcost "$face" message_cycles
+        opcost "$face" waited_cycles
     done
     echo "Instructions per steady-state operation (valgrind callgrind, client process, all threads;"
     echo "(Ir(2N) - Ir(N)) / N with N = $N; IA $IA, $(basename "$DATPERF"))"

@@ -50,17 +50,23 @@ static DAT_EVENT wait_event(DAT_EVD_HANDLE e, DAT_EVENT_NUMBER want, const char 
     return ev;
 }
 
+/* Exits unless ev is a successful DTO completion. */
+static void check_completion(DAT_EVENT ev)
+{
+    if (ev.event_number != DAT_DTO_COMPLETION_EVENT ||
+        ev.event_data.dto_completion_event_data.status != DAT_DTO_SUCCESS) {
+        fprintf(stderr, "opcost: unexpected event 0x%x\n", (unsigned)ev.event_number);
+        exit(1);
+    }
+}
+
 /* Spins on dat_evd_dequeue until a successful DTO completion arrives. */
 static void reap(DAT_EVD_HANDLE e)
 {
     DAT_EVENT ev;
     while (dat_evd_dequeue(e, &ev) != DAT_SUCCESS)
         ;
-    if (ev.event_number != DAT_DTO_COMPLETION_EVENT ||
-        ev.event_data.dto_completion_event_data.status != DAT_DTO_SUCCESS) {
-        fprintf(stderr, "opcost: unexpected event 0x%x\n", (unsigned)ev.event_number);
-        exit(1);
-    }
+    check_completion(ev);
 }
 
 struct pair {
@@ -81,14 +87,29 @@ __attribute__((noinline)) static void empty_polls(DAT_EVD_HANDLE e, long n)
     }
 }
 
-/* One message: post a receive, post an 8-byte send, dequeue both completions. */
-static inline void cycle(struct pair *p)
+/* Takes a successful DTO completion with dat_evd_wait (threshold 1). */
+static void reap_waiting(DAT_EVD_HANDLE e)
+{
+    DAT_EVENT ev;
+    DAT_COUNT more;
+    check(dat_evd_wait(e, 10 * 1000 * 1000, 1, &ev, &more), "dat_evd_wait");
+    check_completion(ev);
+}
+
+/* One message: post a receive, post an 8-byte send, take both completions (with `take`). */
+static inline void cycle_taking(struct pair *p, void (*take)(DAT_EVD_HANDLE))
 {
     DAT_DTO_COOKIE cookie = {.as_64 = 0};
     check(dat_ep_post_recv(p->server, 1, &p->recv, cookie, DAT_COMPLETION_DEFAULT_FLAG), "dat_ep_post_recv");
     check(dat_ep_post_send(p->client, 1, &p->send, cookie, DAT_COMPLETION_DEFAULT_FLAG), "dat_ep_post_send");
-    reap(p->server_dto);
-    reap(p->client_dto);
+    take(p->server_dto);
+    take(p->client_dto);
+}
+
+/* One message, its completions dequeued. */
+static inline void cycle(struct pair *p)
+{
+    cycle_taking(p, reap);
 }
 
 /* 1000 cycles, not counted: a function of its own (and not identical to message_cycles, so the
@@ -103,6 +124,14 @@ __attribute__((noinline)) static void message_cycles(struct pair *p, long n)
 {
     for (long i = 0; i < n; i++)
         cycle(p);
+}
+
+/* One message each, its completions taken with dat_evd_wait (each already there when waited for,
+ * as the shm provider completes a send in the post). */
+__attribute__((noinline)) static void waited_cycles(struct pair *p, long n)
+{
+    for (long i = 0; i < n; i++)
+        cycle_taking(p, reap_waiting);
 }
 
 int main(int argc, char **argv)
@@ -166,6 +195,7 @@ int main(int argc, char **argv)
     warm_up(&p);
     empty_polls(p.client_dto, n);
     message_cycles(&p, n);
+    waited_cycles(&p, n);
     printf("opcost ia=%s ops=%ld\n", ia_name, n);
 
     check(dat_ep_disconnect(p.client, DAT_CLOSE_ABRUPT_FLAG), "dat_ep_disconnect");

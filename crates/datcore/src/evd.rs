@@ -157,9 +157,9 @@ impl WaitClock {
     }
 }
 
-/// Where [`EventDispatcher::dequeue_into`] puts an event: a core [`Event`], or a face's
-/// `DAT_EVENT` (whose `write` is `#[inline(always)]`, so that the dequeue's two calls each get
-/// their own copy).
+/// Where [`EventDispatcher::dequeue_into`] and [`EventDispatcher::wait_into`] put an event: a
+/// core [`Event`], or a face's `DAT_EVENT` (whose `write` is `#[inline(always)]`, so that each
+/// of their calls gets its own copy).
 pub trait EventSink {
     fn write(&mut self, ev: &Event);
 }
@@ -405,7 +405,9 @@ impl EventDispatcher {
         }
     }
 
-    #[inline]
+    /// Inlined everywhere: at the dequeue's and the wait's write, a completion's event goes
+    /// straight into the face's stores.
+    #[inline(always)]
     fn convert(&self, wc: &WorkCompletion) -> Event {
         if wc.opcode == WcOpcode::Bind {
             return crate::rmr::bind_completion(self.handle(), wc);
@@ -460,16 +462,22 @@ impl EventDispatcher {
     }
 
     /// `dat_evd_wait`: waits until `threshold` events are queued or `timeout_us` passes, then
-    /// returns the oldest event and how many remain.
-    ///
-    /// The waiting thread does the work itself: it polls the provider's queue (which drives the
-    /// provider's progress), spins (for the EVD's [`AdaptiveSpin`], at most [`spin_budget`])
-    /// while nothing is there, and then sleeps with the provider's arm / re-poll / block
-    /// protocol (see [`CompletionQueue`]), so no other thread is on the path of a completion.
-    /// A wait that finds its events at the first poll, or that neither spins nor has a
-    /// timeout, does not read the clock; a timed wait that does not spin reads it once, at its
-    /// first sleep (and again only after a sleep that ended without its events).
+    /// returns the oldest event and how many remain ([`EventDispatcher::wait_into`]).
     pub fn wait(&self, timeout_us: u32, threshold: i32) -> DatResult<(Event, i32)> {
+        let mut ev = Event::EMPTY;
+        let more = self.wait_into(timeout_us, threshold, &mut ev)?;
+        Ok((ev, more))
+    }
+
+    /// `dat_evd_wait` into `out` (written once the EVD's lock is released); returns how many
+    /// events remain. A wait for one event on an EVD with nothing queued (nor
+    /// [`EvdState::pending`]) polls the provider once, as [`EventDispatcher::dequeue_into`]
+    /// does: when that takes the provider's queue whole (fewer completions than asked for), it
+    /// writes the first and keeps the rest in the poll buffer, whose length is then exactly the
+    /// count of events left. Anything else goes the queue's way
+    /// ([`EventDispatcher::wait_queued`]), which counts everything the provider has.
+    #[inline]
+    pub fn wait_into(&self, timeout_us: u32, threshold: i32, out: &mut impl EventSink) -> DatResult<i32> {
         let mut st = self.state.lock();
         if threshold <= 0 || threshold as usize > st.qlen {
             return Err(DatError::invalid_arg(3));
@@ -480,11 +488,56 @@ impl EventDispatcher {
         if st.waiter {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EVD_WAITER));
         }
-        let threshold = threshold as usize;
         self.counters.count(counters::evd::WAIT);
-        self.drain(&mut st);
-        if let Some(ready) = Self::take_ready(&mut st, threshold) {
-            return Ok(ready);
+        let mut polled_empty = false;
+        if threshold == 1 && st.queue.is_empty() && st.pending.is_empty() {
+            if let Some(cq) = &self.cq {
+                let EvdState { qlen, polled, pending, .. } = &mut *st;
+                let asked = (*qlen).min(DRAIN_BATCH);
+                let n = cq.poll(&mut polled[..asked]);
+                if n > 0 && n < asked {
+                    // The provider's queue is empty now: the batch's rest is all that remains.
+                    *pending = 1..n;
+                    let wc = polled[0];
+                    drop(st);
+                    out.write(&self.convert(&wc));
+                    return Ok(n as i32 - 1);
+                }
+                // A full batch goes to the queue, with what else the provider has.
+                *pending = 0..n;
+                polled_empty = n == 0;
+            }
+        }
+        let (ev, more) = self.wait_queued(st, timeout_us, threshold as usize, polled_empty)?;
+        out.write(&ev);
+        Ok(more)
+    }
+
+    /// The rest of a `dat_evd_wait` (its checks done), through the software queue: drains the
+    /// provider's completions into it and waits until `threshold` events are there. When
+    /// `polled_empty`, the caller has just polled the provider and found nothing queued, so
+    /// the first check is skipped. Returns with the lock released.
+    ///
+    /// The waiting thread does the work itself: it polls the provider's queue (which drives the
+    /// provider's progress), spins (for the EVD's [`AdaptiveSpin`], at most [`spin_budget`])
+    /// while nothing is there, and then sleeps with the provider's arm / re-poll / block
+    /// protocol (see [`CompletionQueue`]), so no other thread is on the path of a completion.
+    /// A wait that finds its events at the first poll, or that neither spins nor has a
+    /// timeout, does not read the clock; a timed wait that does not spin reads it once, at its
+    /// first sleep (and again only after a sleep that ended without its events).
+    #[inline(never)]
+    fn wait_queued(
+        &self,
+        mut st: MutexGuard<'_, EvdState>,
+        timeout_us: u32,
+        threshold: usize,
+        polled_empty: bool,
+    ) -> DatResult<(Event, i32)> {
+        if !polled_empty {
+            self.drain(&mut st);
+            if let Some(ready) = Self::take_ready(&mut st, threshold) {
+                return Ok(ready);
+            }
         }
         let spin = if self.cq.is_some() { st.spin.this_wait() } else { Duration::ZERO };
         let mut clock = WaitClock::start(timeout_us, spin);
@@ -866,6 +919,33 @@ mod tests {
             "a third event in 2 entries"
         );
         drop(small);
+        drop(evd);
+        crate::ia::close(ia_h, true).expect("close IA");
+    }
+
+    /// A wait for one event reports exactly how many events are left: all of a provider's
+    /// completions, whether its poll took them whole (the rest kept in the poll buffer) or not
+    /// (more than one poll's batch: they go through the queue), and in order.
+    #[test]
+    fn a_wait_for_one_event_counts_every_event_left() {
+        let (ia_h, ia) = crate::ia::tests::open_shm();
+        let cq = Arc::new(ListedCompletions(Mutex::new(VecDeque::new())));
+        let evd = EventDispatcher::new(&ia, DAT_EVD_DTO_FLAG, Some(cq.clone()), 64, None);
+        let complete = |cookies: &[u64]| cq.0.lock().extend(cookies.iter().map(|&c| send_done(c)));
+        let wait = || evd.wait(0, 1).map(|(ev, left)| (cookie(&ev), left)).expect("wait");
+        let dequeue_all = || std::iter::from_fn(|| evd.dequeue().ok()).map(|ev| cookie(&ev)).collect::<Vec<u64>>();
+
+        let more_than_a_batch: Vec<u64> = (1..=DRAIN_BATCH as u64 + 4).collect();
+        complete(&more_than_a_batch);
+        assert_eq!(wait(), (1, DRAIN_BATCH as i32 + 3), "more than one poll's batch");
+        assert_eq!(dequeue_all(), more_than_a_batch[1..]);
+
+        complete(&[101, 102, 103]);
+        assert_eq!(wait(), (101, 2), "a batch taken whole");
+        complete(&[104]);
+        assert_eq!(wait(), (102, 2), "the batch's rest and a new completion");
+        assert_eq!(dequeue_all(), [103, 104]);
+        assert_eq!(evd.wait(0, 1).unwrap_err().0, DatError::TIMEOUT.0, "nothing left");
         drop(evd);
         crate::ia::close(ia_h, true).expect("close IA");
     }
