@@ -105,20 +105,20 @@ for r in $(seq 1 "$ROUNDS"); do
     # The same datperf2 binary on both DAT 2.0 libraries: ours (built-in verbs provider, IA
     # ofa-v2-<netdev>) and OFED's (libdaplofa through the guest's dat.conf, IA ofa-v2-<type>)
     if [ -x "$DATPERF2" ]; then
-        for lib in ours ofed; do
-            if [ $lib = ours ]; then
+        for library in ours ofed; do
+            if [ $library = ours ]; then
                 run2() { DATPERF=$DATPERF2 datperf_run "$1" "$2" "$ia" "$ip" "${@:3}"; }
             elif [ -n "$OFED_LIBDIR" ]; then
                 run2() { LD_LIBRARY_PATH=$OFED_LIBDIR DATPERF=$DATPERF2 datperf_run "$1" "$2" "$dapl_ia" "$ip" "${@:3}"; }
             else
                 continue
             fi
-            run2 "$t.$lib-datperf2.send_lat.8.poll" lat_median_us -t send_lat -s 8 -n "$N" -p
-            run2 "$t.$lib-datperf2.send_lat.8.block" lat_median_us -t send_lat -s 8 -n "$N" -b
-            run2 "$t.$lib-datperf2.write_lat.8.poll" lat_median_us -t write_lat -s 8 -n "$N" -p
-            run2 "$t.$lib-datperf2.write_bw.1M.poll" bw_MBps -t write_bw -s 1M -n "$BWN" -w 16 -p
-            run2 "$t.$lib-datperf2.read_bw.1M.poll" bw_MBps -t read_bw -s 1M -n "$BWN" -w 16 -p
-            run2 "$t.$lib-datperf2.msg_rate.8.poll" msg_rate_Mps -t send_bw -s 8 -n "$N" -w 32 -p
+            run2 "$t.$library-datperf2.send_lat.8.poll" lat_median_us -t send_lat -s 8 -n "$N" -p
+            run2 "$t.$library-datperf2.send_lat.8.block" lat_median_us -t send_lat -s 8 -n "$N" -b
+            run2 "$t.$library-datperf2.write_lat.8.poll" lat_median_us -t write_lat -s 8 -n "$N" -p
+            run2 "$t.$library-datperf2.write_bw.1M.poll" bw_MBps -t write_bw -s 1M -n "$BWN" -w 16 -p
+            run2 "$t.$library-datperf2.read_bw.1M.poll" bw_MBps -t read_bw -s 1M -n "$BWN" -w 16 -p
+            run2 "$t.$library-datperf2.msg_rate.8.poll" msg_rate_Mps -t send_bw -s 8 -n "$N" -w 32 -p
         done
     fi
     if [ $DAPL_OK = 1 ]; then
@@ -133,10 +133,10 @@ done
 # Instructions per operation of the same datperf2 binary on both DAT 2.0 libraries (callgrind,
 # client process; tools/bench/callgrind.sh), on the devices in BENCH_GUEST_CALLGRIND (default rxe)
 if part callgrind && [[ " ${BENCH_GUEST_CALLGRIND-rxe} " == *" $t "* ]] && [ -x "$DATPERF2" ] && command -v valgrind >/dev/null; then
-    for lib in ours ofed; do
-        echo "guest-bench: $t callgrind, $lib libdat2" >&2
+    for library in ours ofed; do
+        echo "guest-bench: $t callgrind, $library libdat2" >&2
         libdir="" lib_ia=$ia
-        if [ $lib = ofed ]; then
+        if [ $library = ofed ]; then
             [ -n "$OFED_LIBDIR" ] || continue
             libdir=$OFED_LIBDIR lib_ia=$dapl_ia
         fi
@@ -149,13 +149,13 @@ if part callgrind && [[ " ${BENCH_GUEST_CALLGRIND-rxe} " == *" $t "* ]] && [ -x 
             bash tools/bench/callgrind.sh >>"$RAWLOG" 2>&1
         cat "$out/callgrind.log" >>"$RAWLOG" 2>/dev/null
         # "### datperf -t send_lat -b -s 8: 5045 instructions per operation"
-        record "$t.$lib-datperf2.instr.send_lat.8.block" \
+        record "$t.$library-datperf2.instr.send_lat.8.block" \
             "$(sed -n 's/^### datperf -t send_lat -b -s 8: \([0-9]*\) instructions.*/\1/p' "$out/callgrind.md")"
-        record "$t.$lib-datperf2.instr.send_bw.64.block" \
+        record "$t.$library-datperf2.instr.send_bw.64.block" \
             "$(sed -n 's/^### datperf -t send_bw -b -s 64 -w 16: \([0-9]*\) instructions.*/\1/p' "$out/callgrind.md")"
         sed 's/^/callgrind: /' "$out/callgrind.md" >>"$RAWLOG"
         if [ -n "${BENCH_GUEST_KEEP:-}" ]; then # the profiles, for callgrind_annotate on the host
-            mkdir -p "$BENCH_GUEST_KEEP/$t-$lib" && cp "$out"/* "$BENCH_GUEST_KEEP/$t-$lib/"
+            mkdir -p "$BENCH_GUEST_KEEP/$t-$library" && cp "$out"/* "$BENCH_GUEST_KEEP/$t-$library/"
         fi
         rm -rf "$out"
     done
