@@ -271,6 +271,13 @@ pub struct Endpoint {
     /// Set when the hard high watermark broke the connection: the disconnect that follows is
     /// reported as `DAT_CONNECTION_EVENT_BROKEN`.
     broken_by_watermark: AtomicBool,
+    /// What a receive's fast path checks, in one word: the receive IOV limit plus one while
+    /// the EP is connected, has no SRQ and no watermark armed, else 0 (every receive then
+    /// takes the checked path). Recomputed by [`Self::refresh_recv_fast`] after every change
+    /// of one of those, so it is never stale once the change's call returns.
+    recv_fast_limit: AtomicU32,
+    /// Serialises the recomputations of `recv_fast_limit`, so the last one sees every change.
+    recv_fast_refresh: Mutex<()>,
     /// A UD endpoint's live address handles (freed with the EP); None once the EP is freed (an
     /// exchange that ends after that makes none).
     address_handles: Mutex<Option<Vec<Handle>>>,
@@ -471,6 +478,8 @@ impl Endpoint {
             soft_watermark: AtomicU32::new(WATERMARK_DISARMED),
             hard_watermark: AtomicU32::new(WATERMARK_DISARMED),
             broken_by_watermark: AtomicBool::new(false),
+            recv_fast_limit: AtomicU32::new(0),
+            recv_fast_refresh: Mutex::new(()),
             state: AtomicU32::new(state),
             conn: Mutex::new(Connection {
                 remote: None,
@@ -487,6 +496,7 @@ impl Endpoint {
             counters: EpCounters::default(),
         });
         ep.iov_limits.set(&attr);
+        ep.refresh_recv_fast();
         let h = handle::insert(ep.clone())?;
         let _ = ep.handle.set(h);
         if let Err(e) = ep.new_qp() {
@@ -620,11 +630,26 @@ impl Endpoint {
 
     pub fn set_state(&self, s: u32) {
         self.state.store(s, Ordering::Release);
+        self.refresh_recv_fast();
     }
 
     /// Moves from `from` to `to`; false if the EP was not in `from`.
     pub fn transition(&self, from: u32, to: u32) -> bool {
-        self.state.compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire).is_ok()
+        let moved = self.state.compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire).is_ok();
+        if moved {
+            self.refresh_recv_fast();
+        }
+        moved
+    }
+
+    /// Recomputes `recv_fast_limit` from the state, the SRQ, the watermarks and the receive IOV
+    /// limit. Every change of one of them calls it after the change; under the lock, the last
+    /// recomputation sees them all.
+    fn refresh_recv_fast(&self) {
+        let _serial = self.recv_fast_refresh.lock();
+        let fast = self.state() == DAT_EP_STATE_CONNECTED && self.srq.is_none() && !self.watermarks_armed();
+        let limit = if fast { self.iov_limits.recv.load(Ordering::Relaxed).saturating_add(1) } else { 0 };
+        self.recv_fast_limit.store(limit, Ordering::Release);
     }
 
     pub fn attr(&self) -> EpAttr {
@@ -635,6 +660,8 @@ impl Endpoint {
         let mut a = self.attr.lock();
         *a = attr;
         self.iov_limits.set(&attr);
+        drop(a);
+        self.refresh_recv_fast();
     }
 
     /// The queue pair; `DAT_INVALID_STATE_EP_NOTREADY` while the EP has no PZ.
@@ -806,16 +833,11 @@ impl Endpoint {
     /// `dat_ep_post_recv`: allowed before the connection is up, not on an SRQ endpoint.
     ///
     /// Inlined into the face's post: a receive on a connected EP without an SRQ or watermarks
-    /// whose every check passes goes straight to the queue pair; any other call takes
-    /// [`Self::post_recv_checked`].
+    /// whose every check passes goes straight to the queue pair (`recv_fast_limit` holds those
+    /// checks); any other call takes [`Self::post_recv_checked`].
     #[inline(always)]
     pub fn post_recv(&self, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
-        if flags & !ALL_COMPLETION_FLAGS == 0
-            && self.state() == DAT_EP_STATE_CONNECTED
-            && self.srq.is_none()
-            && sges.len() <= self.iov_limits.recv.load(Ordering::Relaxed) as usize
-            && !self.watermarks_armed()
-        {
+        if flags & !ALL_COMPLETION_FLAGS == 0 && sges.len() < self.recv_fast_limit.load(Ordering::Acquire) as usize {
             if let Some(qp) = self.qp.get() {
                 return self.post_recv_on(qp, sges, cookie);
             }
@@ -894,6 +916,7 @@ impl Endpoint {
         let armed = |w: i32| if w == WATERMARK_INFINITE { WATERMARK_DISARMED } else { w as u32 };
         self.soft_watermark.store(armed(soft), Ordering::Relaxed);
         self.hard_watermark.store(armed(hard), Ordering::Relaxed);
+        self.refresh_recv_fast();
         self.check_watermarks();
         Ok(())
     }
@@ -931,6 +954,7 @@ impl Endpoint {
             return;
         }
         if self.soft_watermark.compare_exchange(soft, WATERMARK_DISARMED, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+            self.refresh_recv_fast();
             tracing::debug!(ep = ?self.handle(), soft, "EP above its soft high watermark");
             self.ia.post_async(crate::ia::WATERMARK_EVENT, self.handle(), DAT_SRQ_SOFT_HIGH_WATERMARK_EVENT);
         }
@@ -1092,6 +1116,7 @@ impl Endpoint {
             (c.private_data.as_ptr(), n)
         };
         let old = self.state.swap(new_state, Ordering::AcqRel);
+        self.refresh_recv_fast();
         tracing::debug!(ep = ?self.handle(), ?ev, old, new_state, "connection event");
         if let Some(evd) = self.binding.read().connect_evd.clone() {
             let data = EventData::Connection {
