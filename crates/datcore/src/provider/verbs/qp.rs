@@ -20,7 +20,7 @@ use super::srq::VerbsSrq;
 use super::{fail, sys, DevInner, VerbsPd, CQS, MRS, MWS, PDS, SRQS};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
-use crate::provider::spin::SpinLock;
+use crate::provider::spin::{SpinGuard, SpinLock};
 use parking_lot::Mutex;
 use std::mem::MaybeUninit;
 use std::net::SocketAddr;
@@ -410,9 +410,39 @@ unsafe impl Send for SendQueue {}
 
 /// The receive queue's state (its counter is `Slots::recv_count`).
 struct RecvState {
+    /// Whether a receive posted now reaches the device.
+    mode: RecvMode,
+    /// The work request handed to the device, kept from one post to the next: a post writes its
+    /// id and segments (`next` stays NULL).
+    wr: sys::ibv_recv_wr,
+    /// Where the device's post names a work request it refused.
+    bad: *mut sys::ibv_recv_wr,
+}
+
+// SAFETY: the work request's segment pointer is only set during a post, to memory the poster
+// holds, and only the device's post (called under the lock) reads it or writes `bad`.
+unsafe impl Send for RecvState {}
+
+impl RecvState {
+    fn new(on_srq: bool) -> RecvState {
+        RecvState {
+            mode: if on_srq { RecvMode::OnSrq } else { RecvMode::Open },
+            wr: sys::ibv_recv_wr { wr_id: 0, next: std::ptr::null_mut(), sg_list: std::ptr::null_mut(), num_sge: 0 },
+            bad: std::ptr::null_mut(),
+        }
+    }
+}
+
+/// Whether a queue pair's own receive queue takes receives.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RecvMode {
+    /// Receives go to the device.
+    Open,
     /// The QP was moved to error: a receive posted now completes as flushed at once, without
     /// reaching the device (which may never flush it).
-    in_error: bool,
+    Flushing,
+    /// The QP takes its receives from an SRQ: one posted to it is refused.
+    OnSrq,
 }
 
 struct CmState {
@@ -662,6 +692,7 @@ impl VerbsQp {
         };
         let (made, max_inline) = Made::create(dev, &objs, cap, false, key)?;
         let QpObjects { pd, send_cq, recv_cq, srq, .. } = objs;
+        let recv = RecvState::new(srq.is_some());
         let qp = Arc::new_cyclic(|me| VerbsQp {
             dev: dev.clone(),
             pd,
@@ -682,7 +713,7 @@ impl VerbsQp {
                 wr: unsafe { std::mem::zeroed() },
                 inline: InlineSends::new(max_inline),
             }),
-            recv: SpinLock::new(RecvState { in_error: false }),
+            recv: SpinLock::new(recv),
             cm: Mutex::new(CmState {
                 phase: Phase::Idle,
                 id: made.id,
@@ -734,6 +765,78 @@ impl VerbsQp {
         }
     }
 
+    /// Posts a receive of `list` (segments the device takes as they are) on the receive queue,
+    /// or completes it as flushed at once if the QP is in error.
+    #[inline(always)]
+    fn post_recv_list(&self, wr_id: u64, list: &[Sge]) -> DatResult<()> {
+        match self.recv.try_lock() {
+            Some(guard) => self.post_recv_locked(guard, wr_id, list),
+            None => self.post_recv_contended(wr_id, list),
+        }
+    }
+
+    /// [`Self::post_recv_list`] when another thread holds the receive queue: waits for it. Out
+    /// of line, so the usual path keeps nothing across the wait.
+    #[cold]
+    #[inline(never)]
+    fn post_recv_contended(&self, wr_id: u64, list: &[Sge]) -> DatResult<()> {
+        self.post_recv_locked(self.recv.lock(), wr_id, list)
+    }
+
+    /// [`Self::post_recv_list`] holding the receive queue.
+    #[inline(always)]
+    fn post_recv_locked(&self, mut guard: SpinGuard<'_, RecvState>, wr_id: u64, list: &[Sge]) -> DatResult<()> {
+        if guard.mode != RecvMode::Open {
+            return self.post_recv_refused(guard, wr_id);
+        }
+        let c = self.slots.next_recv();
+        self.slots.note_recv(c as u64, wr_id);
+        let q = &mut *guard;
+        q.wr.wr_id = KIND_RECV | c as u64;
+        // Only read by the device's post (see `send_wr`).
+        q.wr.sg_list = list.as_ptr().cast_mut();
+        q.wr.num_sge = list.len() as i32;
+        // SAFETY: live QP; the work request is ours under the lock, and it and the SGE list live
+        // across the call.
+        let r = unsafe { (self.device_post_recv)(self.qp, &mut q.wr, &mut q.bad) };
+        if r != 0 {
+            return Err(recv_post_failed(r));
+        }
+        // The counter is read again rather than kept across the device's call: it does not
+        // move while we hold the receive queue.
+        self.slots.recv_posted(self.slots.next_recv());
+        Ok(())
+    }
+
+    /// [`QueuePair::post_recv`] of segments the device does not take as they are: empty ones
+    /// are left out; more than the queue pair takes is `DAT_INVALID_PARAMETER|ARG2`.
+    #[cold]
+    #[inline(never)]
+    fn post_recv_uncommon(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
+        let mut buf = [MaybeUninit::uninit(); MAX_SGE];
+        let (list, _) = device_sges(sges, &mut buf)?;
+        if list.len() > self.caps.max_recv_sge as usize {
+            return Err(DatError::invalid_arg(2));
+        }
+        self.post_recv_list(wr_id, list)
+    }
+
+    /// A receive posted to a receive queue that does not take it: on an SRQ's queue pair
+    /// `DAT_INVALID_STATE`; on one in error, completed as flushed at once.
+    #[cold]
+    #[inline(never)]
+    fn post_recv_refused(&self, guard: SpinGuard<'_, RecvState>, wr_id: u64) -> DatResult<()> {
+        let mode = guard.mode;
+        drop(guard);
+        if mode == RecvMode::OnSrq {
+            return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_RECV_WATERMARK));
+        }
+        if let Some(c) = &self.recv_cq {
+            c.push_soft(cq::flushed_recv(wr_id, self.slots.context));
+        }
+        Ok(())
+    }
+
     /// Moves the QP to the error state so everything posted is flushed, exactly once: what the
     /// device flushes comes from it; a receive posted from now on is flushed at once in
     /// software; and receives posted before that the device never flushes (siw, see
@@ -750,10 +853,10 @@ impl VerbsQp {
         // The device's own flush is done now (siw flushes under the QP's state lock, which the
         // modify above took), its completions are in the CQ.
         let mut p = self.recv.lock();
-        if p.in_error || self.srq.is_some() {
+        if p.mode != RecvMode::Open {
             return;
         }
-        p.in_error = true;
+        p.mode = RecvMode::Flushing;
         let mark = self.slots.next_recv();
         drop(p);
         if let Some(c) = &self.recv_cq {
@@ -1004,6 +1107,14 @@ pub(super) fn post_error(what: &str, r: i32) -> DatError {
     fail(what, e, d)
 }
 
+/// A receive's post refused by the device (return value `r`); out of line, so the post's
+/// usual path does not build it.
+#[cold]
+#[inline(never)]
+fn recv_post_failed(r: i32) -> DatError {
+    post_error("ibv_post_recv", r)
+}
+
 /// Makes `w` the verbs work request for send-queue counter `c`: `wr`'s operation on `sges`, at
 /// `offset` bytes past its remote address (a fragment of a split read), signaled if `wr` is and
 /// `signaled`. Writes the fields every request carries and those of `wr`'s opcode (see
@@ -1132,42 +1243,16 @@ impl QueuePair for VerbsQp {
     }
 
     fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
-        if self.srq.is_some() {
-            return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_RECV_WATERMARK));
-        }
-        let mut buf = [MaybeUninit::uninit(); MAX_SGE];
-        let (list, _) = device_sges(sges, &mut buf)?;
-        let n = list.len();
-        if n > self.caps.max_recv_sge as usize {
-            return Err(DatError::invalid_arg(2));
-        }
-        let p = self.recv.lock();
-        if p.in_error {
-            drop(p);
-            if let Some(c) = &self.recv_cq {
-                c.push_soft(cq::flushed_recv(wr_id, self.slots.context));
-            }
-            return Ok(());
-        }
-        let c = self.slots.next_recv();
-        let slot = self.slots.recv.at(c as u64);
-        slot.wr_id.store(wr_id, Ordering::Release);
-        let mut wr = sys::ibv_recv_wr {
-            wr_id: KIND_RECV | c as u64,
-            next: std::ptr::null_mut(),
-            // Only read by the device's post (see `send_wr`).
-            sg_list: list.as_ptr().cast_mut(),
-            num_sge: n as i32,
+        // The usual receive: segments the device takes as they are (none empty), within the
+        // queue pair's limit (never above `MAX_SGE`).
+        let as_given = match sges {
+            [s] => s.length != 0,
+            _ => sges.iter().all(|s| s.length != 0),
         };
-        let mut bad = std::ptr::null_mut();
-        // SAFETY: live QP; WR and SGE list live across the call.
-        let r = unsafe { (self.device_post_recv)(self.qp, &mut wr, &mut bad) };
-        if r != 0 {
-            return Err(post_error("ibv_post_recv", r));
+        if as_given && sges.len() <= self.caps.max_recv_sge as usize {
+            return self.post_recv_list(wr_id, sges);
         }
-        self.slots.recv_posted(c);
-        drop(p);
-        Ok(())
+        self.post_recv_uncommon(wr_id, sges)
     }
 
     fn bind_mw(&self, wr: &BindWr<'_>) -> DatResult<u32> {
