@@ -499,12 +499,10 @@ pub unsafe extern "C" fn dat_ep_post_recv(
     completion_flags: DAT_COMPLETION_FLAGS,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_post_recv", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(
-            ep_handle,
-            ep_post_recv_func,
-            (ep_handle, num_segments, local_iov, user_cookie, completion_flags)
-        ) {
-            return crate::registry::ret(r);
+        // One compare tells an EP handle of ours; any other value may be a third party's.
+        if !h(ep_handle).claims::<Endpoint>() {
+            // SAFETY: the consumer's arguments, passed on unchanged.
+            return unsafe { post_recv_not_ours(ep_handle, num_segments, local_iov, user_cookie, completion_flags) };
         }
         let ep = ep_of(ep_handle)?;
         // SAFETY: the consumer passes `num_segments` readable triplets.
@@ -517,6 +515,30 @@ pub unsafe extern "C" fn dat_ep_post_recv(
             |sges| ep.post_recv(sges, cookie, completion_flags),
         )
     })
+}
+
+/// [`dat_ep_post_recv`] of a value that is not an EP handle of ours: a third-party provider's
+/// EP gets its own post; anything else is `DAT_INVALID_HANDLE|EP`.
+///
+/// # Safety
+/// As [`dat_ep_post_recv`].
+#[cold]
+#[inline(never)]
+unsafe fn post_recv_not_ours(
+    ep_handle: DAT_EP_HANDLE,
+    num_segments: DAT_COUNT,
+    local_iov: *mut DAT_LMR_TRIPLET,
+    user_cookie: DAT_DTO_COOKIE,
+    completion_flags: DAT_COMPLETION_FLAGS,
+) -> DatResult<()> {
+    match crate::foreign_call!(
+        ep_handle,
+        ep_post_recv_func,
+        (ep_handle, num_segments, local_iov, user_cookie, completion_flags)
+    ) {
+        Some(r) => crate::registry::ret(r),
+        None => Err(DatError::invalid_handle(DAT_INVALID_HANDLE_EP)),
+    }
 }
 
 /// Posts an RDMA read into the local IOV. Errors as `dat_ep_post_send`, plus

@@ -135,6 +135,13 @@ impl Handle {
         (self.0 >> TYPE_SHIFT) & 0xf
     }
 
+    /// True if the value carries our tag and `T`'s type number (it may still be stale): one
+    /// compare.
+    #[inline(always)]
+    pub fn claims<T: DatObject>(self) -> bool {
+        self.is_ours_of_kind(kind_of::<T>())
+    }
+
     /// True if the value carries our tag and type number `kind`: one compare.
     #[inline]
     fn is_ours_of_kind(self, kind: u64) -> bool {

@@ -1244,12 +1244,12 @@ impl QueuePair for VerbsQp {
 
     fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
         // The usual receive: segments the device takes as they are (none empty), within the
-        // queue pair's limit (never above `MAX_SGE`).
+        // queue pair's limit (at least one, never above `MAX_SGE`).
         let as_given = match sges {
             [s] => s.length != 0,
-            _ => sges.iter().all(|s| s.length != 0),
+            _ => sges.len() <= self.caps.max_recv_sge as usize && sges.iter().all(|s| s.length != 0),
         };
-        if as_given && sges.len() <= self.caps.max_recv_sge as usize {
+        if as_given {
             return self.post_recv_list(wr_id, sges);
         }
         self.post_recv_uncommon(wr_id, sges)
