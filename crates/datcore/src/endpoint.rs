@@ -1253,11 +1253,9 @@ mod tests {
     use crate::evd::EventDispatcher;
     use crate::ia::InterfaceAdapter;
 
-    /// `dat_ep_reset` frees the queue pairs it replaced when no other call holds the EP's
-    /// handle, and keeps them while one does (a post in flight may be using the old one).
-    #[test]
-    fn reset_frees_replaced_queue_pairs_unless_the_ep_is_in_use() {
-        let dir = std::env::temp_dir().join(format!("dat-ep-test-{}", std::process::id()));
+    /// An EP on a new shm IA: (the IA's handle, the EP's handle, the EP).
+    fn shm_ep(test: &str) -> (Handle, Handle, Arc<Endpoint>) {
+        let dir = std::env::temp_dir().join(format!("dat-ep-test-{}-{test}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::env::set_var("XDG_RUNTIME_DIR", &dir);
         let shm = crate::registry::builtin_by_name("shm").expect("shm provider");
@@ -1273,6 +1271,59 @@ mod tests {
             attr: None,
         };
         let (h, ep) = Endpoint::create(&ia, &create).expect("ep");
+        (ia_h, h, ep)
+    }
+
+    /// `recv_fast_limit` follows the state and the watermarks, each change's call returning
+    /// with the word recomputed, also while other threads change the other inputs: once they
+    /// stop, the word is the one their last values give.
+    #[test]
+    fn the_receive_fast_word_follows_state_and_watermarks() {
+        let (ia_h, h, ep) = shm_ep("recvfast");
+        let fast = ep.iov_limits.recv.load(Ordering::Relaxed) + 1;
+        let word = |ep: &Endpoint| ep.recv_fast_limit.load(Ordering::Acquire);
+        assert_eq!(word(&ep), 0, "unconnected");
+        ep.set_state(DAT_EP_STATE_CONNECTED);
+        assert_eq!(word(&ep), fast, "connected, nothing armed");
+        ep.set_watermark(4, WATERMARK_INFINITE).unwrap();
+        assert_eq!(word(&ep), 0, "soft watermark armed");
+        ep.set_watermark(WATERMARK_INFINITE, WATERMARK_INFINITE).unwrap();
+        assert_eq!(word(&ep), fast, "disarmed");
+        assert!(ep.transition(DAT_EP_STATE_CONNECTED, DAT_EP_STATE_DISCONNECT_PENDING));
+        assert_eq!(word(&ep), 0, "disconnecting");
+        for round in 0..20 {
+            let states = {
+                let ep = ep.clone();
+                std::thread::spawn(move || {
+                    for i in 0..200 {
+                        ep.set_state(if i % 2 == 0 { DAT_EP_STATE_UNCONNECTED } else { DAT_EP_STATE_CONNECTED });
+                    }
+                })
+            };
+            let watermarks = {
+                let ep = ep.clone();
+                std::thread::spawn(move || {
+                    for i in 0..200 {
+                        let soft = if i % 2 == 0 { 1000 } else { WATERMARK_INFINITE };
+                        ep.set_watermark(soft, WATERMARK_INFINITE).unwrap();
+                    }
+                })
+            };
+            states.join().unwrap();
+            watermarks.join().unwrap();
+            assert_eq!(word(&ep), fast, "round {round}: connected and disarmed at the end");
+        }
+        ep.set_state(DAT_EP_STATE_UNCONNECTED);
+        drop(ep);
+        free(h).expect("free EP");
+        crate::ia::close(ia_h, true).expect("close IA");
+    }
+
+    /// `dat_ep_reset` frees the queue pairs it replaced when no other call holds the EP's
+    /// handle, and keeps them while one does (a post in flight may be using the old one).
+    #[test]
+    fn reset_frees_replaced_queue_pairs_unless_the_ep_is_in_use() {
+        let (ia_h, h, ep) = shm_ep("reset");
         let lookup = || handle::get::<Endpoint>(h, 0).expect("live EP");
         for _ in 0..5 {
             lookup().arc().reset().expect("reset"); // as the face calls it: one use held
