@@ -1,0 +1,98 @@
+#!/bin/bash
+# tools/bench/guest-vs-ofed.sh -- run inside one soft-RDMA guest (tests/vm/rdma-guest.sh): chosen
+# datperf2 figures of `make bench` (tools/bench/guest-bench.sh, same arguments) on our
+# libdat2.so.2 and on OFED's (libdat2 + libdaplofa, by LD_LIBRARY_PATH), ROUNDS interleaved
+# rounds, the library that goes first alternating from round to round. Ends with one line per
+# figure and library: every round's value, the median, min and max, and the medians of the
+# client's and server's CPU us per operation and of the context switches of all their threads.
+# FIGURES picks figures (default all of: msg_rate send_lat write_lat write_bw read_bw);
+# STRACE=1 adds one `strace -f -c` client run of each library per figure after the rounds
+# (system calls per operation; connection setup included).
+#   flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --rxe --env ROUNDS=7 --env FIGURES="msg_rate read_bw" \
+#       -- tools/bench/guest-vs-ofed.sh
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+RESULTS=$(mktemp) RAWLOG=$(mktemp) DATPERF=$ROOT/build/bin/datperf2
+export RESULTS RAWLOG DATPERF
+. "$ROOT/tools/bench/lib.sh"
+OFED_LIBDIR=$(dpkg -L libdapl2 2>/dev/null | sed -n 's|^\(/.*\)/libdat2.so.2$|\1|p' | head -1)
+[ -n "$OFED_LIBDIR" ] || { echo "guest-vs-ofed: OFED's libdat2 (libdapl2) is not installed" >&2; exit 1; }
+ROUNDS=${ROUNDS:-7} FIGURES=${FIGURES:-msg_rate send_lat write_lat write_bw read_bw}
+N=${N:-2000} BWN=${BWN:-200}
+t=$RDMA_TYPE ip=$RDMA_IP
+
+# args FIGURE: the figure's result key and datperf arguments, as guest-bench.sh runs it
+args() {
+    case $1 in
+    msg_rate) echo msg_rate_Mps -t send_bw -s 8 -n "$N" -w 32 -p ;;
+    send_lat) echo lat_median_us -t send_lat -s 8 -n "$N" -p ;;
+    write_lat) echo lat_median_us -t write_lat -s 8 -n "$N" -p ;;
+    write_bw) echo bw_MBps -t write_bw -s 1M -n "$BWN" -w 16 -p ;;
+    read_bw) echo bw_MBps -t read_bw -s 1M -n "$BWN" -w 16 -p ;;
+    *) echo "guest-vs-ofed: unknown figure $1" >&2; exit 2 ;;
+    esac
+}
+# ia_of LIBRARY: the IA datperf2 opens on that library
+ia_of() { if [ "$1" = ofed ]; then echo "ofa-v2-$t"; else echo "ofa-v2-$RDMA_NETDEV"; fi; }
+# libpath_of LIBRARY: the LD_LIBRARY_PATH that makes datperf2 load that library (its RUNPATH,
+# $ORIGIN/../lib, names ours)
+libpath_of() { if [ "$1" = ofed ]; then echo "$OFED_LIBDIR"; fi; }
+# run FIGURE LIBRARY: one server/client pair, recorded as <type>.<library>.<figure>
+run() {
+    local a
+    read -r -a a <<<"$(args "$1")"
+    LD_LIBRARY_PATH=$(libpath_of "$2") datperf_run "$t.$2.$1" "${a[0]}" "$(ia_of "$2")" "$ip" "${a[@]:1}"
+}
+
+for r in $(seq 1 "$ROUNDS"); do
+    echo "guest-vs-ofed: $t round $r of $ROUNDS" >&2
+    order="ours ofed"
+    [ $((r % 2)) = 0 ] && order="ofed ours"
+    for f in $FIGURES; do
+        for library in $order; do run "$f" "$library"; done
+    done
+done
+
+# stats FIELD: "v1,v2,... median min max" of FIELD over the lines on stdin
+stats() {
+    local v
+    v=$(kv "$1" | awk 'NF')
+    [ -n "$v" ] || { echo "-"; return; }
+    printf '%s median %s min %s max %s' "$(echo "$v" | paste -sd, -)" "$(echo "$v" | median)" \
+        "$(echo "$v" | sort -g | head -1)" "$(echo "$v" | sort -g | tail -1)"
+}
+# cs: context switches per operation, all threads of client and server
+cs_sum() { awk '{ s = 0; for (i = 1; i <= NF; i++) if ($i ~ /^(srv_)?i?vcsw_per_op=|^(srv_)?other_cs_per_op=/) { split($i, kv, "="); s += kv[2] }
+    printf "x cs=%.3f\n", s }'; }
+echo "guest-vs-ofed: $t, $ROUNDS rounds; per figure and library: rounds' values, median, min, max"
+for f in $FIGURES; do
+    key=$(args "$f" | cut -d' ' -f1)
+    for library in ours ofed; do
+        lines=$(grep "^datperf name=$t.$library.$f " "$RESULTS")
+        echo "summary $t.$library.$f $key: $(echo "$lines" | stats "$key")"
+        echo "  client cpu us/op median $(echo "$lines" | kv cpu_us_per_op | median)," \
+            "server cpu us/op median $(echo "$lines" | kv srv_cpu_us_per_op | median)," \
+            "context switches/op (all threads, both sides) median $(echo "$lines" | cs_sum | kv cs | median)"
+    done
+done
+
+if [ "${STRACE:-0}" = 1 ] && command -v strace >/dev/null; then
+    for f in $FIGURES; do
+        read -r -a a <<<"$(args "$f")"
+        for library in ours ofed; do
+            BENCH_QUAL=$((BENCH_QUAL + 1))
+            LD_LIBRARY_PATH=$(libpath_of "$library") timeout 300 "$DATPERF" -P "$(ia_of "$library")" -q "$BENCH_QUAL" >>"$RAWLOG" 2>&1 &
+            spid=$!
+            out=$(LD_LIBRARY_PATH=$(libpath_of "$library") timeout 300 strace -f -c -o /dev/stdout \
+                "$DATPERF" -P "$(ia_of "$library")" -q "$BENCH_QUAL" -h "$ip" "${a[@]:1}" 2>&1)
+            wait $spid
+            echo "strace $t.$library.$f (client, ${a[*]:1}):"
+            echo "$out" | grep -E '^ *[0-9]|total|^datperf' | sed 's/^/  /'
+        done
+    done
+fi
+echo "guest-vs-ofed: took ${SECONDS} s" >&2
+echo "== raw datperf lines"
+grep '^datperf ' "$RESULTS"
+rm -f "$RESULTS" "$RAWLOG"
