@@ -6,8 +6,9 @@
 # figure and library: every round's value, the median, min and max, and the medians of the
 # client's and server's CPU us per operation and of the context switches of all their threads.
 # FIGURES picks figures (default all of: msg_rate send_lat write_lat write_bw read_bw);
-# STRACE=1 adds one `strace -f -c` client run of each library per figure after the rounds
-# (system calls per operation; connection setup included).
+# STRACE=1 adds one `strace -f -c` client run of each library per figure (STRACE_FIGURES, default
+# FIGURES) after the rounds (system calls per operation; connection setup included). N and BWN
+# are the iterations of the 8 B and the 1 MiB tests (guest-bench.sh's defaults, 2000 and 200).
 #   flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --rxe --env ROUNDS=7 --env FIGURES="msg_rate read_bw" \
 #       -- tools/bench/guest-vs-ofed.sh
 set -u
@@ -38,11 +39,11 @@ ia_of() { if [ "$1" = ofed ]; then echo "ofa-v2-$t"; else echo "ofa-v2-$RDMA_NET
 # libpath_of LIBRARY: the LD_LIBRARY_PATH that makes datperf2 load that library (its RUNPATH,
 # $ORIGIN/../lib, names ours)
 libpath_of() { if [ "$1" = ofed ]; then echo "$OFED_LIBDIR"; fi; }
-# run FIGURE LIBRARY: one server/client pair, recorded as <type>.<library>.<figure>
+# run FIGURE LIBRARY ROUND: one server/client pair, recorded as <type>.<library>.<figure>.r<round>
 run() {
     local a
     read -r -a a <<<"$(args "$1")"
-    LD_LIBRARY_PATH=$(libpath_of "$2") datperf_run "$t.$2.$1" "${a[0]}" "$(ia_of "$2")" "$ip" "${a[@]:1}"
+    LD_LIBRARY_PATH=$(libpath_of "$2") datperf_run "$t.$2.$1.r$3" "${a[0]}" "$(ia_of "$2")" "$ip" "${a[@]:1}"
 }
 
 for r in $(seq 1 "$ROUNDS"); do
@@ -50,7 +51,7 @@ for r in $(seq 1 "$ROUNDS"); do
     order="ours ofed"
     [ $((r % 2)) = 0 ] && order="ofed ours"
     for f in $FIGURES; do
-        for library in $order; do run "$f" "$library"; done
+        for library in $order; do run "$f" "$library" "$r"; done
     done
 done
 
@@ -69,26 +70,35 @@ echo "guest-vs-ofed: $t, $ROUNDS rounds; per figure and library: rounds' values,
 for f in $FIGURES; do
     key=$(args "$f" | cut -d' ' -f1)
     for library in ours ofed; do
-        lines=$(grep "^datperf name=$t.$library.$f " "$RESULTS")
+        lines=$(grep "^datperf name=$t\.$library\.$f\.r[0-9]* " "$RESULTS")
         echo "summary $t.$library.$f $key: $(echo "$lines" | stats "$key")"
         echo "  client cpu us/op median $(echo "$lines" | kv cpu_us_per_op | median)," \
             "server cpu us/op median $(echo "$lines" | kv srv_cpu_us_per_op | median)," \
             "context switches/op (all threads, both sides) median $(echo "$lines" | cs_sum | kv cs | median)"
     done
+    # ours / OFED's in each round where both have a value
+    ratios=$(for r in $(seq 1 "$ROUNDS"); do
+        o=$(grep "^datperf name=$t\.ours\.$f\.r$r " "$RESULTS" | kv "$key")
+        x=$(grep "^datperf name=$t\.ofed\.$f\.r$r " "$RESULTS" | kv "$key")
+        [ -n "$o" ] && [ -n "$x" ] && awk -v o="$o" -v x="$x" 'BEGIN { if (x > 0) printf "x r=%.3f\n", o / x }'
+    done)
+    echo "ratio $t.$f ours/ofed by round: $(echo "$ratios" | stats r)"
 done
 
 if [ "${STRACE:-0}" = 1 ] && command -v strace >/dev/null; then
-    for f in $FIGURES; do
+    for f in ${STRACE_FIGURES:-$FIGURES}; do
         read -r -a a <<<"$(args "$f")"
         for library in ours ofed; do
             BENCH_QUAL=$((BENCH_QUAL + 1))
             LD_LIBRARY_PATH=$(libpath_of "$library") timeout 300 "$DATPERF" -P "$(ia_of "$library")" -q "$BENCH_QUAL" >>"$RAWLOG" 2>&1 &
             spid=$!
-            out=$(LD_LIBRARY_PATH=$(libpath_of "$library") timeout 300 strace -f -c -o /dev/stdout \
-                "$DATPERF" -P "$(ia_of "$library")" -q "$BENCH_QUAL" -h "$ip" "${a[@]:1}" 2>&1)
+            trace=$(mktemp)
+            LD_LIBRARY_PATH=$(libpath_of "$library") timeout 300 strace -f -c -o "$trace" \
+                "$DATPERF" -P "$(ia_of "$library")" -q "$BENCH_QUAL" -h "$ip" -m "${a[@]:1}" >>"$RAWLOG" 2>&1
             wait $spid
-            echo "strace $t.$library.$f (client, ${a[*]:1}):"
-            echo "$out" | grep -E '^ *[0-9]|total|^datperf' | sed 's/^/  /'
+            echo "strace $t.$library.$f (client, whole process, ${a[*]:1}):"
+            sed 's/^/  /' "$trace"
+            rm -f "$trace"
         done
     done
 fi
