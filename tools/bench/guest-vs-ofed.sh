@@ -102,6 +102,28 @@ if [ "${STRACE:-0}" = 1 ] && command -v strace >/dev/null; then
         done
     done
 fi
+# OPCOST=1: tools/bench/opcost.c's empty dat_evd_dequeue, message cycle (post receive, post 8 B
+# send, dequeue both completions) and waited cycle (the same, dat_evd_wait taking them) on each
+# library: one process, two endpoints connected to each other over the device, under callgrind;
+# instructions per op = the function's inclusive count / OPCOST_N. OPCOST_KEEP=DIR keeps the
+# profiles (DIR shared read-write with the guest: rdma-guest.sh --rw DIR).
+if [ "${OPCOST:-0}" = 1 ] && command -v valgrind >/dev/null; then
+    OPCOST_N=${OPCOST_N:-2000} bin=$(mktemp -d)
+    cc -std=c11 -O2 -g -I"$ROOT/include" -o "$bin/opcost-dat2" tools/bench/opcost.c -L"$ROOT/build/lib" \
+        -Wl,-rpath,"$ROOT/build/lib" -DDATPERF_DAT2 -ldat2
+    for library in ours ofed; do
+        BENCH_QUAL=$((BENCH_QUAL + 1)) prof=$bin/callgrind.opcost.$library.out
+        LD_LIBRARY_PATH=$(libpath_of "$library") timeout 600 valgrind -q --tool=callgrind --callgrind-out-file="$prof" \
+            "$bin/opcost-dat2" -P "$(ia_of "$library")" -h "$ip" -q "$BENCH_QUAL" -n "$OPCOST_N" >>"$RAWLOG" 2>&1 ||
+            { echo "opcost $t.$library: run failed"; tail -5 "$RAWLOG"; continue; }
+        for fn in empty_polls message_cycles waited_cycles; do
+            callgrind_annotate --inclusive=yes "$prof" 2>/dev/null | awk -v f=":$fn " -v n="$OPCOST_N" -v l="$t.$library" \
+                'index($0 " ", f) { gsub(",", "", $1); printf "opcost %s %s: %.1f instructions per op\n", l, substr(f, 2, length(f) - 2), $1 / n; exit }'
+        done
+        [ -n "${OPCOST_KEEP:-}" ] && cp "$prof" "$OPCOST_KEEP/"
+    done
+    rm -rf "$bin"
+fi
 echo "guest-vs-ofed: took ${SECONDS} s" >&2
 echo "== raw datperf lines"
 grep '^datperf ' "$RESULTS"
