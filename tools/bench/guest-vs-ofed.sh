@@ -4,11 +4,13 @@
 # libdat2.so.2 and on OFED's (libdat2 + libdaplofa, by LD_LIBRARY_PATH), ROUNDS interleaved
 # rounds, the library that goes first alternating from round to round. Ends with one line per
 # figure and library: every round's value, the median, min and max, and the medians of the
-# client's and server's CPU us per operation and of the context switches of all their threads.
+# client's and server's CPU us per operation and of the context switches of all their threads,
+# then one line per figure with ours / OFED's in each round where both have a value.
 # FIGURES picks figures (default all of: msg_rate send_lat write_lat write_bw read_bw);
 # STRACE=1 adds one `strace -f -c` client run of each library per figure (STRACE_FIGURES, default
 # FIGURES) after the rounds (system calls per operation; connection setup included). N and BWN
 # are the iterations of the 8 B and the 1 MiB tests (guest-bench.sh's defaults, 2000 and 200).
+# OPCOST=1 adds instructions per empty dequeue and per message cycle on each library (below).
 #   flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --rxe --env ROUNDS=7 --env FIGURES="msg_rate read_bw" \
 #       -- tools/bench/guest-vs-ofed.sh
 set -u
