@@ -8,8 +8,9 @@
 # then one line per figure with ours / OFED's in each round where both have a value.
 # FIGURES picks figures (default all of: msg_rate send_lat write_lat write_bw read_bw);
 # STRACE=1 adds one `strace -f -c` client run of each library per figure (STRACE_FIGURES, default
-# FIGURES) after the rounds (system calls per operation; connection setup included). N and BWN
-# are the iterations of the 8 B and the 1 MiB tests (guest-bench.sh's defaults, 2000 and 200).
+# FIGURES) after the rounds (system calls per operation; connection setup included). N, BWN and
+# RATEN are the iterations of the 8 B latency, the 1 MiB and the message rate tests
+# (guest-bench.sh's defaults, 2000, 200 and 20000).
 # OPCOST=1 adds instructions per empty dequeue and per message cycle on each library (below).
 #   flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --rxe --env ROUNDS=7 --env FIGURES="msg_rate read_bw" \
 #       -- tools/bench/guest-vs-ofed.sh
@@ -22,13 +23,13 @@ export RESULTS RAWLOG DATPERF
 OFED_LIBDIR=$(dpkg -L libdapl2 2>/dev/null | sed -n 's|^\(/.*\)/libdat2.so.2$|\1|p' | head -1)
 [ -n "$OFED_LIBDIR" ] || { echo "guest-vs-ofed: OFED's libdat2 (libdapl2) is not installed" >&2; exit 1; }
 ROUNDS=${ROUNDS:-7} FIGURES=${FIGURES:-msg_rate send_lat write_lat write_bw read_bw}
-N=${N:-2000} BWN=${BWN:-200}
+N=${N:-2000} BWN=${BWN:-200} RATEN=${RATEN:-20000}
 t=$RDMA_TYPE ip=$RDMA_IP
 
 # args FIGURE: the figure's result key and datperf arguments, as guest-bench.sh runs it
 args() {
     case $1 in
-    msg_rate) echo msg_rate_Mps -t send_bw -s 8 -n "$N" -w 32 -p ;;
+    msg_rate) echo msg_rate_Mps -t send_bw -s 8 -n "$RATEN" -w 32 -p ;;
     send_lat) echo lat_median_us -t send_lat -s 8 -n "$N" -p ;;
     write_lat) echo lat_median_us -t write_lat -s 8 -n "$N" -p ;;
     write_bw) echo bw_MBps -t write_bw -s 1M -n "$BWN" -w 16 -p ;;
