@@ -9,7 +9,8 @@
 #      flock /tmp/dat-vm.lock): tools/bench/guest-bench.sh, datperf against perftest and OFED
 #      dapltest -T P, one datperf2 binary and Debian's dtestcm on our libdat2 and on OFED's
 #      (BENCH_GUEST_PARTS="data dtestcm callgrind" picks parts; BENCH_GUEST_CM_CONNS is dtestcm's
-#      -c, BENCH_GUEST_CM_PAIRS its runs per library and round).
+#      -c, BENCH_GUEST_CM_PAIRS its runs per library and round, BENCH_GUEST_RATE_ITERS the
+#      message rate's messages, default 20000).
 # Runs are INTERLEAVED (ours, baseline, ours, ... in every round) over BENCH_ROUNDS rounds
 # (default 5; guests BENCH_VM_ROUNDS, default 3) and the MEDIAN of the rounds is reported:
 # one table (figure, ours, baseline, ratio, target) on stdout and in build/bench/table.md;
@@ -118,7 +119,7 @@ if [ "${BENCH_VM:-1}" = 1 ]; then
     for t in ${BENCH_VM_DEVICES:-rxe siw}; do
         echo "bench: verbs in one $t guest ($VM_ROUNDS rounds; waiting for /tmp/dat-vm.lock)" >&2
         envs=(--env BENCH_ROUNDS="$VM_ROUNDS")
-        for v in BENCH_GUEST_PARTS BENCH_GUEST_CM_CONNS BENCH_GUEST_CM_PAIRS; do [ -z "${!v:-}" ] || envs+=(--env "$v=${!v}"); done
+        for v in BENCH_GUEST_PARTS BENCH_GUEST_CM_CONNS BENCH_GUEST_CM_PAIRS BENCH_GUEST_RATE_ITERS; do [ -z "${!v:-}" ] || envs+=(--env "$v=${!v}"); done
         if [ -n "${BENCH_GUEST_KEEP:-}" ]; then # keep the guest's callgrind profiles there
             mkdir -p "$BENCH_GUEST_KEEP" && BENCH_GUEST_KEEP=$(cd "$BENCH_GUEST_KEEP" && pwd -P)
             envs+=(--rw "$BENCH_GUEST_KEEP" --env "BENCH_GUEST_KEEP=$BENCH_GUEST_KEEP")

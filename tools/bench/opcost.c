@@ -1,9 +1,10 @@
 /*
  * opcost.c - what one DAT data-path operation costs in instructions, for `make bench-callgrind`.
  *
- *   opcost [-P ia] [-q qual] [-n ops]
+ *   opcost [-P ia] [-h address] [-q qual] [-n ops]
  *
- * One process, two endpoints connected to each other over the IA (default shm), so no second
+ * One process, two endpoints connected to each other over the IA (default shm; -h: the IPv4
+ * address the client connects to, default 127.0.0.1, a verbs IA's own address), so no second
  * process's timing changes what is counted. After a warm-up it runs, each in its own function
  * so that valgrind --tool=callgrind --toggle-collect=<function> counts it alone:
  *   empty_polls     -n dat_evd_dequeue calls on an EVD with nothing to deliver
@@ -14,6 +15,7 @@
  * <dat2/udat.h> and -ldat2 (the DAT 2.0 face; datperf's dat_compat.h holds the differences).
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -136,16 +138,17 @@ __attribute__((noinline)) static void waited_cycles(struct pair *p, long n)
 
 int main(int argc, char **argv)
 {
-    char *ia_name = "shm";
+    char *ia_name = "shm", *host = "127.0.0.1";
     DAT_CONN_QUAL qual = 18600 + (DAT_CONN_QUAL)(getpid() % 1000);
     long n = 10000;
     int opt;
-    while ((opt = getopt(argc, argv, "P:q:n:")) != -1) {
+    while ((opt = getopt(argc, argv, "P:h:q:n:")) != -1) {
         switch (opt) {
         case 'P': ia_name = optarg; break;
+        case 'h': host = optarg; break;
         case 'q': qual = strtoull(optarg, NULL, 0); break;
         case 'n': n = strtol(optarg, NULL, 0); break;
-        default: fprintf(stderr, "usage: opcost [-P ia] [-q qual] [-n ops]\n"); return 2;
+        default: fprintf(stderr, "usage: opcost [-P ia] [-h address] [-q qual] [-n ops]\n"); return 2;
         }
     }
     if (n <= 0)
@@ -183,7 +186,10 @@ int main(int argc, char **argv)
     struct sockaddr_in sin;
     memset(&sin, 0, sizeof sin);
     sin.sin_family = AF_INET;
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (inet_pton(AF_INET, host, &sin.sin_addr) != 1) {
+        fprintf(stderr, "opcost: -h %s is not an IPv4 address\n", host);
+        return 2;
+    }
     check(dat_ep_connect(p.client, (DAT_IA_ADDRESS_PTR)&sin, qual, 10 * 1000 * 1000, 0, NULL, DAT_QOS_BEST_EFFORT,
                          DAT_CONNECT_DEFAULT_FLAG),
           "dat_ep_connect");
