@@ -623,12 +623,35 @@ impl Drop for SharedMem {
     }
 }
 
-/// Whether this process maps a file (or segment) with inode `ino` (see `SharedMem::ino`).
+/// The lines of `maps` (a `/proc/self/maps` text) that map a file or segment with inode `ino`
+/// (see `SharedMem::ino`). Only lines naming a path count: anonymous mappings show inode 0 too,
+/// and a System V segment's inode is its shmid, which is 0 for the first segment after a boot.
+fn mappings_of(maps: &str, ino: u64) -> usize {
+    let ino = ino.to_string();
+    maps.lines()
+        .filter(|l| {
+            let mut fields = l.split_ascii_whitespace().skip(4);
+            fields.next() == Some(ino.as_str()) && fields.next().is_some()
+        })
+        .count()
+}
+
+#[test]
+fn mappings_of_counts_named_mappings_only() {
+    let maps = "\
+7f83fa903000-7f83faa03000 rw-s 00000000 00:01 0                          /SYSV00000000 (deleted)
+7f83fab03000-7f83fac46000 rw-p 00000000 00:00 0 
+7f83fac46000-7f83fad87000 rw-s 00000000 00:01 1054                       /memfd:dat-shm (deleted)
+7f83fb1c7000-7f83fb1c8000 ---p 00000000 00:00 0
+";
+    assert_eq!(mappings_of(maps, 0), 1, "segment 0 and anonymous mappings told apart");
+    assert_eq!(mappings_of(maps, 1054), 1);
+    assert_eq!(mappings_of(maps, 7), 0);
+}
+
+/// Whether this process maps a file (or segment) with inode `ino`.
 fn maps_inode(ino: u64) -> bool {
-    std::fs::read_to_string("/proc/self/maps")
-        .unwrap()
-        .lines()
-        .any(|l| l.split_ascii_whitespace().nth(4) == Some(ino.to_string().as_str()))
+    mappings_of(&std::fs::read_to_string("/proc/self/maps").unwrap(), ino) > 0
 }
 
 /// The parent registers shared memory (a read-write region with a write-only window in it, a
@@ -739,7 +762,7 @@ fn peer_shared_lmr(ep: &Ep) {
     assert_eq!(status(50, SendOp::RdmaWrite { remote_addr: rw, rkey: rw_k }, src.sge(0, 64)), ra);
     assert_eq!(win_write(51, win, 64), ra);
     let mappings = std::fs::read_to_string("/proc/self/maps").unwrap();
-    let of_parent = mappings.lines().filter(|l| l.split_ascii_whitespace().nth(4) == Some(&ino.to_string())).count();
+    let of_parent = mappings_of(&mappings, ino);
     assert_eq!(of_parent, 1, "the freed region's mapping was kept:\n{mappings}");
     ep.send(52, &[src.sge(0, 1)]);
     assert_eq!(ep.scq.expect().status, WcStatus::Success);
