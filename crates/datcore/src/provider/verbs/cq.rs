@@ -75,6 +75,8 @@ pub(super) fn reserve_siw_colliding_page(lib: &sys::Lib, ctx: *mut sys::ibv_cont
 pub struct VerbsCq {
     pub(crate) dev: Arc<DevInner>,
     pub(crate) cq: *mut sys::ibv_cq,
+    /// The device's `poll_cq` op (what `ibv_poll_cq` calls), read once at creation.
+    poll_cq: PollCq,
     /// This CQ's own completion channel (non-blocking fd): a sleeper waits on exactly its CQ.
     channel: *mut sys::ibv_comp_channel,
     /// Rung by `interrupt` while a waiter sleeps.
@@ -140,9 +142,12 @@ impl VerbsCq {
             unsafe { (dev.lib.ibv_destroy_comp_channel)(channel) };
             return Err(fail("ibv_create_cq", e, DatError::insufficient(DAT_RESOURCE_MEMORY)));
         }
+        // SAFETY: the CQ just created; its context's op table is fixed for the context's life.
+        let poll_cq = unsafe { (*(*cq).context).ops.poll_cq }.unwrap_or(no_poll_cq);
         Ok(Arc::new(VerbsCq {
             dev: dev.clone(),
             cq,
+            poll_cq,
             channel,
             intr,
             sleeping: AtomicBool::new(false),
@@ -298,6 +303,14 @@ impl Drop for VerbsCq {
     }
 }
 
+/// `ibv_poll_cq`'s op: the CQ, at most how many completions, where to write them.
+type PollCq = unsafe extern "C" fn(*mut sys::ibv_cq, libc::c_int, *mut sys::ibv_wc) -> libc::c_int;
+
+/// The `poll_cq` of a device whose op table has none (no known device): nothing to poll.
+unsafe extern "C" fn no_poll_cq(_: *mut sys::ibv_cq, _: libc::c_int, _: *mut sys::ibv_wc) -> libc::c_int {
+    0
+}
+
 /// `timeout` for ppoll (None: no limit).
 fn timespec(timeout: Option<Duration>) -> Option<libc::timespec> {
     let left = timeout?;
@@ -323,8 +336,13 @@ pub fn status(s: u32) -> WcStatus {
     }
 }
 
-impl CompletionQueue for VerbsCq {
-    fn poll(&self, out: &mut [WorkCompletion]) -> usize {
+impl VerbsCq {
+    /// [`CompletionQueue::poll`] while software completions or unreported receives wait
+    /// (`has_soft`, `has_unreported`): those first, then the device's, and the unreported
+    /// receives settled once the device's queue was found empty. Out of line.
+    #[cold]
+    #[inline(never)]
+    fn poll_rare(&self, out: &mut [WorkCompletion]) -> usize {
         let mut n = 0;
         let unreported = self.has_unreported.load(Ordering::SeqCst);
         if unreported {
@@ -347,38 +365,75 @@ impl CompletionQueue for VerbsCq {
                 self.has_soft.store(false, Ordering::Release);
             }
         }
+        let (n, device_empty) = self.poll_device(out, n);
+        if unreported && device_empty {
+            return self.settle_unreported(out, n);
+        }
+        n
+    }
+
+    /// The device's completions into `out` from `n` on, batch after batch while `out` has room
+    /// and the device gave a full batch; returns the new `n` and whether the device's queue
+    /// was found empty. Out of line: the usual poll makes one device poll itself.
+    #[inline(never)]
+    fn poll_device(&self, out: &mut [WorkCompletion], mut n: usize) -> (usize, bool) {
         // Left uninitialized: zeroing it would cost more than an empty poll.
         let mut wcs = std::mem::MaybeUninit::<[sys::ibv_wc; BATCH]>::uninit();
-        // SAFETY: live CQ; poll_cq is the op slot ibv_poll_cq calls.
-        let poll_cq = unsafe { (*(*self.cq).context).ops.poll_cq };
-        let Some(poll_cq) = poll_cq else { return n };
-        let mut device_empty = false;
         while n < out.len() {
             let want = (out.len() - n).min(BATCH);
-            // SAFETY: `wcs` has room for `want` (<= BATCH) entries.
-            let got = unsafe { poll_cq(self.cq, want as i32, wcs.as_mut_ptr() as *mut sys::ibv_wc) };
+            // SAFETY: live CQ; `wcs` has room for `want` (<= BATCH) entries.
+            let got = unsafe { (self.poll_cq)(self.cq, want as i32, wcs.as_mut_ptr() as *mut sys::ibv_wc) };
             if got <= 0 {
-                device_empty = true;
-                break;
+                return (n, true);
             }
             // SAFETY: poll_cq wrote the first `got` entries.
             let polled = unsafe { std::slice::from_raw_parts(wcs.as_ptr() as *const sys::ibv_wc, got as usize) };
-            let qps = self.qps.lock();
-            for wc in polled {
-                let Some((_, slots)) = qps.iter().find(|(q, _)| *q == wc.qp_num) else { continue };
-                if let Some(c) = slots.complete(wc) {
-                    out[n] = c;
-                    n += 1;
-                }
-            }
-            drop(qps);
+            n = self.translate(polled, out, n);
             if (got as usize) < want {
-                device_empty = true;
-                break;
+                return (n, true);
             }
         }
-        if unreported && device_empty {
-            n = self.settle_unreported(out, n);
+        (n, false)
+    }
+
+    /// Translates device completions through their QPs' slot rings into `out` from `n` on
+    /// (`polled` is no longer than the room left); returns the new `n`.
+    #[inline(always)]
+    fn translate(&self, polled: &[sys::ibv_wc], out: &mut [WorkCompletion], mut n: usize) -> usize {
+        let qps = self.qps.lock();
+        for wc in polled {
+            let Some((_, slots)) = qps.iter().find(|(q, _)| *q == wc.qp_num) else { continue };
+            if let Some(c) = slots.complete(wc) {
+                out[n] = c;
+                n += 1;
+            }
+        }
+        drop(qps);
+        n
+    }
+}
+
+impl CompletionQueue for VerbsCq {
+    /// One device poll of up to `out.len()` (at most [`BATCH`]) completions, translated; a full
+    /// batch (more may be waiting) goes on in [`VerbsCq::poll_device`], software completions
+    /// and unreported receives in [`VerbsCq::poll_rare`].
+    fn poll(&self, out: &mut [WorkCompletion]) -> usize {
+        if self.has_unreported.load(Ordering::SeqCst) || self.has_soft.load(Ordering::SeqCst) {
+            return self.poll_rare(out);
+        }
+        let want = out.len().min(BATCH);
+        // Left uninitialized: zeroing it would cost more than an empty poll.
+        let mut wcs = std::mem::MaybeUninit::<[sys::ibv_wc; BATCH]>::uninit();
+        // SAFETY: live CQ; `wcs` has room for `want` (<= BATCH) entries.
+        let got = unsafe { (self.poll_cq)(self.cq, want as i32, wcs.as_mut_ptr() as *mut sys::ibv_wc) };
+        if got <= 0 {
+            return 0;
+        }
+        // SAFETY: poll_cq wrote the first `got` entries.
+        let polled = unsafe { std::slice::from_raw_parts(wcs.as_ptr() as *const sys::ibv_wc, got as usize) };
+        let n = self.translate(polled, out, 0);
+        if got as usize == want && n < out.len() {
+            return self.poll_device(out, n).0;
         }
         n
     }
