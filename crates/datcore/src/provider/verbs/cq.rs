@@ -397,14 +397,14 @@ impl VerbsCq {
     }
 
     /// Translates device completions through their QPs' slot rings into `out` from `n` on
-    /// (`polled` is no longer than the room left); returns the new `n`.
+    /// (`polled` is no longer than the room left), each written in its place (a stale one
+    /// leaves scratch there, overwritten by the next); returns the new `n`.
     #[inline(always)]
     fn translate(&self, polled: &[sys::ibv_wc], out: &mut [WorkCompletion], mut n: usize) -> usize {
         let qps = self.qps.lock();
         for wc in polled {
             let Some((_, slots)) = qps.iter().find(|(q, _)| *q == wc.qp_num) else { continue };
-            if let Some(c) = slots.complete(wc) {
-                out[n] = c;
+            if slots.complete_into(wc, &mut out[n]) {
                 n += 1;
             }
         }
@@ -432,7 +432,7 @@ impl CompletionQueue for VerbsCq {
         // SAFETY: poll_cq wrote the first `got` entries.
         let polled = unsafe { std::slice::from_raw_parts(wcs.as_ptr() as *const sys::ibv_wc, got as usize) };
         let n = self.translate(polled, out, 0);
-        if got as usize == want && n < out.len() {
+        if got as usize == want {
             return self.poll_device(out, n).0;
         }
         n

@@ -34,7 +34,9 @@ pub const MAX_SGE: usize = 16;
 pub const KIND_SEND: u64 = 0;
 pub const KIND_RECV: u64 = 1 << 62;
 pub const KIND_SRQ: u64 = 2 << 62;
-const KIND_MASK: u64 = 3 << 62;
+const KIND_MASK: u64 = 3 << KIND_SHIFT;
+/// Where a work request's kind starts in its ibv wr_id.
+const KIND_SHIFT: u32 = 62;
 
 // The operations whose payload may go inline come first, so one compare tells them
 // ([`OP_LAST_INLINE`]).
@@ -281,54 +283,77 @@ impl Slots {
         }
     }
 
-    /// The DAT completion of `wc`, or None for a stale one. Inlined into the CQ's poll loop:
-    /// the usual completions (a successful send, RDMA write or read, atomic or bind, not part
-    /// of a split read; a successful plain receive or receive with immediate data, not of a
-    /// datagram QP nor of an SRQ) are translated here, everything else out of line by
-    /// [`Slots::complete_rare`], which gives the same answer for every completion (a send's
-    /// `retire_sends` may then run twice: it only moves forward).
-    #[inline(always)]
+    /// The DAT completion of `wc`, or None for a stale one ([`Slots::complete_into`]).
+    #[cfg(test)]
     pub fn complete(&self, wc: &sys::ibv_wc) -> Option<WorkCompletion> {
+        let mut c = WorkCompletion::EMPTY;
+        self.complete_into(wc, &mut c).then_some(c)
+    }
+
+    /// Writes the DAT completion of `wc` into `out`; false (`out` left as scratch) for a stale
+    /// one. Inlined into the CQ's poll loop, which hands it the completion's place in the
+    /// caller's buffer: the usual completions (a successful send, RDMA write or read, atomic or
+    /// bind, not part of a split read; a successful plain receive or receive with immediate
+    /// data, not of a datagram QP nor of an SRQ) are translated here, everything else out of
+    /// line by [`Slots::complete_rare`], which gives the same answer for every completion (a
+    /// send's `retire_sends` may then run twice: it only moves forward).
+    #[inline(always)]
+    pub fn complete_into(&self, wc: &sys::ibv_wc, out: &mut WorkCompletion) -> bool {
         if wc.status != sys::IBV_WC_SUCCESS || self.datagram {
-            return self.complete_rare(wc);
+            return self.complete_rare_into(wc, out);
         }
         let idx = wc.wr_id as u32;
-        let (wr_id, opcode, byte_len) = match wc.wr_id & KIND_MASK {
-            KIND_SEND => {
+        // The kind as a small number (one shift, no 64-bit constants to compare with).
+        const SEND: u64 = KIND_SEND >> KIND_SHIFT;
+        const RECV: u64 = KIND_RECV >> KIND_SHIFT;
+        let (wr_id, opcode, byte_len) = match wc.wr_id >> KIND_SHIFT {
+            SEND => {
                 self.retire_sends(idx);
                 let s = self.send.at(idx as u64);
                 let info = s.info.load(Ordering::Acquire);
                 if info & (INFO_REST | INFO_REPORTED) != 0 {
-                    return self.complete_rare(wc);
+                    return self.complete_rare_into(wc, out);
                 }
                 (s.wr_id.load(Ordering::Acquire), send_opcode(info), info >> INFO_LEN_SHIFT)
             }
-            KIND_RECV => {
+            RECV => {
                 let done = self.recv_done.load(Ordering::Relaxed);
                 if (idx.wrapping_sub(done) as i32) < 0 {
-                    return None;
+                    return false;
                 }
                 // One poller at a time per CQ (the EVD's lock), so a plain store moves it on.
                 self.recv_done.store(idx.wrapping_add(1), Ordering::Relaxed);
                 let s = self.recv.at(idx as u64);
                 (s.wr_id.load(Ordering::Acquire), recv_opcode(wc), wc.byte_len as u64)
             }
-            _ => return self.complete_rare(wc),
+            _ => return self.complete_rare_into(wc, out),
         };
-        Some(WorkCompletion {
+        *out = WorkCompletion {
             wr_id,
             context: self.context,
             status: super::super::WcStatus::Success,
             opcode,
             immed: wc.imm_data,
             byte_len,
-        })
+        };
+        true
+    }
+
+    /// [`Slots::complete_rare`] into `out`.
+    #[cold]
+    #[inline(never)]
+    fn complete_rare_into(&self, wc: &sys::ibv_wc, out: &mut WorkCompletion) -> bool {
+        match self.complete_rare(wc) {
+            Some(c) => {
+                *out = c;
+                true
+            }
+            None => false,
+        }
     }
 
     /// [`Slots::complete`] for every completion: failed ones (status mapping, the failure's
     /// log line, no length), fragments of a split RDMA read, datagram receives, SRQ receives.
-    #[cold]
-    #[inline(never)]
     fn complete_rare(&self, wc: &sys::ibv_wc) -> Option<WorkCompletion> {
         let status = cq::status(wc.status);
         let idx = wc.wr_id as u32 as usize;
