@@ -15,7 +15,7 @@ use crate::ia::InterfaceAdapter;
 use crate::provider::{CompletionQueue, Waker, WcOpcode, WorkCompletion};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -184,7 +184,9 @@ const DRAIN_BATCH: usize = 16;
 pub struct EventDispatcher {
     pub ia: Arc<InterfaceAdapter>,
     pub flags: u32,
-    handle: OnceLock<Handle>,
+    /// This EVD's handle (`Handle::NULL` until it is in the handle table): one plain load
+    /// where a completion's event names its EVD.
+    handle: AtomicU64,
     cq: Option<Arc<dyn CompletionQueue>>,
     state: Mutex<EvdState>,
     cond: Condvar,
@@ -274,7 +276,7 @@ impl EventDispatcher {
             c.evds.fetch_add(1, Ordering::SeqCst);
         }
         let h = handle::insert(evd.clone())?;
-        let _ = evd.handle.set(h);
+        evd.handle.store(h.0, Ordering::Relaxed);
         ia.adopt(h);
         Ok((h, evd))
     }
@@ -291,7 +293,7 @@ impl EventDispatcher {
         EventDispatcher {
             ia: ia.clone(),
             flags,
-            handle: OnceLock::new(),
+            handle: AtomicU64::new(Handle::NULL.0),
             cq,
             state: Mutex::new(EvdState {
                 queue: VecDeque::with_capacity(qlen),
@@ -314,7 +316,7 @@ impl EventDispatcher {
 
     #[inline]
     pub fn handle(&self) -> Handle {
-        self.handle.get().copied().unwrap_or(Handle::NULL)
+        Handle(self.handle.load(Ordering::Relaxed))
     }
 
     pub fn completion_queue(&self) -> Option<&Arc<dyn CompletionQueue>> {
