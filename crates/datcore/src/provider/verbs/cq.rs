@@ -30,7 +30,7 @@ use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -89,13 +89,18 @@ pub struct VerbsCq {
     /// The QPs completing here, by QP number.
     qps: SpinLock<Vec<(u32, Arc<Slots>)>>,
     soft: Mutex<VecDeque<WorkCompletion>>,
-    has_soft: AtomicBool,
     /// QPs in error whose receives the device may never complete, to settle
     /// ([`VerbsCq::watch_unreported_recvs`]).
     unreported: Mutex<Vec<Unreported>>,
-    /// `unreported` is not empty: the one atomic a poll reads for it.
-    has_unreported: AtomicBool,
+    /// [`HAS_SOFT`] (`soft` is not empty) and [`HAS_UNREPORTED`] (`unreported` is not
+    /// empty): the one atomic a poll reads for both.
+    rare: AtomicU8,
 }
+
+/// [`VerbsCq::rare`]: software completions are queued.
+const HAS_SOFT: u8 = 1;
+/// [`VerbsCq::rare`]: QPs' unreported receives are watched.
+const HAS_UNREPORTED: u8 = 2;
 
 /// A QP's receives below `mark` that the device has not completed yet (see
 /// [`Slots::flush_unreported_recvs`]). They are settled by a poll that started after the entry
@@ -155,9 +160,8 @@ impl VerbsCq {
             waker,
             qps: SpinLock::new(Vec::new()),
             soft: Mutex::new(VecDeque::new()),
-            has_soft: AtomicBool::new(false),
             unreported: Mutex::new(Vec::new()),
-            has_unreported: AtomicBool::new(false),
+            rare: AtomicU8::new(0),
         }))
     }
 
@@ -233,7 +237,7 @@ impl VerbsCq {
     /// the device never completes are flushed by a later poll. Wakes a waiter so that it polls.
     pub fn watch_unreported_recvs(&self, qpn: u32, slots: Arc<Slots>, mark: u32) {
         self.unreported.lock().push(Unreported { qpn, slots, mark, ready: false });
-        self.has_unreported.store(true, Ordering::SeqCst);
+        self.rare.fetch_or(HAS_UNREPORTED, Ordering::SeqCst);
         self.interrupt();
         self.wake();
     }
@@ -266,13 +270,13 @@ impl VerbsCq {
             false
         });
         if list.is_empty() {
-            self.has_unreported.store(false, Ordering::SeqCst);
+            self.rare.fetch_and(!HAS_UNREPORTED, Ordering::SeqCst);
         }
         drop(list);
         if !overflow.is_empty() {
             // Inside a poll (the EVD's lock is held): queued without waking; the poller is here.
             self.soft.lock().extend(overflow);
-            self.has_soft.store(true, Ordering::SeqCst);
+            self.rare.fetch_or(HAS_SOFT, Ordering::SeqCst);
         }
         n
     }
@@ -280,7 +284,7 @@ impl VerbsCq {
     /// Queues a completion made in software and wakes whoever sleeps on the EVD.
     pub fn push_soft(&self, wc: WorkCompletion) {
         self.soft.lock().push_back(wc);
-        self.has_soft.store(true, Ordering::SeqCst);
+        self.rare.fetch_or(HAS_SOFT, Ordering::SeqCst);
         self.interrupt();
         self.wake();
     }
@@ -338,19 +342,20 @@ pub fn status(s: u32) -> WcStatus {
 
 impl VerbsCq {
     /// [`CompletionQueue::poll`] while software completions or unreported receives wait
-    /// (`has_soft`, `has_unreported`): those first, then the device's, and the unreported
+    /// ([`VerbsCq::rare`]): those first, then the device's, and the unreported
     /// receives settled once the device's queue was found empty. Out of line.
     #[cold]
     #[inline(never)]
     fn poll_rare(&self, out: &mut [WorkCompletion]) -> usize {
         let mut n = 0;
-        let unreported = self.has_unreported.load(Ordering::SeqCst);
+        let rare = self.rare.load(Ordering::SeqCst);
+        let unreported = rare & HAS_UNREPORTED != 0;
         if unreported {
             self.ready_unreported();
         }
-        // SeqCst pairs with `arm`'s store of `sleeping` and `push_soft`'s of `has_soft`: either the
+        // SeqCst pairs with `arm`'s store of `sleeping` and `push_soft`'s of `HAS_SOFT`: either the
         // re-poll after `arm` sees the software completion or `push_soft` sees the sleeper.
-        if self.has_soft.load(Ordering::SeqCst) {
+        if rare & HAS_SOFT != 0 {
             let mut s = self.soft.lock();
             while n < out.len() {
                 match s.pop_front() {
@@ -362,7 +367,8 @@ impl VerbsCq {
                 }
             }
             if s.is_empty() {
-                self.has_soft.store(false, Ordering::Release);
+                // Under the queue's lock: a `push_soft` sets the bit again after its push.
+                self.rare.fetch_and(!HAS_SOFT, Ordering::Release);
             }
         }
         let (n, device_empty) = self.poll_device(out, n);
@@ -418,7 +424,8 @@ impl CompletionQueue for VerbsCq {
     /// batch (more may be waiting) goes on in [`VerbsCq::poll_device`], software completions
     /// and unreported receives in [`VerbsCq::poll_rare`].
     fn poll(&self, out: &mut [WorkCompletion]) -> usize {
-        if self.has_unreported.load(Ordering::SeqCst) || self.has_soft.load(Ordering::SeqCst) {
+        // SeqCst: see `poll_rare`.
+        if self.rare.load(Ordering::SeqCst) != 0 {
             return self.poll_rare(out);
         }
         let want = out.len().min(BATCH);
