@@ -8,6 +8,7 @@ use datcore::evd::{self, ConsumerNotifier, EventDispatcher, ProxyAgent};
 use datcore::event::{Event, EventData};
 use datcore::handle;
 use datcore::ib_ext;
+use datcore::provider::WorkCompletion;
 use datcore::{DatError, DatResult};
 use std::sync::Arc;
 
@@ -51,6 +52,15 @@ impl evd::EventSink for DAT_EVENT {
     #[inline(always)]
     fn write(&mut self, ev: &Event) {
         write_event(self, ev)
+    }
+
+    /// [`write_event`]'s DTO case, from the provider's completion itself.
+    #[inline(always)]
+    fn write_completion(&mut self, evd: handle::Handle, wc: &WorkCompletion) {
+        self.event_number = DAT_DTO_COMPLETION_EVENT as _;
+        self.evd_handle = evd.as_ptr();
+        let status = datcore::event::dto_status(wc.status);
+        crate::convert::dto_event(self, handle::Handle(wc.context), wc.wr_id, status, wc.byte_len, wc.opcode, wc.immed);
     }
 }
 
@@ -264,14 +274,16 @@ pub unsafe extern "C" fn dat_evd_wait(
 /// `DAT_INVALID_PARAMETER|ARG2`, `DAT_QUEUE_EMPTY`.
 #[no_mangle]
 pub unsafe extern "C" fn dat_evd_dequeue(evd_handle: DAT_EVD_HANDLE, event: *mut DAT_EVENT) -> DAT_RETURN {
-    crate::ffi::boundary("dat_evd_dequeue", || -> DatResult<()> {
+    /// An empty queue's answer, in this face's numbering.
+    const EMPTY: u32 = crate::convert::code_out(DatError::QUEUE_EMPTY.0);
+    crate::ffi::boundary_code("dat_evd_dequeue", || -> DatResult<u32> {
         if let Some(r) = crate::foreign_call!(evd_handle, evd_dequeue_func, (evd_handle, event)) {
-            return crate::registry::ret(r);
+            return crate::registry::ret(r).map(|()| 0);
         }
         let e = evd_of(evd_handle)?;
         // SAFETY: writable out-pointer from the consumer.
         let ev_out = unsafe { out(event, 2)? };
-        e.dequeue_into(ev_out)
+        Ok(if e.dequeue_into(ev_out)? { 0 } else { EMPTY })
     })
 }
 
@@ -413,4 +425,55 @@ pub unsafe extern "C" fn dat_cno_free(cno_handle: DAT_CNO_HANDLE) -> DAT_RETURN 
         }
         evd::free_cno(h(cno_handle))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datcore::evd::EventSink;
+    use datcore::provider::{WcOpcode, WcStatus};
+
+    fn bytes(ev: &DAT_EVENT) -> Vec<u8> {
+        // SAFETY: DAT_EVENT is plain old data, read as the bytes it is made of.
+        unsafe { std::slice::from_raw_parts(ev as *const DAT_EVENT as *const u8, std::mem::size_of::<DAT_EVENT>()) }
+            .to_vec()
+    }
+
+    /// A completion written straight from the provider's completion is the event the core's
+    /// conversion writes, for every opcode (IB extension completions included) and status.
+    #[test]
+    fn a_completion_written_straight_is_the_converted_event() {
+        use WcOpcode::*;
+        let ops = [
+            Send,
+            Recv,
+            RdmaWrite,
+            RdmaRead,
+            RdmaWriteImmed,
+            FetchAdd,
+            CmpSwap,
+            RecvRdmaWriteImmed,
+            RecvImmed,
+            SendUd,
+            RecvUd,
+        ];
+        let evd = handle::Handle(0xda72_0000_0000_0005);
+        for op in ops {
+            for status in [WcStatus::Success, WcStatus::Flushed, WcStatus::RemoteAccess] {
+                let wc = WorkCompletion {
+                    wr_id: 77,
+                    context: 0xda71_0000_0000_0009,
+                    status,
+                    opcode: op,
+                    immed: 0x1234,
+                    byte_len: 4096,
+                };
+                // SAFETY: DAT_EVENT is plain old data; all-zero is a valid value.
+                let (mut a, mut b): (DAT_EVENT, DAT_EVENT) = unsafe { (std::mem::zeroed(), std::mem::zeroed()) };
+                a.write_completion(evd, &wc);
+                b.write(&datcore::event::from_completion(evd, &wc));
+                assert_eq!(bytes(&a), bytes(&b), "{op:?} {status:?}");
+            }
+        }
+    }
 }

@@ -31,6 +31,23 @@ pub fn boundary(name: &'static str, f: impl FnOnce() -> DatResult<()>) -> u32 {
     }
 }
 
+/// [`boundary`] for a call whose success has more than one return code (`dat_evd_dequeue`:
+/// an event, or `DAT_QUEUE_EMPTY`, which is not a failure): `Ok(code)` is returned as it is (a
+/// code of this face's numbering, not logged), an error as [`boundary`] returns it.
+#[inline(always)]
+pub fn boundary_code(name: &'static str, f: impl FnOnce() -> DatResult<u32>) -> u32 {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(code)) => code,
+        Ok(Err(e)) => {
+            if tracing::level_filters::LevelFilter::current() >= tracing::Level::DEBUG {
+                log_failure(name, e);
+            }
+            crate::convert::code_out(e.0)
+        }
+        Err(_) => panicked(name),
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn log_failure(name: &'static str, e: DatError) {

@@ -15,7 +15,7 @@ use crate::ia::InterfaceAdapter;
 use crate::provider::{CompletionQueue, Waker, WcOpcode, WorkCompletion};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -162,6 +162,13 @@ impl WaitClock {
 /// of their calls gets its own copy).
 pub trait EventSink {
     fn write(&mut self, ev: &Event);
+    /// The DTO completion event of `wc` on EVD `evd` ([`event::from_completion`]), written
+    /// straight from the completion (a face's `#[inline(always)]` version writes its fields
+    /// without building the [`Event`] first).
+    #[inline(always)]
+    fn write_completion(&mut self, evd: Handle, wc: &WorkCompletion) {
+        self.write(&event::from_completion(evd, wc));
+    }
 }
 
 impl EventSink for Event {
@@ -177,7 +184,9 @@ const DRAIN_BATCH: usize = 16;
 pub struct EventDispatcher {
     pub ia: Arc<InterfaceAdapter>,
     pub flags: u32,
-    handle: OnceLock<Handle>,
+    /// This EVD's handle (`Handle::NULL` until it is in the handle table): one plain load
+    /// where a completion's event names its EVD.
+    handle: AtomicU64,
     cq: Option<Arc<dyn CompletionQueue>>,
     state: Mutex<EvdState>,
     cond: Condvar,
@@ -267,7 +276,7 @@ impl EventDispatcher {
             c.evds.fetch_add(1, Ordering::SeqCst);
         }
         let h = handle::insert(evd.clone())?;
-        let _ = evd.handle.set(h);
+        evd.handle.store(h.0, Ordering::Relaxed);
         ia.adopt(h);
         Ok((h, evd))
     }
@@ -284,7 +293,7 @@ impl EventDispatcher {
         EventDispatcher {
             ia: ia.clone(),
             flags,
-            handle: OnceLock::new(),
+            handle: AtomicU64::new(Handle::NULL.0),
             cq,
             state: Mutex::new(EvdState {
                 queue: VecDeque::with_capacity(qlen),
@@ -307,7 +316,7 @@ impl EventDispatcher {
 
     #[inline]
     pub fn handle(&self) -> Handle {
-        self.handle.get().copied().unwrap_or(Handle::NULL)
+        Handle(self.handle.load(Ordering::Relaxed))
     }
 
     pub fn completion_queue(&self) -> Option<&Arc<dyn CompletionQueue>> {
@@ -415,10 +424,29 @@ impl EventDispatcher {
         event::from_completion(self.handle(), wc)
     }
 
+    /// Writes the event of completion `wc` into `out`: a DTO completion straight from `wc`
+    /// ([`EventSink::write_completion`]), a bind completion (its RMR looked up) out of line.
+    #[inline(always)]
+    fn write_converted(&self, wc: &WorkCompletion, out: &mut impl EventSink) {
+        if wc.opcode == WcOpcode::Bind {
+            out.write(&self.bind_event(wc));
+        } else {
+            out.write_completion(self.handle(), wc);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn bind_event(&self, wc: &WorkCompletion) -> Event {
+        crate::rmr::bind_completion(self.handle(), wc)
+    }
+
     /// `dat_evd_dequeue`: the oldest event, or `DAT_QUEUE_EMPTY`.
     pub fn dequeue(&self) -> DatResult<Event> {
         let mut ev = Event::EMPTY;
-        self.dequeue_into(&mut ev)?;
+        if !self.dequeue_into(&mut ev)? {
+            return Err(DatError::QUEUE_EMPTY);
+        }
         Ok(ev)
     }
 
@@ -428,9 +456,10 @@ impl EventDispatcher {
     /// one provider poll serves the batch's dequeues and a completion is converted once, at its
     /// write. Inlined into the export, with the face's [`EventSink::write`] at each of its two
     /// calls: a completion is known to be a DTO or bind completion there, so its write is a few
-    /// stores.
+    /// stores. Returns false (nothing written) when there was no event (`DAT_QUEUE_EMPTY`,
+    /// which the face returns as a constant; counted here).
     #[inline]
-    pub fn dequeue_into(&self, out: &mut impl EventSink) -> DatResult<()> {
+    pub fn dequeue_into(&self, out: &mut impl EventSink) -> DatResult<bool> {
         let mut st = self.state.lock();
         let wc = if st.pending.start < st.pending.end {
             let wc = st.polled[st.pending.start];
@@ -441,24 +470,24 @@ impl EventDispatcher {
             self.counters.count_dequeue(false, true);
             drop(st);
             out.write(&ev);
-            return Ok(());
+            return Ok(true);
         } else {
             let Some(cq) = &self.cq else {
                 self.counters.count_dequeue(false, false);
-                return Err(DatError::QUEUE_EMPTY);
+                return Ok(false);
             };
             let EvdState { qlen, polled, pending, .. } = &mut *st;
             let n = cq.poll(&mut polled[..(*qlen).min(DRAIN_BATCH)]);
             self.counters.count_dequeue(true, n > 0);
             if n == 0 {
-                return Err(DatError::QUEUE_EMPTY);
+                return Ok(false);
             }
             *pending = 1..n;
             polled[0]
         };
         drop(st);
-        out.write(&self.convert(&wc));
-        Ok(())
+        self.write_converted(&wc, out);
+        Ok(true)
     }
 
     /// `dat_evd_wait`: waits until `threshold` events are queued or `timeout_us` passes, then
@@ -500,7 +529,7 @@ impl EventDispatcher {
                     *pending = 1..n;
                     let wc = polled[0];
                     drop(st);
-                    out.write(&self.convert(&wc));
+                    self.write_converted(&wc, out);
                     return Ok(n as i32 - 1);
                 }
                 // A full batch goes to the queue, with what else the provider has.

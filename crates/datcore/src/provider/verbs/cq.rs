@@ -30,7 +30,7 @@ use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -75,6 +75,8 @@ pub(super) fn reserve_siw_colliding_page(lib: &sys::Lib, ctx: *mut sys::ibv_cont
 pub struct VerbsCq {
     pub(crate) dev: Arc<DevInner>,
     pub(crate) cq: *mut sys::ibv_cq,
+    /// The device's `poll_cq` op (what `ibv_poll_cq` calls), read once at creation.
+    poll_cq: PollCq,
     /// This CQ's own completion channel (non-blocking fd): a sleeper waits on exactly its CQ.
     channel: *mut sys::ibv_comp_channel,
     /// Rung by `interrupt` while a waiter sleeps.
@@ -87,13 +89,18 @@ pub struct VerbsCq {
     /// The QPs completing here, by QP number.
     qps: SpinLock<Vec<(u32, Arc<Slots>)>>,
     soft: Mutex<VecDeque<WorkCompletion>>,
-    has_soft: AtomicBool,
     /// QPs in error whose receives the device may never complete, to settle
     /// ([`VerbsCq::watch_unreported_recvs`]).
     unreported: Mutex<Vec<Unreported>>,
-    /// `unreported` is not empty: the one atomic a poll reads for it.
-    has_unreported: AtomicBool,
+    /// [`HAS_SOFT`] (`soft` is not empty) and [`HAS_UNREPORTED`] (`unreported` is not
+    /// empty): the one atomic a poll reads for both.
+    rare: AtomicU8,
 }
+
+/// [`VerbsCq::rare`]: software completions are queued.
+const HAS_SOFT: u8 = 1;
+/// [`VerbsCq::rare`]: QPs' unreported receives are watched.
+const HAS_UNREPORTED: u8 = 2;
 
 /// A QP's receives below `mark` that the device has not completed yet (see
 /// [`Slots::flush_unreported_recvs`]). They are settled by a poll that started after the entry
@@ -140,9 +147,12 @@ impl VerbsCq {
             unsafe { (dev.lib.ibv_destroy_comp_channel)(channel) };
             return Err(fail("ibv_create_cq", e, DatError::insufficient(DAT_RESOURCE_MEMORY)));
         }
+        // SAFETY: the CQ just created; its context's op table is fixed for the context's life.
+        let poll_cq = unsafe { (*(*cq).context).ops.poll_cq }.unwrap_or(no_poll_cq);
         Ok(Arc::new(VerbsCq {
             dev: dev.clone(),
             cq,
+            poll_cq,
             channel,
             intr,
             sleeping: AtomicBool::new(false),
@@ -150,9 +160,8 @@ impl VerbsCq {
             waker,
             qps: SpinLock::new(Vec::new()),
             soft: Mutex::new(VecDeque::new()),
-            has_soft: AtomicBool::new(false),
             unreported: Mutex::new(Vec::new()),
-            has_unreported: AtomicBool::new(false),
+            rare: AtomicU8::new(0),
         }))
     }
 
@@ -228,7 +237,7 @@ impl VerbsCq {
     /// the device never completes are flushed by a later poll. Wakes a waiter so that it polls.
     pub fn watch_unreported_recvs(&self, qpn: u32, slots: Arc<Slots>, mark: u32) {
         self.unreported.lock().push(Unreported { qpn, slots, mark, ready: false });
-        self.has_unreported.store(true, Ordering::SeqCst);
+        self.rare.fetch_or(HAS_UNREPORTED, Ordering::SeqCst);
         self.interrupt();
         self.wake();
     }
@@ -261,13 +270,13 @@ impl VerbsCq {
             false
         });
         if list.is_empty() {
-            self.has_unreported.store(false, Ordering::SeqCst);
+            self.rare.fetch_and(!HAS_UNREPORTED, Ordering::SeqCst);
         }
         drop(list);
         if !overflow.is_empty() {
             // Inside a poll (the EVD's lock is held): queued without waking; the poller is here.
             self.soft.lock().extend(overflow);
-            self.has_soft.store(true, Ordering::SeqCst);
+            self.rare.fetch_or(HAS_SOFT, Ordering::SeqCst);
         }
         n
     }
@@ -275,7 +284,7 @@ impl VerbsCq {
     /// Queues a completion made in software and wakes whoever sleeps on the EVD.
     pub fn push_soft(&self, wc: WorkCompletion) {
         self.soft.lock().push_back(wc);
-        self.has_soft.store(true, Ordering::SeqCst);
+        self.rare.fetch_or(HAS_SOFT, Ordering::SeqCst);
         self.interrupt();
         self.wake();
     }
@@ -296,6 +305,14 @@ impl Drop for VerbsCq {
             }
         }
     }
+}
+
+/// `ibv_poll_cq`'s op: the CQ, at most how many completions, where to write them.
+type PollCq = unsafe extern "C" fn(*mut sys::ibv_cq, libc::c_int, *mut sys::ibv_wc) -> libc::c_int;
+
+/// The `poll_cq` of a device whose op table has none (no known device): nothing to poll.
+unsafe extern "C" fn no_poll_cq(_: *mut sys::ibv_cq, _: libc::c_int, _: *mut sys::ibv_wc) -> libc::c_int {
+    0
 }
 
 /// `timeout` for ppoll (None: no limit).
@@ -323,16 +340,22 @@ pub fn status(s: u32) -> WcStatus {
     }
 }
 
-impl CompletionQueue for VerbsCq {
-    fn poll(&self, out: &mut [WorkCompletion]) -> usize {
+impl VerbsCq {
+    /// [`CompletionQueue::poll`] while software completions or unreported receives wait
+    /// ([`VerbsCq::rare`]): those first, then the device's, and the unreported
+    /// receives settled once the device's queue was found empty. Out of line.
+    #[cold]
+    #[inline(never)]
+    fn poll_rare(&self, out: &mut [WorkCompletion]) -> usize {
         let mut n = 0;
-        let unreported = self.has_unreported.load(Ordering::SeqCst);
+        let rare = self.rare.load(Ordering::SeqCst);
+        let unreported = rare & HAS_UNREPORTED != 0;
         if unreported {
             self.ready_unreported();
         }
-        // SeqCst pairs with `arm`'s store of `sleeping` and `push_soft`'s of `has_soft`: either the
+        // SeqCst pairs with `arm`'s store of `sleeping` and `push_soft`'s of `HAS_SOFT`: either the
         // re-poll after `arm` sees the software completion or `push_soft` sees the sleeper.
-        if self.has_soft.load(Ordering::SeqCst) {
+        if rare & HAS_SOFT != 0 {
             let mut s = self.soft.lock();
             while n < out.len() {
                 match s.pop_front() {
@@ -344,41 +367,80 @@ impl CompletionQueue for VerbsCq {
                 }
             }
             if s.is_empty() {
-                self.has_soft.store(false, Ordering::Release);
+                // Under the queue's lock: a `push_soft` sets the bit again after its push.
+                self.rare.fetch_and(!HAS_SOFT, Ordering::Release);
             }
         }
+        let (n, device_empty) = self.poll_device(out, n);
+        if unreported && device_empty {
+            return self.settle_unreported(out, n);
+        }
+        n
+    }
+
+    /// The device's completions into `out` from `n` on, batch after batch while `out` has room
+    /// and the device gave a full batch; returns the new `n` and whether the device's queue
+    /// was found empty. Out of line: the usual poll makes one device poll itself.
+    #[inline(never)]
+    fn poll_device(&self, out: &mut [WorkCompletion], mut n: usize) -> (usize, bool) {
         // Left uninitialized: zeroing it would cost more than an empty poll.
         let mut wcs = std::mem::MaybeUninit::<[sys::ibv_wc; BATCH]>::uninit();
-        // SAFETY: live CQ; poll_cq is the op slot ibv_poll_cq calls.
-        let poll_cq = unsafe { (*(*self.cq).context).ops.poll_cq };
-        let Some(poll_cq) = poll_cq else { return n };
-        let mut device_empty = false;
         while n < out.len() {
             let want = (out.len() - n).min(BATCH);
-            // SAFETY: `wcs` has room for `want` (<= BATCH) entries.
-            let got = unsafe { poll_cq(self.cq, want as i32, wcs.as_mut_ptr() as *mut sys::ibv_wc) };
+            // SAFETY: live CQ; `wcs` has room for `want` (<= BATCH) entries.
+            let got = unsafe { (self.poll_cq)(self.cq, want as i32, wcs.as_mut_ptr() as *mut sys::ibv_wc) };
             if got <= 0 {
-                device_empty = true;
-                break;
+                return (n, true);
             }
             // SAFETY: poll_cq wrote the first `got` entries.
             let polled = unsafe { std::slice::from_raw_parts(wcs.as_ptr() as *const sys::ibv_wc, got as usize) };
-            let qps = self.qps.lock();
-            for wc in polled {
-                let Some((_, slots)) = qps.iter().find(|(q, _)| *q == wc.qp_num) else { continue };
-                if let Some(c) = slots.complete(wc) {
-                    out[n] = c;
-                    n += 1;
-                }
-            }
-            drop(qps);
+            n = self.translate(polled, out, n);
             if (got as usize) < want {
-                device_empty = true;
-                break;
+                return (n, true);
             }
         }
-        if unreported && device_empty {
-            n = self.settle_unreported(out, n);
+        (n, false)
+    }
+
+    /// Translates device completions through their QPs' slot rings into `out` from `n` on
+    /// (`polled` is no longer than the room left), each written in its place (a stale one
+    /// leaves scratch there, overwritten by the next); returns the new `n`.
+    #[inline(always)]
+    fn translate(&self, polled: &[sys::ibv_wc], out: &mut [WorkCompletion], mut n: usize) -> usize {
+        let qps = self.qps.lock();
+        for wc in polled {
+            let Some((_, slots)) = qps.iter().find(|(q, _)| *q == wc.qp_num) else { continue };
+            if slots.complete_into(wc, &mut out[n]) {
+                n += 1;
+            }
+        }
+        drop(qps);
+        n
+    }
+}
+
+impl CompletionQueue for VerbsCq {
+    /// One device poll of up to `out.len()` (at most [`BATCH`]) completions, translated; a full
+    /// batch (more may be waiting) goes on in [`VerbsCq::poll_device`], software completions
+    /// and unreported receives in [`VerbsCq::poll_rare`].
+    fn poll(&self, out: &mut [WorkCompletion]) -> usize {
+        // SeqCst: see `poll_rare`.
+        if self.rare.load(Ordering::SeqCst) != 0 {
+            return self.poll_rare(out);
+        }
+        let want = out.len().min(BATCH);
+        // Left uninitialized: zeroing it would cost more than an empty poll.
+        let mut wcs = std::mem::MaybeUninit::<[sys::ibv_wc; BATCH]>::uninit();
+        // SAFETY: live CQ; `wcs` has room for `want` (<= BATCH) entries.
+        let got = unsafe { (self.poll_cq)(self.cq, want as i32, wcs.as_mut_ptr() as *mut sys::ibv_wc) };
+        if got <= 0 {
+            return 0;
+        }
+        // SAFETY: poll_cq wrote the first `got` entries.
+        let polled = unsafe { std::slice::from_raw_parts(wcs.as_ptr() as *const sys::ibv_wc, got as usize) };
+        let n = self.translate(polled, out, 0);
+        if got as usize == want {
+            return self.poll_device(out, n).0;
         }
         n
     }
