@@ -781,16 +781,34 @@ impl Endpoint {
     /// Inlined into the face's post: a send on a connected EP whose every check passes goes
     /// straight to the queue pair's [`QueuePair::post_message`] (`send_fast_limit` holds the
     /// state and IOV checks, the flags are converted by table); any other call takes
-    /// [`Self::post_request_checked`].
+    /// [`Self::post_request_checked`]. Whether the IB counters count is asked before the post,
+    /// so the usual post keeps nothing of its own across the queue pair's call (counting posts
+    /// through [`Self::post_send_counted`]).
     #[inline(always)]
     pub fn post_send(&self, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
         if flags & !FAST_POST_FLAGS == 0 && sges.len() < self.send_fast_limit.load(Ordering::Acquire) as usize {
             if let Some(qp) = self.qp.get() {
-                qp.post_message(cookie, sges, send_flags(flags))?;
-                self.counters.count_request(SendOp::Send, sges);
-                return Ok(());
+                if counters::counting() {
+                    return self.post_send_counted(qp, sges, cookie, flags);
+                }
+                return qp.post_message(cookie, sges, send_flags(flags));
             }
         }
+        self.post_send_checked(sges, cookie, flags)
+    }
+
+    /// [`Self::post_send`]'s fast path while the IB counters count: the post, then its count.
+    #[cold]
+    #[inline(never)]
+    fn post_send_counted(&self, qp: &dyn QueuePair, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
+        qp.post_message(cookie, sges, send_flags(flags))?;
+        self.counters.count_request(SendOp::Send, sges);
+        Ok(())
+    }
+
+    /// [`Self::post_request_checked`] of a send: its operation built here, out of the export.
+    #[inline(never)]
+    fn post_send_checked(&self, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
         self.post_request_checked(SendOp::Send, sges, cookie, flags)
     }
 
