@@ -474,17 +474,46 @@ pub unsafe extern "C" fn dat_ep_post_send(
     completion_flags: DAT_COMPLETION_FLAGS,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_post_send", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(
-            ep_handle,
-            ep_post_send_func,
-            (ep_handle, num_segments, local_iov, user_cookie, completion_flags)
-        ) {
-            return crate::registry::ret(r);
+        // One compare tells an EP handle of ours; any other value may be a third party's.
+        if !h(ep_handle).claims::<Endpoint>() {
+            // SAFETY: the consumer's arguments, passed on unchanged.
+            return unsafe { post_send_not_ours(ep_handle, num_segments, local_iov, user_cookie, completion_flags) };
         }
         let ep = ep_of(ep_handle)?;
-        // SAFETY: arguments straight from the consumer, validated inside.
-        unsafe { post_on(&ep, num_segments, local_iov, user_cookie, SendOp::Send, completion_flags) }
+        // SAFETY: the consumer passes `num_segments` readable triplets.
+        let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
+        // SAFETY: the cookie union is 8 bytes of plain data.
+        let cookie = unsafe { user_cookie.as_64 };
+        with_sges(
+            iov,
+            #[inline(always)]
+            |sges| ep.post_send(sges, cookie, completion_flags),
+        )
     })
+}
+
+/// [`dat_ep_post_send`] of a value that is not an EP handle of ours: a third-party provider's
+/// EP gets its own post; anything else is `DAT_INVALID_HANDLE|EP`.
+///
+/// # Safety
+/// As [`dat_ep_post_send`].
+#[cold]
+#[inline(never)]
+unsafe fn post_send_not_ours(
+    ep_handle: DAT_EP_HANDLE,
+    num_segments: DAT_COUNT,
+    local_iov: *mut DAT_LMR_TRIPLET,
+    user_cookie: DAT_DTO_COOKIE,
+    completion_flags: DAT_COMPLETION_FLAGS,
+) -> DatResult<()> {
+    match crate::foreign_call!(
+        ep_handle,
+        ep_post_send_func,
+        (ep_handle, num_segments, local_iov, user_cookie, completion_flags)
+    ) {
+        Some(r) => crate::registry::ret(r),
+        None => Err(DatError::invalid_handle(DAT_INVALID_HANDLE_EP)),
+    }
 }
 
 /// Posts a receive (allowed before the connection is up). Errors: `DAT_INVALID_HANDLE|EP`,

@@ -19,8 +19,8 @@ use crate::event::{Event, EventData};
 use crate::handle::{self, Handle};
 use crate::ia::InterfaceAdapter;
 use crate::provider::{
-    ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendOp, SendWr, Sge, UdExchange, UdPeer,
-    WcOpcode, ATOMIC_LEN,
+    ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendFlags, SendOp, SendWr, Sge,
+    UdExchange, UdPeer, WcOpcode, ATOMIC_LEN,
 };
 use crate::pz::ProtectionZone;
 use crate::srq::SharedReceiveQueue;
@@ -273,11 +273,15 @@ pub struct Endpoint {
     broken_by_watermark: AtomicBool,
     /// What a receive's fast path checks, in one word: the receive IOV limit plus one while
     /// the EP is connected, has no SRQ and no watermark armed, else 0 (every receive then
-    /// takes the checked path). Recomputed by [`Self::refresh_recv_fast`] after every change
+    /// takes the checked path). Recomputed by [`Self::refresh_fast`] after every change
     /// of one of those, so it is never stale once the change's call returns.
     recv_fast_limit: AtomicU32,
-    /// Serialises the recomputations of `recv_fast_limit`, so the last one sees every change.
-    recv_fast_refresh: Mutex<()>,
+    /// What a send's fast path checks, in one word: the request IOV limit plus one while the
+    /// EP is connected, else 0 (every send then takes the checked path). Recomputed with
+    /// `recv_fast_limit`.
+    send_fast_limit: AtomicU32,
+    /// Serialises the recomputations of the fast words, so the last one sees every change.
+    fast_refresh: Mutex<()>,
     /// A UD endpoint's live address handles (freed with the EP); None once the EP is freed (an
     /// exchange that ends after that makes none).
     address_handles: Mutex<Option<Vec<Handle>>>,
@@ -424,6 +428,36 @@ const ALL_COMPLETION_FLAGS: u32 = DAT_COMPLETION_SUPPRESS_FLAG
 /// which a request may carry only where the EP's attributes allow it (checked under their lock).
 const FAST_POST_FLAGS: u32 = ALL_COMPLETION_FLAGS & !DAT_COMPLETION_UNSIGNALLED_FLAG;
 
+/// [`SendFlags`] of each combination of the completion flags (the index): a table, so the
+/// send's fast path converts them with one load.
+const SEND_FLAGS_OF: [u8; 32] = {
+    let mut t = [0; 32];
+    let mut f = 0;
+    while f < 32 {
+        let mut b = 0;
+        if f & (DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_UNSIGNALLED_FLAG) as usize == 0 {
+            b |= SendFlags::SIGNALED;
+        }
+        if f & DAT_COMPLETION_SOLICITED_WAIT_FLAG as usize != 0 {
+            b |= SendFlags::SOLICITED;
+        }
+        if f & DAT_COMPLETION_BARRIER_FENCE_FLAG as usize != 0 {
+            b |= SendFlags::FENCE;
+        }
+        t[f] = b as u8;
+        f += 1;
+    }
+    t
+};
+const _: () = assert!(ALL_COMPLETION_FLAGS as usize == SEND_FLAGS_OF.len() - 1);
+
+/// The [`SendFlags`] of a request's completion flags (those outside [`ALL_COMPLETION_FLAGS`]
+/// ignored).
+#[inline(always)]
+fn send_flags(flags: u32) -> SendFlags {
+    SendFlags(u32::from(SEND_FLAGS_OF[(flags & ALL_COMPLETION_FLAGS) as usize]))
+}
+
 impl Endpoint {
     /// `dat_ep_create` / `dat_ep_create_with_srq`.
     pub fn create(ia: &Arc<InterfaceAdapter>, c: &EpCreate) -> DatResult<(Handle, Arc<Endpoint>)> {
@@ -479,7 +513,8 @@ impl Endpoint {
             hard_watermark: AtomicU32::new(WATERMARK_DISARMED),
             broken_by_watermark: AtomicBool::new(false),
             recv_fast_limit: AtomicU32::new(0),
-            recv_fast_refresh: Mutex::new(()),
+            send_fast_limit: AtomicU32::new(0),
+            fast_refresh: Mutex::new(()),
             state: AtomicU32::new(state),
             conn: Mutex::new(Connection {
                 remote: None,
@@ -496,7 +531,7 @@ impl Endpoint {
             counters: EpCounters::default(),
         });
         ep.iov_limits.set(&attr);
-        ep.refresh_recv_fast();
+        ep.refresh_fast();
         let h = handle::insert(ep.clone())?;
         let _ = ep.handle.set(h);
         if let Err(e) = ep.new_qp() {
@@ -630,26 +665,30 @@ impl Endpoint {
 
     pub fn set_state(&self, s: u32) {
         self.state.store(s, Ordering::Release);
-        self.refresh_recv_fast();
+        self.refresh_fast();
     }
 
     /// Moves from `from` to `to`; false if the EP was not in `from`.
     pub fn transition(&self, from: u32, to: u32) -> bool {
         let moved = self.state.compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire).is_ok();
         if moved {
-            self.refresh_recv_fast();
+            self.refresh_fast();
         }
         moved
     }
 
     /// Recomputes `recv_fast_limit` from the state, the SRQ, the watermarks and the receive IOV
-    /// limit. Every change of one of them calls it after the change; under the lock, the last
-    /// recomputation sees them all.
-    fn refresh_recv_fast(&self) {
-        let _serial = self.recv_fast_refresh.lock();
-        let fast = self.state() == DAT_EP_STATE_CONNECTED && self.srq.is_none() && !self.watermarks_armed();
+    /// limit, and `send_fast_limit` from the state and the request IOV limit. Every change of
+    /// one of them calls it after the change; under the lock, the last recomputation sees them
+    /// all.
+    fn refresh_fast(&self) {
+        let _serial = self.fast_refresh.lock();
+        let connected = self.state() == DAT_EP_STATE_CONNECTED;
+        let fast = connected && self.srq.is_none() && !self.watermarks_armed();
         let limit = if fast { self.iov_limits.recv.load(Ordering::Relaxed).saturating_add(1) } else { 0 };
         self.recv_fast_limit.store(limit, Ordering::Release);
+        let limit = if connected { self.iov_limits.request.load(Ordering::Relaxed).saturating_add(1) } else { 0 };
+        self.send_fast_limit.store(limit, Ordering::Release);
     }
 
     pub fn attr(&self) -> EpAttr {
@@ -661,7 +700,7 @@ impl Endpoint {
         *a = attr;
         self.iov_limits.set(&attr);
         drop(a);
-        self.refresh_recv_fast();
+        self.refresh_fast();
     }
 
     /// The queue pair; `DAT_INVALID_STATE_EP_NOTREADY` while the EP has no PZ.
@@ -721,7 +760,7 @@ impl Endpoint {
     #[inline(always)]
     pub fn post_request(&self, op: SendOp, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
         let max_iov = match op {
-            SendOp::Send => &self.iov_limits.request,
+            SendOp::Send => return self.post_send(sges, cookie, flags),
             SendOp::RdmaWrite { .. } => &self.iov_limits.rdma_write,
             SendOp::RdmaRead { .. } => &self.iov_limits.rdma_read,
             _ => return self.post_request_checked(op, sges, cookie, flags),
@@ -735,6 +774,42 @@ impl Endpoint {
             }
         }
         self.post_request_checked(op, sges, cookie, flags)
+    }
+
+    /// `dat_ep_post_send`: [`Self::post_request`] of a [`SendOp::Send`].
+    ///
+    /// Inlined into the face's post: a send on a connected EP whose every check passes goes
+    /// straight to the queue pair's [`QueuePair::post_message`] (`send_fast_limit` holds the
+    /// state and IOV checks, the flags are converted by table); any other call takes
+    /// [`Self::post_request_checked`]. Whether the IB counters count is asked before the post,
+    /// so the usual post keeps nothing of its own across the queue pair's call (counting posts
+    /// through [`Self::post_send_counted`]).
+    #[inline(always)]
+    pub fn post_send(&self, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
+        if flags & !FAST_POST_FLAGS == 0 && sges.len() < self.send_fast_limit.load(Ordering::Acquire) as usize {
+            if let Some(qp) = self.qp.get() {
+                if counters::counting() {
+                    return self.post_send_counted(qp, sges, cookie, flags);
+                }
+                return qp.post_message(cookie, sges, send_flags(flags));
+            }
+        }
+        self.post_send_checked(sges, cookie, flags)
+    }
+
+    /// [`Self::post_send`]'s fast path while the IB counters count: the post, then its count.
+    #[cold]
+    #[inline(never)]
+    fn post_send_counted(&self, qp: &dyn QueuePair, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
+        qp.post_message(cookie, sges, send_flags(flags))?;
+        self.counters.count_request(SendOp::Send, sges);
+        Ok(())
+    }
+
+    /// [`Self::post_request_checked`] of a send: its operation built here, out of the export.
+    #[inline(never)]
+    fn post_send_checked(&self, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
+        self.post_request_checked(SendOp::Send, sges, cookie, flags)
     }
 
     /// [`Self::post_request`] with every check, for the calls its fast path does not take.
@@ -916,7 +991,7 @@ impl Endpoint {
         let armed = |w: i32| if w == WATERMARK_INFINITE { WATERMARK_DISARMED } else { w as u32 };
         self.soft_watermark.store(armed(soft), Ordering::Relaxed);
         self.hard_watermark.store(armed(hard), Ordering::Relaxed);
-        self.refresh_recv_fast();
+        self.refresh_fast();
         self.check_watermarks();
         Ok(())
     }
@@ -954,7 +1029,7 @@ impl Endpoint {
             return;
         }
         if self.soft_watermark.compare_exchange(soft, WATERMARK_DISARMED, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
-            self.refresh_recv_fast();
+            self.refresh_fast();
             tracing::debug!(ep = ?self.handle(), soft, "EP above its soft high watermark");
             self.ia.post_async(crate::ia::WATERMARK_EVENT, self.handle(), DAT_SRQ_SOFT_HIGH_WATERMARK_EVENT);
         }
@@ -1116,7 +1191,7 @@ impl Endpoint {
             (c.private_data.as_ptr(), n)
         };
         let old = self.state.swap(new_state, Ordering::AcqRel);
-        self.refresh_recv_fast();
+        self.refresh_fast();
         tracing::debug!(ep = ?self.handle(), ?ev, old, new_state, "connection event");
         if let Some(evd) = self.binding.read().connect_evd.clone() {
             let data = EventData::Connection {
@@ -1317,6 +1392,69 @@ mod tests {
         drop(ep);
         free(h).expect("free EP");
         crate::ia::close(ia_h, true).expect("close IA");
+    }
+
+    /// `send_fast_limit` follows the state and the request IOV limit, each change's call
+    /// returning with the word recomputed, also while another thread changes the other input:
+    /// once both stop, the word is the one their last values give.
+    #[test]
+    fn the_send_fast_word_follows_state_and_attributes() {
+        let (ia_h, h, ep) = shm_ep("sendfast");
+        let word = |ep: &Endpoint| ep.send_fast_limit.load(Ordering::Acquire);
+        let with_iov = |n: i32| EpAttr { max_request_iov: n, ..ep.attr() };
+        let (a, b) = (with_iov(2), with_iov(3));
+        ep.set_attr(a);
+        assert_eq!(word(&ep), 0, "unconnected");
+        ep.set_state(DAT_EP_STATE_CONNECTED);
+        assert_eq!(word(&ep), 3, "connected, 2 segments");
+        ep.set_attr(b);
+        assert_eq!(word(&ep), 4, "connected, 3 segments");
+        ep.set_watermark(4, WATERMARK_INFINITE).unwrap();
+        assert_eq!(word(&ep), 4, "a receive watermark leaves sends fast");
+        ep.set_watermark(WATERMARK_INFINITE, WATERMARK_INFINITE).unwrap();
+        assert!(ep.transition(DAT_EP_STATE_CONNECTED, DAT_EP_STATE_DISCONNECT_PENDING));
+        assert_eq!(word(&ep), 0, "disconnecting");
+        ep.set_state(DAT_EP_STATE_DISCONNECTED);
+        assert_eq!(word(&ep), 0, "disconnected");
+        for round in 0..20 {
+            let states = {
+                let ep = ep.clone();
+                std::thread::spawn(move || {
+                    for i in 0..200 {
+                        ep.set_state(if i % 2 == 0 { DAT_EP_STATE_UNCONNECTED } else { DAT_EP_STATE_CONNECTED });
+                    }
+                })
+            };
+            let attrs = {
+                let ep = ep.clone();
+                std::thread::spawn(move || {
+                    for i in 0..200 {
+                        ep.set_attr(if i % 2 == 0 { b } else { a });
+                    }
+                })
+            };
+            states.join().unwrap();
+            attrs.join().unwrap();
+            assert_eq!(word(&ep), 3, "round {round}: connected with 2 segments at the end");
+        }
+        ep.set_state(DAT_EP_STATE_UNCONNECTED);
+        drop(ep);
+        free(h).expect("free EP");
+        crate::ia::close(ia_h, true).expect("close IA");
+    }
+
+    /// The send's flag table gives what the checked path's request carries for every
+    /// combination of completion flags.
+    #[test]
+    fn send_flags_by_table_are_the_requests() {
+        for f in 0..64u32 {
+            let flags = send_flags(f);
+            let signaled = f & (DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_UNSIGNALLED_FLAG) == 0;
+            assert_eq!(flags.signaled(), signaled, "{f:#x}");
+            assert_eq!(flags.solicited(), f & DAT_COMPLETION_SOLICITED_WAIT_FLAG != 0, "{f:#x}");
+            assert_eq!(flags.fence(), f & DAT_COMPLETION_BARRIER_FENCE_FLAG != 0, "{f:#x}");
+            assert_eq!(flags.0 & !(SendFlags::SIGNALED | SendFlags::SOLICITED | SendFlags::FENCE), 0);
+        }
     }
 
     /// `dat_ep_reset` frees the queue pairs it replaced when no other call holds the EP's

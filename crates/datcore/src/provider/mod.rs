@@ -428,6 +428,32 @@ pub struct SendWr<'a> {
     pub fence: bool,
 }
 
+/// A message send's flags ([`QueuePair::post_message`]), numbered as `ibv_send_flags` numbers
+/// them, so the verbs provider hands them to the device as they are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SendFlags(pub u32);
+
+impl SendFlags {
+    /// Wait for prior RDMA reads to finish before this one starts (`IBV_SEND_FENCE`).
+    pub const FENCE: u32 = 1;
+    /// Produce a completion on success (`IBV_SEND_SIGNALED`; errors always complete).
+    pub const SIGNALED: u32 = 2;
+    /// Solicited event at the receiver (`IBV_SEND_SOLICITED`).
+    pub const SOLICITED: u32 = 4;
+
+    pub fn signaled(self) -> bool {
+        self.0 & Self::SIGNALED != 0
+    }
+
+    pub fn solicited(self) -> bool {
+        self.0 & Self::SOLICITED != 0
+    }
+
+    pub fn fence(self) -> bool {
+        self.0 & Self::FENCE != 0
+    }
+}
+
 /// A memory-window bind (`ibv_bind_mw`).
 pub struct BindWr<'a> {
     pub wr_id: u64,
@@ -557,6 +583,20 @@ pub trait ConnectionRequest: Send + Sync {
 
 pub trait QueuePair: Send + Sync {
     fn post_send(&self, wr: &SendWr<'_>) -> DatResult<()>;
+    /// [`QueuePair::post_send`] of a [`SendOp::Send`] of `sges` (a message), without a
+    /// [`SendWr`] to build and read: the post every `dat_ep_post_send` makes. A provider may
+    /// take it directly (the verbs one does); this default builds the request.
+    #[inline]
+    fn post_message(&self, wr_id: u64, sges: &[Sge], flags: SendFlags) -> DatResult<()> {
+        self.post_send(&SendWr {
+            wr_id,
+            op: SendOp::Send,
+            sges,
+            signaled: flags.signaled(),
+            solicited: flags.solicited(),
+            fence: flags.fence(),
+        })
+    }
     fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()>;
     /// Binds a memory window; returns the new rkey.
     fn bind_mw(&self, wr: &BindWr<'_>) -> DatResult<u32>;

@@ -46,13 +46,13 @@ impl MrRanges {
     }
 }
 
-/// The MR range an inline payload was last found in, with the [`MrRanges`] generation then
-/// (0: nothing remembered).
+/// The MR range an inline payload was last found in (`span` bytes from `start`), with the
+/// [`MrRanges`] generation then (0: nothing remembered).
 #[derive(Clone, Copy, Default)]
 struct Remembered {
     lkey: u32,
     start: u64,
-    end: u64,
+    span: u64,
     generation: u64,
 }
 
@@ -78,19 +78,15 @@ impl InlineSends {
             return 0;
         }
         let generation = mrs.generation.load(Ordering::Acquire);
-        let covered = match sges {
-            [s] => self.last.covers(s, generation),
-            [] => return 0,
-            _ => sges.iter().all(|s| self.last.covers(s, generation)),
-        };
-        if covered {
-            return sys::IBV_SEND_INLINE;
+        match sges {
+            [s] if self.last.covers(s, generation) => sys::IBV_SEND_INLINE,
+            [] => 0,
+            _ => self.flag_looked_up(mrs, sges, generation),
         }
-        self.flag_looked_up(mrs, sges, generation)
     }
 
-    /// [`InlineSends::flag`] for SGEs not all in the range remembered: each one looked up in
-    /// `mrs` (of `generation`), the range last found remembered.
+    /// [`InlineSends::flag`] for several SGEs, or one not in the range remembered: each one not
+    /// in that range looked up in `mrs` (of `generation`), the range last found remembered.
     #[cold]
     #[inline(never)]
     fn flag_looked_up(&mut self, mrs: &MrRanges, sges: &[sys::ibv_sge], generation: u64) -> u32 {
@@ -101,7 +97,7 @@ impl InlineSends {
             let (start, end) = (s.addr, s.addr.saturating_add(s.length as u64));
             match mrs.get(s.lkey) {
                 Some((lo, hi)) if start >= lo && end <= hi => {
-                    self.last = Remembered { lkey: s.lkey, start: lo, end: hi, generation };
+                    self.last = Remembered { lkey: s.lkey, start: lo, span: hi - lo, generation };
                 }
                 _ => return 0,
             }
@@ -112,13 +108,15 @@ impl InlineSends {
 
 impl Remembered {
     /// Whether `s` lies in this range, remembered under MR `generation`.
+    ///
+    /// The offset from `start` is taken modulo 2^64 and the SGE's length added with a carry
+    /// check: an SGE below `start` wraps to an offset whose sum with the length either carries
+    /// or exceeds any span an MR below 2^64 has, so one add and one compare decide it.
     #[inline]
     fn covers(&self, s: &sys::ibv_sge, generation: u64) -> bool {
         self.generation == generation
             && s.lkey == self.lkey
-            && s.addr >= self.start
-            && s.addr <= self.end
-            && u64::from(s.length) <= self.end - s.addr
+            && matches!(s.addr.wrapping_sub(self.start).checked_add(u64::from(s.length)), Some(end) if end <= self.span)
     }
 }
 
@@ -151,5 +149,34 @@ mod tests {
         assert_eq!(flag(&[sge(0x2000, 8, 9)]), sys::IBV_SEND_INLINE);
         let mut none = InlineSends::new(0);
         assert_eq!(none.flag(&mrs, &[sge(0x2000, 8, 9)], 8), 0, "device without inline data");
+    }
+
+    /// The remembered range's check against a plain one (no wrapping arithmetic) at every
+    /// edge: its own ends, just outside them, and SGEs below its start whose offset wraps (with
+    /// lengths that carry and that do not).
+    #[test]
+    fn the_remembered_range_covers_exactly_its_bytes() {
+        let lengths = [0u32, 1, 2, 7, 8, 16, 0x100, u32::MAX];
+        for (start, span) in [(0x1000u64, 0x100u64), (0, 0x100), (u64::MAX - 0x1ff, 0x100), (1 << 63, 1 << 40)] {
+            let r = Remembered { lkey: 7, start, span, generation: 3 };
+            let end = start + span;
+            let mut addrs = vec![0, 1, u64::MAX, u64::MAX - 7];
+            for k in 0..24u64 {
+                addrs.extend([start.wrapping_add(k), start.wrapping_sub(k), end.wrapping_add(k), end.wrapping_sub(k)]);
+            }
+            for &addr in &addrs {
+                for &length in &lengths {
+                    let plain = addr >= start && u128::from(addr) + u128::from(length) <= u128::from(end);
+                    assert_eq!(
+                        r.covers(&sge(addr, length, 7), 3),
+                        plain,
+                        "{addr:#x}+{length:#x} in {start:#x}+{span:#x}"
+                    );
+                }
+            }
+            assert!(r.covers(&sge(start, 1, 7), 3));
+            assert!(!r.covers(&sge(start, 1, 8), 3), "other lkey");
+            assert!(!r.covers(&sge(start, 1, 7), 4), "other generation");
+        }
     }
 }

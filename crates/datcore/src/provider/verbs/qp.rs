@@ -10,8 +10,8 @@
 //! ```
 
 use super::super::{
-    AtomicOp, BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendOp, SendWr, Sge,
-    WcOpcode, WorkCompletion,
+    AtomicOp, BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendFlags, SendOp,
+    SendWr, Sge, WcOpcode, WorkCompletion,
 };
 use super::cm::{self, Owner};
 use super::cq::{self, VerbsCq};
@@ -477,12 +477,14 @@ struct SendQueue {
     /// ([`fill_send_wr`]) rather than clearing 128 bytes each time. A field of another opcode
     /// left from an earlier request is one the device does not read for this one.
     wr: sys::ibv_send_wr,
+    /// Where the device's post names a work request it refused.
+    bad: *mut sys::ibv_send_wr,
     /// Which sends go inline.
     inline: InlineSends,
 }
 
 // SAFETY: the work request's pointers are only set during a post, to memory the poster holds,
-// and only the device's post (called under the lock) reads them.
+// and only the device's post (called under the lock) reads them or writes `bad`.
 unsafe impl Send for SendQueue {}
 
 /// The receive queue's state (its counter is `Slots::recv_count`).
@@ -788,6 +790,7 @@ impl VerbsQp {
                 count: 0,
                 // SAFETY: plain old data, all zero: no opcode's field set, null pointers.
                 wr: unsafe { std::mem::zeroed() },
+                bad: std::ptr::null_mut(),
                 inline: InlineSends::new(max_inline),
             }),
             recv: SpinLock::new(recv),
@@ -1192,6 +1195,35 @@ fn recv_post_failed(r: i32) -> DatError {
     post_error("ibv_post_recv", r)
 }
 
+/// A send's post refused by the device (return value `r`); out of line, so the post's usual
+/// path does not build it.
+#[cold]
+#[inline(never)]
+fn send_post_failed(r: i32) -> DatError {
+    post_error("ibv_post_send", r)
+}
+
+// `SendFlags` are `ibv_send_flags`: [`VerbsQp::post_message`] hands them to the device as they are.
+const _: () = assert!(
+    SendFlags::FENCE == sys::IBV_SEND_FENCE
+        && SendFlags::SIGNALED == sys::IBV_SEND_SIGNALED
+        && SendFlags::SOLICITED == sys::IBV_SEND_SOLICITED
+);
+
+/// Makes `w` the verbs work request of a message send ([`QueuePair::post_message`]) for
+/// send-queue counter `c`: what [`fill_send_wr`] writes for a [`SendOp::Send`] (the inline
+/// flag aside), without a [`SendWr`] to decode.
+#[inline(always)]
+fn fill_message_wr(w: &mut sys::ibv_send_wr, c: u64, list: &[Sge], flags: SendFlags) {
+    w.wr_id = KIND_SEND | (c as u32 as u64);
+    // Only read by the device's post (see `fill_send_wr`).
+    w.sg_list = list.as_ptr().cast_mut();
+    w.num_sge = list.len() as i32;
+    w.imm_data = 0;
+    w.opcode = sys::IBV_WR_SEND;
+    w.send_flags = flags.0;
+}
+
 /// Makes `w` the verbs work request for send-queue counter `c`: `wr`'s operation on `sges`, at
 /// `offset` bytes past its remote address (a fragment of a split read), signaled if `wr` is and
 /// `signaled`. Writes the fields every request carries and those of `wr`'s opcode (see
@@ -1247,6 +1279,76 @@ fn fill_send_wr(w: &mut sys::ibv_send_wr, c: u64, sges: &[Sge], wr: &SendWr<'_>,
 }
 
 impl VerbsQp {
+    /// [`QueuePair::post_message`] of segments the device takes as they are (`total` bytes):
+    /// takes the send queue, or waits for it out of line.
+    #[inline(always)]
+    fn post_message_list(&self, wr_id: u64, list: &[Sge], total: u64, flags: SendFlags) -> DatResult<()> {
+        match self.send_queue.try_lock() {
+            Some(guard) => self.post_message_locked(guard, wr_id, list, total, flags),
+            None => self.post_message_contended(wr_id, list, total, flags),
+        }
+    }
+
+    /// [`Self::post_message_list`] when another thread holds the send queue: waits for it. Out
+    /// of line, so the usual path keeps nothing across the wait.
+    #[cold]
+    #[inline(never)]
+    fn post_message_contended(&self, wr_id: u64, list: &[Sge], total: u64, flags: SendFlags) -> DatResult<()> {
+        self.post_message_locked(self.send_queue.lock(), wr_id, list, total, flags)
+    }
+
+    /// [`Self::post_message_list`] holding the send queue: what [`QueuePair::post_send`] does for
+    /// a [`SendOp::Send`] (the slot ring's room, the request's fields, the inline check, the
+    /// slot), with nothing to decode.
+    #[inline(always)]
+    fn post_message_locked(
+        &self,
+        mut guard: SpinGuard<'_, SendQueue>,
+        wr_id: u64,
+        list: &[Sge],
+        total: u64,
+        flags: SendFlags,
+    ) -> DatResult<()> {
+        let sq = &mut *guard;
+        let c = sq.count;
+        if let Err(e) = self.slots.send_slot_free(c) {
+            drop(guard);
+            return Err(e);
+        }
+        // Everything but the inline flag first, so nothing else is live across the inline
+        // check's out-of-line lookup.
+        let slot = self.slots.send.at(c);
+        slot.wr_id.store(wr_id, Ordering::Relaxed);
+        slot.info.store(slot_info(OP_SEND, 0, total), Ordering::Release);
+        fill_message_wr(&mut sq.wr, c, list, flags);
+        sq.wr.send_flags |= sq.inline.flag(&self.pd.mrs, list, total);
+        // SAFETY: live QP; the work request is ours under the lock, and it and the SGE list live
+        // across the call.
+        let r = unsafe { (self.device_post_send)(self.qp, &mut sq.wr, &mut sq.bad) };
+        if r != 0 {
+            return Err(send_post_failed(r));
+        }
+        // Read again rather than kept across the device's call: it does not move while we hold
+        // the send queue.
+        sq.count += 1;
+        Ok(())
+    }
+
+    /// [`QueuePair::post_message`] of segments the device does not take as they are (an empty
+    /// one, or more than [`MAX_SGE`]): the general post, which leaves empty ones out.
+    #[cold]
+    #[inline(never)]
+    fn post_message_uncommon(&self, wr_id: u64, sges: &[Sge], flags: SendFlags) -> DatResult<()> {
+        self.post_send(&SendWr {
+            wr_id,
+            op: SendOp::Send,
+            sges,
+            signaled: flags.signaled(),
+            solicited: flags.solicited(),
+            fence: flags.fence(),
+        })
+    }
+
     /// An RDMA read into more SGEs than the device scatters (siw: 1): one read per chunk of
     /// SGEs, at consecutive remote addresses, unsignaled but the last. Reads complete in order
     /// (the responder answers them in order, also on siw, whose reads otherwise complete after
@@ -1317,6 +1419,19 @@ impl QueuePair for VerbsQp {
         }
         sq.count = c + 1;
         Ok(())
+    }
+
+    fn post_message(&self, wr_id: u64, sges: &[Sge], flags: SendFlags) -> DatResult<()> {
+        // The usual send: segments the device takes as they are (none empty, at most MAX_SGE).
+        let total = match sges {
+            [s] if s.length != 0 => u64::from(s.length),
+            _ if sges.len() <= MAX_SGE => match span_if_none_empty(sges) {
+                Some(total) => total,
+                None => return self.post_message_uncommon(wr_id, sges, flags),
+            },
+            _ => return self.post_message_uncommon(wr_id, sges, flags),
+        };
+        self.post_message_list(wr_id, sges, total, flags)
     }
 
     fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
@@ -1620,6 +1735,41 @@ mod tests {
         assert_eq!(fill_send_wr(&mut w, 7, &sges, &wr(read, true, true), 16, false), OP_READ);
         assert_eq!((w.opcode, w.send_flags), (sys::IBV_WR_RDMA_READ, sys::IBV_SEND_FENCE), "unsignaled, not solicited");
         assert_eq!(rdma(&w), (0x3010, 4), "a fragment's remote side is at its offset");
+    }
+
+    /// A message send's request ([`fill_message_wr`]) is the one [`fill_send_wr`] makes of the
+    /// same send, for every combination of flags, over a request another opcode left behind.
+    #[test]
+    fn a_message_sends_request_is_the_general_posts() {
+        let sges = [Sge { addr: 0x1000, length: 8, lkey: 7 }, Sge { addr: 0x2000, length: 4, lkey: 7 }];
+        let immed = SendOp::RdmaWriteImmed { remote_addr: 0x2000, rkey: 3, immed: 9 };
+        for bits in 0..8 {
+            let flags = SendFlags(bits);
+            let left_behind = || {
+                // SAFETY: plain old data, all zero (as `SendQueue::wr` starts).
+                let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
+                let earlier =
+                    SendWr { wr_id: 1, op: immed, sges: &sges[..1], signaled: true, solicited: true, fence: true };
+                fill_send_wr(&mut w, 4, &sges[..1], &earlier, 0, true);
+                w
+            };
+            let (mut general, mut message) = (left_behind(), left_behind());
+            let send = SendWr {
+                wr_id: 2,
+                op: SendOp::Send,
+                sges: &sges,
+                signaled: flags.signaled(),
+                solicited: flags.solicited(),
+                fence: flags.fence(),
+            };
+            assert_eq!(fill_send_wr(&mut general, u64::from(u32::MAX) + 5, &sges, &send, 0, true), OP_SEND);
+            fill_message_wr(&mut message, u64::from(u32::MAX) + 5, &sges, flags);
+            let fields = |w: &sys::ibv_send_wr| {
+                (w.wr_id, w.next, w.sg_list.cast_const(), w.num_sge, w.opcode, w.send_flags, w.imm_data)
+            };
+            assert_eq!(fields(&message), fields(&general), "flags {bits:#x}");
+            assert_eq!(message.send_flags, bits, "SendFlags are ibv_send_flags");
+        }
     }
 
     /// A request's slot is not reused while its completion is unread: posts are refused once
