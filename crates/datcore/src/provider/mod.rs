@@ -428,6 +428,21 @@ pub struct SendWr<'a> {
     pub fence: bool,
 }
 
+impl<'a> SendWr<'a> {
+    /// The request [`QueuePair::post_message`] stands for: a [`SendOp::Send`] of `sges`.
+    #[inline]
+    pub fn message(wr_id: u64, sges: &'a [Sge], flags: SendFlags) -> SendWr<'a> {
+        SendWr {
+            wr_id,
+            op: SendOp::Send,
+            sges,
+            signaled: flags.signaled(),
+            solicited: flags.solicited(),
+            fence: flags.fence(),
+        }
+    }
+}
+
 /// A message send's flags ([`QueuePair::post_message`]), numbered as `ibv_send_flags` numbers
 /// them, so the verbs provider hands them to the device as they are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -588,14 +603,7 @@ pub trait QueuePair: Send + Sync {
     /// take it directly (the verbs one does); this default builds the request.
     #[inline]
     fn post_message(&self, wr_id: u64, sges: &[Sge], flags: SendFlags) -> DatResult<()> {
-        self.post_send(&SendWr {
-            wr_id,
-            op: SendOp::Send,
-            sges,
-            signaled: flags.signaled(),
-            solicited: flags.solicited(),
-            fence: flags.fence(),
-        })
+        self.post_send(&SendWr::message(wr_id, sges, flags))
     }
     fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()>;
     /// Binds a memory window; returns the new rkey.

@@ -1339,14 +1339,7 @@ impl VerbsQp {
     #[cold]
     #[inline(never)]
     fn post_message_uncommon(&self, wr_id: u64, sges: &[Sge], flags: SendFlags) -> DatResult<()> {
-        self.post_send(&SendWr {
-            wr_id,
-            op: SendOp::Send,
-            sges,
-            signaled: flags.signaled(),
-            solicited: flags.solicited(),
-            fence: flags.fence(),
-        })
+        self.post_send(&SendWr::message(wr_id, sges, flags))
     }
 
     /// An RDMA read into more SGEs than the device scatters (siw: 1): one read per chunk of
