@@ -9,7 +9,7 @@ use datcore::codes::{
 };
 use datcore::endpoint::{self, Endpoint, EpAttr, EpCreate, EpModify, CONNECT_EVD, RECV_EVD, REQUEST_EVD};
 use datcore::handle;
-use datcore::provider::SendOp;
+use datcore::provider::Rdma;
 use datcore::{DatError, DatResult};
 
 pub fn ep_of(p: DAT_EP_HANDLE) -> DatResult<handle::Ref<Endpoint>> {
@@ -401,37 +401,14 @@ pub unsafe extern "C" fn dat_ep_disconnect(ep_handle: DAT_EP_HANDLE, close_flags
     })
 }
 
-/// Posts `op` on an EP already looked up (also the IB extension posts of the 2.0 face).
-/// Inlined into each export, so the op is a constant there and the endpoint's fast path
-/// ([`Endpoint::post_request`]) keeps only that op's checks.
-///
-/// # Safety
-/// `local_iov` points at `num_segments` readable triplets (or is checked NULL).
-#[inline(always)]
-pub(crate) unsafe fn post_on(
-    ep: &Endpoint,
-    num_segments: DAT_COUNT,
-    local_iov: *mut DAT_LMR_TRIPLET,
-    cookie: DAT_DTO_COOKIE,
-    op: SendOp,
-    flags: DAT_COMPLETION_FLAGS,
-) -> DatResult<()> {
-    // SAFETY: the consumer passes `num_segments` readable triplets.
-    let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
-    // SAFETY: the cookie union is 8 bytes of plain data.
-    let cookie = unsafe { cookie.as_64 };
-    with_sges(
-        iov,
-        #[inline(always)]
-        |sges| ep.post_request(op, sges, cookie, flags),
-    )
-}
-
 /// An RDMA read or write: the EP is looked up once, then the remote triplet (ARG5), then the
-/// local IOV.
+/// local IOV. Inlined into each export, so `read` is a constant there; as `dat_ep_post_send`,
+/// one compare tells an EP handle of ours, and any other value may be a third party's.
 ///
 /// # Safety
-/// As [`post_on`]; `remote_iov` is a readable triplet or checked NULL.
+/// `local_iov` points at `num_segments` readable triplets, `remote_iov` at a readable triplet
+/// (either checked NULL).
+#[inline(always)]
 unsafe fn post_rdma(
     ep_handle: DAT_EP_HANDLE,
     num_segments: DAT_COUNT,
@@ -441,12 +418,57 @@ unsafe fn post_rdma(
     flags: DAT_COMPLETION_FLAGS,
     read: bool,
 ) -> DatResult<()> {
+    if !h(ep_handle).claims::<Endpoint>() {
+        // SAFETY: the consumer's arguments, passed on unchanged.
+        return unsafe { post_rdma_not_ours(ep_handle, num_segments, local_iov, cookie, remote_iov, flags, read) };
+    }
     let ep = ep_of(ep_handle)?;
     // SAFETY: remote triplet from the consumer.
     let (remote_addr, rkey) = unsafe { remote(remote_iov)? };
-    let op = if read { SendOp::RdmaRead { remote_addr, rkey } } else { SendOp::RdmaWrite { remote_addr, rkey } };
-    // SAFETY: the caller's contract.
-    unsafe { post_on(&ep, num_segments, local_iov, cookie, op, flags) }
+    // SAFETY: the consumer passes `num_segments` readable triplets.
+    let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
+    // SAFETY: the cookie union is 8 bytes of plain data.
+    let cookie = unsafe { cookie.as_64 };
+    with_sges(
+        iov,
+        #[inline(always)]
+        |sges| ep.post_rdma(sges, cookie, flags, Rdma { remote_addr, rkey, read }),
+    )
+}
+
+/// [`post_rdma`] of a value that is not an EP handle of ours: a third-party provider's EP gets
+/// its own RDMA read or write; anything else is `DAT_INVALID_HANDLE|EP`.
+///
+/// # Safety
+/// As [`post_rdma`].
+#[cold]
+#[inline(never)]
+unsafe fn post_rdma_not_ours(
+    ep_handle: DAT_EP_HANDLE,
+    num_segments: DAT_COUNT,
+    local_iov: *mut DAT_LMR_TRIPLET,
+    cookie: DAT_DTO_COOKIE,
+    remote_iov: *const DAT_RMR_TRIPLET,
+    flags: DAT_COMPLETION_FLAGS,
+    read: bool,
+) -> DatResult<()> {
+    let r = if read {
+        crate::foreign_call!(
+            ep_handle,
+            ep_post_rdma_read_func,
+            (ep_handle, num_segments, local_iov, cookie, remote_iov, flags)
+        )
+    } else {
+        crate::foreign_call!(
+            ep_handle,
+            ep_post_rdma_write_func,
+            (ep_handle, num_segments, local_iov, cookie, remote_iov, flags)
+        )
+    };
+    match r {
+        Some(r) => crate::registry::ret(r),
+        None => Err(DatError::invalid_handle(DAT_INVALID_HANDLE_EP)),
+    }
 }
 
 /// The remote side of an RDMA operation: target address and rmr_context.
@@ -583,13 +605,6 @@ pub unsafe extern "C" fn dat_ep_post_rdma_read(
     completion_flags: DAT_COMPLETION_FLAGS,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_post_rdma_read", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(
-            ep_handle,
-            ep_post_rdma_read_func,
-            (ep_handle, num_segments, local_iov, user_cookie, remote_iov, completion_flags)
-        ) {
-            return crate::registry::ret(r);
-        }
         // SAFETY: arguments straight from the consumer, validated inside.
         unsafe { post_rdma(ep_handle, num_segments, local_iov, user_cookie, remote_iov, completion_flags, true) }
     })
@@ -606,13 +621,6 @@ pub unsafe extern "C" fn dat_ep_post_rdma_write(
     completion_flags: DAT_COMPLETION_FLAGS,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_post_rdma_write", || -> DatResult<()> {
-        if let Some(r) = crate::foreign_call!(
-            ep_handle,
-            ep_post_rdma_write_func,
-            (ep_handle, num_segments, local_iov, user_cookie, remote_iov, completion_flags)
-        ) {
-            return crate::registry::ret(r);
-        }
         // SAFETY: arguments straight from the consumer, validated inside.
         unsafe { post_rdma(ep_handle, num_segments, local_iov, user_cookie, remote_iov, completion_flags, false) }
     })

@@ -238,9 +238,10 @@ unsafe fn post(
     let (remote_addr, rkey) =
         // SAFETY: the caller's contract.
         if segments == 0 && remote.is_null() { (0, 0) } else { unsafe { crate::ep::remote(remote)? } };
-    let cookie = DAT_DTO_COOKIE { as_64: cookie };
     // SAFETY: the caller's contract.
-    unsafe { crate::ep::post_on(&ep, segments, local as *mut _, cookie, op(remote_addr, rkey), flags) }
+    let iov = unsafe { crate::ffi::slice(local, segments as i64, 3, 2)? };
+    let op = op(remote_addr, rkey);
+    crate::convert::with_sges(iov, |sges| ep.post_request(op, sges, cookie, flags))
 }
 
 /// `dat_ib_post_send_ud`: one datagram of `segments` local triplets to the address handle

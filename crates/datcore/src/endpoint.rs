@@ -19,7 +19,7 @@ use crate::event::{Event, EventData};
 use crate::handle::{self, Handle};
 use crate::ia::InterfaceAdapter;
 use crate::provider::{
-    ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendFlags, SendOp, SendWr, Sge,
+    ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, Rdma, SendFlags, SendOp, SendWr, Sge,
     UdExchange, UdPeer, WcOpcode, ATOMIC_LEN,
 };
 use crate::pz::ProtectionZone;
@@ -280,6 +280,9 @@ pub struct Endpoint {
     /// EP is connected, else 0 (every send then takes the checked path). Recomputed with
     /// `recv_fast_limit`.
     send_fast_limit: AtomicU32,
+    /// What an RDMA write's (index 0) and an RDMA read's (index 1) fast paths check, as
+    /// `send_fast_limit` does with their own IOV limits. Recomputed with `recv_fast_limit`.
+    rdma_fast_limits: [AtomicU32; 2],
     /// Serialises the recomputations of the fast words, so the last one sees every change.
     fast_refresh: Mutex<()>,
     /// A UD endpoint's live address handles (freed with the EP); None once the EP is freed (an
@@ -514,6 +517,7 @@ impl Endpoint {
             broken_by_watermark: AtomicBool::new(false),
             recv_fast_limit: AtomicU32::new(0),
             send_fast_limit: AtomicU32::new(0),
+            rdma_fast_limits: Default::default(),
             fast_refresh: Mutex::new(()),
             state: AtomicU32::new(state),
             conn: Mutex::new(Connection {
@@ -678,17 +682,25 @@ impl Endpoint {
     }
 
     /// Recomputes `recv_fast_limit` from the state, the SRQ, the watermarks and the receive IOV
-    /// limit, and `send_fast_limit` from the state and the request IOV limit. Every change of
-    /// one of them calls it after the change; under the lock, the last recomputation sees them
-    /// all.
+    /// limit, and `send_fast_limit` and `rdma_fast_limits` from the state and the request,
+    /// RDMA write and RDMA read IOV limits. Every change of one of them calls it after the
+    /// change; under the lock, the last recomputation sees them all.
     fn refresh_fast(&self) {
         let _serial = self.fast_refresh.lock();
         let connected = self.state() == DAT_EP_STATE_CONNECTED;
         let fast = connected && self.srq.is_none() && !self.watermarks_armed();
-        let limit = if fast { self.iov_limits.recv.load(Ordering::Relaxed).saturating_add(1) } else { 0 };
-        self.recv_fast_limit.store(limit, Ordering::Release);
-        let limit = if connected { self.iov_limits.request.load(Ordering::Relaxed).saturating_add(1) } else { 0 };
-        self.send_fast_limit.store(limit, Ordering::Release);
+        let word = |fast: bool, iov_limit: &AtomicU32| {
+            if fast {
+                iov_limit.load(Ordering::Relaxed).saturating_add(1)
+            } else {
+                0
+            }
+        };
+        self.recv_fast_limit.store(word(fast, &self.iov_limits.recv), Ordering::Release);
+        self.send_fast_limit.store(word(connected, &self.iov_limits.request), Ordering::Release);
+        let [write, read] = &self.rdma_fast_limits;
+        write.store(word(connected, &self.iov_limits.rdma_write), Ordering::Release);
+        read.store(word(connected, &self.iov_limits.rdma_read), Ordering::Release);
     }
 
     pub fn attr(&self) -> EpAttr {
@@ -753,27 +765,21 @@ impl Endpoint {
     /// ([`DeviceAttr::extensions`](crate::provider::DeviceAttr::extensions)); an atomic's local
     /// buffer is one segment of at least 8 bytes (its first 8 receive the old value).
     ///
-    /// Inlined into the face's posts: a send, RDMA write or read on a connected EP whose every
-    /// check passes goes straight to the queue pair; any other call (an error to report, an
-    /// extension op, another state, the unsignalled flag) takes [`Self::post_request_checked`],
-    /// which checks everything in the spec's order.
+    /// Inlined into the face's posts: a send, RDMA write or read goes to [`Self::post_send`] or
+    /// [`Self::post_rdma`]; any other call (an extension op) takes
+    /// [`Self::post_request_checked`], which checks everything in the spec's order.
     #[inline(always)]
     pub fn post_request(&self, op: SendOp, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
-        let max_iov = match op {
-            SendOp::Send => return self.post_send(sges, cookie, flags),
-            SendOp::RdmaWrite { .. } => &self.iov_limits.rdma_write,
-            SendOp::RdmaRead { .. } => &self.iov_limits.rdma_read,
-            _ => return self.post_request_checked(op, sges, cookie, flags),
-        };
-        if flags & !FAST_POST_FLAGS == 0
-            && self.state() == DAT_EP_STATE_CONNECTED
-            && sges.len() <= max_iov.load(Ordering::Relaxed) as usize
-        {
-            if let Some(qp) = self.qp.get() {
-                return self.post_request_on(qp, op, sges, cookie, flags);
+        match op {
+            SendOp::Send => self.post_send(sges, cookie, flags),
+            SendOp::RdmaWrite { remote_addr, rkey } => {
+                self.post_rdma(sges, cookie, flags, Rdma { remote_addr, rkey, read: false })
             }
+            SendOp::RdmaRead { remote_addr, rkey } => {
+                self.post_rdma(sges, cookie, flags, Rdma { remote_addr, rkey, read: true })
+            }
+            _ => self.post_request_checked(op, sges, cookie, flags),
         }
-        self.post_request_checked(op, sges, cookie, flags)
     }
 
     /// `dat_ep_post_send`: [`Self::post_request`] of a [`SendOp::Send`].
@@ -783,13 +789,13 @@ impl Endpoint {
     /// state and IOV checks, the flags are converted by table); any other call takes
     /// [`Self::post_request_checked`]. Whether the IB counters count is asked before the post,
     /// so the usual post keeps nothing of its own across the queue pair's call (counting posts
-    /// through [`Self::post_send_counted`]).
+    /// through [`Self::post_counted`]).
     #[inline(always)]
     pub fn post_send(&self, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
         if flags & !FAST_POST_FLAGS == 0 && sges.len() < self.send_fast_limit.load(Ordering::Acquire) as usize {
             if let Some(qp) = self.qp.get() {
                 if counters::counting() {
-                    return self.post_send_counted(qp, sges, cookie, flags);
+                    return self.post_counted(qp, SendOp::Send, sges, cookie, flags);
                 }
                 return qp.post_message(cookie, sges, send_flags(flags));
             }
@@ -797,19 +803,41 @@ impl Endpoint {
         self.post_send_checked(sges, cookie, flags)
     }
 
-    /// [`Self::post_send`]'s fast path while the IB counters count: the post, then its count.
+    /// `dat_ep_post_rdma_write` and `dat_ep_post_rdma_read`: [`Self::post_request`] of `rdma`'s
+    /// [`SendOp`], as [`Self::post_send`] is of a send: on a connected EP whose every check
+    /// passes (`rdma_fast_limits`), straight to the queue pair's [`QueuePair::post_rdma`].
+    #[inline(always)]
+    pub fn post_rdma(&self, sges: &[Sge], cookie: u64, flags: u32, rdma: Rdma) -> DatResult<()> {
+        let fast_limit = &self.rdma_fast_limits[usize::from(rdma.read)];
+        if flags & !FAST_POST_FLAGS == 0 && sges.len() < fast_limit.load(Ordering::Acquire) as usize {
+            if let Some(qp) = self.qp.get() {
+                if counters::counting() {
+                    return self.post_counted(qp, rdma.op(), sges, cookie, flags);
+                }
+                return qp.post_rdma(cookie, sges, rdma, send_flags(flags));
+            }
+        }
+        self.post_rdma_checked(sges, cookie, flags, rdma)
+    }
+
+    /// A fast path's post while the IB counters count: the general post and its count.
     #[cold]
     #[inline(never)]
-    fn post_send_counted(&self, qp: &dyn QueuePair, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
-        qp.post_message(cookie, sges, send_flags(flags))?;
-        self.counters.count_request(SendOp::Send, sges);
-        Ok(())
+    fn post_counted(&self, qp: &dyn QueuePair, op: SendOp, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
+        self.post_request_on(qp, op, sges, cookie, flags)
     }
 
     /// [`Self::post_request_checked`] of a send: its operation built here, out of the export.
     #[inline(never)]
     fn post_send_checked(&self, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
         self.post_request_checked(SendOp::Send, sges, cookie, flags)
+    }
+
+    /// [`Self::post_request_checked`] of an RDMA write or read: its operation built here, out
+    /// of the export.
+    #[inline(never)]
+    fn post_rdma_checked(&self, sges: &[Sge], cookie: u64, flags: u32, rdma: Rdma) -> DatResult<()> {
+        self.post_request_checked(rdma.op(), sges, cookie, flags)
     }
 
     /// [`Self::post_request`] with every check, for the calls its fast path does not take.
@@ -1394,28 +1422,37 @@ mod tests {
         crate::ia::close(ia_h, true).expect("close IA");
     }
 
-    /// `send_fast_limit` follows the state and the request IOV limit, each change's call
-    /// returning with the word recomputed, also while another thread changes the other input:
-    /// once both stop, the word is the one their last values give.
+    /// `send_fast_limit` and `rdma_fast_limits` follow the state and the request, RDMA write
+    /// and RDMA read IOV limits (an RDMA limit is never below the request one), each change's
+    /// call returning with the words recomputed, also while another thread changes the other
+    /// input: once both stop, the words are the ones their last values give.
     #[test]
-    fn the_send_fast_word_follows_state_and_attributes() {
+    fn the_send_and_rdma_fast_words_follow_state_and_attributes() {
         let (ia_h, h, ep) = shm_ep("sendfast");
-        let word = |ep: &Endpoint| ep.send_fast_limit.load(Ordering::Acquire);
-        let with_iov = |n: i32| EpAttr { max_request_iov: n, ..ep.attr() };
-        let (a, b) = (with_iov(2), with_iov(3));
+        let word = |ep: &Endpoint| {
+            let [write, read] = &ep.rdma_fast_limits;
+            [&ep.send_fast_limit, write, read].map(|w| w.load(Ordering::Acquire))
+        };
+        let with_iov = |request: i32, write: i32, read: i32| EpAttr {
+            max_request_iov: request,
+            max_rdma_write_iov: write,
+            max_rdma_read_iov: read,
+            ..ep.attr()
+        };
+        let (a, b) = (with_iov(2, 4, 1), with_iov(3, 1, 6));
         ep.set_attr(a);
-        assert_eq!(word(&ep), 0, "unconnected");
+        assert_eq!(word(&ep), [0; 3], "unconnected");
         ep.set_state(DAT_EP_STATE_CONNECTED);
-        assert_eq!(word(&ep), 3, "connected, 2 segments");
+        assert_eq!(word(&ep), [3, 5, 3], "connected, a's segments");
         ep.set_attr(b);
-        assert_eq!(word(&ep), 4, "connected, 3 segments");
+        assert_eq!(word(&ep), [4, 4, 7], "connected, b's segments");
         ep.set_watermark(4, WATERMARK_INFINITE).unwrap();
-        assert_eq!(word(&ep), 4, "a receive watermark leaves sends fast");
+        assert_eq!(word(&ep), [4, 4, 7], "a receive watermark leaves sends and RDMA fast");
         ep.set_watermark(WATERMARK_INFINITE, WATERMARK_INFINITE).unwrap();
         assert!(ep.transition(DAT_EP_STATE_CONNECTED, DAT_EP_STATE_DISCONNECT_PENDING));
-        assert_eq!(word(&ep), 0, "disconnecting");
+        assert_eq!(word(&ep), [0; 3], "disconnecting");
         ep.set_state(DAT_EP_STATE_DISCONNECTED);
-        assert_eq!(word(&ep), 0, "disconnected");
+        assert_eq!(word(&ep), [0; 3], "disconnected");
         for round in 0..20 {
             let states = {
                 let ep = ep.clone();
@@ -1435,7 +1472,7 @@ mod tests {
             };
             states.join().unwrap();
             attrs.join().unwrap();
-            assert_eq!(word(&ep), 3, "round {round}: connected with 2 segments at the end");
+            assert_eq!(word(&ep), [3, 5, 3], "round {round}: connected with a's segments at the end");
         }
         ep.set_state(DAT_EP_STATE_UNCONNECTED);
         drop(ep);

@@ -443,7 +443,38 @@ impl<'a> SendWr<'a> {
     }
 }
 
-/// A message send's flags ([`QueuePair::post_message`]), numbered as `ibv_send_flags` numbers
+impl<'a> SendWr<'a> {
+    /// The request [`QueuePair::post_rdma`] stands for: `rdma`'s write or read of `sges`.
+    #[inline]
+    pub fn rdma(wr_id: u64, sges: &'a [Sge], rdma: Rdma, flags: SendFlags) -> SendWr<'a> {
+        SendWr { op: rdma.op(), solicited: false, ..SendWr::message(wr_id, sges, flags) }
+    }
+}
+
+/// An RDMA write or read ([`QueuePair::post_rdma`]): the remote buffer's address and rkey,
+/// and which way the data moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rdma {
+    pub remote_addr: u64,
+    pub rkey: u32,
+    /// A read (the remote buffer into the local segments), else a write.
+    pub read: bool,
+}
+
+impl Rdma {
+    /// The [`SendOp`] of this write or read.
+    #[inline]
+    pub fn op(self) -> SendOp {
+        let Rdma { remote_addr, rkey, read } = self;
+        if read {
+            SendOp::RdmaRead { remote_addr, rkey }
+        } else {
+            SendOp::RdmaWrite { remote_addr, rkey }
+        }
+    }
+}
+
+/// A message send's flags ([`QueuePair::post_message`], [`QueuePair::post_rdma`]), numbered as `ibv_send_flags` numbers
 /// them, so the verbs provider hands them to the device as they are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SendFlags(pub u32);
@@ -604,6 +635,14 @@ pub trait QueuePair: Send + Sync {
     #[inline]
     fn post_message(&self, wr_id: u64, sges: &[Sge], flags: SendFlags) -> DatResult<()> {
         self.post_send(&SendWr::message(wr_id, sges, flags))
+    }
+    /// [`QueuePair::post_send`] of an RDMA write or read of `sges` (`flags`' solicited bit is
+    /// ignored, as for any RDMA operation), without a [`SendWr`] to build and read: the post
+    /// every `dat_ep_post_rdma_write` and `dat_ep_post_rdma_read` makes. As
+    /// [`QueuePair::post_message`], this default builds the request.
+    #[inline]
+    fn post_rdma(&self, wr_id: u64, sges: &[Sge], rdma: Rdma, flags: SendFlags) -> DatResult<()> {
+        self.post_send(&SendWr::rdma(wr_id, sges, rdma, flags))
     }
     fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()>;
     /// Binds a memory window; returns the new rkey.

@@ -10,8 +10,8 @@
 //! ```
 
 use super::super::{
-    AtomicOp, BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendFlags, SendOp,
-    SendWr, Sge, WcOpcode, WorkCompletion,
+    AtomicOp, BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, Rdma, SendFlags,
+    SendOp, SendWr, Sge, WcOpcode, WorkCompletion,
 };
 use super::cm::{self, Owner};
 use super::cq::{self, VerbsCq};
@@ -1203,25 +1203,70 @@ fn send_post_failed(r: i32) -> DatError {
     post_error("ibv_post_send", r)
 }
 
-// `SendFlags` are `ibv_send_flags`: [`VerbsQp::post_message`] hands them to the device as they are.
+// `SendFlags` are `ibv_send_flags`: the direct posts (`fill_direct_wr`) hand them to the device as they are.
 const _: () = assert!(
     SendFlags::FENCE == sys::IBV_SEND_FENCE
         && SendFlags::SIGNALED == sys::IBV_SEND_SIGNALED
         && SendFlags::SOLICITED == sys::IBV_SEND_SOLICITED
 );
 
-/// Makes `w` the verbs work request of a message send ([`QueuePair::post_message`]) for
-/// send-queue counter `c`: what [`fill_send_wr`] writes for a [`SendOp::Send`] (the inline
-/// flag aside), without a [`SendWr`] to decode.
+/// The operation of a direct post ([`QueuePair::post_message`], [`QueuePair::post_rdma`]): a
+/// send, or an RDMA write or read, with nothing else to decode.
+#[derive(Clone, Copy)]
+enum Direct {
+    Send,
+    Rdma(Rdma),
+}
+
+impl Direct {
+    /// The request it stands for, for the general post.
+    fn send_wr<'a>(self, wr_id: u64, sges: &'a [Sge], flags: SendFlags) -> SendWr<'a> {
+        match self {
+            Direct::Send => SendWr::message(wr_id, sges, flags),
+            Direct::Rdma(rdma) => SendWr::rdma(wr_id, sges, rdma, flags),
+        }
+    }
+}
+
+/// The segments of a direct post that the device takes as they are (none empty, at most
+/// [`MAX_SGE`]), with the bytes they span; None for any other list.
 #[inline(always)]
-fn fill_message_wr(w: &mut sys::ibv_send_wr, c: u64, list: &[Sge], flags: SendFlags) {
+fn direct_total(sges: &[Sge]) -> Option<u64> {
+    match sges {
+        [s] if s.length != 0 => Some(u64::from(s.length)),
+        _ if sges.len() <= MAX_SGE => span_if_none_empty(sges),
+        _ => None,
+    }
+}
+
+/// Makes `w` the verbs work request of a direct post for send-queue counter `c`: what
+/// [`fill_send_wr`] writes for the same [`SendOp`] (the inline flag aside), without a
+/// [`SendWr`] to decode. Returns the slot ring's `OP_*` of it.
+#[inline(always)]
+fn fill_direct_wr(w: &mut sys::ibv_send_wr, c: u64, list: &[Sge], flags: SendFlags, op: Direct) -> u64 {
     w.wr_id = KIND_SEND | (c as u32 as u64);
     // Only read by the device's post (see `fill_send_wr`).
     w.sg_list = list.as_ptr().cast_mut();
     w.num_sge = list.len() as i32;
     w.imm_data = 0;
-    w.opcode = sys::IBV_WR_SEND;
-    w.send_flags = flags.0;
+    match op {
+        Direct::Send => {
+            w.opcode = sys::IBV_WR_SEND;
+            w.send_flags = flags.0;
+            OP_SEND
+        }
+        Direct::Rdma(Rdma { remote_addr, rkey, read }) => {
+            w.wr.rdma = sys::ibv_rdma_wr { remote_addr, rkey };
+            w.send_flags = flags.0 & !SendFlags::SOLICITED;
+            if read {
+                w.opcode = sys::IBV_WR_RDMA_READ;
+                OP_READ
+            } else {
+                w.opcode = sys::IBV_WR_RDMA_WRITE;
+                OP_WRITE
+            }
+        }
+    }
 }
 
 /// Makes `w` the verbs work request for send-queue counter `c`: `wr`'s operation on `sges`, at
@@ -1279,35 +1324,36 @@ fn fill_send_wr(w: &mut sys::ibv_send_wr, c: u64, sges: &[Sge], wr: &SendWr<'_>,
 }
 
 impl VerbsQp {
-    /// [`QueuePair::post_message`] of segments the device takes as they are (`total` bytes):
-    /// takes the send queue, or waits for it out of line.
+    /// A direct post ([`Direct`]): segments the device takes as they are (a read's within what
+    /// it scatters) posted holding the send queue; any other list, or the send queue held by
+    /// another thread, takes the general post (`uncommon`: the same request, which that post
+    /// waits for the queue and decodes). Inlined into each direct post, so `op` is known there.
     #[inline(always)]
-    fn post_message_list(&self, wr_id: u64, list: &[Sge], total: u64, flags: SendFlags) -> DatResult<()> {
-        match self.send_queue.try_lock() {
-            Some(guard) => self.post_message_locked(guard, wr_id, list, total, flags),
-            None => self.post_message_contended(wr_id, list, total, flags),
+    fn post_direct(&self, wr_id: u64, sges: &[Sge], flags: SendFlags, op: Direct, uncommon: Direct) -> DatResult<()> {
+        let scatters = match op {
+            Direct::Rdma(Rdma { read: true, .. }) => sges.len() <= self.dev.max_sge_rd,
+            _ => true,
+        };
+        if let (Some(total), true) = (direct_total(sges), scatters) {
+            if let Some(guard) = self.send_queue.try_lock() {
+                return self.post_direct_locked(guard, wr_id, sges, total, flags, op);
+            }
         }
+        self.post_direct_uncommon(wr_id, sges, flags, uncommon)
     }
 
-    /// [`Self::post_message_list`] when another thread holds the send queue: waits for it. Out
-    /// of line, so the usual path keeps nothing across the wait.
-    #[cold]
-    #[inline(never)]
-    fn post_message_contended(&self, wr_id: u64, list: &[Sge], total: u64, flags: SendFlags) -> DatResult<()> {
-        self.post_message_locked(self.send_queue.lock(), wr_id, list, total, flags)
-    }
-
-    /// [`Self::post_message_list`] holding the send queue: what [`QueuePair::post_send`] does for
-    /// a [`SendOp::Send`] (the slot ring's room, the request's fields, the inline check, the
+    /// [`Self::post_direct`] holding the send queue: what [`QueuePair::post_send`] does for
+    /// the same [`SendOp`] (the slot ring's room, the request's fields, the inline check, the
     /// slot), with nothing to decode.
     #[inline(always)]
-    fn post_message_locked(
+    fn post_direct_locked(
         &self,
         mut guard: SpinGuard<'_, SendQueue>,
         wr_id: u64,
         list: &[Sge],
         total: u64,
         flags: SendFlags,
+        op: Direct,
     ) -> DatResult<()> {
         let sq = &mut *guard;
         let c = sq.count;
@@ -1317,11 +1363,13 @@ impl VerbsQp {
         }
         // Everything but the inline flag first, so nothing else is live across the inline
         // check's out-of-line lookup.
+        let slot_op = fill_direct_wr(&mut sq.wr, c, list, flags, op);
         let slot = self.slots.send.at(c);
         slot.wr_id.store(wr_id, Ordering::Relaxed);
-        slot.info.store(slot_info(OP_SEND, 0, total), Ordering::Release);
-        fill_message_wr(&mut sq.wr, c, list, flags);
-        sq.wr.send_flags |= sq.inline.flag(&self.pd.mrs, list, total);
+        slot.info.store(slot_info(slot_op, 0, total), Ordering::Release);
+        if slot_op <= OP_LAST_INLINE {
+            sq.wr.send_flags |= sq.inline.flag(&self.pd.mrs, list, total);
+        }
         // SAFETY: live QP; the work request is ours under the lock, and it and the SGE list live
         // across the call.
         let r = unsafe { (self.device_post_send)(self.qp, &mut sq.wr, &mut sq.bad) };
@@ -1334,12 +1382,13 @@ impl VerbsQp {
         Ok(())
     }
 
-    /// [`QueuePair::post_message`] of segments the device does not take as they are (an empty
-    /// one, or more than [`MAX_SGE`]): the general post, which leaves empty ones out.
+    /// A direct post [`Self::post_direct`] does not make: the general post, which waits for the
+    /// send queue, leaves empty segments out and splits a read into more than the device
+    /// scatters.
     #[cold]
     #[inline(never)]
-    fn post_message_uncommon(&self, wr_id: u64, sges: &[Sge], flags: SendFlags) -> DatResult<()> {
-        self.post_send(&SendWr::message(wr_id, sges, flags))
+    fn post_direct_uncommon(&self, wr_id: u64, sges: &[Sge], flags: SendFlags, op: Direct) -> DatResult<()> {
+        self.post_send(&op.send_wr(wr_id, sges, flags))
     }
 
     /// An RDMA read into more SGEs than the device scatters (siw: 1): one read per chunk of
@@ -1415,16 +1464,30 @@ impl QueuePair for VerbsQp {
     }
 
     fn post_message(&self, wr_id: u64, sges: &[Sge], flags: SendFlags) -> DatResult<()> {
-        // The usual send: segments the device takes as they are (none empty, at most MAX_SGE).
-        let total = match sges {
-            [s] if s.length != 0 => u64::from(s.length),
-            _ if sges.len() <= MAX_SGE => match span_if_none_empty(sges) {
-                Some(total) => total,
-                None => return self.post_message_uncommon(wr_id, sges, flags),
-            },
-            _ => return self.post_message_uncommon(wr_id, sges, flags),
-        };
-        self.post_message_list(wr_id, sges, total, flags)
+        self.post_direct(wr_id, sges, flags, Direct::Send, Direct::Send)
+    }
+
+    fn post_rdma(&self, wr_id: u64, sges: &[Sge], rdma: Rdma, flags: SendFlags) -> DatResult<()> {
+        // One way or the other, so each way's post knows its operation; the general post gets
+        // `rdma` as it came.
+        let Rdma { remote_addr, rkey, read } = rdma;
+        if read {
+            self.post_direct(
+                wr_id,
+                sges,
+                flags,
+                Direct::Rdma(Rdma { remote_addr, rkey, read: true }),
+                Direct::Rdma(rdma),
+            )
+        } else {
+            self.post_direct(
+                wr_id,
+                sges,
+                flags,
+                Direct::Rdma(Rdma { remote_addr, rkey, read: false }),
+                Direct::Rdma(rdma),
+            )
+        }
     }
 
     fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
@@ -1730,38 +1793,47 @@ mod tests {
         assert_eq!(rdma(&w), (0x3010, 4), "a fragment's remote side is at its offset");
     }
 
-    /// A message send's request ([`fill_message_wr`]) is the one [`fill_send_wr`] makes of the
-    /// same send, for every combination of flags, over a request another opcode left behind.
+    /// A direct post's request ([`fill_direct_wr`]: a send, an RDMA write, an RDMA read) is the
+    /// one [`fill_send_wr`] makes of the same request ([`Direct::send_wr`]), with the same slot
+    /// operation, for every combination of flags, over a request another opcode left behind.
     #[test]
-    fn a_message_sends_request_is_the_general_posts() {
+    fn a_direct_posts_request_is_the_general_posts() {
         let sges = [Sge { addr: 0x1000, length: 8, lkey: 7 }, Sge { addr: 0x2000, length: 4, lkey: 7 }];
         let immed = SendOp::RdmaWriteImmed { remote_addr: 0x2000, rkey: 3, immed: 9 };
-        for bits in 0..8 {
-            let flags = SendFlags(bits);
-            let left_behind = || {
-                // SAFETY: plain old data, all zero (as `SendQueue::wr` starts).
-                let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
-                let earlier =
-                    SendWr { wr_id: 1, op: immed, sges: &sges[..1], signaled: true, solicited: true, fence: true };
-                fill_send_wr(&mut w, 4, &sges[..1], &earlier, 0, true);
-                w
-            };
-            let (mut general, mut message) = (left_behind(), left_behind());
-            let send = SendWr {
-                wr_id: 2,
-                op: SendOp::Send,
-                sges: &sges,
-                signaled: flags.signaled(),
-                solicited: flags.solicited(),
-                fence: flags.fence(),
-            };
-            assert_eq!(fill_send_wr(&mut general, u64::from(u32::MAX) + 5, &sges, &send, 0, true), OP_SEND);
-            fill_message_wr(&mut message, u64::from(u32::MAX) + 5, &sges, flags);
-            let fields = |w: &sys::ibv_send_wr| {
-                (w.wr_id, w.next, w.sg_list.cast_const(), w.num_sge, w.opcode, w.send_flags, w.imm_data)
-            };
-            assert_eq!(fields(&message), fields(&general), "flags {bits:#x}");
-            assert_eq!(message.send_flags, bits, "SendFlags are ibv_send_flags");
+        let ops = [
+            Direct::Send,
+            Direct::Rdma(Rdma { remote_addr: 0x5000, rkey: 11, read: false }),
+            Direct::Rdma(Rdma { remote_addr: 0x6000, rkey: 12, read: true }),
+        ];
+        for op in ops {
+            for bits in 0..8 {
+                let flags = SendFlags(bits);
+                let left_behind = || {
+                    // SAFETY: plain old data, all zero (as `SendQueue::wr` starts).
+                    let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
+                    let earlier =
+                        SendWr { wr_id: 1, op: immed, sges: &sges[..1], signaled: true, solicited: true, fence: true };
+                    fill_send_wr(&mut w, 4, &sges[..1], &earlier, 0, true);
+                    w
+                };
+                let (mut general, mut direct) = (left_behind(), left_behind());
+                let c = u64::from(u32::MAX) + 5;
+                let general_op = fill_send_wr(&mut general, c, &sges, &op.send_wr(2, &sges, flags), 0, true);
+                assert_eq!(fill_direct_wr(&mut direct, c, &sges, flags, op), general_op, "flags {bits:#x}");
+                let fields = |w: &sys::ibv_send_wr| {
+                    (w.wr_id, w.next, w.sg_list.cast_const(), w.num_sge, w.opcode, w.send_flags, w.imm_data)
+                };
+                assert_eq!(fields(&direct), fields(&general), "flags {bits:#x}");
+                if let Direct::Rdma(r) = op {
+                    // SAFETY: both requests are RDMA ones, whose union member is `rdma`.
+                    let target = |w: &sys::ibv_send_wr| unsafe { (w.wr.rdma.remote_addr, w.wr.rdma.rkey) };
+                    assert_eq!(target(&direct), (r.remote_addr, r.rkey));
+                    assert_eq!(target(&direct), target(&general));
+                    assert_eq!(direct.send_flags, bits & !SendFlags::SOLICITED, "an RDMA op is never solicited");
+                } else {
+                    assert_eq!(direct.send_flags, bits, "SendFlags are ibv_send_flags");
+                }
+            }
         }
     }
 
