@@ -170,7 +170,8 @@ done
         # and the successful ones together).
         echo "| DAT call | calls | instructions per call |"
         echo "|---|---:|---:|"
-        for f in dat_ep_post_send dat_ep_post_recv dat_ep_post_rdma_write dat_ep_post_rdma_read dat_evd_dequeue dat_evd_wait; do
+        for f in dat_ep_post_send dat_ep_post_recv dat_ep_post_rdma_write dat_ep_post_rdma_read dat_evd_dequeue dat_evd_wait \
+            dat_lmr_sync_rdma_write dat_lmr_sync_rdma_read; do
             per_call "$two" "$f" | awk -F '\t' -v f="$f" '{ printf "| `%s` | %s | %s |\n", f, $1, $2 }'
         done
         echo
