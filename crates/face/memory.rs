@@ -6,8 +6,9 @@ use crate::abi::*;
 use crate::convert::with_sges;
 use crate::ffi::{h, out, slice, write_opt};
 use crate::ia::ia_of;
-use datcore::codes::{DAT_INVALID_HANDLE_LMR, DAT_INVALID_HANDLE_PZ, DAT_INVALID_HANDLE_RMR};
+use datcore::codes::{DAT_INVALID_HANDLE_IA, DAT_INVALID_HANDLE_LMR, DAT_INVALID_HANDLE_PZ, DAT_INVALID_HANDLE_RMR};
 use datcore::handle;
+use datcore::ia::InterfaceAdapter;
 use datcore::lmr::{self, LocalMemoryRegion};
 use datcore::provider::Sge;
 use datcore::pz::{self, ProtectionZone};
@@ -153,6 +154,22 @@ pub unsafe extern "C" fn dat_lmr_free(lmr_handle: DAT_LMR_HANDLE) -> DAT_RETURN 
     })
 }
 
+/// `dat_lmr_sync_rdma_read` / `_write` on an IA of ours. The IA is used through its handle's
+/// lookup, without a reference of its own: RDMA-write ping-pongs sync once per message.
+///
+/// # Safety
+/// `local_segments` points at `num_segments` readable triplets (or is checked NULL).
+unsafe fn sync_rdma(
+    ia_handle: DAT_IA_HANDLE,
+    local_segments: *const DAT_LMR_TRIPLET,
+    num_segments: DAT_VLEN,
+) -> DatResult<()> {
+    let ia = handle::get_ptr::<InterfaceAdapter>(ia_handle, DAT_INVALID_HANDLE_IA)?;
+    let n = i64::try_from(num_segments).map_err(|_| DatError::invalid_arg(3))?;
+    // SAFETY: the consumer passes `num_segments` readable triplets.
+    with_sges(unsafe { slice(local_segments, n, 2, 3)? }, |sges| lmr::sync_rdma(&ia, sges))
+}
+
 /// Makes RDMA-read sources visible. Errors: `DAT_INVALID_HANDLE|IA`,
 /// `DAT_INVALID_PARAMETER|ARG2` (NULL, or a segment outside every LMR of the IA).
 #[no_mangle]
@@ -167,10 +184,8 @@ pub unsafe extern "C" fn dat_lmr_sync_rdma_read(
         {
             return crate::registry::ret(r);
         }
-        let ia = ia_of(ia_handle)?;
-        let n = i64::try_from(num_segments).map_err(|_| DatError::invalid_arg(3))?;
-        // SAFETY: the consumer passes `num_segments` readable triplets.
-        with_sges(unsafe { slice(local_segments, n, 2, 3)? }, |sges| lmr::sync_rdma(&ia, sges))
+        // SAFETY: the consumer's arguments.
+        unsafe { sync_rdma(ia_handle, local_segments, num_segments) }
     })
 }
 
@@ -187,10 +202,8 @@ pub unsafe extern "C" fn dat_lmr_sync_rdma_write(
         {
             return crate::registry::ret(r);
         }
-        let ia = ia_of(ia_handle)?;
-        let n = i64::try_from(num_segments).map_err(|_| DatError::invalid_arg(3))?;
-        // SAFETY: the consumer passes `num_segments` readable triplets.
-        with_sges(unsafe { slice(local_segments, n, 2, 3)? }, |sges| lmr::sync_rdma(&ia, sges))
+        // SAFETY: the consumer's arguments.
+        unsafe { sync_rdma(ia_handle, local_segments, num_segments) }
     })
 }
 

@@ -34,8 +34,8 @@ pub struct InterfaceAdapter {
     children: Mutex<Vec<Handle>>,
     /// Listening service points by connection qualifier (for `dat_cr_handoff`).
     pub service_points: Mutex<HashMap<u64, Handle>>,
-    /// LMR handles by lmr_context (lkey), for RMR binds and LMR syncs.
-    pub lmrs_by_context: Mutex<crate::lmr::LmrsByContext>,
+    /// LMR handles and spans by lmr_context (lkey), for RMR binds and LMR syncs.
+    pub lmrs: crate::lmr::LmrTable,
     /// What the IB counters extension reports for this IA.
     pub counters: IaCounters,
 }
@@ -165,7 +165,7 @@ impl InterfaceAdapter {
             async_evd: Mutex::new(None),
             children: Mutex::new(Vec::new()),
             service_points: Mutex::new(HashMap::new()),
-            lmrs_by_context: Mutex::new(Default::default()),
+            lmrs: Default::default(),
             counters: IaCounters::default(),
         });
         let _ = router.0.set(Arc::downgrade(&ia));

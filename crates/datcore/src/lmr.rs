@@ -6,9 +6,10 @@ use crate::handle::{self, Handle};
 use crate::ia::InterfaceAdapter;
 use crate::provider::{Access, MemoryRegion, Sge};
 use crate::pz::ProtectionZone;
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub struct LocalMemoryRegion {
@@ -27,6 +28,101 @@ handle::dat_object!(LocalMemoryRegion, Lmr);
 /// An IA's LMRs by lmr_context (lkey): each one's handle and the span it registered, fixed for
 /// its life, so `dat_lmr_sync_rdma_*` checks a segment under the table's lock alone.
 pub type LmrsByContext = HashMap<u32, LmrSpan, BuildHasherDefault<ContextHasher>>;
+
+/// An IA's LMR table: the LMRs by lmr_context, and the one a sync found last.
+#[derive(Default)]
+pub struct LmrTable {
+    by_context: Mutex<LmrsByContext>,
+    last_synced: LastSynced,
+}
+
+/// The LMR a `dat_lmr_sync_rdma_*` found last, so the next sync of the same region (an
+/// RDMA-write ping-pong's, once per message) checks its segment without the table's lock. A
+/// sequence lock: `seq` is odd while an entry is written, and writers hold the table's lock
+/// (so there is one at a time); a reader that sees `seq` odd or changed across its reads
+/// takes the table instead. The entry is cleared when its LMR leaves the table, so it never
+/// holds a freed region.
+#[derive(Default)]
+struct LastSynced {
+    seq: AtomicU64,
+    /// The lmr_context with [`LastSynced::VALID`] set; 0 when empty.
+    key: AtomicU64,
+    start: AtomicU64,
+    end: AtomicU64,
+}
+
+impl LastSynced {
+    const VALID: u64 = 1 << 32;
+
+    /// Whether the entry's LMR has `lmr_context` and holds `[addr, addr+len)`; None if the
+    /// entry is of another LMR, empty, or being written.
+    #[inline]
+    fn holds(&self, lmr_context: u32, addr: u64, len: u64) -> Option<bool> {
+        let seq = self.seq.load(Ordering::Acquire);
+        let key = self.key.load(Ordering::Relaxed);
+        let span = LmrSpan {
+            handle: Handle::NULL,
+            start: self.start.load(Ordering::Relaxed),
+            end: self.end.load(Ordering::Relaxed),
+        };
+        fence(Ordering::Acquire);
+        if seq & 1 != 0 || self.seq.load(Ordering::Relaxed) != seq || key != (Self::VALID | u64::from(lmr_context)) {
+            return None;
+        }
+        Some(span.contains(addr, len))
+    }
+
+    /// Makes the entry `span` of `lmr_context` (None: empty). The caller holds the table's lock.
+    fn set(&self, entry: Option<(u32, &LmrSpan)>) {
+        let seq = self.seq.load(Ordering::Relaxed);
+        self.seq.store(seq.wrapping_add(1), Ordering::Relaxed);
+        fence(Ordering::Release);
+        let (key, start, end) = match entry {
+            Some((lmr_context, span)) => (Self::VALID | u64::from(lmr_context), span.start, span.end),
+            None => (0, 0, 0),
+        };
+        self.key.store(key, Ordering::Relaxed);
+        self.start.store(start, Ordering::Relaxed);
+        self.end.store(end, Ordering::Relaxed);
+        self.seq.store(seq.wrapping_add(2), Ordering::Release);
+    }
+}
+
+impl LmrTable {
+    fn insert(&self, lmr_context: u32, span: LmrSpan) {
+        self.by_context.lock().insert(lmr_context, span);
+    }
+
+    fn remove(&self, lmr_context: u32) {
+        let mut lmrs = self.by_context.lock();
+        lmrs.remove(&lmr_context);
+        if self.last_synced.key.load(Ordering::Relaxed) == LastSynced::VALID | u64::from(lmr_context) {
+            self.last_synced.set(None);
+        }
+    }
+
+    fn handle(&self, lmr_context: u32) -> Option<Handle> {
+        Some(self.by_context.lock().get(&lmr_context)?.handle)
+    }
+
+    /// Whether `[addr, addr+len)` lies in the LMR with `lmr_context`: the last synced one
+    /// without the lock, else the table (which then makes that LMR the last synced).
+    fn holds(&self, lmr_context: u32, addr: u64, len: u64) -> bool {
+        if let Some(held) = self.last_synced.holds(lmr_context, addr, len) {
+            return held;
+        }
+        self.holds_looked_up(lmr_context, addr, len)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn holds_looked_up(&self, lmr_context: u32, addr: u64, len: u64) -> bool {
+        let lmrs = self.by_context.lock();
+        let Some(span) = lmrs.get(&lmr_context) else { return false };
+        self.last_synced.set(Some((lmr_context, span)));
+        span.contains(addr, len)
+    }
+}
 
 /// An LMR in [`LmrsByContext`].
 #[derive(Clone, Copy, Debug)]
@@ -132,7 +228,7 @@ impl LocalMemoryRegion {
         let h = handle::insert(lmr.clone()).inspect_err(|_| lmr.pz.release())?;
         ia.adopt(h);
         let span = LmrSpan { handle: h, start: created.registered_address, end: addr_end(&created) };
-        ia.lmrs_by_context.lock().insert(created.lmr_context, span);
+        ia.lmrs.insert(created.lmr_context, span);
         Ok(LmrCreated { handle: h, ..created })
     }
 
@@ -150,7 +246,7 @@ pub fn free(h: Handle) -> DatResult<()> {
         return Err(DatError::invalid_state(DAT_INVALID_STATE_LMR_IN_USE));
     }
     handle::remove::<LocalMemoryRegion>(h);
-    lmr.ia.lmrs_by_context.lock().remove(&lmr.mr.lkey());
+    lmr.ia.lmrs.remove(lmr.mr.lkey());
     lmr.ia.disown(h);
     lmr.pz.release();
     Ok(())
@@ -163,7 +259,7 @@ fn addr_end(created: &LmrCreated) -> u64 {
 
 /// The LMR of this IA with `lmr_context`.
 pub fn by_context(ia: &InterfaceAdapter, lmr_context: u32) -> Option<Arc<LocalMemoryRegion>> {
-    let h = ia.lmrs_by_context.lock().get(&lmr_context)?.handle;
+    let h = ia.lmrs.handle(lmr_context)?;
     handle::get::<LocalMemoryRegion>(h, DAT_INVALID_HANDLE_LMR).ok().map(|l| l.arc())
 }
 
@@ -171,15 +267,12 @@ pub fn by_context(ia: &InterfaceAdapter, lmr_context: u32) -> Option<Arc<LocalMe
 /// (`DAT_INVALID_PARAMETER|ARG2` otherwise). Memory is cache-coherent on the platforms we
 /// support, so a full fence is all that remains.
 pub fn sync_rdma(ia: &InterfaceAdapter, segments: &[Sge]) -> DatResult<()> {
-    {
-        let lmrs = ia.lmrs_by_context.lock();
-        for s in segments {
-            if !lmrs.get(&s.lkey).is_some_and(|l| l.contains(s.addr, u64::from(s.length))) {
-                return Err(DatError::invalid_arg(2));
-            }
+    for s in segments {
+        if !ia.lmrs.holds(s.lkey, s.addr, u64::from(s.length)) {
+            return Err(DatError::invalid_arg(2));
         }
     }
-    std::sync::atomic::fence(Ordering::SeqCst);
+    fence(Ordering::SeqCst);
     Ok(())
 }
 
@@ -198,6 +291,58 @@ mod tests {
         assert!(!span.contains(0xfff, 1), "the byte before");
         assert!(!span.contains(0x1fff, 2), "one byte past");
         assert!(!span.contains(0x1800, u64::MAX), "a wrapping length");
+    }
+
+    /// The last synced LMR answers for its own region only, is forgotten when its LMR leaves
+    /// the table (its lmr_context then fails even though it was the last synced), and a new LMR
+    /// of the same lmr_context is checked against its own span.
+    #[test]
+    fn the_last_synced_lmr_answers_for_its_region_only() {
+        let table = LmrTable::default();
+        let span = |start, end| LmrSpan { handle: Handle::NULL, start, end };
+        table.insert(7, span(0x1000, 0x2000));
+        table.insert(8, span(0x8000, 0x9000));
+        for _ in 0..2 {
+            assert!(table.holds(7, 0x1800, 0x10), "inside 7");
+            assert!(!table.holds(7, 0x1ff0, 0x20), "past 7's end");
+            assert!(table.holds(8, 0x8000, 0x1000), "all of 8");
+            assert!(!table.holds(9, 0x8000, 1), "no LMR 9");
+        }
+        assert!(table.holds(7, 0x1000, 1));
+        table.remove(7);
+        assert!(!table.holds(7, 0x1000, 1), "7 freed after its sync");
+        table.insert(7, span(0x3000, 0x4000));
+        assert!(!table.holds(7, 0x1000, 1), "the old 7's region");
+        assert!(table.holds(7, 0x3000, 0x1000), "the new 7's region");
+    }
+
+    /// While one thread frees and re-creates lmr_context 7 over two regions and syncs each,
+    /// another's syncs never see a mix of the two (a start from one and an end from the
+    /// other would hold the gap between them).
+    #[test]
+    fn a_sync_never_sees_a_half_written_entry() {
+        let table = Arc::new(LmrTable::default());
+        let span = |start, end| LmrSpan { handle: Handle::NULL, start, end };
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (table, done) = (table.clone(), done.clone());
+            std::thread::spawn(move || {
+                for i in 0..200_000 {
+                    let (start, end) = if i % 2 == 0 { (0x1000, 0x2000) } else { (0x3000, 0x4000) };
+                    table.insert(7, span(start, end));
+                    assert!(table.holds(7, start, 1));
+                    table.remove(7);
+                }
+                done.store(true, Ordering::Release);
+            })
+        };
+        let mut looks = 0u64;
+        while !done.load(Ordering::Acquire) {
+            assert!(!table.holds(7, 0x2800, 1), "a sync held the gap between the two regions");
+            looks += 1;
+        }
+        writer.join().unwrap();
+        assert!(looks > 0);
     }
 
     /// The table finds every context among many whose low bits are alike (rxe's lkeys
