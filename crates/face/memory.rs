@@ -159,6 +159,7 @@ pub unsafe extern "C" fn dat_lmr_free(lmr_handle: DAT_LMR_HANDLE) -> DAT_RETURN 
 ///
 /// # Safety
 /// `local_segments` points at `num_segments` readable triplets (or is checked NULL).
+#[inline(always)]
 unsafe fn sync_rdma(
     ia_handle: DAT_IA_HANDLE,
     local_segments: *const DAT_LMR_TRIPLET,

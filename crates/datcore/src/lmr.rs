@@ -267,20 +267,24 @@ pub fn by_context(ia: &InterfaceAdapter, lmr_context: u32) -> Option<Arc<LocalMe
 /// (`DAT_INVALID_PARAMETER|ARG2` otherwise). Memory is cache-coherent on the platforms we
 /// support, so a full fence is all that remains.
 ///
-/// Inlined into the face's exports: the usual sync, every segment in the last synced LMR,
+/// Inlined into the face's exports: the usual sync, one segment in the last synced LMR,
 /// checks without the table's lock; any other takes [`sync_rdma_looked_up`].
 #[inline]
 pub fn sync_rdma(ia: &InterfaceAdapter, segments: &[Sge]) -> DatResult<()> {
     let last = &ia.lmrs.last_synced;
-    if !segments.iter().all(|s| last.holds(s.lkey, s.addr, u64::from(s.length)) == Some(true)) {
+    let usual = match segments {
+        [s] => last.holds(s.lkey, s.addr, u64::from(s.length)) == Some(true),
+        _ => false,
+    };
+    if !usual {
         return sync_rdma_looked_up(ia, segments);
     }
     fence(Ordering::SeqCst);
     Ok(())
 }
 
-/// [`sync_rdma`] of segments not all in the last synced LMR: each one checked again, in the
-/// table where the last synced LMR does not answer.
+/// [`sync_rdma`] of anything but one segment in the last synced LMR: each segment checked,
+/// in the table where the last synced LMR does not answer.
 #[cold]
 #[inline(never)]
 fn sync_rdma_looked_up(ia: &InterfaceAdapter, segments: &[Sge]) -> DatResult<()> {
