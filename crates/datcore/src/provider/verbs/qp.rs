@@ -1326,8 +1326,10 @@ fn fill_send_wr(w: &mut sys::ibv_send_wr, c: u64, sges: &[Sge], wr: &SendWr<'_>,
 impl VerbsQp {
     /// A direct post ([`Direct`]): segments the device takes as they are (a read's within what
     /// it scatters) posted holding the send queue; any other list, or the send queue held by
-    /// another thread, takes the general post (`uncommon`: the same request, which that post
-    /// waits for the queue and decodes). Inlined into each direct post, so `op` is known there.
+    /// another thread, takes the general post, which waits for the queue. `uncommon` is the
+    /// same operation as `op` in the form the caller received it (an RDMA one's own argument,
+    /// handed on to the general post as it is rather than rebuilt on the usual path).
+    /// Inlined into each direct post, so `op` is a constant there.
     #[inline(always)]
     fn post_direct(&self, wr_id: u64, sges: &[Sge], flags: SendFlags, op: Direct, uncommon: Direct) -> DatResult<()> {
         let scatters = match op {
