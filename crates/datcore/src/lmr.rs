@@ -60,16 +60,12 @@ impl LastSynced {
     fn holds(&self, lmr_context: u32, addr: u64, len: u64) -> Option<bool> {
         let seq = self.seq.load(Ordering::Acquire);
         let key = self.key.load(Ordering::Relaxed);
-        let span = LmrSpan {
-            handle: Handle::NULL,
-            start: self.start.load(Ordering::Relaxed),
-            end: self.end.load(Ordering::Relaxed),
-        };
+        let (start, end) = (self.start.load(Ordering::Relaxed), self.end.load(Ordering::Relaxed));
         fence(Ordering::Acquire);
         if seq & 1 != 0 || self.seq.load(Ordering::Relaxed) != seq || key != (Self::VALID | u64::from(lmr_context)) {
             return None;
         }
-        Some(span.contains(addr, len))
+        Some(range_holds(start, end, addr, len))
     }
 
     /// Makes the entry `span` of `lmr_context` (None: empty). The caller holds the table's lock.
@@ -135,8 +131,13 @@ pub struct LmrSpan {
 impl LmrSpan {
     /// True if `[addr, addr+len)` lies inside the span.
     fn contains(&self, addr: u64, len: u64) -> bool {
-        addr >= self.start && addr.checked_add(len).is_some_and(|end| end <= self.end)
+        range_holds(self.start, self.end, addr, len)
     }
+}
+
+/// True if `[addr, addr+len)` lies inside `[start, end)` (a length that wraps never does).
+fn range_holds(start: u64, end: u64, addr: u64, len: u64) -> bool {
+    addr >= start && addr.checked_add(len).is_some_and(|last| last <= end)
 }
 
 /// Hashes an lmr_context with one multiply: std's default (SipHash) costs more than the rest
@@ -235,7 +236,7 @@ impl LocalMemoryRegion {
     /// True if `[addr, addr+len)` lies inside the region.
     pub fn contains(&self, addr: u64, len: u64) -> bool {
         let start = self.mr.addr();
-        addr >= start && addr.checked_add(len).is_some_and(|end| end <= start + self.mr.length())
+        range_holds(start, start.saturating_add(self.mr.length()), addr, len)
     }
 }
 

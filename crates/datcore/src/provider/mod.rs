@@ -441,9 +441,7 @@ impl<'a> SendWr<'a> {
             fence: flags.fence(),
         }
     }
-}
 
-impl<'a> SendWr<'a> {
     /// The request [`QueuePair::post_rdma`] stands for: `rdma`'s write or read of `sges`.
     #[inline]
     pub fn rdma(wr_id: u64, sges: &'a [Sge], rdma: Rdma, flags: SendFlags) -> SendWr<'a> {
@@ -474,8 +472,8 @@ impl Rdma {
     }
 }
 
-/// A message send's flags ([`QueuePair::post_message`], [`QueuePair::post_rdma`]), numbered as `ibv_send_flags` numbers
-/// them, so the verbs provider hands them to the device as they are.
+/// A direct post's flags ([`QueuePair::post_message`], [`QueuePair::post_rdma`]), numbered as
+/// `ibv_send_flags` numbers them, so the verbs provider hands them to the device as they are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SendFlags(pub u32);
 
