@@ -473,8 +473,8 @@ impl EventDispatcher {
             return Ok(true);
         } else {
             let Some(cq) = &self.cq else {
-                drop(st);
-                return Ok(self.dequeue_driving_connections(out));
+                self.counters.count_dequeue(false, false);
+                return Ok(false);
             };
             let EvdState { qlen, polled, pending, .. } = &mut *st;
             let n = cq.poll(&mut polled[..(*qlen).min(DRAIN_BATCH)]);
@@ -488,28 +488,6 @@ impl EventDispatcher {
         drop(st);
         self.write_converted(&wc, out);
         Ok(true)
-    }
-
-    /// The empty end of a dequeue on an EVD without a completion queue: on a CR or connection
-    /// EVD, the provider first handles the connection events that have arrived, on this thread
-    /// ([`crate::provider::Device::drive_connections`]), and the queue is looked at again.
-    #[inline(never)]
-    fn dequeue_driving_connections(&self, out: &mut impl EventSink) -> bool {
-        let ev = if self.drive_connections(true) { self.state.lock().queue.pop_front() } else { None };
-        self.counters.count_dequeue(false, ev.is_some());
-        let Some(ev) = ev else {
-            return false;
-        };
-        out.write(&ev);
-        true
-    }
-
-    /// Has the provider handle arrived connection events on this thread, if this is a CR or
-    /// connection EVD; true when it handled any. `polling`: from a dequeue (see
-    /// [`crate::provider::Device::drive_connections`]). Called with the EVD's lock released
-    /// (the events are posted to their EVDs, this one included).
-    fn drive_connections(&self, polling: bool) -> bool {
-        self.flags & (DAT_EVD_CR_FLAG | DAT_EVD_CONNECTION_FLAG) != 0 && self.ia.device.drive_connections(polling)
     }
 
     /// `dat_evd_wait`: waits until `threshold` events are queued or `timeout_us` passes, then
@@ -590,18 +568,10 @@ impl EventDispatcher {
                 return Ok(ready);
             }
         }
-        st.waiter = true;
-        // A CR or connection EVD has what has arrived handled on this thread before it sleeps
-        // (the lock released meanwhile; `waiter` keeps a second waiter out).
-        if self.cq.is_none() && MutexGuard::unlocked(&mut st, || self.drive_connections(false)) {
-            if let Some(ready) = Self::take_ready(&mut st, threshold) {
-                st.waiter = false;
-                return Ok(ready);
-            }
-        }
         let spin = if self.cq.is_some() { st.spin.this_wait() } else { Duration::ZERO };
         let mut clock = WaitClock::start(timeout_us, spin);
         let mut slept = false;
+        st.waiter = true;
         let result = loop {
             if clock.timed_out() {
                 break Err(DatError::TIMEOUT);

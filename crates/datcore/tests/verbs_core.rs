@@ -507,57 +507,6 @@ fn verbs_passive_established_lost() {
     service_point::free_psp(psp).unwrap();
 }
 
-/// A consumer that polls its CR and connection EVDs drives its connections on its own thread:
-/// with the CM thread kept off the event channel (test hook), a connect, accept, a message and
-/// a disconnect complete through `dat_evd_dequeue` alone.
-#[test]
-fn verbs_polling_consumer_drives_connections() {
-    const HOOK: &str = "DAT_VERBS_TEST_CM_THREAD_LEAVES_CHANNEL";
-    let Some(name) = ia_name() else { return };
-    if std::env::var_os(HOOK).is_none() {
-        let exe = std::env::current_exe().expect("test binary");
-        let st = std::process::Command::new(exe)
-            .args(["--exact", "verbs_polling_consumer_drives_connections", "--nocapture", "--test-threads=1"])
-            .env(HOOK, "1")
-            .status()
-            .expect("run the test in a child process");
-        assert!(st.success(), "the test with {HOOK} set: {st}");
-        return;
-    }
-    let poll = |evd: &EventDispatcher, what: &str| -> Event {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            match evd.dequeue() {
-                Ok(e) => return e,
-                Err(e) if Instant::now() > deadline => panic!("polling for {what}: {e:?}"),
-                Err(_) => std::hint::spin_loop(),
-            }
-        }
-    };
-    let ia = open(&name);
-    let (c, s) = (ep(&ia), ep(&ia));
-    let b = Buf::new(&ia, 4096, 0x55);
-    s.ep.post_recv(&[b.sge(0, 64)], 7, 0).unwrap();
-    let psp = service_point::create_psp(&ia.ia, 20011, ia.cr_evd.handle(), DAT_PSP_CONSUMER_FLAG).expect("psp");
-    c.ep.connect(ia.addr, 20011, WAIT_US, b"polled").expect("connect");
-    let e = poll(&ia.cr_evd, "connection request");
-    let EventData::ConnectionRequest { cr, .. } = e.data else { panic!("expected a CR, got {e:?}") };
-    service_point::accept(cr, s.h, b"").expect("accept");
-    for (who, ep) in [("server", &s), ("client", &c)] {
-        let e = poll(&ep.conn, "established");
-        assert_eq!(e.number, DAT_CONNECTION_EVENT_ESTABLISHED, "{who}: {e:?}");
-    }
-    c.ep.post_request(SendOp::Send, &[b.sge(1024, 64)], 8, 0).unwrap();
-    assert_eq!(dto(&c.req, "send"), (8, DAT_DTO_SUCCESS, 64));
-    assert_eq!(dto(&s.recv, "the client's message"), (7, DAT_DTO_SUCCESS, 64));
-    c.ep.disconnect(false).expect("disconnect");
-    for (who, ep) in [("client", &c), ("server", &s)] {
-        let e = poll(&ep.conn, "disconnected");
-        assert_eq!(e.number, DAT_CONNECTION_EVENT_DISCONNECTED, "{who}: {e:?}");
-    }
-    service_point::free_psp(psp).unwrap();
-}
-
 /// `IBV_EVENT_COMM_EST` (a message arrived before the CM took the connection as established)
 /// is passed on to rdma_cm with `rdma_notify` on the id that holds the queue pair: the request's
 /// id on the accepting side, the EP's own on the connecting side. Reported for both queue pairs

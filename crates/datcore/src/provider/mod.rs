@@ -148,18 +148,6 @@ pub trait Device: Send + Sync {
     fn listen(&self, port: u64, events: Arc<dyn ListenerEvents>) -> DatResult<Arc<dyn Listener>>;
     /// An RC queue pair with its connection-manager id (rdma_create_ep).
     fn create_qp(&self, init: QpInit) -> DatResult<Arc<dyn QueuePair>>;
-    /// Handles, on the caller's thread, the connection-management events that have arrived
-    /// and no other thread is handling (their [`ConnectionEvents`] and [`ListenerEvents`]
-    /// calls included); true when it handled any. A dequeue that found a connection or CR EVD
-    /// empty calls it with `polling` (the consumer looks again soon, so the provider may leave
-    /// the next events to it), a wait on one before it sleeps without (the provider's own
-    /// thread takes what comes next): a polling consumer drives its connections without
-    /// waiting for the provider's thread. Never blocks; called with no lock of the core held.
-    /// Providers whose connection events arrive otherwise keep the default, which does nothing.
-    fn drive_connections(&self, polling: bool) -> bool {
-        let _ = polling;
-        false
-    }
 }
 
 /// Everything needed to create a queue pair.

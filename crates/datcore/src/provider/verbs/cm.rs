@@ -7,14 +7,6 @@
 //! calls the owner, so `rdma_destroy_id` never waits on an unacknowledged event and owners may
 //! be dropped from any thread, the CM thread included. The same thread reads the device's
 //! asynchronous events (QP fatal errors, device fatal) and runs connect/disconnect deadlines.
-//!
-//! A consumer that polls a connection or CR EVD drives the event channel itself
-//! ([`drain_ready`]): its dequeue takes the events that are there on its own thread, so a
-//! connection's steps (address and route resolved, request, established) need no wake-up of
-//! the CM thread while the consumer polls. One drainer at a time (`DevInner::cm_drain`) keeps
-//! each id's events in order. While consumers read it, the CM thread leaves the channel to them
-//! (it does not wake for its events); it takes the channel back a millisecond after their last
-//! read, so an event nobody polls for waits no longer than that.
 
 use super::super::serve::Served;
 use super::super::{AsyncError, ConnectionEvents, ConnectionRequest, Listener, ListenerEvents};
@@ -26,7 +18,7 @@ use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -68,12 +60,6 @@ pub fn unwatch_qp(dev: &DevInner, qpn: u32) {
 }
 
 pub fn start(dev: &Arc<DevInner>) -> DatResult<JoinHandle<()>> {
-    // Non-blocking before anything reads the channel: a dequeue may drain it from the start.
-    // SAFETY: the channel and context live as long as `dev`.
-    unsafe {
-        set_nonblock((*dev.cm_channel).fd);
-        set_nonblock((*dev.ctx).async_fd);
-    }
     let d = dev.clone();
     std::thread::Builder::new().name("dat-verbs-cm".into()).spawn(move || cm_thread(d)).map_err(|e| {
         tracing::warn!("verbs: cannot start the CM thread: {e}");
@@ -87,38 +73,27 @@ fn sockaddr_of(ss: &libc::sockaddr_storage) -> SocketAddr {
         .unwrap_or(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0))
 }
 
-/// How long the CM thread leaves the channel to consumers after their last read of it.
-const CALLER_LEASE_MS: i32 = 1;
-
 fn cm_thread(dev: Arc<DevInner>) {
+    let lib = dev.lib;
     // SAFETY: the channel and context live as long as `dev`.
     let (cm_fd, async_fd) = unsafe { ((*dev.cm_channel).fd, (*dev.ctx).async_fd) };
+    set_nonblock(cm_fd);
+    set_nonblock(async_fd);
     let mut served = Served::new("dat-verbs-cm");
     // Sleeps until an event or the next deadline: an idle IA's thread never wakes (OFED's
     // does not either). Whoever adds a deadline or stops the IA rings `cm_wake`.
     let mut next: Option<Instant> = None;
-    let mut callers_seen = dev.cm_callers.reads.load(Ordering::Relaxed);
-    let leave_channel = cm_thread_leaves_channel_for_test();
     while !dev.stop.load(Ordering::Relaxed) {
-        // While consumers' dequeues read the channel, it is theirs: the thread does not wake
-        // for its events, and takes it back CALLER_LEASE_MS after their last read.
-        let reads = dev.cm_callers.reads.load(Ordering::Relaxed);
-        let callers_polling = reads != callers_seen || leave_channel;
-        callers_seen = reads;
         let mut fds = [
-            // (poll skips a negative fd)
-            libc::pollfd { fd: if callers_polling { -1 } else { cm_fd }, events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: cm_fd, events: libc::POLLIN, revents: 0 },
             libc::pollfd { fd: async_fd, events: libc::POLLIN, revents: 0 },
             libc::pollfd { fd: dev.cm_wake.fd(), events: libc::POLLIN, revents: 0 },
         ];
-        let mut timeout = next.map_or(-1, |d| {
+        let timeout = next.map_or(-1, |d| {
             // rounded up, so a deadline is due when the sleep ends
             let ms = d.saturating_duration_since(Instant::now()).as_micros().div_ceil(1000);
             ms.min(i32::MAX as u128) as i32
         });
-        if callers_polling && !(0..=CALLER_LEASE_MS).contains(&timeout) {
-            timeout = CALLER_LEASE_MS;
-        }
         // SAFETY: three valid pollfds.
         unsafe { libc::poll(fds.as_mut_ptr(), 3, timeout) };
         if fds[2].revents != 0 {
@@ -126,7 +101,6 @@ fn cm_thread(dev: Arc<DevInner>) {
         }
         served.iteration(&*dev.async_events, || {
             if fds[0].revents != 0 {
-                let _drainer = dev.cm_drain.lock();
                 drain_cm(&dev);
             }
             if fds[1].revents != 0 {
@@ -135,77 +109,17 @@ fn cm_thread(dev: Arc<DevInner>) {
             next = run_deadlines(&dev);
         });
     }
+    let _ = lib;
 }
 
-/// Consumers' looks at the channel ([`drain_ready`]).
-#[derive(Default)]
-pub struct CallerLooks {
-    /// Empty dequeues that asked to drain.
-    looks: AtomicU64,
-    /// Their reads of the channel; the CM thread sees consumers polling by its change (a
-    /// consumer that looks seldom, and so reads more seldom still, leaves it to the thread).
-    reads: AtomicU64,
-    /// Drains in a row that found nothing (at most [`MAX_SKIP_SHIFT`]): a consumer reads the
-    /// channel (a system call) on one empty dequeue in 2^this, so a progress loop that polls
-    /// a connection EVD between its data transfers pays that call rarely while nothing comes.
-    fruitless: AtomicU32,
-}
-
-const MAX_SKIP_SHIFT: u32 = 6;
-
-impl CallerLooks {
-    /// A consumer's empty dequeue asks to look: counted; true when this one reads the channel.
-    fn look(&self) -> bool {
-        let look = self.looks.fetch_add(1, Ordering::Relaxed);
-        look & ((1 << self.fruitless.load(Ordering::Relaxed)) - 1) == 0
-    }
-
-    /// The consumer's read found `handled` events.
-    fn found(&self, handled: usize) {
-        self.reads.fetch_add(1, Ordering::Relaxed);
-        let fruitless = if handled > 0 { 0 } else { (self.fruitless.load(Ordering::Relaxed) + 1).min(MAX_SKIP_SHIFT) };
-        self.fruitless.store(fruitless, Ordering::Relaxed);
-    }
-}
-
-/// Test hook (`DAT_VERBS_TEST_CM_THREAD_LEAVES_CHANNEL` set when the IA opens): the CM thread
-/// never reads the event channel, so only consumers' dequeues handle connection events.
-fn cm_thread_leaves_channel_for_test() -> bool {
-    std::env::var_os("DAT_VERBS_TEST_CM_THREAD_LEAVES_CHANNEL").is_some()
-}
-
-/// A consumer's dequeue (`polling`) or wait found its connection or CR EVD empty: handles the
-/// connection events already on the channel, on the caller's thread, unless another thread is
-/// handling them. Returns how many it handled. A polling consumer reads the channel on some of
-/// its looks only ([`CallerLooks`]), and its reads keep the CM thread off the channel; a
-/// waiter reads it once before it sleeps. A panic in a handler is caught and reported as the
-/// CM thread's are ([`Served`]), so the consumer's call returns normally.
-pub fn drain_ready(dev: &Arc<DevInner>, polling: bool) -> usize {
-    if polling && !dev.cm_callers.look() {
-        return 0;
-    }
-    let Some(_drainer) = dev.cm_drain.try_lock() else {
-        return 0;
-    };
-    let mut handled = 0;
-    Served::new("dat_evd_dequeue").iteration(&*dev.async_events, || handled = drain_cm(dev));
-    if polling {
-        dev.cm_callers.found(handled);
-    }
-    handled
-}
-
-/// Handles every event on the channel (the caller holds `dev.cm_drain`); returns how many.
-fn drain_cm(dev: &Arc<DevInner>) -> usize {
+fn drain_cm(dev: &Arc<DevInner>) {
     let lib = dev.lib;
-    let mut handled = 0;
     loop {
         let mut ev = std::ptr::null_mut();
         // SAFETY: live channel, non-blocking: EAGAIN ends the loop.
         if unsafe { (lib.rdma_get_cm_event)(dev.cm_channel, &mut ev) } != 0 {
-            return handled;
+            break;
         }
-        handled += 1;
         // SAFETY: a live event until acknowledged below; we copy everything we use.
         let (id, event, status, pd, key, peer_params, ud_params) = unsafe {
             let e = &*ev;
@@ -622,36 +536,5 @@ impl Drop for VerbsCr {
         if self.id.get_mut().is_some() {
             let _ = self.reject(&[]);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_consumer_reads_the_channel_less_often_while_it_finds_nothing_and_at_once_after_an_event() {
-        let callers = CallerLooks::default();
-        // Reads on looks 0, 2, 4, 8, 16, ...: each fruitless read doubles the spacing, up to
-        // one look in 2^MAX_SKIP_SHIFT.
-        let mut reads = Vec::new();
-        for look in 0..400u64 {
-            if callers.look() {
-                reads.push(look);
-                callers.found(0);
-            }
-        }
-        let gaps: Vec<u64> = reads.windows(2).map(|w| w[1] - w[0]).collect();
-        assert_eq!(&gaps[..6], &[2, 2, 4, 8, 16, 32]);
-        assert!(gaps[6..].iter().all(|&g| g == 1 << MAX_SKIP_SHIFT), "{gaps:?}");
-        // An event found: the next look reads again.
-        let mut looks = 400 + 1;
-        while !callers.look() {
-            looks += 1;
-        }
-        callers.found(1);
-        assert!(callers.look());
-        assert_eq!(callers.looks.load(Ordering::Relaxed), looks + 1, "every look is counted");
-        assert_eq!(callers.reads.load(Ordering::Relaxed), reads.len() as u64 + 1, "and every read");
     }
 }

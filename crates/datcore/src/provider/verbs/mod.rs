@@ -194,11 +194,6 @@ pub(crate) struct DevInner {
     pub stop: AtomicBool,
     /// Rung to wake the CM thread from its sleep: at `stop`, and when a deadline is added.
     pub cm_wake: EventFd,
-    /// Held by whoever reads `cm_channel` (the CM thread, or a consumer's dequeue through
-    /// [`cm::drain_ready`]): one reader at a time keeps each id's events in order.
-    pub cm_drain: Mutex<()>,
-    /// How consumers' dequeues look at `cm_channel` ([`cm::drain_ready`]).
-    pub cm_callers: cm::CallerLooks,
     /// rdma_cm id contexts (our keys) → who owns the id.
     pub ids: Mutex<HashMap<u64, cm::Owner>>,
     /// The thread watching CQs of EVDs with a CNO, once one needed it.
@@ -348,8 +343,6 @@ impl DevInner {
             async_events: events,
             stop: AtomicBool::new(false),
             cm_wake,
-            cm_drain: Mutex::new(()),
-            cm_callers: Default::default(),
             ids: Mutex::new(HashMap::new()),
             notifier: Mutex::new(None),
             timed: Mutex::new(Vec::new()),
@@ -559,10 +552,6 @@ impl Device for VerbsDevice {
             return Ok(ud::VerbsUdQp::new(&self.inner, init)?);
         }
         Ok(qp::VerbsQp::new(&self.inner, init)?)
-    }
-
-    fn drive_connections(&self, polling: bool) -> bool {
-        cm::drain_ready(&self.inner, polling) > 0
     }
 }
 
