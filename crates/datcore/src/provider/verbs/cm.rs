@@ -297,16 +297,42 @@ pub trait Timed: Send + Sync {
     fn on_deadline(&self);
 }
 
+/// What has a deadline, kept for the CM thread (`DevInner::timed`).
+#[derive(Default)]
+pub struct Timers {
+    list: Vec<Weak<dyn Timed>>,
+    /// When the CM thread looks at `list` next by itself (None: only when woken): a deadline
+    /// added before it needs the thread woken, one after it does not.
+    looks_at: Option<Instant>,
+}
+
+impl Timers {
+    /// Keeps `t`, due at `deadline`; true when the CM thread must be woken to see it in time.
+    pub fn add(&mut self, t: Weak<dyn Timed>, deadline: Instant) -> bool {
+        self.list.push(t);
+        if self.looks_at.is_some_and(|at| at <= deadline) {
+            return false;
+        }
+        self.looks_at = Some(deadline);
+        true
+    }
+}
+
 /// Runs the deadlines that are due; returns the earliest of those still pending.
 fn run_deadlines(dev: &Arc<DevInner>) -> Option<Instant> {
     // Take the list out and look at its entries without holding `timed`: a QP's deadline lives
     // under its CM lock, and `set_deadline` pushes here while holding that lock (connect,
     // graceful disconnect), so holding `timed` while locking a QP would deadlock the two —
     // leaving the CM thread, and with it every later event and deadline, stuck for good.
-    let list = std::mem::take(&mut *dev.timed.lock());
-    if list.is_empty() {
-        return None;
-    }
+    let list = {
+        let mut timers = dev.timed.lock();
+        let list = std::mem::take(&mut timers.list);
+        if list.is_empty() {
+            timers.looks_at = None;
+            return None;
+        }
+        list
+    };
     let now = Instant::now();
     let mut keep: Vec<Weak<dyn Timed>> = Vec::with_capacity(list.len());
     let mut due = Vec::new();
@@ -322,10 +348,16 @@ fn run_deadlines(dev: &Arc<DevInner>) -> Option<Instant> {
             _ => {}
         }
     }
-    if !keep.is_empty() {
-        let mut t = dev.timed.lock();
-        keep.retain(|w| !t.iter().any(|k| k.ptr_eq(w)));
-        t.extend(keep);
+    {
+        let mut timers = dev.timed.lock();
+        if !timers.list.is_empty() {
+            // Added while the list was out, against the thread's previous plan: look at them
+            // at once (the thread does not sleep) rather than work out their deadlines here.
+            next = Some(now);
+        }
+        keep.retain(|w| !timers.list.iter().any(|k| k.ptr_eq(w)));
+        timers.list.extend(keep);
+        timers.looks_at = next;
     }
     for q in due {
         q.on_deadline();
@@ -536,5 +568,31 @@ impl Drop for VerbsCr {
         if self.id.get_mut().is_some() {
             let _ = self.reject(&[]);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    struct Never;
+    impl Timed for Never {
+        fn deadline(&self) -> Option<Instant> {
+            None
+        }
+        fn on_deadline(&self) {}
+    }
+
+    #[test]
+    fn a_deadline_wakes_the_cm_thread_only_when_it_would_sleep_past_it() {
+        let t: Arc<dyn Timed> = Arc::new(Never);
+        let at = |s| Instant::now() + Duration::from_secs(s);
+        let mut timers = Timers::default();
+        assert!(timers.add(Arc::downgrade(&t), at(10)), "the thread sleeps without a deadline");
+        assert!(!timers.add(Arc::downgrade(&t), at(20)), "it wakes at 10 s anyway");
+        assert!(timers.add(Arc::downgrade(&t), at(5)), "earlier than its wake");
+        assert!(!timers.add(Arc::downgrade(&t), at(5)), "no earlier than its wake");
+        assert_eq!(timers.list.len(), 4, "every deadline is kept");
     }
 }

@@ -76,6 +76,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 /// rdma_resolve_addr / rdma_resolve_route timeout.
 const RESOLVE_MS: i32 = 2000;
@@ -200,7 +201,7 @@ pub(crate) struct DevInner {
     pub notifier: Mutex<Option<Arc<notify::Notifier>>>,
     /// What has a pending deadline (an RC connect's timeout or graceful disconnect, a UD
     /// address exchange's timeout), run by the CM thread.
-    pub timed: Mutex<Vec<Weak<dyn cm::Timed>>>,
+    pub timed: Mutex<cm::Timers>,
     next_key: AtomicU64,
 }
 
@@ -345,15 +346,17 @@ impl DevInner {
             cm_wake,
             ids: Mutex::new(HashMap::new()),
             notifier: Mutex::new(None),
-            timed: Mutex::new(Vec::new()),
+            timed: Mutex::new(cm::Timers::default()),
             next_key: AtomicU64::new(1),
         }))
     }
 
-    /// Has the CM thread keep `t`'s deadline (waking it to sleep no longer than that).
-    pub fn add_timed(&self, t: Weak<dyn cm::Timed>) {
-        self.timed.lock().push(t);
-        self.cm_wake.ring();
+    /// Has the CM thread keep `t`'s `deadline`, waking the thread only when it would sleep
+    /// past it (connects with one timeout, issued one after another, wake it once).
+    pub fn add_timed(&self, t: Weak<dyn cm::Timed>, deadline: Instant) {
+        if self.timed.lock().add(t, deadline) {
+            self.cm_wake.ring();
+        }
     }
 
     pub fn key(&self) -> u64 {

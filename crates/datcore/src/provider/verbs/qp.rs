@@ -961,8 +961,8 @@ impl VerbsQp {
 
     fn set_deadline(&self, st: &mut CmState, d: Option<Instant>) {
         st.deadline = d;
-        if d.is_some() {
-            self.dev.add_timed(self.me.clone());
+        if let Some(d) = d {
+            self.dev.add_timed(self.me.clone(), d);
         }
     }
 

@@ -385,8 +385,8 @@ impl QueuePair for VerbsUdQp {
             self.finish(&x);
             return Err(e);
         }
-        if x.deadline.is_some() {
-            self.dev.add_timed(Arc::downgrade(&x) as Weak<dyn Timed>);
+        if let Some(d) = x.deadline {
+            self.dev.add_timed(Arc::downgrade(&x) as Weak<dyn Timed>, d);
         }
         Ok(())
     }
