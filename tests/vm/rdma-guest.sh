@@ -25,9 +25,14 @@
 #   --rw DIR             share host DIR read-write at the same path (repeatable)
 #   --env NAME[=VALUE]   pass a variable into the guest (repeatable)
 #   --mem SIZE           guest memory (default 2G)       --smp N  vCPUs (default nproc, max 4)
-#   --accel auto|kvm|tcg default auto: KVM only if a probe boot shows it works (cached per
+#   --accel auto|kvm|tcg|icount
+#                        default auto: KVM only if a probe boot shows it works (cached per
 #                        host boot), else TCG emulation (pitfall: a PVM /dev/kvm exists but
-#                        cannot run a stock kernel)
+#                        cannot run a stock kernel). icount: TCG on one vCPU whose clock counts
+#                        the guest's instructions (32 ns each, idle time skipped), so the
+#                        guest's times repeat from run to run whatever the host's load (for
+#                        benchmarks; pitfall: with two vCPUs the kernel hangs bringing up the
+#                        second, so --smp is 1; two spinning processes then share one CPU)
 #   --timing             print boot/command/total seconds to stderr
 #   --verbose            stream the guest console (kernel + init log) to stderr
 #   --keep               keep the run directory
@@ -77,6 +82,7 @@ if ! command -v qemu-system-x86_64 >/dev/null; then
   [ -x "${QEMU[2]}" ] || die "no qemu-system-x86_64: run tests/vm/install.sh"
 fi
 [ -n "$SMP" ] || { SMP=$(nproc); [ "$SMP" -gt 4 ] && SMP=4; }
+[ "$ACCEL" = icount ] && SMP=1   # (see --accel)
 
 RUN=$(mktemp -d "${TMPDIR:-/tmp}/dat-rdma-guest.XXXXXX") || die "mktemp failed"
 QPID= PIDS=() LINK_SOCK=
@@ -132,11 +138,15 @@ kvm_works() {
 }
 case $ACCEL in
   auto) if kvm_works; then ACCEL=kvm; else ACCEL=tcg; fi;;
-  kvm|tcg) ;;
-  *) die "--accel auto|kvm|tcg";;
+  kvm|tcg|icount) ;;
+  *) die "--accel auto|kvm|tcg|icount";;
 esac
-if [ "$ACCEL" = kvm ]; then ACCEL_ARGS=(-accel kvm -cpu host) BOOT_TIMEOUT=60
-else ACCEL_ARGS=(-accel tcg,thread=multi,tb-size=256 -cpu max) BOOT_TIMEOUT=300; fi
+case $ACCEL in
+  kvm) ACCEL_ARGS=(-accel kvm -cpu host) BOOT_TIMEOUT=60;;
+  tcg) ACCEL_ARGS=(-accel tcg,thread=multi,tb-size=256 -cpu max) BOOT_TIMEOUT=300;;
+  icount) ACCEL_ARGS=(-accel tcg,thread=single,tb-size=256 -cpu max -icount shift=5,align=off,sleep=off -rtc clock=vm)
+          BOOT_TIMEOUT=300;;
+esac
 [ "$BOOT_TIMEOUT" -lt "$TIMEOUT" ] || BOOT_TIMEOUT=$TIMEOUT
 
 # ---------------------------------------------------------------- two-guest link

@@ -10,7 +10,9 @@
 # STRACE=1 adds one `strace -f -c` client run of each library per figure (STRACE_FIGURES, default
 # FIGURES) after the rounds (system calls per operation; connection setup included). N, BWN and
 # RATEN are the iterations of the 8 B latency, the 1 MiB and the message rate tests
-# (guest-bench.sh's defaults, 2000, 200 and 20000).
+# (guest-bench.sh's defaults, 2000, 200 and 20000). MODE=block waits in dat_evd_wait instead of
+# polling (datperf -b for -p; in a one-vCPU guest, `rdma-guest.sh --accel icount`, polling
+# processes take turns at the scheduler's tick).
 # OPCOST=1 adds instructions per empty dequeue and per message cycle on each library (below).
 #   flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --rxe --env ROUNDS=7 --env FIGURES="msg_rate read_bw" \
 #       -- tools/bench/guest-vs-ofed.sh
@@ -25,15 +27,16 @@ OFED_LIBDIR=$(dpkg -L libdapl2 2>/dev/null | sed -n 's|^\(/.*\)/libdat2.so.2$|\1
 ROUNDS=${ROUNDS:-7} FIGURES=${FIGURES:-msg_rate send_lat write_lat write_bw read_bw}
 N=${N:-2000} BWN=${BWN:-200} RATEN=${RATEN:-20000}
 t=$RDMA_TYPE ip=$RDMA_IP
+case ${MODE:-poll} in poll) mode=-p ;; block) mode=-b ;; *) echo "guest-vs-ofed: MODE=poll|block" >&2; exit 2 ;; esac
 
 # args FIGURE: the figure's result key and datperf arguments, as guest-bench.sh runs it
 args() {
     case $1 in
-    msg_rate) echo msg_rate_Mps -t send_bw -s 8 -n "$RATEN" -w 32 -p ;;
-    send_lat) echo lat_median_us -t send_lat -s 8 -n "$N" -p ;;
-    write_lat) echo lat_median_us -t write_lat -s 8 -n "$N" -p ;;
-    write_bw) echo bw_MBps -t write_bw -s 1M -n "$BWN" -w 16 -p ;;
-    read_bw) echo bw_MBps -t read_bw -s 1M -n "$BWN" -w 16 -p ;;
+    msg_rate) echo msg_rate_Mps -t send_bw -s 8 -n "$RATEN" -w 32 "$mode" ;;
+    send_lat) echo lat_median_us -t send_lat -s 8 -n "$N" "$mode" ;;
+    write_lat) echo lat_median_us -t write_lat -s 8 -n "$N" "$mode" ;;
+    write_bw) echo bw_MBps -t write_bw -s 1M -n "$BWN" -w 16 "$mode" ;;
+    read_bw) echo bw_MBps -t read_bw -s 1M -n "$BWN" -w 16 "$mode" ;;
     *) echo "guest-vs-ofed: unknown figure $1" >&2; exit 2 ;;
     esac
 }
