@@ -35,6 +35,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod epoll;
 pub mod eventfd;
 mod lookup;
 pub mod mapped;

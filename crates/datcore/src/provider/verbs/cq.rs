@@ -11,8 +11,9 @@
 //!
 //! **Sleeping** (the core's arm / re-poll / block protocol, see [`CompletionQueue`]): only a
 //! waiter about to sleep arms the CQ (`ibv_req_notify_cq`); it then sleeps in its own thread in
-//! `ppoll` on this CQ's channel fd and an eventfd that [`CompletionQueue::interrupt`] rings, and
-//! on waking takes the channel event and acknowledges it at once (so `ibv_destroy_cq` never
+//! `epoll_wait` on this CQ's channel fd and an eventfd that [`CompletionQueue::interrupt`] rings
+//! (one epoll set made with the CQ, so a sleep registers nothing), and on waking takes the
+//! channel event and acknowledges it at once (so `ibv_destroy_cq` never
 //! waits for an acknowledgement). While the consumer polls, nothing is armed and no other
 //! thread is involved.
 //!
@@ -21,6 +22,7 @@
 //! ([`super::notify`]) watches the channel, re-arms and calls the [`Waker`]; `arm` then returns
 //! false and a waiter sleeps on the core's condition variable instead.
 
+use super::super::epoll::EpollSet;
 use super::super::eventfd::EventFd;
 use super::super::spin::SpinLock;
 use super::super::{CompletionQueue, Waker, WcOpcode, WcStatus, WorkCompletion};
@@ -81,6 +83,9 @@ pub struct VerbsCq {
     channel: *mut sys::ibv_comp_channel,
     /// Rung by `interrupt` while a waiter sleeps.
     intr: EventFd,
+    /// What a waiter sleeps on: the channel's fd ([`SLEEP_CHANNEL`]) and `intr`'s
+    /// ([`SLEEP_INTR`]).
+    sleep_set: EpollSet,
     /// A waiter armed and has not left `block` yet: `interrupt` must ring `intr`.
     sleeping: AtomicBool,
     /// CNO mode: the notifier thread watches the channel and wakes through `waker`.
@@ -96,6 +101,11 @@ pub struct VerbsCq {
     /// empty): the one atomic a poll reads for both.
     rare: AtomicU8,
 }
+
+/// [`VerbsCq::sleep_set`]'s bit for the completion channel.
+const SLEEP_CHANNEL: u32 = 1 << 0;
+/// [`VerbsCq::sleep_set`]'s bit for the interrupt eventfd.
+const SLEEP_INTR: u32 = 1 << 1;
 
 /// [`VerbsCq::rare`]: software completions are queued.
 const HAS_SOFT: u8 = 1;
@@ -135,7 +145,17 @@ impl VerbsCq {
             return Err(fail("ibv_create_comp_channel", e, DatError::insufficient(DAT_RESOURCE_MEMORY)));
         }
         // SAFETY: the channel just created.
-        qp::set_nonblock(unsafe { (*channel).fd });
+        let channel_fd = unsafe { (*channel).fd };
+        qp::set_nonblock(channel_fd);
+        let sleep_set = match EpollSet::new(&[channel_fd, intr.fd()]) {
+            Ok(set) => set,
+            Err(e) => {
+                tracing::warn!("verbs: epoll set for a CQ failed: {e}");
+                // SAFETY: no CQ uses the channel.
+                unsafe { (dev.lib.ibv_destroy_comp_channel)(channel) };
+                return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
+            }
+        };
         sys::clear_errno();
         // SAFETY: live context and channel; the CQ is destroyed in Drop. Its context names the
         // device (kept alive by the CQ's Arc), for routing a CQ error (route.rs).
@@ -155,6 +175,7 @@ impl VerbsCq {
             poll_cq,
             channel,
             intr,
+            sleep_set,
             sleeping: AtomicBool::new(false),
             notify: AtomicBool::new(false),
             waker,
@@ -315,15 +336,6 @@ unsafe extern "C" fn no_poll_cq(_: *mut sys::ibv_cq, _: libc::c_int, _: *mut sys
     0
 }
 
-/// `timeout` for ppoll (None: no limit).
-fn timespec(timeout: Option<Duration>) -> Option<libc::timespec> {
-    let left = timeout?;
-    Some(libc::timespec {
-        tv_sec: left.as_secs().min(i32::MAX as u64) as libc::time_t,
-        tv_nsec: left.subsec_nanos() as libc::c_long,
-    })
-}
-
 pub fn status(s: u32) -> WcStatus {
     match s {
         sys::IBV_WC_SUCCESS => WcStatus::Success,
@@ -455,21 +467,12 @@ impl CompletionQueue for VerbsCq {
     }
 
     fn block(&self, timeout: Option<Duration>) {
-        let mut fds = [
-            libc::pollfd { fd: self.channel_fd(), events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: self.intr.fd(), events: libc::POLLIN, revents: 0 },
-        ];
-        let ts = timespec(timeout);
-        let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
-        // SAFETY: two valid pollfds and a timespec (or NULL) living across the call.
-        let r = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, tsp, std::ptr::null()) };
-        if r > 0 {
-            if fds[1].revents != 0 {
-                self.intr.clear();
-            }
-            if fds[0].revents != 0 {
-                self.on_channel_event();
-            }
+        let ready = self.sleep_set.wait(timeout);
+        if ready & SLEEP_INTR != 0 {
+            self.intr.clear();
+        }
+        if ready & SLEEP_CHANNEL != 0 {
+            self.on_channel_event();
         }
         self.sleeping.store(false, Ordering::SeqCst);
     }

@@ -1,0 +1,64 @@
+//! An epoll set made once: one descriptor a thread sleeps on for several others. poll(2)
+//! registers and unregisters every descriptor at every sleep; the set registers them when it
+//! is made, so a sleep costs the kernel about what a poll(2) on one descriptor does. A verbs
+//! CQ's waiter sleeps on its completion channel and its interrupt eventfd through one.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Duration;
+
+pub struct EpollSet(OwnedFd);
+
+impl EpollSet {
+    /// A set watching each of `fds` (at most 32) for input, level-triggered.
+    pub fn new(fds: &[RawFd]) -> std::io::Result<EpollSet> {
+        assert!(fds.len() <= 32, "EpollSet reports readiness in a u32");
+        // SAFETY: plain epoll_create1(2) call.
+        let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if ep < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: a fresh descriptor that nothing else owns.
+        let set = EpollSet(unsafe { OwnedFd::from_raw_fd(ep) });
+        for (i, &fd) in fds.iter().enumerate() {
+            let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: i as u64 };
+            // SAFETY: a live epoll descriptor and event; the kernel copies the event.
+            if unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(set)
+    }
+
+    /// Sleeps until one of the set's descriptors is readable, `timeout` passes (None: no limit;
+    /// rounded up to whole milliseconds, so the sleep never ends before it) or a signal comes.
+    /// Returns the readable ones as bits by their index in [`EpollSet::new`]'s list (0: none).
+    pub fn wait(&self, timeout: Option<Duration>) -> u32 {
+        let ms = timeout.map_or(-1, |t| t.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32);
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 4];
+        // SAFETY: a live epoll descriptor and room for evs.len() events.
+        let n = unsafe { libc::epoll_wait(self.0.as_raw_fd(), evs.as_mut_ptr(), evs.len() as i32, ms) };
+        evs[..n.max(0) as usize].iter().fold(0, |ready, ev| ready | 1 << ev.u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::eventfd::EventFd;
+
+    #[test]
+    fn reports_the_readable_descriptors_by_index_and_times_out() {
+        let (a, b) = (EventFd::new().unwrap(), EventFd::new().unwrap());
+        let set = EpollSet::new(&[a.fd(), b.fd()]).unwrap();
+        let t0 = std::time::Instant::now();
+        assert_eq!(set.wait(Some(Duration::from_micros(1500))), 0);
+        assert!(t0.elapsed() >= Duration::from_micros(1500), "a timeout is rounded up, never down");
+        b.ring();
+        assert_eq!(set.wait(None), 0b10);
+        a.ring();
+        assert_eq!(set.wait(Some(Duration::ZERO)), 0b11, "level-triggered: b is still readable");
+        a.clear();
+        b.clear();
+        assert_eq!(set.wait(Some(Duration::ZERO)), 0);
+    }
+}
