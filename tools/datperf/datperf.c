@@ -1012,7 +1012,7 @@ static void report(const struct side *s, const char *ia, uint32_t size, struct r
             printf(" lat_min_us=%.3f lat_median_us=%.3f lat_p99_us=%.3f lat_max_us=%.3f lat_avg_us=%.3f", lat[0],
                    lat[1], lat[2], lat[3], lat[4]);
         else
-            printf(" window=%u bw_MBps=%.1f msg_rate_Mps=%.6f", s->cfg.window, bw, rate);
+            printf(" window=%u bw_MBps=%.3f msg_rate_Mps=%.6f", s->cfg.window, bw, rate);
         printf(" cpu_us_per_op=%.3f vcsw_per_op=%.3f ivcsw_per_op=%.3f threads=%ld"
                " srv_cpu_us_per_op=%.3f srv_vcsw_per_op=%.3f srv_ivcsw_per_op=%.3f srv_threads=%ld"
                " other_cs_per_op=%.3f srv_other_cs_per_op=%.3f\n",
