@@ -13,9 +13,9 @@
 //! waiter about to sleep arms the CQ (`ibv_req_notify_cq`); it then sleeps in its own thread in
 //! `epoll_wait` on this CQ's channel fd and an eventfd that [`CompletionQueue::interrupt`] rings
 //! (one epoll set made with the CQ, so a sleep registers nothing), and on waking takes the
-//! channel event and acknowledges it at once (so `ibv_destroy_cq` never
-//! waits for an acknowledgement). While the consumer polls, nothing is armed and no other
-//! thread is involved.
+//! channel event, acknowledging events in batches of [`ACK_BATCH`] (the CQ's drop acknowledges
+//! the rest before `ibv_destroy_cq`, which would otherwise wait for them). While the consumer
+//! polls, nothing is armed and no other thread is involved.
 //!
 //! **CNO mode**: an EVD with a CNO attached must trigger it when completions arrive and nobody
 //! waits, so while [`CompletionQueue::set_notify`] is on, the device's notifier thread
@@ -32,7 +32,7 @@ use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -100,7 +100,12 @@ pub struct VerbsCq {
     /// [`HAS_SOFT`] (`soft` is not empty) and [`HAS_UNREPORTED`] (`unreported` is not
     /// empty): the one atomic a poll reads for both.
     rare: AtomicU8,
+    /// Channel events taken and not yet acknowledged (fewer than [`ACK_BATCH`]).
+    unacked: AtomicU32,
 }
+
+/// How many channel events [`VerbsCq::take_channel_event`] acknowledges at once.
+const ACK_BATCH: u32 = 32;
 
 /// [`VerbsCq::sleep_set`]'s bit for the completion channel.
 const SLEEP_CHANNEL: u32 = 1 << 0;
@@ -183,6 +188,7 @@ impl VerbsCq {
             soft: Mutex::new(VecDeque::new()),
             unreported: Mutex::new(Vec::new()),
             rare: AtomicU8::new(0),
+            unacked: AtomicU32::new(0),
         }))
     }
 
@@ -206,7 +212,7 @@ impl VerbsCq {
         }
     }
 
-    /// Takes and acknowledges one event of the channel, if one is pending. One read per
+    /// Takes one event of the channel, if one is pending (acknowledged in a batch). One read per
     /// wake-up: an event left behind (from an earlier arm) keeps the fd readable, so the next
     /// `block` or notifier poll returns at once and takes it (a spurious wake-up, allowed).
     fn take_channel_event(&self) -> bool {
@@ -216,9 +222,16 @@ impl VerbsCq {
         if unsafe { (self.dev.lib.ibv_get_cq_event)(self.channel, &mut cq, &mut ctx) } != 0 {
             return false;
         }
-        // SAFETY: acknowledging the event just taken on our own CQ (the only one on this
-        // channel); no system call.
-        unsafe { (self.dev.lib.ibv_ack_cq_events)(self.cq, 1) };
+        // Acknowledged in batches (`ibv_ack_cq_events` takes the CQ's mutex and signals its
+        // condition variable); `Drop` acknowledges the rest before destroying the CQ.
+        if self.unacked.fetch_add(1, Ordering::AcqRel) + 1 >= ACK_BATCH {
+            let n = self.unacked.swap(0, Ordering::AcqRel);
+            if n > 0 {
+                // SAFETY: acknowledging events taken on our own CQ (the only one on this
+                // channel); no system call.
+                unsafe { (self.dev.lib.ibv_ack_cq_events)(self.cq, n) };
+            }
+        }
         true
     }
 
@@ -313,9 +326,14 @@ impl VerbsCq {
 
 impl Drop for VerbsCq {
     fn drop(&mut self) {
-        // SAFETY: no QP uses this CQ any more (they hold Arcs to it), every channel event was
-        // acknowledged when taken; CQ then channel, each destroyed once.
+        // SAFETY: no QP uses this CQ any more (they hold Arcs to it); the channel events taken
+        // and not yet acknowledged are acknowledged first (ibv_destroy_cq waits for every taken
+        // event's acknowledgement); CQ then channel, each destroyed once.
         unsafe {
+            let unacked = *self.unacked.get_mut();
+            if unacked > 0 {
+                (self.dev.lib.ibv_ack_cq_events)(self.cq, unacked);
+            }
             let r = (self.dev.lib.ibv_destroy_cq)(self.cq);
             if r != 0 {
                 tracing::warn!("verbs: ibv_destroy_cq failed: {}", sys::errno_str(sys::err_of(r)));
