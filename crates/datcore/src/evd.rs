@@ -94,10 +94,18 @@ pub const TIMEOUT_INFINITE: u32 = u32::MAX;
 const SPIN_POLLS_PER_CLOCK: u32 = 16;
 
 /// The time of one `dat_evd_wait`: its deadline and the end of its spin. The clock is read only
-/// where a spin or a timed sleep needs it (at the start of a spin, or at a timed wait's first
-/// sleep, which sleeps the whole timeout), after a sleep that returned without the events, and
-/// while spinning once per [`SPIN_POLLS_PER_CLOCK`] polls: where it is not the TSC (an emulated
-/// guest's HPET) a read is a system call of microseconds.
+/// where a spin or a timed sleep needs it (at the start of a spin; at a timed wait's first sleep,
+/// which sleeps the whole timeout, unless the wait is for one event), after a sleep that
+/// returned without the events, and while spinning once per [`SPIN_POLLS_PER_CLOCK`] polls:
+/// where it is not the TSC (an emulated guest's HPET) a read is a system call of microseconds,
+/// and even the TSC's costs a sleeping wait about a tenth of its own instructions.
+///
+/// A timed wait for one event that does not spin reads no clock before it sleeps: the kernel
+/// times its first sleep, given the whole timeout, and a first sleep that ends by its timeout
+/// ends the wait. A first sleep that ends without the event and before its timeout (an
+/// acknowledged stale channel event, a CNO attached meanwhile: the event itself ends the
+/// wait) starts the clock then, and the timeout counts from there: such a wait can last the
+/// length of its first sleep beyond its timeout.
 struct WaitClock {
     timeout: Option<Duration>,
     deadline: Option<Instant>,
@@ -105,12 +113,28 @@ struct WaitClock {
     /// None until the clock is first read.
     now: Option<Instant>,
     polls: u32,
+    /// The first sleep may go without the clock (see [`WaitClock::sleep_timeout`]).
+    first_sleep_unclocked: bool,
+    /// The sleep just given a timeout was given it without the clock.
+    unclocked_sleep: bool,
+    /// An unclocked first sleep ended by its timeout: the whole timeout has passed.
+    expired: bool,
 }
 
 impl WaitClock {
-    fn start(timeout_us: u32, spin: Duration) -> Self {
+    /// `single`: the wait is for one event, so that its first sleep may go without the clock.
+    fn start(timeout_us: u32, spin: Duration, single: bool) -> Self {
         let timeout = (timeout_us != TIMEOUT_INFINITE).then(|| Duration::from_micros(timeout_us as u64));
-        let mut clock = WaitClock { timeout, deadline: None, spin_until: None, now: None, polls: 0 };
+        let mut clock = WaitClock {
+            timeout,
+            deadline: None,
+            spin_until: None,
+            now: None,
+            polls: 0,
+            first_sleep_unclocked: single,
+            unclocked_sleep: false,
+            expired: false,
+        };
         if !spin.is_zero() {
             let now = clock.start_clock();
             clock.spin_until = Some(clock.deadline.map_or(now + spin, |d| d.min(now + spin)));
@@ -129,6 +153,9 @@ impl WaitClock {
     /// Advances the clock where needed; true once the deadline has passed. Before the clock
     /// is started nothing has been waited for yet.
     fn timed_out(&mut self) -> bool {
+        if self.expired {
+            return true;
+        }
         let Some(now) = self.now.as_mut() else { return false };
         self.polls = self.polls.wrapping_add(1);
         let spun_out = self.spin_until.is_none_or(|u| *now >= u);
@@ -139,15 +166,29 @@ impl WaitClock {
     }
 
     /// How long the next sleep may last (None: no limit): the whole timeout at a timed wait's
-    /// first sleep (which starts the clock), else what is left of it as of the last reading.
+    /// first sleep (which starts the clock, unless the wait is for one event), else what is
+    /// left of it as of the last reading.
     fn sleep_timeout(&mut self) -> Option<Duration> {
         let timeout = self.timeout?;
         match (self.now, self.deadline) {
             (Some(now), Some(deadline)) => Some(deadline.saturating_duration_since(now)),
+            _ if self.first_sleep_unclocked => {
+                self.first_sleep_unclocked = false;
+                self.unclocked_sleep = true;
+                Some(timeout)
+            }
             _ => {
                 self.start_clock();
                 Some(timeout)
             }
+        }
+    }
+
+    /// After a sleep given [`WaitClock::sleep_timeout`]'s timeout: `timed_out` when the sleep
+    /// ended by it. An unclocked sleep ended by its timeout expires the wait.
+    fn slept(&mut self, timed_out: bool) {
+        if std::mem::take(&mut self.unclocked_sleep) && timed_out {
+            self.expired = true;
         }
     }
 
@@ -569,7 +610,7 @@ impl EventDispatcher {
             }
         }
         let spin = if self.cq.is_some() { st.spin.this_wait() } else { Duration::ZERO };
-        let mut clock = WaitClock::start(timeout_us, spin);
+        let mut clock = WaitClock::start(timeout_us, spin, threshold == 1);
         let mut slept = false;
         st.waiter = true;
         let result = loop {
@@ -582,7 +623,8 @@ impl EventDispatcher {
                 std::hint::spin_loop();
             } else {
                 let timeout = clock.sleep_timeout();
-                self.sleep(&mut st, threshold, timeout);
+                let timed_out = self.sleep(&mut st, threshold, timeout);
+                clock.slept(timed_out);
                 self.counters.count(counters::evd::WAIT_BLOCKED);
                 slept = true;
             }
@@ -615,7 +657,8 @@ impl EventDispatcher {
     }
 
     /// Sleeps once, until something may have arrived or `timeout` passes; the caller re-checks.
-    fn sleep(&self, st: &mut MutexGuard<'_, EvdState>, threshold: usize, timeout: Option<Duration>) {
+    /// True when the sleep ended by its timeout.
+    fn sleep(&self, st: &mut MutexGuard<'_, EvdState>, threshold: usize, timeout: Option<Duration>) -> bool {
         let ready = |st: &EvdState| st.queue.len() >= threshold || !st.waitable;
         if let Some(cq) = &self.cq {
             if cq.arm() {
@@ -623,24 +666,24 @@ impl EventDispatcher {
                 // `block` (the provider's invariant), and `post` interrupts it.
                 self.drain(st);
                 if !ready(st) {
-                    MutexGuard::unlocked(st, || cq.block(timeout));
+                    return MutexGuard::unlocked(st, || cq.block(timeout));
                 }
-                return;
+                return false;
             }
         }
         // The provider wakes us through the Waker (while `sleepers` > 0) or `post` does.
         self.sleepers.fetch_add(1, Ordering::SeqCst);
         // Re-check after announcing ourselves, so a completion that raced in is seen.
         self.drain(st);
+        let mut timed_out = false;
         if !ready(st) {
             match timeout {
-                Some(t) => {
-                    self.cond.wait_for(st, t);
-                }
+                Some(t) => timed_out = self.cond.wait_for(st, t).timed_out(),
                 None => self.cond.wait(st),
             }
         }
         self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        timed_out
     }
 
     /// Ends the sleep of a waiter blocked in the provider (no-op for the condition variable
@@ -844,6 +887,42 @@ pub fn free_cno(h: Handle) -> DatResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wait_for_one_event_sleeps_first_without_the_clock() {
+        let ms = Duration::from_millis(5);
+        // Ended by its timeout: the wait has expired, the clock never read.
+        let mut c = WaitClock::start(5000, Duration::ZERO, true);
+        assert!(!c.timed_out());
+        assert_eq!(c.sleep_timeout(), Some(ms));
+        assert!(c.now.is_none(), "no clock read before the first sleep");
+        c.slept(true);
+        assert!(c.timed_out());
+        assert!(c.now.is_none());
+        // Woken before its timeout without the event: the clock starts and the timeout counts
+        // from there.
+        let mut c = WaitClock::start(5000, Duration::ZERO, true);
+        assert_eq!(c.sleep_timeout(), Some(ms));
+        c.slept(false);
+        assert!(!c.timed_out());
+        let t0 = Instant::now();
+        assert_eq!(c.sleep_timeout(), Some(ms));
+        assert!(c.deadline.is_some_and(|d| d >= t0 + ms));
+        // A later sleep ended by its timeout is judged by the clock, not by the flag.
+        c.slept(true);
+        assert!(!c.expired);
+        // A wait for more than one event, or one that spins, reads the clock before it sleeps.
+        let mut c = WaitClock::start(5000, Duration::ZERO, false);
+        assert_eq!(c.sleep_timeout(), Some(ms));
+        assert!(c.now.is_some() && c.deadline.is_some());
+        let c = WaitClock::start(5000, Duration::from_micros(10), true);
+        assert!(c.now.is_some());
+        // An infinite wait never reads it.
+        let mut c = WaitClock::start(TIMEOUT_INFINITE, Duration::ZERO, true);
+        assert_eq!(c.sleep_timeout(), None);
+        c.slept(false);
+        assert!(!c.timed_out() && c.now.is_none());
+    }
 
     #[test]
     fn adaptive_spin_drops_to_zero_probes_and_recovers() {

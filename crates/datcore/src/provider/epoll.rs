@@ -31,13 +31,17 @@ impl EpollSet {
 
     /// Sleeps until one of the set's descriptors is readable, `timeout` passes (None: no limit;
     /// rounded up to whole milliseconds, so the sleep never ends before it) or a signal comes.
-    /// Returns the readable ones as bits by their index in [`EpollSet::new`]'s list (0: none).
-    pub fn wait(&self, timeout: Option<Duration>) -> u32 {
+    /// Returns the readable ones as bits by their index in [`EpollSet::new`]'s list (0 after a
+    /// signal), or None when the timeout passed with none readable.
+    pub fn wait(&self, timeout: Option<Duration>) -> Option<u32> {
         let ms = timeout.map_or(-1, |t| t.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32);
         let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 4];
         // SAFETY: a live epoll descriptor and room for evs.len() events.
         let n = unsafe { libc::epoll_wait(self.0.as_raw_fd(), evs.as_mut_ptr(), evs.len() as i32, ms) };
-        evs[..n.max(0) as usize].iter().fold(0, |ready, ev| ready | 1 << ev.u64)
+        if n == 0 {
+            return None;
+        }
+        Some(evs[..n.max(0) as usize].iter().fold(0, |ready, ev| ready | 1 << ev.u64))
     }
 }
 
@@ -51,14 +55,14 @@ mod tests {
         let (a, b) = (EventFd::new().unwrap(), EventFd::new().unwrap());
         let set = EpollSet::new(&[a.fd(), b.fd()]).unwrap();
         let t0 = std::time::Instant::now();
-        assert_eq!(set.wait(Some(Duration::from_micros(1500))), 0);
+        assert_eq!(set.wait(Some(Duration::from_micros(1500))), None);
         assert!(t0.elapsed() >= Duration::from_micros(1500), "a timeout is rounded up, never down");
         b.ring();
-        assert_eq!(set.wait(None), 0b10);
+        assert_eq!(set.wait(None), Some(0b10));
         a.ring();
-        assert_eq!(set.wait(Some(Duration::ZERO)), 0b11, "level-triggered: b is still readable");
+        assert_eq!(set.wait(Some(Duration::ZERO)), Some(0b11), "level-triggered: b is still readable");
         a.clear();
         b.clear();
-        assert_eq!(set.wait(Some(Duration::ZERO)), 0);
+        assert_eq!(set.wait(Some(Duration::ZERO)), None);
     }
 }

@@ -326,9 +326,12 @@ pub trait CompletionQueue: Send + Sync {
     }
     /// Step 3: sleeps until a completion arrives after `arm`, `interrupt` is called, or
     /// `timeout` (None: no limit) passes. A relative timeout, so that the caller need not read
-    /// the clock to sleep (an emulated guest's clock is a system call).
-    fn block(&self, timeout: Option<std::time::Duration>) {
+    /// the clock to sleep (an emulated guest's clock is a system call). True only when it
+    /// returned because `timeout` passed (a wait for one event then ends without reading the
+    /// clock); false when woken, interrupted or signalled.
+    fn block(&self, timeout: Option<std::time::Duration>) -> bool {
         let _ = timeout;
+        false
     }
     /// Ends a current `block`, or makes the next one after an `arm` return at once. Called
     /// when a software event is queued on the EVD or the EVD becomes unwaitable. Cheap (no

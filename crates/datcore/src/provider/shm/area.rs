@@ -57,13 +57,12 @@ impl WakeWord {
     }
 
     /// Sleeps until `seq` moves past `armed_at` or `timeout` passes.
-    pub fn block(&self, armed_at: u32, timeout: Option<Duration>) {
+    /// True when it returned because `timeout` passed.
+    pub fn block(&self, armed_at: u32, timeout: Option<Duration>) -> bool {
         if timeout.is_some_and(|t| t.is_zero()) {
-            return;
+            return true;
         }
-        if self.seq.load(Ordering::SeqCst) == armed_at {
-            sys::futex_wait(&self.seq, armed_at, timeout);
-        }
+        self.seq.load(Ordering::SeqCst) == armed_at && sys::futex_wait(&self.seq, armed_at, timeout)
     }
 
     pub fn disarm(&self) {

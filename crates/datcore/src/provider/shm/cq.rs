@@ -216,10 +216,11 @@ impl CompletionQueue for ShmCq {
         true
     }
 
-    fn block(&self, timeout: Option<Duration>) {
-        self.wake.word().block(self.armed_at.load(Ordering::Relaxed), timeout);
+    fn block(&self, timeout: Option<Duration>) -> bool {
+        let timed_out = self.wake.word().block(self.armed_at.load(Ordering::Relaxed), timeout);
         self.phase.store(IDLE, Ordering::Relaxed);
         self.wake.word().disarm();
+        timed_out
     }
 
     fn interrupt(&self) {

@@ -484,8 +484,9 @@ impl CompletionQueue for VerbsCq {
         true
     }
 
-    fn block(&self, timeout: Option<Duration>) {
-        let ready = self.sleep_set.wait(timeout);
+    fn block(&self, timeout: Option<Duration>) -> bool {
+        let woke = self.sleep_set.wait(timeout);
+        let ready = woke.unwrap_or(0);
         if ready & SLEEP_INTR != 0 {
             self.intr.clear();
         }
@@ -493,6 +494,7 @@ impl CompletionQueue for VerbsCq {
             self.on_channel_event();
         }
         self.sleeping.store(false, Ordering::SeqCst);
+        woke.is_none()
     }
 
     fn interrupt(&self) {
