@@ -102,10 +102,10 @@ const SPIN_POLLS_PER_CLOCK: u32 = 16;
 ///
 /// A timed wait for one event that does not spin reads no clock before it sleeps: the kernel
 /// times its first sleep, given the whole timeout, and a first sleep that ends by its timeout
-/// ends the wait. A first sleep that ends without the event and before its timeout (an
-/// acknowledged stale channel event, a CNO attached meanwhile: the event itself ends the
-/// wait) starts the clock then, and the timeout counts from there: such a wait can last the
-/// length of its first sleep beyond its timeout.
+/// ends the wait. A first sleep that ends before its timeout without the event (woken by a
+/// channel event left from an earlier arm, which ends it at once, by a CNO attached meanwhile,
+/// or by a signal; the usual wake-ups bring the event) starts the clock then, and the timeout
+/// counts from there: such a wait can last the length of its first sleep beyond its timeout.
 struct WaitClock {
     timeout: Option<Duration>,
     deadline: Option<Instant>,

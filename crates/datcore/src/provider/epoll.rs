@@ -8,10 +8,13 @@ use std::time::Duration;
 
 pub struct EpollSet(OwnedFd);
 
+/// How many descriptors a set watches: each one's readiness comes back from one `wait`.
+pub const MAX_FDS: usize = 4;
+
 impl EpollSet {
-    /// A set watching each of `fds` (at most 32) for input, level-triggered.
+    /// A set watching each of `fds` (at most [`MAX_FDS`]) for input, level-triggered.
     pub fn new(fds: &[RawFd]) -> std::io::Result<EpollSet> {
-        assert!(fds.len() <= 32, "EpollSet reports readiness in a u32");
+        assert!(fds.len() <= MAX_FDS, "an EpollSet watches at most {MAX_FDS} descriptors");
         // SAFETY: plain epoll_create1(2) call.
         let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
         if ep < 0 {
@@ -35,7 +38,7 @@ impl EpollSet {
     /// signal), or None when the timeout passed with none readable.
     pub fn wait(&self, timeout: Option<Duration>) -> Option<u32> {
         let ms = timeout.map_or(-1, |t| t.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32);
-        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 4];
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; MAX_FDS];
         // SAFETY: a live epoll descriptor and room for evs.len() events.
         let n = unsafe { libc::epoll_wait(self.0.as_raw_fd(), evs.as_mut_ptr(), evs.len() as i32, ms) };
         if n == 0 {
