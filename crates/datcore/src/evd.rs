@@ -115,8 +115,6 @@ struct WaitClock {
     polls: u32,
     /// The first sleep may go without the clock (see [`WaitClock::sleep_timeout`]).
     first_sleep_unclocked: bool,
-    /// The sleep just given a timeout was given it without the clock.
-    unclocked_sleep: bool,
     /// An unclocked first sleep ended by its timeout: the whole timeout has passed.
     expired: bool,
 }
@@ -132,7 +130,6 @@ impl WaitClock {
             now: None,
             polls: 0,
             first_sleep_unclocked: single,
-            unclocked_sleep: false,
             expired: false,
         };
         if !spin.is_zero() {
@@ -174,7 +171,6 @@ impl WaitClock {
             (Some(now), Some(deadline)) => Some(deadline.saturating_duration_since(now)),
             _ if self.first_sleep_unclocked => {
                 self.first_sleep_unclocked = false;
-                self.unclocked_sleep = true;
                 Some(timeout)
             }
             _ => {
@@ -185,9 +181,10 @@ impl WaitClock {
     }
 
     /// After a sleep given [`WaitClock::sleep_timeout`]'s timeout: `timed_out` when the sleep
-    /// ended by it. An unclocked sleep ended by its timeout expires the wait.
+    /// ended by it. A sleep ended by its timeout with the clock not started was the unclocked
+    /// first one (a sleep without a timeout never times out): it expires the wait.
     fn slept(&mut self, timed_out: bool) {
-        if std::mem::take(&mut self.unclocked_sleep) && timed_out {
+        if timed_out && self.now.is_none() {
             self.expired = true;
         }
     }
