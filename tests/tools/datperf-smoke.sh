@@ -96,6 +96,25 @@ for t in write_bw read_bw write_lat; do
     fi
 done
 
+# -l: both ends in one process and one thread (latency tests, polling), payloads checked, every
+# size of -a up to 4 KiB; the client's line says loopback=1
+for t in send_lat write_lat; do
+    case " $tests " in *" $t "*) ;; *) continue ;; esac
+    name="$t-loopback"
+    qual=$((qual + 1))
+    if timeout 120 "$bin/$prog" -P "$ia" -q "$qual" -l -m -t "$t" -a -s 4096 -c -n 20 -W 2 -u 1 >"$out/$name" 2>&1; then
+        n=$(grep -c '^datperf .* loopback=1 ' "$out/$name")
+        # shellcheck disable=SC2086
+        if [ "$n" = 12 ] && has_fields "$out/$name" $lat $common; then ok "$name"; else
+            bad "$name: $n lines with loopback=1, or fields"
+            cat "$out/$name"
+        fi
+    else
+        bad "$name: exit $?"
+        cat "$out/$name"
+    fi
+done
+
 # -a: one line per size, 2 B up to the -s bound (2, 4, ..., 1024: 10 lines)
 first=${tests%% *}
 if pair all -t "$first" -a -s 1024 -c -n 5 -W 1 -w 2; then
@@ -113,6 +132,12 @@ fi
 if "$bin/$prog" -M no_such_memory >/dev/null 2>&1; then bad "unknown -M accepted"; else
     [ $? = 2 ] && ok "unknown -M: usage, exit 2" || bad "unknown -M: wrong exit status"
 fi
+for args in "-t write_bw" "-t send_lat -b"; do
+    # shellcheck disable=SC2086
+    if "$bin/$prog" -l $args >/dev/null 2>&1; then bad "-l $args accepted"; else
+        [ $? = 2 ] && ok "-l $args: usage, exit 2" || bad "-l $args: wrong exit status"
+    fi
+done
 
 if [ "$prog" = datperf ] && [ -x "$bin/rawperf" ]; then
     for t in spin memcpy cma_write cma_read; do

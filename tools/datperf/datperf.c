@@ -4,6 +4,7 @@
  *   server:  datperf -P <ia> [-q qual]
  *   client:  datperf -P <ia> -h <server> [-q qual] [-t test] [-s size | -a] [-n iters] [-w window]
  *                    [-W warmup] [-p | -b] [-c] [-m] [-M heap|shm]
+ *   both:    datperf -P <ia> -l [-h <address>] [-q qual] [-t send_lat|write_lat] [options]
  *
  * The client chooses everything and sends its choice to the server in the connection request's
  * private data; the server answers with its buffer's RMR context and addresses in the accept's
@@ -21,6 +22,9 @@
  * Bandwidth tests also report the message rate.
  *
  * Completions: -p (default) spins on dat_evd_dequeue; -b sleeps in dat_evd_wait.
+ * Loopback (-l): one process holds both ends, each with its own IA, and one thread spins through
+ * both ends' steps of each round trip (latency tests, -p only): the polling latency without a
+ * second spinning process, which on one CPU would take turns at the scheduler's tick.
  * Memory (-M, both sides): heap (default: posix_memalign, DAT_MEM_TYPE_VIRTUAL LMRs) or shm (a
  * memfd mapped MAP_SHARED, DAT_MEM_TYPE_SHARED_VIRTUAL LMRs: memory a peer process can map, so
  * that shm's RDMA can copy straight into it).
@@ -77,6 +81,7 @@ struct config {
 #define F_VERIFY 1u
 #define F_BLOCK 2u
 #define F_SHM_MEM 4u /* -M shm */
+#define F_LOOPBACK 8u /* -l */
 
 /* Where a side's RDMA areas are, for the peer. */
 struct remote {
@@ -962,6 +967,69 @@ static void client_round(struct side *s, uint32_t size, uint32_t round, struct r
     }
 }
 
+/* -l: both ends in this process, driven by this one thread, spinning (see run_loopback). One
+ * iteration is the two-process one's client and server steps in the order the message takes:
+ * the client's post, the server end's receive and answer, the client's receive. */
+static void loopback_round(struct side *c, struct side *s, uint32_t size, struct result *res)
+{
+    int test = (int)c->cfg.test, verify = c->cfg.flags & F_VERIFY;
+    uint64_t total = (uint64_t)c->cfg.iters + c->cfg.warmup;
+    prepare_round(c, size, 0);
+    prepare_round(s, size, 0);
+    struct tick_rate rate = tick_rate_start();
+    for (uint64_t i = 0; i < total; i++) {
+        if (i == c->cfg.warmup)
+            c->mark = usage_now();
+        uint64_t t0 = ticks();
+        if (test == T_WRITE_LAT) {
+            write_one(c, size, i);
+            wait_written(s, size, i, 0);
+            write_one(s, size, i);
+            while (s->req_done < s->req_posted)
+                reap_request(s);
+            wait_written(c, size, i, 1);
+            while (c->req_done < c->req_posted)
+                reap_request(c);
+        } else {
+            if (verify)
+                fill_pattern(c->src, size, i);
+            post_ping(c, c->src, size);
+            char *ping = take_recv(s, 1, "receive ping");
+            if (verify) {
+                if (!pattern_ok(ping, size, i))
+                    fail("send_lat: ping %llu has wrong data", (unsigned long long)i);
+                memset(ping, 0, size);
+                fill_pattern(s->src, size, ~i);
+            }
+            post_recv(s);
+            post_ping(s, s->src, size);
+            /* a send may complete only once its receiver has taken it (shm): poll all three */
+            char *pong = NULL;
+            while (!pong || c->req_done < c->req_posted || s->req_done < s->req_posted) {
+                if (s->req_done < s->req_posted)
+                    try_reap_request(s);
+                if (c->req_done < c->req_posted)
+                    try_reap_request(c);
+                if (!pong)
+                    pong = take_recv(c, 0, "receive pong");
+            }
+            if (verify) {
+                if (!pattern_ok(pong, size, ~i))
+                    fail("send_lat: pong %llu has wrong data", (unsigned long long)i);
+                memset(pong, 0, size);
+            }
+            post_recv(c);
+        }
+        uint64_t t1 = ticks();
+        if (i >= c->cfg.warmup)
+            res->rtt[i - c->cfg.warmup] = (double)(t1 - t0);
+    }
+    res->ops = c->cfg.iters;
+    res->mine = usage_since(&c->mark);
+    memset(&res->peer, 0, sizeof res->peer);
+    ticks_to_seconds(&rate, res->rtt, c->cfg.iters);
+}
+
 /* ------------------------------------------------------------------ reporting */
 
 static int cmp_double(const void *a, const void *b)
@@ -1008,6 +1076,8 @@ static void report(const struct side *s, const char *ia, uint32_t size, struct r
                s->cfg.flags & F_SHM_MEM ? "shm" : "heap", size, (unsigned long long)r->ops);
         if (test == T_SEND_LAT && s->cfg.signal_every > 1)
             printf(" signal_every=%u", s->cfg.signal_every);
+        if (s->cfg.flags & F_LOOPBACK)
+            printf(" loopback=1");
         if (is_latency_test(test))
             printf(" lat_min_us=%.3f lat_median_us=%.3f lat_p99_us=%.3f lat_max_us=%.3f lat_avg_us=%.3f", lat[0],
                    lat[1], lat[2], lat[3], lat[4]);
@@ -1027,6 +1097,8 @@ static void report(const struct side *s, const char *ia, uint32_t size, struct r
                (s->cfg.flags & F_VERIFY) ? ", payloads checked" : "");
         if (test == T_SEND_LAT && s->cfg.signal_every > 1)
             printf(", every %uth send signaled", s->cfg.signal_every);
+        if (s->cfg.flags & F_LOOPBACK)
+            printf(", both ends in this thread (server figures 0)");
         printf("\n");
         printf("# one-way latency = round trip / 2; cpu = user+sys us per op; cs = voluntary/involuntary "
                "context switches per op; thr = threads; oth = context switches of the library's other "
@@ -1053,46 +1125,58 @@ static void report(const struct side *s, const char *ia, uint32_t size, struct r
 
 static uint32_t next_size(uint32_t size) { return size * 2; }
 
+/* Listen for one connection request on qual. */
+static void listen_on(struct side *s, const char *ia, DAT_CONN_QUAL qual)
+{
+    check(dat_evd_create(s->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &s->cr_evd), "dat_evd_create(CR)");
+    check(dat_psp_create(s->ia, qual, s->cr_evd, DAT_PSP_CONSUMER_FLAG, &s->psp), "dat_psp_create");
+    printf("datperf: server listening on IA %s qualifier %llu\n", ia, (unsigned long long)qual);
+    fflush(stdout);
+}
+
+/* Take the client's connection request: its configuration, then our buffer and endpoint, the
+ * receives, and the accept with our buffer's description; returns once ESTABLISHED. */
+static void accept_client(struct side *s)
+{
+    /* the connection request can take its time: always block here */
+    DAT_EVENT ev;
+    DAT_COUNT nmore;
+    check(dat_evd_wait(s->cr_evd, DAT_TIMEOUT_INFINITE, 1, &ev, &nmore), "waiting for a connection request");
+    if (ev.event_number != DAT_CONNECTION_REQUEST_EVENT)
+        fail("expected a connection request, got event 0x%x", (unsigned)ev.event_number);
+    DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+    DAT_CR_PARAM crp;
+    check(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp), "dat_cr_query");
+    if (crp.private_data_size < REQ_PD_LEN || !get_request(crp.private_data, &s->cfg, &s->peer)) {
+        check(DP_CR_REJECT(cr), "dat_cr_reject");
+        fail("connection request is not from a datperf client");
+    }
+    const struct config *c = &s->cfg;
+    if (c->test >= T_COUNT || c->window == 0 || c->window > MAX_WINDOW || c->signal_every > MAX_WINDOW ||
+        c->min_size == 0 || c->max_size > MAX_SIZE || c->min_size > c->max_size || c->iters == 0) {
+        check(DP_CR_REJECT(cr), "dat_cr_reject");
+        fail("connection request carries an invalid configuration");
+    }
+    s->poll = !(c->flags & F_BLOCK);
+    register_buffer(s);
+    create_ep(s);
+    for (unsigned i = 0; i < s->rq_depth; i++)
+        post_recv(s);
+    unsigned char pd[REMOTE_LEN];
+    struct remote me = my_remote(s);
+    put_remote(pd, &me);
+    check(dat_cr_accept(cr, s->ep, sizeof pd, pd), "dat_cr_accept");
+    expect_event(s, s->conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, "waiting for ESTABLISHED");
+}
+
 static int run_server(char *ia, DAT_CONN_QUAL qual)
 {
     struct side s;
     memset(&s, 0, sizeof s);
     s.server = 1;
     open_ia(&s, ia);
-    check(dat_evd_create(s.ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &s.cr_evd), "dat_evd_create(CR)");
-    check(dat_psp_create(s.ia, qual, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp), "dat_psp_create");
-    printf("datperf: server listening on IA %s qualifier %llu\n", ia, (unsigned long long)qual);
-    fflush(stdout);
-
-    /* the connection request can take its time: always block here */
-    DAT_EVENT ev;
-    DAT_COUNT nmore;
-    check(dat_evd_wait(s.cr_evd, DAT_TIMEOUT_INFINITE, 1, &ev, &nmore), "waiting for a connection request");
-    if (ev.event_number != DAT_CONNECTION_REQUEST_EVENT)
-        fail("expected a connection request, got event 0x%x", (unsigned)ev.event_number);
-    DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
-    DAT_CR_PARAM crp;
-    check(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp), "dat_cr_query");
-    if (crp.private_data_size < REQ_PD_LEN || !get_request(crp.private_data, &s.cfg, &s.peer)) {
-        check(DP_CR_REJECT(cr), "dat_cr_reject");
-        fail("connection request is not from a datperf client");
-    }
-    if (s.cfg.test >= T_COUNT || s.cfg.window == 0 || s.cfg.window > MAX_WINDOW || s.cfg.signal_every > MAX_WINDOW ||
-        s.cfg.min_size == 0 ||
-        s.cfg.max_size > MAX_SIZE || s.cfg.min_size > s.cfg.max_size || s.cfg.iters == 0) {
-        check(DP_CR_REJECT(cr), "dat_cr_reject");
-        fail("connection request carries an invalid configuration");
-    }
-    s.poll = !(s.cfg.flags & F_BLOCK);
-    register_buffer(&s);
-    create_ep(&s);
-    for (unsigned i = 0; i < s.rq_depth; i++)
-        post_recv(&s);
-    unsigned char pd[REMOTE_LEN];
-    struct remote me = my_remote(&s);
-    put_remote(pd, &me);
-    check(dat_cr_accept(cr, s.ep, sizeof pd, pd), "dat_cr_accept");
-    expect_event(&s, s.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, "waiting for ESTABLISHED");
+    listen_on(&s, ia, qual);
+    accept_client(&s);
 
     uint32_t round = 1;
     for (uint32_t size = s.cfg.min_size; size <= s.cfg.max_size; size = next_size(size), round++)
@@ -1118,30 +1202,44 @@ static void resolve(const char *host, struct sockaddr_in *sin)
     freeaddrinfo(res);
 }
 
+/* A new endpoint and a connection request to addr carrying our configuration and buffer. */
+static void start_connect(struct side *s, DAT_IA_ADDRESS_PTR addr, DAT_CONN_QUAL qual)
+{
+    unsigned char pd[REQ_PD_LEN];
+    struct remote me = my_remote(s);
+    put_request(pd, &s->cfg, &me);
+    create_ep(s);
+    check(dat_ep_connect(s->ep, addr, qual, EVENT_TIMEOUT_S * 1000000u, sizeof pd, pd, DAT_QOS_BEST_EFFORT,
+                         DAT_CONNECT_DEFAULT_FLAG),
+          "dat_ep_connect");
+}
+
+/* The connection's outcome: 1 when ESTABLISHED (the server's buffer is then known), else 0 and
+ * the event in *ev. */
+static int connect_done(struct side *s, DAT_EVENT *ev)
+{
+    DAT_COUNT nmore;
+    check(dat_evd_wait(s->conn_evd, EVENT_TIMEOUT_S * 1000000u, 1, ev, &nmore), "waiting for ESTABLISHED");
+    if (ev->event_number != DAT_CONNECTION_EVENT_ESTABLISHED)
+        return 0;
+    const DAT_CONNECTION_EVENT_DATA *cd = &ev->event_data.connect_event_data;
+    if (cd->private_data_size < REMOTE_LEN)
+        fail("the server's accept carries no buffer description");
+    s->peer = get_remote(cd->private_data);
+    return 1;
+}
+
 /* Connect, retrying with a fresh endpoint for a while if the server is not listening yet. */
 static void connect_to_server(struct side *s, const char *host, DAT_CONN_QUAL qual)
 {
     struct sockaddr_in sin;
     resolve(host, &sin);
-    unsigned char pd[REQ_PD_LEN];
-    struct remote me = my_remote(s);
-    put_request(pd, &s->cfg, &me);
     double deadline = now() + EVENT_TIMEOUT_S;
     for (;;) {
-        create_ep(s);
-        check(dat_ep_connect(s->ep, (DAT_IA_ADDRESS_PTR)&sin, qual, EVENT_TIMEOUT_S * 1000000u, sizeof pd, pd,
-                             DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
-              "dat_ep_connect");
         DAT_EVENT ev;
-        DAT_COUNT nmore;
-        check(dat_evd_wait(s->conn_evd, EVENT_TIMEOUT_S * 1000000u, 1, &ev, &nmore), "waiting for ESTABLISHED");
-        if (ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED) {
-            const DAT_CONNECTION_EVENT_DATA *cd = &ev.event_data.connect_event_data;
-            if (cd->private_data_size < REMOTE_LEN)
-                fail("the server's accept carries no buffer description");
-            s->peer = get_remote(cd->private_data);
+        start_connect(s, (DAT_IA_ADDRESS_PTR)&sin, qual);
+        if (connect_done(s, &ev))
             return;
-        }
         if (now() > deadline)
             fail("no connection to %s qualifier %llu (last event 0x%x)", host, (unsigned long long)qual,
                  (unsigned)ev.event_number);
@@ -1181,11 +1279,68 @@ static int run_client(char *ia, const char *host, DAT_CONN_QUAL qual, const stru
     return 0;
 }
 
+/* -l: the server end and the client end in this process, each with its own IA, connected to
+ * each other through the IA's own address (or -h), and one thread spinning through both ends'
+ * steps. Where two spinning processes would share one CPU (a one-vCPU guest), they take turns
+ * at the scheduler's tick and time that; here nothing waits for another thread, so a round trip
+ * costs what the two ends' library calls and the transport under them cost. */
+static int run_loopback(char *ia, const char *host, DAT_CONN_QUAL qual, const struct config *cfg, int machine)
+{
+    struct side srv, cli;
+    memset(&srv, 0, sizeof srv);
+    memset(&cli, 0, sizeof cli);
+    srv.server = 1;
+    open_ia(&srv, ia);
+    listen_on(&srv, ia, qual);
+    cli.cfg = *cfg;
+    cli.poll = 1;
+    open_ia(&cli, ia);
+    register_buffer(&cli);
+
+    struct sockaddr_in sin;
+    DAT_IA_ADDRESS_PTR addr = (DAT_IA_ADDRESS_PTR)&sin;
+    if (host) {
+        resolve(host, &sin);
+    } else {
+        DAT_EVD_HANDLE async_evd;
+        DAT_IA_ATTR ia_attr;
+        check(dat_ia_query(srv.ia, &async_evd, DAT_IA_FIELD_IA_ADDRESS_PTR, &ia_attr, 0, NULL), "dat_ia_query");
+        addr = ia_attr.ia_address_ptr;
+    }
+    start_connect(&cli, addr, qual);
+    accept_client(&srv);
+    DAT_EVENT ev;
+    if (!connect_done(&cli, &ev))
+        fail("loopback connection: event 0x%x instead of ESTABLISHED", (unsigned)ev.event_number);
+    for (unsigned i = 0; i < cli.rq_depth; i++)
+        post_recv(&cli);
+
+    struct result res;
+    memset(&res, 0, sizeof res);
+    res.rtt = calloc(cfg->iters, sizeof *res.rtt);
+    if (!res.rtt)
+        fail("out of memory");
+    uint32_t round = 1;
+    for (uint32_t size = cfg->min_size; size <= cfg->max_size; size = next_size(size), round++) {
+        loopback_round(&cli, &srv, size, &res);
+        report(&cli, ia, size, &res, machine, round == 1);
+    }
+    free(res.rtt);
+
+    check(dat_ep_disconnect(cli.ep, DAT_CLOSE_GRACEFUL_FLAG), "dat_ep_disconnect");
+    wait_disconnected(&cli);
+    wait_disconnected(&srv);
+    teardown(&cli);
+    teardown(&srv);
+    return 0;
+}
+
 static void usage(void)
 {
     fprintf(stderr,
             "usage: datperf -P ia [-q qual]                    (server)\n"
             "       datperf -P ia -h server [-q qual] [options] (client)\n"
+            "       datperf -P ia -l [-h address] [-q qual] [options] (both ends, one thread)\n"
             "  -t test     send_lat (default), write_lat, write_bw, read_bw, send_bw\n"
             "  -s bytes    message size (default 8; 2 B to 4 MiB)\n"
             "  -a          all sizes, powers of two from 2 B to 4 MiB (to -s if given)\n"
@@ -1197,7 +1352,10 @@ static void usage(void)
             "  -c          check every payload\n"
             "  -m          machine-readable output: one key=value line per result\n"
             "  -M mem      buffers of both sides: heap (default) or shm (memfd, MAP_SHARED, SHARED_VIRTUAL LMR)\n"
-            "  -q qual     connection qualifier (default 18517)\n",
+            "  -q qual     connection qualifier (default 18517)\n"
+            "  -l          loopback: server and client ends in this process, one thread spinning through\n"
+            "              both (latency tests, -p only); -h, if given, is the address to connect to, else\n"
+            "              the IA's own\n",
             MAX_WINDOW, MAX_WINDOW);
     exit(2);
 }
@@ -1224,7 +1382,7 @@ int main(int argc, char **argv)
     DAT_CONN_QUAL qual = 18517;
     struct config cfg = {T_SEND_LAT, 0, 8, 8, 0, UINT32_MAX, 32, 1};
     int all = 0, machine = 0, opt;
-    while ((opt = getopt(argc, argv, "P:h:q:t:s:an:W:w:u:pbcmM:")) != -1) {
+    while ((opt = getopt(argc, argv, "P:h:q:t:s:an:W:w:u:pbcmM:l")) != -1) {
         switch (opt) {
         case 'P': ia = optarg; break;
         case 'h': host = optarg; break;
@@ -1248,6 +1406,7 @@ int main(int argc, char **argv)
         case 'b': cfg.flags |= F_BLOCK; break;
         case 'c': cfg.flags |= F_VERIFY; break;
         case 'm': machine = 1; break;
+        case 'l': cfg.flags |= F_LOOPBACK; break;
         case 'M':
             if (strcmp(optarg, "shm") == 0)
                 cfg.flags |= F_SHM_MEM;
@@ -1274,6 +1433,11 @@ int main(int argc, char **argv)
         cfg.warmup = 0;
     if (cfg.window == 0 || cfg.window > MAX_WINDOW || cfg.signal_every == 0 || cfg.signal_every > MAX_WINDOW)
         usage();
+    if (cfg.flags & F_LOOPBACK) {
+        if (!is_latency_test((int)cfg.test) || (cfg.flags & F_BLOCK))
+            usage();
+        return run_loopback(ia, host, qual, &cfg, machine);
+    }
     if (!host)
         return run_server(ia, qual);
     return run_client(ia, host, qual, &cfg, machine);
