@@ -54,6 +54,13 @@ perftest() {
 }
 
 PARTS=" ${BENCH_GUEST_PARTS:-data dtestcm callgrind} "
+# With one CPU (`rdma-guest.sh --accel icount`, whose times repeat run to run) two spinning
+# processes take turns at the scheduler's tick, and a polling ping-pong between them measures
+# the tick: the two-process polling latencies and message rate are left out there, and the
+# one-process loop latencies (datperf -l) are the polling figures.
+ONE_CPU=$([ "$(nproc)" = 1 ] && echo 1 || echo 0)
+# host_of: where run2's datperf2 client connects: the server's address, or (LOOP=1) loopback
+host_of() { if [ "${LOOP:-0}" = 1 ]; then echo loopback; else echo "$ip"; fi; }
 part() { [[ $PARTS == *" $1 "* ]]; }
 
 # Connection setup rate: Debian's dtestcm, server and client in this guest, both on one stack
@@ -96,12 +103,16 @@ for r in $(seq 1 "$ROUNDS"); do
         done
     fi
     part data || continue
-    datperf_run "$t.datperf.send_lat.8.poll" lat_median_us "$ia" "$ip" -t send_lat -s 8 -n "$N" -p
-    perftest "$t.perftest.send_lat.8.poll" 5 1 ib_send_lat -R -s 8 -n "$N"
+    if [ $ONE_CPU = 0 ]; then
+        datperf_run "$t.datperf.send_lat.8.poll" lat_median_us "$ia" "$ip" -t send_lat -s 8 -n "$N" -p
+        perftest "$t.perftest.send_lat.8.poll" 5 1 ib_send_lat -R -s 8 -n "$N"
+    fi
     datperf_run "$t.datperf.send_lat.8.block" lat_median_us "$ia" "$ip" -t send_lat -s 8 -n "$N" -b
     perftest "$t.perftest.send_lat.8.block" 5 1 ib_send_lat -R -e -s 8 -n "$N"
-    datperf_run "$t.datperf.write_lat.8.poll" lat_median_us "$ia" "$ip" -t write_lat -s 8 -n "$N" -p
-    perftest "$t.perftest.write_lat.8" 5 1 ib_write_lat -R -s 8 -n "$N"
+    if [ $ONE_CPU = 0 ]; then
+        datperf_run "$t.datperf.write_lat.8.poll" lat_median_us "$ia" "$ip" -t write_lat -s 8 -n "$N" -p
+        perftest "$t.perftest.write_lat.8" 5 1 ib_write_lat -R -s 8 -n "$N"
+    fi
     datperf_run "$t.datperf.write_bw.1M.poll" bw_MBps "$ia" "$ip" -t write_bw -s 1M -n "$BWN" -w 16 -p
     perftest "$t.perftest.write_bw.1M" 4 1.048576 ib_write_bw -R -s 1048576 -n "$BWN" -t 16
     datperf_run "$t.datperf.read_bw.1M.poll" bw_MBps "$ia" "$ip" -t read_bw -s 1M -n "$BWN" -w 16 -p
@@ -111,18 +122,25 @@ for r in $(seq 1 "$ROUNDS"); do
     if [ -x "$DATPERF2" ]; then
         for library in ours ofed; do
             if [ $library = ours ]; then
-                run2() { DATPERF=$DATPERF2 datperf_run "$1" "$2" "$ia" "$ip" "${@:3}"; }
+                run2() { DATPERF=$DATPERF2 datperf_run "$1" "$2" "$ia" "$(host_of)" "${@:3}"; }
             elif [ -n "$OFED_LIBDIR" ]; then
-                run2() { LD_LIBRARY_PATH=$OFED_LIBDIR DATPERF=$DATPERF2 datperf_run "$1" "$2" "$dapl_ia" "$ip" "${@:3}"; }
+                run2() { LD_LIBRARY_PATH=$OFED_LIBDIR DATPERF=$DATPERF2 datperf_run "$1" "$2" "$dapl_ia" "$(host_of)" "${@:3}"; }
             else
                 continue
             fi
-            run2 "$t.$library-datperf2.send_lat.8.poll" lat_median_us -t send_lat -s 8 -n "$N" -p
+            if [ $ONE_CPU = 0 ]; then
+                run2 "$t.$library-datperf2.send_lat.8.poll" lat_median_us -t send_lat -s 8 -n "$N" -p
+                run2 "$t.$library-datperf2.write_lat.8.poll" lat_median_us -t write_lat -s 8 -n "$N" -p
+                run2 "$t.$library-datperf2.msg_rate.8.poll" msg_rate_Mps -t send_bw -s 8 -n "$RATEN" -w 32 -p
+            fi
             run2 "$t.$library-datperf2.send_lat.8.block" lat_median_us -t send_lat -s 8 -n "$N" -b
-            run2 "$t.$library-datperf2.write_lat.8.poll" lat_median_us -t write_lat -s 8 -n "$N" -p
+            run2 "$t.$library-datperf2.msg_rate.8.block" msg_rate_Mps -t send_bw -s 8 -n "$RATEN" -w 32 -b
+            # both ends in one datperf2 -l process, one thread polling: the polling latency
+            # without a second spinning process (the only polling latency with ONE_CPU)
+            LOOP=1 run2 "$t.$library-datperf2.send_lat.8.loop" lat_median_us -t send_lat -s 8 -n "$N"
+            LOOP=1 run2 "$t.$library-datperf2.write_lat.8.loop" lat_median_us -t write_lat -s 8 -n "$N"
             run2 "$t.$library-datperf2.write_bw.1M.poll" bw_MBps -t write_bw -s 1M -n "$BWN" -w 16 -p
             run2 "$t.$library-datperf2.read_bw.1M.poll" bw_MBps -t read_bw -s 1M -n "$BWN" -w 16 -p
-            run2 "$t.$library-datperf2.msg_rate.8.poll" msg_rate_Mps -t send_bw -s 8 -n "$RATEN" -w 32 -p
         done
     fi
     if [ $DAPL_OK = 1 ]; then

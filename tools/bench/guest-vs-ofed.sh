@@ -6,13 +6,15 @@
 # figure and library: every round's value, the median, min and max, and the medians of the
 # client's and server's CPU us per operation and of the context switches of all their threads,
 # then one line per figure with ours / OFED's in each round where both have a value.
-# FIGURES picks figures (default all of: msg_rate send_lat write_lat write_bw read_bw);
+# FIGURES picks figures (default all of: msg_rate send_lat write_lat write_bw read_bw; also
+# loop_send_lat and loop_write_lat: the latencies with both ends in one datperf -l process, one
+# thread polling, whatever MODE says);
 # STRACE=1 adds one `strace -f -c` client run of each library per figure (STRACE_FIGURES, default
 # FIGURES) after the rounds (system calls per operation; connection setup included). N, BWN and
 # RATEN are the iterations of the 8 B latency, the 1 MiB and the message rate tests
 # (guest-bench.sh's defaults, 2000, 200 and 20000). MODE=block waits in dat_evd_wait instead of
-# polling (datperf -b for -p; in a one-vCPU guest, `rdma-guest.sh --accel icount`, polling
-# processes take turns at the scheduler's tick).
+# polling (datperf -b for -p; in a one-vCPU guest, `rdma-guest.sh --accel icount`, two polling
+# processes take turns at the scheduler's tick: there the loop_ figures are the polling latency).
 # OPCOST=1 adds instructions per empty dequeue and per message cycle on each library (below).
 #   flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --rxe --env ROUNDS=7 --env FIGURES="msg_rate read_bw" \
 #       -- tools/bench/guest-vs-ofed.sh
@@ -35,6 +37,8 @@ args() {
     msg_rate) echo msg_rate_Mps -t send_bw -s 8 -n "$RATEN" -w 32 "$mode" ;;
     send_lat) echo lat_median_us -t send_lat -s 8 -n "$N" "$mode" ;;
     write_lat) echo lat_median_us -t write_lat -s 8 -n "$N" "$mode" ;;
+    loop_send_lat) echo lat_median_us -t send_lat -s 8 -n "$N" -p ;;
+    loop_write_lat) echo lat_median_us -t write_lat -s 8 -n "$N" -p ;;
     write_bw) echo bw_MBps -t write_bw -s 1M -n "$BWN" -w 16 "$mode" ;;
     read_bw) echo bw_MBps -t read_bw -s 1M -n "$BWN" -w 16 "$mode" ;;
     *) echo "guest-vs-ofed: unknown figure $1" >&2; exit 2 ;;
@@ -49,7 +53,9 @@ libpath_of() { if [ "$1" = ofed ]; then echo "$OFED_LIBDIR"; fi; }
 run() {
     local a
     read -r -a a <<<"$(args "$1")"
-    LD_LIBRARY_PATH=$(libpath_of "$2") datperf_run "$t.$2.$1.r$3" "${a[0]}" "$(ia_of "$2")" "$ip" "${a[@]:1}"
+    local host=$ip
+    case $1 in loop_*) host=loopback ;; esac
+    LD_LIBRARY_PATH=$(libpath_of "$2") datperf_run "$t.$2.$1.r$3" "${a[0]}" "$(ia_of "$2")" "$host" "${a[@]:1}"
 }
 
 for r in $(seq 1 "$ROUNDS"); do
@@ -94,15 +100,20 @@ done
 if [ "${STRACE:-0}" = 1 ] && command -v strace >/dev/null; then
     for f in ${STRACE_FIGURES:-$FIGURES}; do
         read -r -a a <<<"$(args "$f")"
+        # the client's end: -h, with a server beside it; or -l, both ends in the traced process
+        where=(-h "$ip") who=client
+        case $f in loop_*) where=(-l) who="both ends" ;; esac
         for library in ours ofed; do
-            BENCH_QUAL=$((BENCH_QUAL + 1))
-            LD_LIBRARY_PATH=$(libpath_of "$library") timeout 300 "$DATPERF" -P "$(ia_of "$library")" -q "$BENCH_QUAL" >>"$RAWLOG" 2>&1 &
-            spid=$!
+            BENCH_QUAL=$((BENCH_QUAL + 1)) spid=
+            if [ "$who" = client ]; then
+                LD_LIBRARY_PATH=$(libpath_of "$library") timeout 300 "$DATPERF" -P "$(ia_of "$library")" -q "$BENCH_QUAL" >>"$RAWLOG" 2>&1 &
+                spid=$!
+            fi
             trace=$(mktemp)
             LD_LIBRARY_PATH=$(libpath_of "$library") timeout 300 strace -f -c -o "$trace" \
-                "$DATPERF" -P "$(ia_of "$library")" -q "$BENCH_QUAL" -h "$ip" -m "${a[@]:1}" >>"$RAWLOG" 2>&1
-            wait $spid
-            echo "strace $t.$library.$f (client, whole process, ${a[*]:1}):"
+                "$DATPERF" -P "$(ia_of "$library")" -q "$BENCH_QUAL" "${where[@]}" -m "${a[@]:1}" >>"$RAWLOG" 2>&1
+            [ -n "$spid" ] && wait $spid
+            echo "strace $t.$library.$f ($who, whole process, ${a[*]:1}):"
             sed 's/^/  /' "$trace"
             rm -f "$trace"
         done

@@ -17,18 +17,23 @@ record() {
     fi
 }
 
-# datperf_run NAME KEY IA HOST ARGS...: a datperf server and client on this machine; records
-# the client's KEY as NAME and keeps the whole -m line (CPU, context switches, threads) in
-# $RESULTS as "datperf name=NAME ..."
+# datperf_run NAME KEY IA HOST ARGS...: a datperf server and client on this machine (HOST
+# "loopback": one datperf -l process holding both ends); records the client's KEY as NAME and
+# keeps the whole -m line (CPU, context switches, threads) in $RESULTS as "datperf name=NAME ..."
 datperf_run() {
     local name=$1 key=$2 ia=$3 host=$4 line
     shift 4
     BENCH_QUAL=$((BENCH_QUAL + 1))
-    timeout 300 "$DATPERF" -P "$ia" -q "$BENCH_QUAL" >>"$RAWLOG" 2>&1 &
-    local spid=$!
-    line=$(timeout 300 "$DATPERF" -P "$ia" -q "$BENCH_QUAL" -h "$host" -m "$@" 2>>"$RAWLOG" | tee -a "$RAWLOG" |
-           grep '^datperf ' | tail -1)
-    wait $spid || echo "bench: datperf server for $name failed" >>"$RAWLOG"
+    if [ "$host" = loopback ]; then
+        line=$(timeout 300 "$DATPERF" -P "$ia" -q "$BENCH_QUAL" -l -m "$@" 2>>"$RAWLOG" | tee -a "$RAWLOG" |
+               grep '^datperf ' | tail -1)
+    else
+        timeout 300 "$DATPERF" -P "$ia" -q "$BENCH_QUAL" >>"$RAWLOG" 2>&1 &
+        local spid=$!
+        line=$(timeout 300 "$DATPERF" -P "$ia" -q "$BENCH_QUAL" -h "$host" -m "$@" 2>>"$RAWLOG" | tee -a "$RAWLOG" |
+               grep '^datperf ' | tail -1)
+        wait $spid || echo "bench: datperf server for $name failed" >>"$RAWLOG"
+    fi
     [ -n "$line" ] && echo "datperf name=$name ${line#datperf }" >>"$RESULTS"
     record "$name" "$(echo "$line" | kv "$key")"
 }
