@@ -96,16 +96,17 @@ for t in write_bw read_bw write_lat; do
     fi
 done
 
-# -l: both ends in one process and one thread (latency tests, polling), payloads checked, every
-# size of -a up to 4 KiB; the client's line says loopback=1
-for t in send_lat write_lat; do
+# -l: both ends in one process and one thread (latency tests and send_bw, polling), payloads
+# checked, every size of -a up to 4 KiB; the client's line says loopback=1
+for t in send_lat write_lat send_bw; do
     case " $tests " in *" $t "*) ;; *) continue ;; esac
+    case $t in *_lat) keys="$lat" ;; *) keys="$bw" ;; esac
     name="$t-loopback"
     qual=$((qual + 1))
-    if timeout 120 "$bin/$prog" -P "$ia" -q "$qual" -l -m -t "$t" -a -s 4096 -c -n 20 -W 2 -u 1 >"$out/$name" 2>&1; then
+    if timeout 120 "$bin/$prog" -P "$ia" -q "$qual" -l -m -t "$t" -a -s 4096 -c -n 20 -W 2 -w 4 >"$out/$name" 2>&1; then
         n=$(grep -c '^datperf .* loopback=1 ' "$out/$name")
         # shellcheck disable=SC2086
-        if [ "$n" = 12 ] && has_fields "$out/$name" $lat $common; then ok "$name"; else
+        if [ "$n" = 12 ] && has_fields "$out/$name" $keys $common; then ok "$name"; else
             bad "$name: $n lines with loopback=1, or fields"
             cat "$out/$name"
         fi

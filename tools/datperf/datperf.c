@@ -4,7 +4,7 @@
  *   server:  datperf -P <ia> [-q qual]
  *   client:  datperf -P <ia> -h <server> [-q qual] [-t test] [-s size | -a] [-n iters] [-w window]
  *                    [-W warmup] [-p | -b] [-c] [-m] [-M heap|shm]
- *   both:    datperf -P <ia> -l [-h <address>] [-q qual] [-t send_lat|write_lat] [options]
+ *   both:    datperf -P <ia> -l [-h <address>] [-q qual] [-t send_lat|write_lat|send_bw] [options]
  *
  * The client chooses everything and sends its choice to the server in the connection request's
  * private data; the server answers with its buffer's RMR context and addresses in the accept's
@@ -23,8 +23,8 @@
  *
  * Completions: -p (default) spins on dat_evd_dequeue; -b sleeps in dat_evd_wait.
  * Loopback (-l): one process holds both ends, each with its own IA, and one thread spins through
- * both ends' steps of each round trip (latency tests, -p only): the polling latency without a
- * second spinning process, which on one CPU would take turns at the scheduler's tick.
+ * both ends' steps (latency tests and send_bw, -p only): the polling latency and message rate
+ * without a second spinning process, which on one CPU would take turns at the scheduler's tick.
  * Memory (-M, both sides): heap (default: posix_memalign, DAT_MEM_TYPE_VIRTUAL LMRs) or shm (a
  * memfd mapped MAP_SHARED, DAT_MEM_TYPE_SHARED_VIRTUAL LMRs: memory a peer process can map, so
  * that shm's RDMA can copy straight into it).
@@ -967,15 +967,63 @@ static void client_round(struct side *s, uint32_t size, uint32_t round, struct r
     }
 }
 
+/* -l send_bw: send_bw_client's and send_bw_server's steps taken in turn by one thread, every
+ * take a try (nothing waits): the client end posts what its window and credit allow and reaps
+ * its completions and credits; the server end takes the messages that arrived, reposts their
+ * receives and sends a credit after each window. Timed from the first post until the client's
+ * last send completed and the server end has every message; the credits still in flight are
+ * then taken, untimed. */
+static void loopback_send_bw(struct side *c, struct side *s, uint32_t size, uint32_t round, struct result *res)
+{
+    const struct config *cfg = &c->cfg;
+    uint64_t n = cfg->iters, base = c->req_posted, credit = 2 * (uint64_t)cfg->window, received = 0;
+    c->mark = usage_now();
+    double t0 = now();
+    while (c->req_done - base < n || received < n) {
+        while (c->req_posted - base < n && c->req_posted - c->req_done < cfg->window && c->req_posted - base < credit)
+            post_send(c, c->src, size);
+        char *m;
+        while (received < n && (m = take_recv(s, 0, "receive data"))) {
+            if (cfg->flags & F_VERIFY) {
+                if (!pattern_ok(m, size, round))
+                    fail("send_bw: message %llu has wrong data", (unsigned long long)received);
+                memset(m, 0, size);
+            }
+            post_recv(s);
+            if (++received % cfg->window == 0)
+                post_send(s, s->buf + CTRL_LEN, CTRL_LEN);
+        }
+        while (s->req_done < s->req_posted && try_reap_request(s))
+            ;
+        while (c->req_done < c->req_posted && try_reap_request(c))
+            ;
+        while (take_credit(c, 0))
+            credit += cfg->window;
+    }
+    res->secs = now() - t0;
+    res->mine = usage_since(&c->mark);
+    /* the credits of the last windows: the server end's sends complete once taken (shm) */
+    while (s->req_done < s->req_posted) {
+        try_reap_request(s);
+        take_credit(c, 0);
+    }
+}
+
 /* -l: both ends in this process, driven by this one thread, spinning (see run_loopback). One
- * iteration is the two-process one's client and server steps in the order the message takes:
- * the client's post, the server end's receive and answer, the client's receive. */
-static void loopback_round(struct side *c, struct side *s, uint32_t size, struct result *res)
+ * latency iteration is the two-process one's client and server steps in the order the message
+ * takes: the client's post, the server end's receive and answer, the client's receive. */
+static void loopback_round(struct side *c, struct side *s, uint32_t size, uint32_t round, struct result *res)
 {
     int test = (int)c->cfg.test, verify = c->cfg.flags & F_VERIFY;
     uint64_t total = (uint64_t)c->cfg.iters + c->cfg.warmup;
-    prepare_round(c, size, 0);
-    prepare_round(s, size, 0);
+    prepare_round(c, size, round);
+    prepare_round(s, size, round);
+    res->ops = c->cfg.iters;
+    memset(&res->peer, 0, sizeof res->peer);
+    if (test == T_SEND_BW) {
+        loopback_send_bw(c, s, size, round, res);
+        return;
+    }
     struct tick_rate rate = tick_rate_start();
     for (uint64_t i = 0; i < total; i++) {
         if (i == c->cfg.warmup)
@@ -1024,9 +1072,7 @@ static void loopback_round(struct side *c, struct side *s, uint32_t size, struct
         if (i >= c->cfg.warmup)
             res->rtt[i - c->cfg.warmup] = (double)(t1 - t0);
     }
-    res->ops = c->cfg.iters;
     res->mine = usage_since(&c->mark);
-    memset(&res->peer, 0, sizeof res->peer);
     ticks_to_seconds(&rate, res->rtt, c->cfg.iters);
 }
 
@@ -1322,7 +1368,7 @@ static int run_loopback(char *ia, const char *host, DAT_CONN_QUAL qual, const st
         fail("out of memory");
     uint32_t round = 1;
     for (uint32_t size = cfg->min_size; size <= cfg->max_size; size = next_size(size), round++) {
-        loopback_round(&cli, &srv, size, &res);
+        loopback_round(&cli, &srv, size, round, &res);
         report(&cli, ia, size, &res, machine, round == 1);
     }
     free(res.rtt);
@@ -1354,8 +1400,8 @@ static void usage(void)
             "  -M mem      buffers of both sides: heap (default) or shm (memfd, MAP_SHARED, SHARED_VIRTUAL LMR)\n"
             "  -q qual     connection qualifier (default 18517)\n"
             "  -l          loopback: server and client ends in this process, one thread spinning through\n"
-            "              both (latency tests, -p only); -h, if given, is the address to connect to, else\n"
-            "              the IA's own\n",
+            "              both (send_lat, write_lat, send_bw; -p only); -h, if given, is the address to\n"
+            "              connect to, else the IA's own\n",
             MAX_WINDOW, MAX_WINDOW);
     exit(2);
 }
@@ -1434,7 +1480,7 @@ int main(int argc, char **argv)
     if (cfg.window == 0 || cfg.window > MAX_WINDOW || cfg.signal_every == 0 || cfg.signal_every > MAX_WINDOW)
         usage();
     if (cfg.flags & F_LOOPBACK) {
-        if (!is_latency_test((int)cfg.test) || (cfg.flags & F_BLOCK))
+        if ((!is_latency_test((int)cfg.test) && cfg.test != T_SEND_BW) || (cfg.flags & F_BLOCK))
             usage();
         return run_loopback(ia, host, qual, &cfg, machine);
     }
