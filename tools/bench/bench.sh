@@ -23,7 +23,7 @@
 # BENCH_VM_ACCEL=icount runs the guests with one vCPU whose clock counts instructions
 # (tests/vm/rdma-guest.sh --accel icount): their figures repeat from run to run, but two spinning
 # processes there take turns at the scheduler's tick, so guest-bench.sh leaves out the two-process
-# polling latencies and message rate (the one-process loop latencies stay); such a guest is
+# polling latencies and message rate (the one-process loop figures, datperf -l, stay); such a guest is
 # slower, so give it fewer 1 MiB operations (BENCH_GUEST_BW_ITERS=60) and BENCH_VM_TIMEOUT=3000.
 # BENCH_GUEST_KEEP=DIR keeps the guests' callgrind profiles in DIR/<device>-<library>/ (shared
 # read-write with the guest), for callgrind_annotate on the host.
@@ -182,6 +182,7 @@ for t in rxe siw; do
         "$t DAT 2.0 RDMA read 1 MiB, polling [MB/s]: ours vs OFED libdat2|$t.ours-datperf2.read_bw.1M.poll|$t.ofed-datperf2.read_bw.1M.poll|bw|1"
         "$t DAT 2.0 send 8 B message rate, polling [M/s]: ours vs OFED libdat2|$t.ours-datperf2.msg_rate.8.poll|$t.ofed-datperf2.msg_rate.8.poll|bw|1"
         "$t DAT 2.0 send 8 B message rate, blocking [M/s]: ours vs OFED libdat2|$t.ours-datperf2.msg_rate.8.block|$t.ofed-datperf2.msg_rate.8.block|bw|1"
+        "$t DAT 2.0 send 8 B message rate, polling, both ends in one thread [M/s]: ours vs OFED libdat2|$t.ours-datperf2.msg_rate.8.loop|$t.ofed-datperf2.msg_rate.8.loop|bw|1"
         "$t connection setup rate [conn/s]: ours vs OFED (dtestcm)|$t.ours-dtestcm.conn_rate|$t.ofed-dtestcm.conn_rate|bw|1"
         "$t DAT 2.0 instructions per send/recv round trip, blocking: ours vs OFED libdat2|$t.ours-datperf2.instr.send_lat.8.block|$t.ofed-datperf2.instr.send_lat.8.block|lat|1"
         "$t DAT 2.0 instructions per 64 B send + completion, blocking: ours vs OFED libdat2|$t.ours-datperf2.instr.send_bw.64.block|$t.ofed-datperf2.instr.send_bw.64.block|lat|1"

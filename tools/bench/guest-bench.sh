@@ -57,7 +57,7 @@ PARTS=" ${BENCH_GUEST_PARTS:-data dtestcm callgrind} "
 # With one CPU (`rdma-guest.sh --accel icount`, whose times repeat run to run) two spinning
 # processes take turns at the scheduler's tick, and a polling ping-pong between them measures
 # the tick: the two-process polling latencies and message rate are left out there, and the
-# one-process loop latencies (datperf -l) are the polling figures.
+# one-process loop figures (datperf -l) are the polling ones.
 ONE_CPU=$([ "$(nproc)" = 1 ] && echo 1 || echo 0)
 # host_of: where run2's datperf2 client connects: the server's address, or (LOOP=1) loopback
 host_of() { if [ "${LOOP:-0}" = 1 ]; then echo loopback; else echo "$ip"; fi; }
@@ -135,10 +135,11 @@ for r in $(seq 1 "$ROUNDS"); do
             fi
             run2 "$t.$library-datperf2.send_lat.8.block" lat_median_us -t send_lat -s 8 -n "$N" -b
             run2 "$t.$library-datperf2.msg_rate.8.block" msg_rate_Mps -t send_bw -s 8 -n "$RATEN" -w 32 -b
-            # both ends in one datperf2 -l process, one thread polling: the polling latency
-            # without a second spinning process (the only polling latency with ONE_CPU)
+            # both ends in one datperf2 -l process, one thread polling: the polling latencies and
+            # message rate without a second spinning process (the only ones with ONE_CPU)
             LOOP=1 run2 "$t.$library-datperf2.send_lat.8.loop" lat_median_us -t send_lat -s 8 -n "$N"
             LOOP=1 run2 "$t.$library-datperf2.write_lat.8.loop" lat_median_us -t write_lat -s 8 -n "$N"
+            LOOP=1 run2 "$t.$library-datperf2.msg_rate.8.loop" msg_rate_Mps -t send_bw -s 8 -n "$RATEN" -w 32
             run2 "$t.$library-datperf2.write_bw.1M.poll" bw_MBps -t write_bw -s 1M -n "$BWN" -w 16 -p
             run2 "$t.$library-datperf2.read_bw.1M.poll" bw_MBps -t read_bw -s 1M -n "$BWN" -w 16 -p
         done

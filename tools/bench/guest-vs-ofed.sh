@@ -7,7 +7,7 @@
 # client's and server's CPU us per operation and of the context switches of all their threads,
 # then one line per figure with ours / OFED's in each round where both have a value.
 # FIGURES picks figures (default all of: msg_rate send_lat write_lat write_bw read_bw; also
-# loop_send_lat and loop_write_lat: the latencies with both ends in one datperf -l process, one
+# loop_send_lat, loop_write_lat and loop_msg_rate: both ends in one datperf -l process, one
 # thread polling, whatever MODE says);
 # STRACE=1 adds one `strace -f -c` client run of each library per figure (STRACE_FIGURES, default
 # FIGURES) after the rounds (system calls per operation; connection setup included). N, BWN and
@@ -39,6 +39,7 @@ args() {
     write_lat) echo lat_median_us -t write_lat -s 8 -n "$N" "$mode" ;;
     loop_send_lat) echo lat_median_us -t send_lat -s 8 -n "$N" -p ;;
     loop_write_lat) echo lat_median_us -t write_lat -s 8 -n "$N" -p ;;
+    loop_msg_rate) echo msg_rate_Mps -t send_bw -s 8 -n "$RATEN" -w 32 -p ;;
     write_bw) echo bw_MBps -t write_bw -s 1M -n "$BWN" -w 16 "$mode" ;;
     read_bw) echo bw_MBps -t read_bw -s 1M -n "$BWN" -w 16 "$mode" ;;
     *) echo "guest-vs-ofed: unknown figure $1" >&2; exit 2 ;;
