@@ -202,7 +202,7 @@ done
                 # judged on the unrounded ratio (0.999 is not "1.00: met")
                 verdict=$(awk -v o="$o" -v b="$b" -v t="$target" -v k="$kind" 'BEGIN { r = o / b
                     if (k == "lat") { if (r <= t) print "<= " t "x: met"; else printf "<= %sx: missed, %.2fx the target\n", t, r / t }
-                    else { if (r >= t) print ">= " t "x: met"; else printf ">= %sx: missed, %.1f%% short\n", t, (1 - r / t) * 100 } }')
+                    else { if (r >= t) print ">= " t "x: met"; else { s = (1 - r / t) * 100; printf ">= %sx: missed, %." (s < 1 ? 2 : 1) "f%% short\n", t, s } } }')
             fi
         fi
         echo "| $label | ${o:-n/a} | ${b:-n/a} | ${ratio:-n/a} | $verdict |"
