@@ -1305,6 +1305,26 @@ static void connect_to_server(struct side *s, const char *host, DAT_CONN_QUAL qu
     }
 }
 
+/* Every size of the client's configuration, one result each: through the server at the other
+ * end of the connection, or (-l) with the server end srv in this thread too. */
+static void run_sizes(struct side *c, struct side *srv, const char *ia, int machine)
+{
+    struct result res;
+    memset(&res, 0, sizeof res);
+    res.rtt = calloc(c->cfg.iters, sizeof *res.rtt);
+    if (!res.rtt)
+        fail("out of memory");
+    uint32_t round = 1;
+    for (uint32_t size = c->cfg.min_size; size <= c->cfg.max_size; size = next_size(size), round++) {
+        if (srv)
+            loopback_round(c, srv, size, round, &res);
+        else
+            client_round(c, size, round, &res);
+        report(c, ia, size, &res, machine, round == 1);
+    }
+    free(res.rtt);
+}
+
 static int run_client(char *ia, const char *host, DAT_CONN_QUAL qual, const struct config *cfg, int machine)
 {
     struct side s;
@@ -1317,19 +1337,7 @@ static int run_client(char *ia, const char *host, DAT_CONN_QUAL qual, const stru
     /* the server sends nothing before our START: the receives can follow the connection */
     for (unsigned i = 0; i < s.rq_depth; i++)
         post_recv(&s);
-
-    struct result res;
-    memset(&res, 0, sizeof res);
-    res.rtt = calloc(cfg->iters, sizeof *res.rtt);
-    if (!res.rtt)
-        fail("out of memory");
-    uint32_t round = 1;
-    for (uint32_t size = cfg->min_size; size <= cfg->max_size; size = next_size(size), round++) {
-        client_round(&s, size, round, &res);
-        report(&s, ia, size, &res, machine, round == 1);
-    }
-    free(res.rtt);
-
+    run_sizes(&s, NULL, ia, machine);
     check(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG), "dat_ep_disconnect");
     wait_disconnected(&s);
     teardown(&s);
@@ -1371,19 +1379,7 @@ static int run_loopback(char *ia, const char *host, DAT_CONN_QUAL qual, const st
         fail("loopback connection: event 0x%x instead of ESTABLISHED", (unsigned)ev.event_number);
     for (unsigned i = 0; i < cli.rq_depth; i++)
         post_recv(&cli);
-
-    struct result res;
-    memset(&res, 0, sizeof res);
-    res.rtt = calloc(cfg->iters, sizeof *res.rtt);
-    if (!res.rtt)
-        fail("out of memory");
-    uint32_t round = 1;
-    for (uint32_t size = cfg->min_size; size <= cfg->max_size; size = next_size(size), round++) {
-        loopback_round(&cli, &srv, size, round, &res);
-        report(&cli, ia, size, &res, machine, round == 1);
-    }
-    free(res.rtt);
-
+    run_sizes(&cli, &srv, ia, machine);
     check(dat_ep_disconnect(cli.ep, DAT_CLOSE_GRACEFUL_FLAG), "dat_ep_disconnect");
     wait_disconnected(&cli);
     wait_disconnected(&srv);
