@@ -681,6 +681,31 @@ struct result {
     struct usage mine, peer;
 };
 
+/* send_lat's server step for ping i: take it (checked with -c), repost its receive, answer. */
+static void answer_ping(struct side *s, uint32_t size, uint64_t i)
+{
+    char *ping = take_recv(s, 1, "receive ping");
+    if (s->cfg.flags & F_VERIFY) {
+        if (!pattern_ok(ping, size, i))
+            fail("send_lat: ping %llu has wrong data", (unsigned long long)i);
+        memset(ping, 0, size);
+        fill_pattern(s->src, size, ~i);
+    }
+    post_recv(s);
+    post_ping(s, s->src, size);
+}
+
+/* send_lat's client step after pong i: check it (-c), repost its receive. */
+static void finish_pong(struct side *s, char *pong, uint32_t size, uint64_t i)
+{
+    if (s->cfg.flags & F_VERIFY) {
+        if (!pattern_ok(pong, size, ~i))
+            fail("send_lat: pong %llu has wrong data", (unsigned long long)i);
+        memset(pong, 0, size);
+    }
+    post_recv(s);
+}
+
 /* Poll mode spins on two EVDs at once; blocking mode waits for them in turn. */
 static void send_lat_client(struct side *s, uint32_t size, struct result *res)
 {
@@ -709,12 +734,7 @@ static void send_lat_client(struct side *s, uint32_t size, struct result *res)
             pong = take_recv(s, 1, "receive pong");
         }
         uint64_t t1 = ticks();
-        if (verify) {
-            if (!pattern_ok(pong, size, ~i))
-                fail("send_lat: pong %llu has wrong data", (unsigned long long)i);
-            memset(pong, 0, size);
-        }
-        post_recv(s);
+        finish_pong(s, pong, size, i);
         if (i >= c->warmup)
             res->rtt[i - c->warmup] = (double)(t1 - t0);
     }
@@ -725,20 +745,11 @@ static void send_lat_client(struct side *s, uint32_t size, struct result *res)
 static void send_lat_server(struct side *s, uint32_t size)
 {
     const struct config *c = &s->cfg;
-    int verify = c->flags & F_VERIFY;
     uint64_t total = (uint64_t)c->iters + c->warmup;
     for (uint64_t i = 0; i < total; i++) {
         if (i == c->warmup)
             s->mark = usage_now();
-        char *ping = take_recv(s, 1, "receive ping");
-        if (verify) {
-            if (!pattern_ok(ping, size, i))
-                fail("send_lat: ping %llu has wrong data", (unsigned long long)i);
-            memset(ping, 0, size);
-            fill_pattern(s->src, size, ~i);
-        }
-        post_recv(s);
-        post_ping(s, s->src, size);
+        answer_ping(s, size, i);
         if (s->req_done < s->req_posted)
             reap_request(s);
     }
@@ -1039,7 +1050,10 @@ static void loopback_round(struct side *c, struct side *s, uint32_t size, uint32
     for (uint64_t i = 0; i < total; i++) {
         if (i == c->cfg.warmup)
             c->mark = usage_now();
+        if (test == T_SEND_LAT && verify)
+            fill_pattern(c->src, size, i);
         uint64_t t0 = ticks();
+        char *pong = NULL;
         if (test == T_WRITE_LAT) {
             write_one(c, size, i);
             wait_written(s, size, i, 0);
@@ -1050,20 +1064,9 @@ static void loopback_round(struct side *c, struct side *s, uint32_t size, uint32
             while (c->req_done < c->req_posted)
                 reap_request(c);
         } else {
-            if (verify)
-                fill_pattern(c->src, size, i);
             post_ping(c, c->src, size);
-            char *ping = take_recv(s, 1, "receive ping");
-            if (verify) {
-                if (!pattern_ok(ping, size, i))
-                    fail("send_lat: ping %llu has wrong data", (unsigned long long)i);
-                memset(ping, 0, size);
-                fill_pattern(s->src, size, ~i);
-            }
-            post_recv(s);
-            post_ping(s, s->src, size);
+            answer_ping(s, size, i);
             /* a send may complete only once its receiver has taken it (shm): poll all three */
-            char *pong = NULL;
             while (!pong || c->req_done < c->req_posted || s->req_done < s->req_posted) {
                 if (s->req_done < s->req_posted)
                     try_reap_request(s);
@@ -1072,14 +1075,10 @@ static void loopback_round(struct side *c, struct side *s, uint32_t size, uint32
                 if (!pong)
                     pong = take_recv(c, 0, "receive pong");
             }
-            if (verify) {
-                if (!pattern_ok(pong, size, ~i))
-                    fail("send_lat: pong %llu has wrong data", (unsigned long long)i);
-                memset(pong, 0, size);
-            }
-            post_recv(c);
         }
         uint64_t t1 = ticks();
+        if (pong)
+            finish_pong(c, pong, size, i);
         if (i >= c->cfg.warmup)
             res->rtt[i - c->cfg.warmup] = (double)(t1 - t0);
     }
