@@ -14,7 +14,7 @@
 # RATEN are the iterations of the 8 B latency, the 1 MiB and the message rate tests
 # (guest-bench.sh's defaults, 2000, 200 and 20000). MODE=block waits in dat_evd_wait instead of
 # polling (datperf -b for -p; in a one-vCPU guest, `rdma-guest.sh --accel icount`, two polling
-# processes take turns at the scheduler's tick: there the loop_ figures are the polling latency).
+# processes take turns at the scheduler's tick: there the loop_ figures are the polling ones).
 # OPCOST=1 adds instructions per empty dequeue and per message cycle on each library (below).
 #   flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --rxe --env ROUNDS=7 --env FIGURES="msg_rate read_bw" \
 #       -- tools/bench/guest-vs-ofed.sh
