@@ -1015,10 +1015,8 @@ static void loopback_send_bw(struct side *c, struct side *s, uint32_t size, uint
             if (++received % cfg->window == 0)
                 post_send(s, s->buf + CTRL_LEN, CTRL_LEN);
         }
-        while (s->req_done < s->req_posted && try_reap_request(s))
-            ;
-        while (c->req_done < c->req_posted && try_reap_request(c))
-            ;
+        reap_some(s, 0);
+        reap_some(c, 0);
         while (take_credit(c, 0))
             credit += cfg->window;
     }
