@@ -403,7 +403,7 @@ pub unsafe extern "C" fn dat_ep_disconnect(ep_handle: DAT_EP_HANDLE, close_flags
 
 /// An RDMA read or write: the EP is looked up once, then the remote triplet (ARG5), then the
 /// local IOV. Inlined into each export, so `read` is a constant there; as `dat_ep_post_send`,
-/// one compare tells an EP handle of ours, and any other value may be a third party's.
+/// one mask tells a handle of ours, and any other value may be a third party's.
 ///
 /// # Safety
 /// `local_iov` points at `num_segments` readable triplets, `remote_iov` at a readable triplet
@@ -418,7 +418,7 @@ unsafe fn post_rdma(
     flags: DAT_COMPLETION_FLAGS,
     read: bool,
 ) -> DatResult<()> {
-    if !h(ep_handle).claims::<Endpoint>() {
+    if !h(ep_handle).is_ours() {
         // SAFETY: the consumer's arguments, passed on unchanged.
         return unsafe { post_rdma_not_ours(ep_handle, num_segments, local_iov, cookie, remote_iov, flags, read) };
     }
@@ -496,8 +496,8 @@ pub unsafe extern "C" fn dat_ep_post_send(
     completion_flags: DAT_COMPLETION_FLAGS,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_post_send", || -> DatResult<()> {
-        // One compare tells an EP handle of ours; any other value may be a third party's.
-        if !h(ep_handle).claims::<Endpoint>() {
+        // One mask tells a handle of ours; any other value may be a third party's.
+        if !h(ep_handle).is_ours() {
             // SAFETY: the consumer's arguments, passed on unchanged.
             return unsafe { post_send_not_ours(ep_handle, num_segments, local_iov, user_cookie, completion_flags) };
         }
@@ -550,8 +550,8 @@ pub unsafe extern "C" fn dat_ep_post_recv(
     completion_flags: DAT_COMPLETION_FLAGS,
 ) -> DAT_RETURN {
     crate::ffi::boundary("dat_ep_post_recv", || -> DatResult<()> {
-        // One compare tells an EP handle of ours; any other value may be a third party's.
-        if !h(ep_handle).claims::<Endpoint>() {
+        // One mask tells a handle of ours; any other value may be a third party's.
+        if !h(ep_handle).is_ours() {
             // SAFETY: the consumer's arguments, passed on unchanged.
             return unsafe { post_recv_not_ours(ep_handle, num_segments, local_iov, user_cookie, completion_flags) };
         }

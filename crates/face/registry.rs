@@ -37,10 +37,11 @@
 //! `DAT_PROVIDER *`s; then it calls the slot and yields `Some(DAT_RETURN)` (`DAT_NOT_IMPLEMENTED`
 //! for a NULL slot). The arguments are evaluated only when the call is made.
 //!
-//! Our own handles are never valid pointers (top 12 bits `0xDA7`), so they never reach a
-//! provider; a foreign-looking value that no registered provider owns is left to the face's
-//! normal handle check (which rejects it). The first word is read with `process_vm_readv` on our
-//! own pid (falling back to a pipe write), so a garbage pointer gives `None`, never SIGSEGV.
+//! Our own handles are addresses of the core's handle slots (`datcore::handle`), told apart by
+//! one mask before anything is read, so they never reach a third party's table; a
+//! foreign-looking value that no registered provider owns is left to the face's normal handle
+//! check (which rejects it). The first word is read with `process_vm_readv` on our own pid
+//! (falling back to a pipe write), so a garbage pointer gives `None`, never SIGSEGV.
 
 use datcore::codes::{DAT_INVALID_HANDLE_IA, DAT_NOT_IMPLEMENTED, DAT_PROVIDER_ALREADY_REGISTERED, DAT_SUCCESS};
 use datcore::registry::{Library, ProviderInfo};
@@ -299,14 +300,12 @@ pub unsafe extern "C" fn dat_registry_remove_provider(
 // ---------------------------------------------------------------------------------------------
 // Foreign handles
 
-const OUR_TAG: usize = 0xDA7;
-
-/// True when `h` may be a third-party provider's handle: it does not carry our tag (tested
-/// first: our own handles cost one shift and compare), third-party providers are registered,
-/// and `h` is not NULL or one of the small reserved values.
+/// True when `h` may be a third-party provider's handle: it is not the address of one of our
+/// handle slots (tested first: our own handles cost one mask), third-party providers are
+/// registered, and `h` is not NULL or one of the small reserved values.
 #[inline]
 pub fn is_foreign(h: *const c_void) -> bool {
-    (h as usize) >> 52 != OUR_TAG && FOREIGN.load(Ordering::Acquire) != 0 && (h as usize) >= 4096
+    !datcore::handle::Handle::from_ptr(h).is_ours() && FOREIGN.load(Ordering::Acquire) != 0 && (h as usize) >= 4096
 }
 
 fn read_word_vm(addr: usize) -> Result<usize, c_int> {

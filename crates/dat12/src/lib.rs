@@ -28,6 +28,8 @@ mod ia;
 mod memory;
 #[path = "../../face/open.rs"]
 mod open;
+#[path = "../../face/provider_table.rs"]
+mod provider_table;
 #[path = "../../face/registry.rs"]
 pub mod registry;
 #[path = "../../face/srq.rs"]
@@ -37,3 +39,15 @@ pub mod strerror;
 
 // The DAT 1.2 provider table: 70 slots (dat-abi.md §1.3).
 const _: () = assert!(std::mem::size_of::<abi::DAT_PROVIDER>() == 70 * 8);
+
+/// The DAT 1.2 provider table: the first word of every handle of this library.
+static PROVIDER: provider_table::ProviderTable = provider_table::provider_table!(c"libdat.so.1";);
+
+/// Installs [`PROVIDER`] when the library is loaded, before any call can make a handle.
+#[used]
+#[link_section = ".init_array"]
+static INSTALL_PROVIDER_TABLE: extern "C" fn() = install_provider_table;
+
+extern "C" fn install_provider_table() {
+    provider_table::install(&PROVIDER);
+}

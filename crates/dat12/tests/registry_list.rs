@@ -144,6 +144,26 @@ fn add_remove() {
     }
 }
 
+extern "C" {
+    fn dat_ia_openv(
+        name: DAT_NAME_PTR,
+        qlen: DAT_COUNT,
+        async_evd: *mut DAT_EVD_HANDLE,
+        ia: *mut DAT_IA_HANDLE,
+        major: DAT_UINT32,
+        minor: DAT_UINT32,
+        thread_safety: DAT_BOOLEAN,
+    ) -> DAT_RETURN;
+    fn dat_ia_close(ia: DAT_IA_HANDLE, flags: DAT_CLOSE_FLAGS) -> DAT_RETURN;
+}
+
+/// A handle of ours: a shm IA's (close it with `dat_ia_close`).
+fn our_ia() -> DAT_IA_HANDLE {
+    let (mut ia, mut evd) = (null_mut(), null_mut());
+    assert_eq!(unsafe { dat_ia_openv(c"shm".as_ptr().cast_mut(), 8, &mut evd, &mut ia, 1, 2, 1) }, 0);
+    ia
+}
+
 #[repr(C)]
 struct Obj {
     provider: *const DAT_PROVIDER,
@@ -179,11 +199,12 @@ fn foreign_handles() {
     let none = unsafe { libc::mmap(null_mut(), 4096, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
     assert!(unsafe { foreign_provider(none) }.is_none());
     unsafe { libc::munmap(none, 4096) };
-    // misaligned, NULL, tiny values, our own tag, kernel-half addresses
+    // misaligned, NULL, tiny values, one of our handles, kernel-half addresses
     assert!(unsafe { foreign_provider((h as usize + 1) as *const c_void) }.is_none());
     assert!(unsafe { foreign_provider(null()) }.is_none());
     assert!(!is_foreign(2 as *const c_void));
-    assert!(!is_foreign((0xDA7usize << 52 | 0x10) as *const c_void));
+    let ours = our_ia();
+    assert!(!is_foreign(ours));
     assert!(unsafe { foreign_provider(0xffff_8000_0000_0000usize as *const c_void) }.is_none());
     assert!(unsafe { foreign_provider(0x0000_7fff_ffff_f000usize as *const c_void) }.is_none());
 
@@ -194,7 +215,6 @@ fn foreign_handles() {
     assert_eq!(foreign_call!(h, pz_free_func, (h)), Some(0xffff_0000)); // NULL slot
     let j = &*junk as *const Obj as *mut c_void;
     assert_eq!(foreign_call!(j, pz_free_func, (j)), None);
-    let ours = (0xDA7usize << 52 | 0x10) as *mut c_void;
     let mut evaluated = false;
     assert_eq!(
         foreign_call!(
@@ -208,6 +228,8 @@ fn foreign_handles() {
         None
     );
     assert!(!evaluated);
+
+    assert_eq!(unsafe { dat_ia_close(ours, DAT_CLOSE_ABRUPT_FLAG) }, 0);
 
     assert_eq!(unsafe { dat_registry_remove_provider(p, &info) }, 0);
     assert!(unsafe { foreign_provider(h) }.is_none());

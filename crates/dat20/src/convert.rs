@@ -59,6 +59,9 @@ const fn subtype_in(s: u32) -> u32 {
     }
 }
 
+/// `DAT_INVALID_HANDLE_CSP` (DAT 2.0 only) as a subtype in the core's numbering.
+pub const INVALID_HANDLE_CSP: u32 = subtype_in(DAT_INVALID_HANDLE_CSP);
+
 /// A core return code (DAT 1.2 numbering) as DAT 2.0 numbers it.
 #[inline]
 pub const fn code_out(core: u32) -> u32 {

@@ -7,6 +7,8 @@
  * crates/dat20/src/extension.rs), where the operation is decoded and
  * dispatched.  A third-party provider's handle goes, with the va_list itself,
  * to that provider's handle_extendedop_func instead (dat20_extension_foreign).
+ * dat20_handle_extendedop, the same with a va_list, fills the provider table's
+ * handle_extendedop_func slot (crates/face/provider_table.rs).
  * The struct's layout is mirrored by ExtArgs in extension.rs.
  */
 #include <stdarg.h>
@@ -115,21 +117,30 @@ static void read_args(int op, va_list ap, struct ext_args *a)
     }
 }
 
-DAT_RETURN dat_extension_op(DAT_HANDLE handle, DAT_EXTENDED_OP ext_op, ...)
+/*
+ * The provider table's handle_extendedop_func (the DAT_HANDLE_EXTENDEDOP macro
+ * of dat_redirection.h calls it with the caller's va_list): the body of
+ * dat_extension_op.
+ */
+DAT_RETURN dat20_handle_extendedop(DAT_HANDLE handle, DAT_EXTENDED_OP ext_op, va_list ap)
 {
     DAT_HANDLE_EXTENDEDOP_FUNC provider_func = NULL;
     struct ext_args args = { 0 };
+
+    if (dat20_extension_foreign(handle, &provider_func))
+        return provider_func ? provider_func(handle, ext_op, ap) : dat20_extension_not_implemented();
+    args.op = ext_op;
+    read_args(ext_op, ap, &args);
+    return dat20_extension_call(handle, &args);
+}
+
+DAT_RETURN dat_extension_op(DAT_HANDLE handle, DAT_EXTENDED_OP ext_op, ...)
+{
     DAT_RETURN r;
     va_list ap;
 
     va_start(ap, ext_op);
-    if (dat20_extension_foreign(handle, &provider_func)) {
-        r = provider_func ? provider_func(handle, ext_op, ap) : dat20_extension_not_implemented();
-    } else {
-        args.op = ext_op;
-        read_args(ext_op, ap, &args);
-        r = dat20_extension_call(handle, &args);
-    }
+    r = dat20_handle_extendedop(handle, ext_op, ap);
     va_end(ap);
     return r;
 }

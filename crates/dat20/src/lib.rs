@@ -29,10 +29,13 @@ pub mod face_specific;
 mod ffi;
 #[path = "../../face/ia.rs"]
 pub mod ia;
+mod macro_only;
 #[path = "../../face/memory.rs"]
 pub mod memory;
 #[path = "../../face/open.rs"]
 mod open;
+#[path = "../../face/provider_table.rs"]
+mod provider_table;
 #[path = "../../face/registry.rs"]
 pub mod registry;
 #[path = "../../face/srq.rs"]
@@ -42,3 +45,37 @@ pub mod strerror;
 
 // The DAT 2.0 provider table with DAT_EXTENSIONS: 81 slots (dat-abi.md §2.4).
 const _: () = assert!(std::mem::size_of::<abi::DAT_PROVIDER>() == 648);
+
+extern "C" {
+    /// `dat_extension_op` with a `va_list` (extension_op.c): the table's extended-op slot.
+    fn dat20_handle_extendedop(
+        handle: abi::DAT_HANDLE,
+        op: abi::DAT_EXTENDED_OP,
+        args: *mut std::ffi::c_void,
+    ) -> abi::DAT_RETURN;
+}
+
+/// The DAT 2.0 provider table (with `DAT_EXTENSIONS`): the first word of every handle of this
+/// library.
+static PROVIDER: provider_table::ProviderTable = provider_table::provider_table!(c"libdat2.so.2";
+    csp_create_func: Some(macro_only::csp_create),
+    csp_query_func: Some(macro_only::csp_query),
+    csp_free_func: Some(macro_only::csp_free),
+    ep_common_connect_func: Some(macro_only::ep_common_connect),
+    rmr_create_for_ep_func: Some(macro_only::rmr_create_for_ep),
+    ep_post_send_with_invalidate_func: Some(macro_only::ep_post_send_with_invalidate),
+    ep_post_rdma_read_to_rmr_func: Some(macro_only::ep_post_rdma_read_to_rmr),
+    cno_fd_create_func: Some(macro_only::cno_fd_create),
+    cno_trigger_func: Some(macro_only::cno_trigger),
+    ia_ha_related_func: Some(macro_only::ia_ha_related),
+    handle_extendedop_func: Some(dat20_handle_extendedop),
+);
+
+/// Installs [`PROVIDER`] when the library is loaded, before any call can make a handle.
+#[used]
+#[link_section = ".init_array"]
+static INSTALL_PROVIDER_TABLE: extern "C" fn() = install_provider_table;
+
+extern "C" fn install_provider_table() {
+    provider_table::install(&PROVIDER);
+}

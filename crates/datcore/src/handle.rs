@@ -1,23 +1,41 @@
 //! The handle registry: every DAT handle a C caller holds is a value from here.
 //!
-//! A handle never points at memory. It encodes a slot index, the slot's generation and the
-//! object type, under a tag that makes it a non-canonical x86_64 address (top 12 bits `0xDA7`),
-//! so no real pointer is ever mistaken for one of ours:
+//! A handle is the address of a slot in one array the library reserves when it is loaded (in
+//! `.bss`: the kernel commits a page when it is first touched, and the array is never
+//! unmapped). The slot's first word is the face's `DAT_PROVIDER` table, which is what
+//! `dat_redirection.h` says a handle is: a `DAT_<CALL>` macro reads `*(DAT_PROVIDER **)handle`
+//! and calls the slot of that table, which is the face's own export. So binaries that call
+//! through the macros (Intel MPI 2018 does, after `dats_get_ia_handle`) reach the same code as
+//! the `dat_*` functions.
 //!
 //! ```text
-//!  63      52 51   48 47                  20 19          0
-//! [  0xDA7   | type  |     generation (28)  | index (20)   ]
+//!  slot (32 bytes, aligned to 32)
+//!  word 0   provider   the face's DAT_PROVIDER table; set when first used, never cleared
+//!  word 1   state      type (4 bits) | LIVE | DYING | uses (31 bits)
+//!  word 2   object     the Arc'd object's address, while LIVE or DYING
+//!  word 3   context    the consumer context (dat_set_consumer_context)
 //! ```
 //!
-//! Lookup ([`get`]) is lock-free and touches one word of one slot: it checks the value's tag and
-//! type, adds one to the slot's use count and compares the word it read with the value (tag,
-//! type and generation: a live slot's word holds them where the handle does), in one atomic
-//! `fetch_add`. The slots are one array reserved at load and committed by the kernel page by page
-//! as it is touched, so a slot's address is the array's plus index times the slot's size. No lock, no allocation, no `Arc` reference count: the [`Ref`] it
-//! returns borrows the object from the slot, and dropping the `Ref` gives the use back. A freed
-//! handle fails because its slot's generation moved on (or the slot is no longer live); a
-//! wrong-type handle fails on the type; garbage fails on the tag or the index. The caller picks
-//! the `DAT_INVALID_HANDLE_*` subtype, so the same lookup serves every function.
+//! Lookup ([`get`]) is lock-free and reads no memory outside the array: it first checks that the
+//! value is the address of a slot (one subtraction and one mask: inside the array and aligned to
+//! a slot, so NULL, small integers, pointers into the caller's memory and a pointer one word into
+//! a real handle all fail here); then it adds one to the slot's use count and checks the word it
+//! read (LIVE and the expected type), in one atomic `fetch_add`. No lock, no allocation, no `Arc`
+//! reference count: the [`Ref`] it returns borrows the object from the slot, and dropping the
+//! `Ref` gives the use back. A wrong-type handle fails on the type, a freed one on LIVE. The
+//! caller picks the `DAT_INVALID_HANDLE_*` subtype, so the same lookup serves every function.
+//!
+//! ## Freed handles stay refused
+//!
+//! A handle carries no generation (it is a plain address), so a freed slot is not used again
+//! until [`QUARANTINE`] (2^20) other objects have been created since it was freed: freed slots
+//! wait in a first-in first-out queue stamped with the creation count, and a new object takes the
+//! oldest one only when its stamp is old enough, else a never-used slot. Until then a freed
+//! handle is refused by every call, and a `DAT_<CALL>` macro on it still finds the face's table
+//! (word 0 is never cleared) and gets `DAT_INVALID_HANDLE`. The array has room for 2^21 slots:
+//! 2^20 in quarantine and at least 2^20 live objects; past that `insert` fails with
+//! `DAT_INSUFFICIENT_RESOURCES`. A program that creates and frees objects in a loop touches at most
+//! (2^20 + its live objects) slots, 32 bytes each, before slots are reused.
 //!
 //! ## Why the type in the word is enough
 //!
@@ -29,27 +47,27 @@
 //!
 //! ## Why a concurrent free never frees memory a lookup uses
 //!
-//! Each slot's `state` word holds `tag | type | generation | DYING | uses`, the tag (`LIVE`)
-//! set only while the slot is live. The invariant: **the slot's object stays in the slot while
-//! `uses > 0`, and only a slot with its tag set hands it out.** [`remove`] clears the tag (and
-//! sets `DYING`) in one compare-and-swap, so every later lookup fails at once; whoever then
-//! brings `uses` to zero on a `DYING` slot (the remover itself, or the last `Ref` to be dropped,
-//! possibly in another thread) moves the word to the next generation with neither set, in one
+//! Each slot's `state` word holds `type | LIVE | DYING | uses`. The invariant: **the slot's object
+//! stays in the slot while `uses > 0`, and only a slot with `LIVE` set hands it out.** [`remove`]
+//! clears `LIVE` (and sets `DYING`) in one compare-and-swap, so every later lookup fails at once;
+//! whoever then brings `uses` to zero on a `DYING` slot (the remover itself, or the last `Ref` to
+//! be dropped, possibly in another thread) clears the word's flags and type in one
 //! compare-and-swap that only one thread can win, and only that thread takes the object out and
-//! returns the index to the free list. A lookup that raced with the free and lost (it saw a
-//! word without the tag or of another generation) never reads the object: it just gives its use back. [`insert`] writes the object before it
-//! publishes the tag with release ordering, and a lookup's `fetch_add` acquires, so a lookup that
-//! sees the tag sees the object. A free therefore never waits for users (a thread may sit in
-//! `dat_evd_wait` on an EVD another thread frees): the object is dropped when the last use ends,
-//! as an `Arc` would be.
+//! queues the slot for reuse. A lookup that raced with the free and lost (it saw a word without
+//! `LIVE` or of another type) never reads the object: it just gives its use back. [`insert`]
+//! writes the object before it publishes `LIVE` with release ordering, and a lookup's `fetch_add`
+//! acquires, so a lookup that sees `LIVE` sees the object. A free therefore never waits for users
+//! (a thread may sit in `dat_evd_wait` on an EVD another thread frees): the object is dropped when
+//! the last use ends, as an `Arc` would be.
 
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
 use std::any::Any;
 use std::cell::UnsafeCell;
+use std::collections::VecDeque;
 use std::ops::Deref;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Object types, numbered as `DAT_HANDLE_TYPE`.
@@ -92,64 +110,59 @@ impl HandleType {
     }
 }
 
-/// An encoded handle value, as a C caller holds it (`DAT_HANDLE` is `void *`).
+/// A handle value, as a C caller holds it (`DAT_HANDLE` is `void *`): for our own handles, the
+/// address of a slot (module comment).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 pub struct Handle(pub u64);
 
-const TAG: u64 = 0xDA7;
-const TAG_SHIFT: u32 = 52;
-const TYPE_SHIFT: u32 = 48;
-const GEN_SHIFT: u32 = 20;
-const GEN_MASK: u64 = (1 << 28) - 1;
-const INDEX_BITS: u32 = 20;
-const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
-/// How many slots there are (index 0 is never handed out).
-const SLOTS: usize = 1 << INDEX_BITS;
+/// How many slots there are.
+const SLOTS: usize = 1 << 21;
+/// A slot's size: a power of two, so the range and alignment check is one mask.
+const SLOT_BYTES: usize = 32;
+const ARRAY_BYTES: usize = SLOTS * SLOT_BYTES;
+/// The bits of `handle - array` that are zero exactly for a slot's address: those at or above
+/// the array's size and those below a slot's alignment.
+const NOT_A_SLOT: u64 = !(ARRAY_BYTES as u64 - 1) | (SLOT_BYTES as u64 - 1);
+/// How many objects must be created after a free before its slot (its handle value) is used
+/// again.
+pub const QUARANTINE: u32 = 1 << 20;
 
 impl Handle {
     pub const NULL: Handle = Handle(0);
 
-    fn encode(kind: u64, gen: u32, index: u32) -> Handle {
-        Handle(TAG << TAG_SHIFT | kind << TYPE_SHIFT | (gen as u64 & GEN_MASK) << GEN_SHIFT | index as u64)
+    /// The offset of the slot this value addresses, if it addresses one: inside the array and
+    /// aligned to a slot. One subtraction and one mask; reads nothing.
+    #[inline(always)]
+    fn slot_offset(self) -> Option<usize> {
+        let offset = self.0.wrapping_sub(SLOT_ARRAY.as_ptr() as u64);
+        (offset & NOT_A_SLOT == 0).then_some(offset as usize)
     }
 
-    /// True if the value carries our tag (it may still be stale).
+    /// True if the value is the address of one of our slots (it may be freed, or never used).
+    /// Values that are not are never read.
+    #[inline(always)]
     pub fn is_ours(self) -> bool {
-        self.0 >> TAG_SHIFT == TAG
+        self.slot_offset().is_some()
     }
 
     pub fn is_null(self) -> bool {
         self.0 == 0
     }
 
-    /// The type the value claims, if it is one of ours.
-    pub fn claimed_type(self) -> Option<HandleType> {
-        if !self.is_ours() {
-            return None;
-        }
-        HandleType::from_bits(self.kind())
-    }
-
-    /// The 4-bit type number the value carries (meaningful only if it [`is_ours`](Self::is_ours)).
-    fn kind(self) -> u64 {
-        (self.0 >> TYPE_SHIFT) & 0xf
-    }
-
-    /// True if the value carries our tag and `T`'s type number (it may still be stale): one
-    /// compare.
+    /// The slot this value addresses, if it addresses one.
     #[inline(always)]
-    pub fn claims<T: DatObject>(self) -> bool {
-        self.is_ours_of_kind(kind_of::<T>())
+    fn slot(self) -> Option<&'static Slot> {
+        let offset = self.slot_offset()?;
+        // SAFETY: `offset` is inside the array and a multiple of the slot size: the address of
+        // one of its slots, derived from the array's own pointer.
+        Some(unsafe { &*SLOT_ARRAY.as_ptr().byte_add(offset) })
     }
 
-    /// True if the value carries our tag and type number `kind`: one compare.
-    #[inline]
-    fn is_ours_of_kind(self, kind: u64) -> bool {
-        self.0 >> TYPE_SHIFT == TAG << (TAG_SHIFT - TYPE_SHIFT) | kind
-    }
-
-    fn index(self) -> usize {
-        (self.0 & INDEX_MASK) as usize
+    /// The type of the object this handle's slot holds while it is live or being freed (a `Ref`
+    /// of it is held); None for other values.
+    pub fn held_type(self) -> Option<HandleType> {
+        let word = self.slot()?.state.load(Ordering::Acquire);
+        (word & (LIVE | DYING) != 0).then(|| HandleType::from_bits(word_kind(word))).flatten()
     }
 
     pub fn as_ptr(self) -> *mut libc::c_void {
@@ -168,7 +181,7 @@ pub trait DatObject: Any + Send + Sync {
     type Kind: ObjectKind<Object = Self>;
 }
 
-/// Handle type number `N` as a type (`N` below 16: the handle and the slot word have 4 bits).
+/// Handle type number `N` as a type (`N` below 16: the slot word has 4 bits for it).
 pub struct Kind<const N: u32>;
 
 /// The object type registered under a handle type number: implemented once per `Kind<N>`.
@@ -211,78 +224,107 @@ macro_rules! dat_object {
 }
 pub(crate) use dat_object;
 
-// The slot state word (see the module comment): a live slot's word is its handle with the
-// index bits holding the use count, so a lookup compares the two above the index bits.
-//  63    52 51  48 47               20  19     18      0
-// [  tag   | type |   generation (28)  | DYING |  uses   ]
-/// The tag bits: set (to [`TAG`]) while the slot is live, clear otherwise.
-const LIVE_MASK: u64 = 0xfff << TAG_SHIFT;
-const DYING: u64 = 1 << 19;
-/// The use count: at most 2^19 - 1 lookups and `Ref`s of one slot at a time.
-const USES_MASK: u64 = DYING - 1;
+// The slot state word (see the module comment):
+//  63      37 36  33   32     31    30       0
+// [  unused  | type | LIVE | DYING |   uses   ]
+const USES_MASK: u64 = (1 << 31) - 1;
+const DYING: u64 = 1 << 31;
+const LIVE: u64 = 1 << 32;
+const KIND_SHIFT: u32 = 33;
 
-/// True if `word` is the state of the live slot `h` names: tag, type and generation agree.
+/// The type number in a slot word.
 #[inline(always)]
-fn is_live_word_of(word: u64, h: Handle) -> bool {
-    (word ^ h.0) >> INDEX_BITS == 0
+fn word_kind(word: u64) -> u64 {
+    (word >> KIND_SHIFT) & 0xf
 }
 
-/// What a live slot holds: the object's address (of the type its slot word's type number
-/// names), which is also the owning `Arc`'s pointer, and how to give that `Arc` back.
-struct Entry {
-    data: NonNull<()>,
-    /// Drops the `Arc` whose pointer is `data` (the object's own type's `Arc::from_raw`).
-    release: unsafe fn(NonNull<()>),
+/// True if `word` is the state of a live slot of type number `kind`: one shift and compare.
+#[inline(always)]
+fn is_live_word_of(word: u64, kind: u64) -> bool {
+    word >> 32 == kind << 1 | 1
 }
+
+#[repr(C, align(32))]
+struct Slot {
+    /// The face's `DAT_PROVIDER *` (the first word of a handle, module comment).
+    provider: AtomicPtr<libc::c_void>,
+    /// `type | LIVE | DYING | uses`; every lookup and free goes through it.
+    state: AtomicU64,
+    /// The object's address (of the type the slot word's type number names), which is also
+    /// the owning `Arc`'s pointer. Written only by the thread that owns the slot while it is
+    /// neither LIVE nor DYING (the inserter before publishing LIVE, the reclaimer after its
+    /// winning CAS); read only by holders of a use taken while LIVE was set.
+    object: UnsafeCell<*const ()>,
+    /// DAT consumer context (`dat_set_consumer_context`).
+    context: AtomicU64,
+}
+
+const _: () = assert!(std::mem::size_of::<Slot>() == SLOT_BYTES);
+const _: () = assert!(std::mem::offset_of!(Slot, provider) == 0);
+
+// SAFETY: `object` is accessed only under the protocol above (exclusive writers while the slot
+// is unpublished, shared readers while they hold a use), and the object is `Send + Sync`.
+unsafe impl Sync for Slot {}
+
+/// The slots, all zero (free, no object) until first used. In `.bss`: the kernel commits a
+/// page of it when it is first touched, so untouched slots cost no memory.
+static SLOT_ARRAY: [Slot; SLOTS] = [const {
+    Slot {
+        provider: AtomicPtr::new(std::ptr::null_mut()),
+        state: AtomicU64::new(0),
+        object: UnsafeCell::new(std::ptr::null()),
+        context: AtomicU64::new(0),
+    }
+}; SLOTS];
+
+/// The `DAT_PROVIDER` table every new handle's first word points at: the face's, set when
+/// the face's library is loaded ([`set_provider_table`]).
+static PROVIDER_TABLE: AtomicPtr<libc::c_void> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Sets the table the first word of every handle made from now on points at (a face calls it
+/// once, when its library is loaded, before any handle exists).
+pub fn set_provider_table(table: *const libc::c_void) {
+    PROVIDER_TABLE.store(table.cast_mut(), Ordering::Relaxed);
+}
+
+/// The table handles point at (NULL before a face set one: the core's own tests).
+pub fn provider_table() -> *const libc::c_void {
+    PROVIDER_TABLE.load(Ordering::Relaxed)
+}
+
+/// How to give back the `Arc` of an object of each type number (set by the first insert of
+/// that type; a slot's type number tells which one its object needs).
+static RELEASE: [AtomicUsize; 16] = [const { AtomicUsize::new(0) }; 16];
 
 /// Gives back the `Arc<T>` behind `data`.
 ///
 /// # Safety
 /// `data` must come from `Arc::into_raw` of an `Arc<T>` not given back yet.
-unsafe fn release_arc<T>(data: NonNull<()>) {
+unsafe fn release_arc<T>(data: *const ()) {
     // SAFETY: the caller's contract.
-    drop(unsafe { Arc::from_raw(data.cast::<T>().as_ptr().cast_const()) });
-}
-
-struct Slot {
-    /// `tag | type | generation | DYING | uses`; every lookup and free goes through it.
-    state: AtomicU64,
-    /// DAT consumer context (`dat_set_consumer_context`).
-    context: AtomicU64,
-    /// Written only by the thread that owns the slot while it is neither live nor `DYING`
-    /// (the inserter before publishing the tag, the reclaimer after its winning CAS); read only
-    /// by holders of a use taken while the tag was set.
-    entry: UnsafeCell<Option<Entry>>,
-}
-
-// SAFETY: `entry` is accessed only under the protocol above (exclusive writers while the slot is
-// unpublished, shared readers while they hold a use), and the object in it is `Send + Sync`.
-unsafe impl Sync for Slot {}
-
-/// The slots, all zero (free, generation 0, no object) until first used. In `.bss`: the kernel
-/// commits a page of it when it is first touched, so untouched slots cost no memory.
-static SLOT_ARRAY: [Slot; SLOTS] =
-    [const { Slot { state: AtomicU64::new(0), context: AtomicU64::new(0), entry: UnsafeCell::new(None) } }; SLOTS];
-
-/// The slot of `index` (below [`SLOTS`]).
-#[inline(always)]
-fn slot(index: usize) -> &'static Slot {
-    &SLOT_ARRAY[index & (SLOTS - 1)]
+    drop(unsafe { Arc::from_raw(data.cast::<T>()) });
 }
 
 impl Slot {
-    /// This slot's index in [`SLOT_ARRAY`].
-    fn index(&'static self) -> u32 {
-        ((self as *const Slot as usize - SLOT_ARRAY.as_ptr() as usize) / std::mem::size_of::<Slot>()) as u32
+    /// This slot's handle value.
+    fn handle(&'static self) -> Handle {
+        Handle(self as *const Slot as u64)
     }
 
-    /// Takes a use and checks the word it read against `h` (tag, type, generation). On a
-    /// mismatch the use is given back and None returned.
+    /// Takes a use and checks the word it read: LIVE and type number `kind`. On a mismatch the
+    /// use is given back and None returned.
     #[inline(always)]
-    fn enter(&'static self, h: Handle) -> Option<Use> {
+    fn enter(&'static self, kind: u64) -> Option<Use> {
         let used = Use(self);
         let word = self.state.fetch_add(1, Ordering::Acquire);
-        is_live_word_of(word, h).then_some(used)
+        is_live_word_of(word, kind).then_some(used)
+    }
+
+    /// Takes a use of a live slot of any type; returns the use and the type number.
+    fn enter_any(&'static self) -> Option<(Use, u64)> {
+        let used = Use(self);
+        let word = self.state.fetch_add(1, Ordering::Acquire);
+        (word & LIVE != 0).then_some((used, word_kind(word)))
     }
 
     /// Gives a use back; the last use of a freed (`DYING`) slot reclaims it.
@@ -294,8 +336,8 @@ impl Slot {
         }
     }
 
-    /// Moves a `DYING` slot without uses to the next generation, drops its object and returns
-    /// the index to the free list. Only the thread whose compare-and-swap wins does anything.
+    /// Clears a `DYING` slot without uses, drops its object and queues the slot for reuse. Only
+    /// the thread whose compare-and-swap wins does anything.
     #[cold]
     #[inline(never)]
     fn reclaim(&'static self) {
@@ -304,21 +346,25 @@ impl Slot {
             if word & DYING == 0 || word & USES_MASK != 0 {
                 return; // someone else reclaims (or a racing lookup will, when it leaves)
             }
-            let next_gen = ((word >> GEN_SHIFT) + 1) & GEN_MASK;
-            match self.state.compare_exchange_weak(word, next_gen << GEN_SHIFT, Ordering::AcqRel, Ordering::Acquire) {
+            match self.state.compare_exchange_weak(word, 0, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => break,
                 Err(now) => word = now,
             }
         }
-        // SAFETY: the winning CAS made the slot neither live nor DYING and its index is not on
-        // the free list yet: no lookup reads `entry` and no insert writes it; we own it.
-        let entry = unsafe { (*self.entry.get()).take() };
+        // SAFETY: the winning CAS made the slot neither live nor DYING and it is not queued for
+        // reuse yet: no lookup reads `object` and no insert writes it; we own it.
+        let data = unsafe { std::mem::replace(&mut *self.object.get(), std::ptr::null()) };
         self.context.store(0, Ordering::Relaxed);
-        free_list().lock().free.push(self.index());
-        if let Some(e) = entry {
+        let release = RELEASE[word_kind(word) as usize].load(Ordering::Relaxed);
+        free_slots().lock().retire(self);
+        if !data.is_null() && release != 0 {
+            // SAFETY: RELEASE[kind] holds `release_arc::<T>` for the T registered under this
+            // slot's type number (stored by the insert that filled the slot, which happened
+            // before the LIVE this DYING followed).
+            let release: unsafe fn(*const ()) = unsafe { std::mem::transmute(release) };
             // SAFETY: `data` is the `Arc` insert stored, given back once, here; the object's own
             // drop runs outside every registry lock.
-            unsafe { (e.release)(e.data) };
+            unsafe { release(data) };
         }
     }
 }
@@ -368,48 +414,74 @@ impl<T: DatObject + std::fmt::Debug> std::fmt::Debug for Ref<T> {
     }
 }
 
-struct FreeList {
-    free: Vec<u32>,
+/// Where new objects' slots come from: slots freed long enough ago, else never-used ones.
+struct FreeSlots {
+    /// Freed slots, oldest first, each with the creation count at its free (wrapping: a slot
+    /// waits fewer than 2^32 creations, module comment).
+    retired: VecDeque<(u32, u32)>,
+    /// Objects created so far (wrapping).
+    created: u32,
+    /// The first slot never used.
     next: u32,
 }
 
-fn free_list() -> &'static Mutex<FreeList> {
-    // Index 0 is never handed out, so no handle's low bits are all zero by accident.
-    static FREE: Mutex<FreeList> = parking_lot::const_mutex(FreeList { free: Vec::new(), next: 1 });
+impl FreeSlots {
+    /// The slot for the next object, or None when every slot is live or in quarantine.
+    fn take(&mut self) -> Option<u32> {
+        self.created = self.created.wrapping_add(1);
+        match self.retired.front() {
+            Some(&(index, freed_at)) if self.created.wrapping_sub(freed_at) > QUARANTINE => {
+                self.retired.pop_front();
+                Some(index)
+            }
+            _ if (self.next as usize) < SLOTS => {
+                self.next += 1;
+                Some(self.next - 1)
+            }
+            _ => None,
+        }
+    }
+
+    fn retire(&mut self, slot: &'static Slot) {
+        let index = (slot as *const Slot as usize - SLOT_ARRAY.as_ptr() as usize) / SLOT_BYTES;
+        self.retired.push_back((index as u32, self.created));
+    }
+}
+
+fn free_slots() -> &'static Mutex<FreeSlots> {
+    static FREE: Mutex<FreeSlots> =
+        parking_lot::const_mutex(FreeSlots { retired: VecDeque::new(), created: 0, next: 0 });
     &FREE
 }
 
-/// Registers `object` and returns its new handle. Fails with
-/// `DAT_INSUFFICIENT_RESOURCES` when all 2^20 slots are in use.
+/// Registers `object` and returns its new handle. Fails with `DAT_INSUFFICIENT_RESOURCES` when
+/// every slot is live or in quarantine.
 pub fn insert<T: DatObject>(object: Arc<T>) -> DatResult<Handle> {
-    let index = {
-        let mut fl = free_list().lock();
-        match fl.free.pop() {
-            Some(i) => i,
-            None if (fl.next as usize) < SLOTS => {
-                fl.next += 1;
-                fl.next - 1
-            }
-            None => return Err(DatError::insufficient(crate::codes::DAT_RESOURCE_MEMORY)),
-        }
+    insert_numbered(object).map(|(h, _)| h)
+}
+
+/// [`insert`], also returning the object's creation number (wrapping).
+fn insert_numbered<T: DatObject>(object: Arc<T>) -> DatResult<(Handle, u32)> {
+    let (index, number) = {
+        let mut free = free_slots().lock();
+        let index = free.take().ok_or(DatError::insufficient(crate::codes::DAT_RESOURCE_MEMORY))?;
+        (index, free.created)
     };
-    let s = slot(index as usize);
-    let data = NonNull::new(Arc::into_raw(object).cast_mut()).expect("an Arc is never NULL").cast::<()>();
-    // SAFETY: the index came off the free list, so the slot is neither live nor DYING and no one
-    // else reads or writes `entry` until the store below publishes it.
-    unsafe { *s.entry.get() = Some(Entry { data, release: release_arc::<T> }) };
+    let s = &SLOT_ARRAY[index as usize];
+    RELEASE[kind_of::<T>() as usize].store(release_arc::<T> as unsafe fn(*const ()) as usize, Ordering::Relaxed);
+    // SAFETY: the slot came from the free slots, so it is neither live nor DYING and no one else
+    // reads or writes `object` until the store below publishes it.
+    unsafe { *s.object.get() = Arc::into_raw(object).cast::<()>() };
     s.context.store(0, Ordering::Relaxed);
-    let word = s.state.fetch_or(TAG << TAG_SHIFT | kind_of::<T>() << TYPE_SHIFT, Ordering::Release);
-    Ok(Handle::encode(kind_of::<T>(), ((word >> GEN_SHIFT) & GEN_MASK) as u32, index))
+    s.provider.store(PROVIDER_TABLE.load(Ordering::Relaxed), Ordering::Relaxed);
+    s.state.fetch_or(LIVE | kind_of::<T>() << KIND_SHIFT, Ordering::Release);
+    Ok((s.handle(), number))
 }
 
 /// Takes a use of `h`'s slot if `h` is a live handle of type number `kind`.
 #[inline(always)]
 fn enter(h: Handle, kind: u64) -> Option<Use> {
-    if !h.is_ours_of_kind(kind) {
-        return None;
-    }
-    slot(h.index()).enter(h)
+    h.slot()?.enter(kind)
 }
 
 /// Looks up a live handle of type `T`. `invalid` is the DAT_INVALID_HANDLE subtype to report.
@@ -418,12 +490,14 @@ pub fn get<T: DatObject>(h: Handle, invalid: u32) -> DatResult<Ref<T>> {
     let Some(used) = enter(h, kind_of::<T>()) else {
         return Err(DatError::invalid_handle(invalid));
     };
-    // SAFETY: our use was taken on a live slot, so `entry` is set (insert writes it before
-    // publishing the tag) and stays put while the use lasts (module invariant).
-    let entry = unsafe { (*used.0.entry.get()).as_ref().unwrap_unchecked() };
+    // SAFETY: our use was taken on a live slot, so `object` is set (insert writes it before
+    // publishing LIVE) and stays put while the use lasts (module invariant).
+    let data = unsafe { *used.0.object.get() };
     // The slot's word has `T`'s type number, and only `T` is registered under it: the object is a
     // `T` (module comment).
-    Ok(Ref { object: entry.data.cast::<T>(), _use: used })
+    // SAFETY: insert stored an `Arc`'s pointer, never NULL.
+    let object = unsafe { NonNull::new_unchecked(data.cast::<T>().cast_mut()) };
+    Ok(Ref { object, _use: used })
 }
 
 /// Like [`get`] but for a raw C pointer value.
@@ -439,11 +513,12 @@ pub fn remove<T: DatObject>(h: Handle) -> Option<Arc<T>> {
     let state = &found._use.0.state;
     let mut word = state.load(Ordering::Relaxed);
     loop {
-        // Our use pins the generation, so only a concurrent remove can have cleared the tag.
-        if word & LIVE_MASK == 0 {
+        // Our use keeps the slot from being reclaimed, so only a concurrent remove can have
+        // cleared LIVE.
+        if word & LIVE == 0 {
             return None;
         }
-        match state.compare_exchange_weak(word, word & !LIVE_MASK | DYING, Ordering::AcqRel, Ordering::Relaxed) {
+        match state.compare_exchange_weak(word, word & !LIVE | DYING, Ordering::AcqRel, Ordering::Relaxed) {
             Ok(_) => break,
             Err(now) => word = now,
         }
@@ -456,31 +531,28 @@ pub fn remove<T: DatObject>(h: Handle) -> Option<Arc<T>> {
 /// ordering: whatever the caller stored before it is seen by every lookup it does not count
 /// (such a lookup's `fetch_add` comes later in the word's modification order and acquires).
 pub fn uses(h: Handle) -> Option<u32> {
-    if !h.is_ours() {
-        return None;
-    }
-    let word = slot(h.index()).state.fetch_add(0, Ordering::AcqRel);
-    is_live_word_of(word, h).then_some((word & USES_MASK) as u32)
+    let word = h.slot()?.state.fetch_add(0, Ordering::AcqRel);
+    (word & LIVE != 0).then_some((word & USES_MASK) as u32)
 }
 
-/// A use of any live handle of ours, whatever its type.
-fn enter_any(h: Handle) -> Option<Use> {
-    enter(h, h.kind())
+/// A use of any live handle of ours, whatever its type, and its type number.
+fn enter_any(h: Handle) -> Option<(Use, u64)> {
+    h.slot()?.enter_any()
 }
 
 /// The type of any live handle of ours.
 pub fn type_of(h: Handle) -> Option<HandleType> {
-    enter_any(h).and_then(|_| h.claimed_type())
+    enter_any(h).and_then(|(_, kind)| HandleType::from_bits(kind))
 }
 
 /// Sets the consumer context of any live handle. False if the handle is not live.
 pub fn set_context(h: Handle, context: u64) -> bool {
-    enter_any(h).map(|used| used.0.context.store(context, Ordering::Relaxed)).is_some()
+    enter_any(h).map(|(used, _)| used.0.context.store(context, Ordering::Relaxed)).is_some()
 }
 
 /// The consumer context of any live handle.
 pub fn context(h: Handle) -> Option<u64> {
-    enter_any(h).map(|used| used.0.context.load(Ordering::Relaxed))
+    enter_any(h).map(|(used, _)| used.0.context.load(Ordering::Relaxed))
 }
 
 #[cfg(test)]
@@ -514,10 +586,6 @@ mod tests {
         assert_eq!(type_of(h), None, "type number 11 is no DAT handle type");
         // wrong type
         assert_eq!(get::<Other>(h, 0xc).unwrap_err(), DatError::invalid_handle(0xc));
-        // garbage
-        assert!(get::<Thing>(Handle(0x1234), 0xf).is_err());
-        assert!(get::<Thing>(Handle(u64::MAX), 0xf).is_err());
-        assert!(get::<Thing>(Handle::NULL, 0xf).is_err());
         // context
         assert!(set_context(h, 99));
         assert_eq!(context(h), Some(99));
@@ -527,32 +595,96 @@ mod tests {
         assert!(remove::<Thing>(h).is_none());
         assert_eq!(uses(h), None);
         assert_eq!(context(h), None);
-        // slot reuse gives a different handle value
+        // a new object gets another handle value
         let h2 = insert(Arc::new(Thing(8))).unwrap();
         assert_ne!(h, h2);
         assert!(get::<Thing>(h, 0xf).is_err());
         assert_eq!(get::<Thing>(h2, 0xf).unwrap().0, 8);
+        assert!(remove::<Thing>(h2).is_some());
     }
 
-    /// Values with our tag that no insert made: every one fails without a slot being read past
-    /// its word (a slot never used, another generation, another type number).
+    /// A handle's first word is the provider table set at its creation, and stays so after it is
+    /// freed (a `DAT_<CALL>` macro on a freed handle still reaches our table).
     #[test]
-    fn forged_handles_fail() {
+    fn first_word_is_the_provider_table() {
+        let h = insert(Arc::new(Thing(3))).unwrap();
+        // SAFETY: `h` is the address of a slot of the array, readable for its whole life.
+        let first_word = unsafe { *(h.0 as *const *const libc::c_void) };
+        assert_eq!(first_word, provider_table());
+        assert!(remove::<Thing>(h).is_some());
+        // SAFETY: as above; the array is never unmapped.
+        let after_free = unsafe { *(h.0 as *const *const libc::c_void) };
+        assert_eq!(after_free, first_word);
+    }
+
+    /// Values that are not a live handle of the type asked for fail, and none is read outside
+    /// the slot array: NULL, small integers, non-canonical values, pointers into the heap, the
+    /// stack and the text, a pointer one word (or one byte) into a real handle, the array's
+    /// ends, a slot never used, another type number.
+    #[test]
+    fn garbage_and_forged_handles_fail() {
         let h = insert(Arc::new(Thing(1))).unwrap();
-        let far_index = Handle(h.0 | INDEX_MASK); // the last slot: never handed out in a test
-        assert_eq!(slot(far_index.index()).state.load(Ordering::Relaxed), 0);
-        assert_eq!(get::<Thing>(far_index, 0x3).unwrap_err(), DatError::invalid_handle(0x3));
-        let next_gen = Handle(h.0 ^ 1 << GEN_SHIFT);
-        assert_eq!(get::<Thing>(next_gen, 0x3).unwrap_err(), DatError::invalid_handle(0x3));
-        for kind in 0..16u64 {
-            let other_kind = Handle(h.0 & !(0xf << TYPE_SHIFT) | kind << TYPE_SHIFT);
-            assert_eq!(get::<Thing>(other_kind, 0x3).is_ok(), kind == 11, "type number {kind}");
-            assert_eq!(get::<Other>(other_kind, 0x4).unwrap_err(), DatError::invalid_handle(0x4));
+        let heap = Box::new([0u64; 8]);
+        let stack = [0u64; 8];
+        let text = garbage_and_forged_handles_fail as *const () as u64;
+        let array = SLOT_ARRAY.as_ptr() as u64;
+        let last_slot = array + ((SLOTS - 1) * SLOT_BYTES) as u64; // never handed out in a test
+        let values = [
+            0,
+            1,
+            2,
+            4095,
+            0xDA72_0000_0000_0005,
+            u64::MAX,
+            0xffff_8000_0000_0000,
+            heap.as_ptr() as u64,
+            stack.as_ptr() as u64,
+            text,
+            h.0 + 8,
+            h.0 + 1,
+            h.0 - 8,
+            array - SLOT_BYTES as u64,
+            array + ARRAY_BYTES as u64,
+            last_slot,
+        ];
+        for v in values {
+            let g = Handle(v);
+            assert_eq!(get::<Thing>(g, 0x3).unwrap_err(), DatError::invalid_handle(0x3), "{v:#x}");
+            assert_eq!(type_of(g), None, "{v:#x}");
+            assert_eq!(context(g), None, "{v:#x}");
+            assert!(!set_context(g, 1), "{v:#x}");
+            assert!(remove::<Thing>(g).is_none(), "{v:#x}");
+            assert_eq!(uses(g), None, "{v:#x}");
         }
-        let untagged = Handle(h.0 & !(0xfff << TAG_SHIFT));
-        assert_eq!(get::<Thing>(untagged, 0x3).unwrap_err(), DatError::invalid_handle(0x3));
+        assert!(!Handle(h.0 + 8).is_ours());
+        assert!(Handle(last_slot).is_ours(), "a slot's address, though never used");
+        assert_eq!(get::<Other>(h, 0x4).unwrap_err(), DatError::invalid_handle(0x4));
+        assert_eq!(get::<Thing>(h, 0x3).unwrap().0, 1, "the real handle still resolves");
         assert!(remove::<Thing>(h).is_some());
         assert_eq!(get::<Thing>(h, 0x3).unwrap_err(), DatError::invalid_handle(0x3));
+    }
+
+    /// A freed handle's slot is not used again before QUARANTINE other objects were created
+    /// since its free. Other tests create objects meanwhile, so the check compares creation
+    /// numbers, not this loop's count.
+    #[test]
+    fn a_freed_handle_is_not_reused_soon() {
+        let h = insert(Arc::new(Thing(5))).unwrap();
+        assert!(remove::<Thing>(h).is_some());
+        let index = ((h.0 - SLOT_ARRAY.as_ptr() as u64) / SLOT_BYTES as u64) as u32;
+        let freed_at = free_slots().lock().retired.iter().find(|(i, _)| *i == index).expect("retired").1;
+        let mut reused = false;
+        for _ in 0..QUARANTINE + 8 {
+            let (g, number) = insert_numbered(Arc::new(Thing(6))).unwrap();
+            assert!(remove::<Thing>(g).is_some());
+            if g == h {
+                assert!(number.wrapping_sub(freed_at) > QUARANTINE, "reused after {} creations", number - freed_at);
+                reused = true;
+                break;
+            }
+            assert!(get::<Thing>(h, 0x3).is_err(), "the freed handle stays refused");
+        }
+        assert!(reused, "the slot is used again once its quarantine is over");
     }
 
     /// An object whose drop is recorded outside its own memory, so a reader can tell, without

@@ -227,7 +227,7 @@ impl InterfaceAdapter {
     /// Counts the creation (`created`) or the free of a child in the IA's counters: the
     /// `DCNT_IA_*_CREATE` / `*_FREE` counter of its type; a CR's creation is `DCNT_IA_SP_CR`.
     fn count_child(&self, h: Handle, created: bool) {
-        let (create, free) = match h.claimed_type() {
+        let (create, free) = match h.held_type() {
             Some(HandleType::Pz) => (counters::ia::PZ_CREATE, counters::ia::PZ_FREE),
             Some(HandleType::Lmr) => (counters::ia::LMR_CREATE, counters::ia::LMR_FREE),
             Some(HandleType::Rmr) => (counters::ia::RMR_CREATE, counters::ia::RMR_FREE),
