@@ -123,7 +123,8 @@ const char *subs_str(const unsigned *subs);
 
 /*
  * Bad handles: NULL, small garbage integer, pointer to a stack int, pointer to a heap
- * block of 0xff bytes, a handle of the wrong type, a freed (stale) handle of the right type.
+ * block of 0xff bytes, a non-canonical value, a pointer into the text, a handle of the wrong
+ * type and a pointer one word into it, a freed (stale) handle of the right type.
  * HV is a DAT_HANDLE variable name usable inside CALL.
  */
 struct badh {
@@ -136,7 +137,7 @@ int make_bad_handles(struct badh *out, DAT_HANDLE wrong_type, DAT_HANDLE stale, 
     do {                                                                                \
         static const unsigned bh_subs_[] = {__VA_ARGS__, ENDSUB};                      \
         int bh_si_ = 0x5a5a5a5a;                                                        \
-        struct badh bh_[8];                                                             \
+        struct badh bh_[12];                                                            \
         int bh_n_ = make_bad_handles(bh_, (WRONG), (STALE), &bh_si_);                   \
         for (int bh_i_ = 0; bh_i_ < bh_n_; bh_i_++) {                                   \
             DAT_HANDLE HV = bh_[bh_i_].h;                                               \
@@ -224,6 +225,7 @@ extern const struct tcase dto_cases[];
 extern const struct tcase e2e_cases[];
 extern const struct tcase reg_cases[];
 extern const struct tcase dat2_cases[]; /* DAT 2.0 only (t_dat2.c); empty in the 1.2 build */
+extern const struct tcase redirect_cases[]; /* the DAT_<CALL> macros on our handles (t_redirect.c) */
 
 #endif
 

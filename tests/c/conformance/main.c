@@ -181,20 +181,27 @@ int make_bad_handles(struct badh *out, DAT_HANDLE wrong_type, DAT_HANDLE stale, 
     }
     out[n].h = (DAT_HANDLE)(uintptr_t)0xdeadbeefcafef00dULL;
     out[n++].what = "garbage (0xdeadbeefcafef00d)";
+    out[n].h = (DAT_HANDLE)(uintptr_t)&make_bad_handles;
+    out[n++].what = "pointer-to-text";
     if (wrong_type) {
+        out[n].h = (DAT_HANDLE)((char *)wrong_type + sizeof(void *));
+        out[n++].what = "one word into a real handle";
         out[n].h = wrong_type;
         out[n++].what = "wrong-type";
     }
     if (stale) {
         out[n].h = stale;
         out[n++].what = "freed (stale)";
+        out[n].h = (DAT_HANDLE)((char *)stale + sizeof(void *));
+        out[n++].what = "one word into a freed handle";
     }
     return n;
 }
 
 /* ------------------------------------------------------------------------------------ */
 
-static const struct tcase *const tables[] = {api_cases, reg_cases, obj_cases, dto_cases, e2e_cases, dat2_cases};
+static const struct tcase *const tables[] = {api_cases, reg_cases, obj_cases, dto_cases, e2e_cases, dat2_cases,
+                                             redirect_cases};
 
 static int name_selected(const char *name, const char **filters, int nfilters)
 {
