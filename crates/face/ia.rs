@@ -248,8 +248,9 @@ pub unsafe extern "C" fn dat_get_consumer_context(dat_handle: DAT_HANDLE, contex
 /// `dat_strerror`: static strings naming the type and subtype of `value` (a code in the face's
 /// numbering; `convert::code_in` turns it into the core's numbering the names are kept in).
 ///
-/// Both out-pointers are required: a NULL one returns `DAT_INVALID_PARAMETER|DAT_INVALID_ARG2/3`
-/// (the other is still written).  An unknown type or subtype returns `DAT_INVALID_PARAMETER`
+/// A NULL major pointer returns `DAT_INVALID_PARAMETER|DAT_INVALID_ARG2` (the minor is still
+/// written); a NULL minor pointer asks for the major only, as in the reference.  An unknown type,
+/// or an unknown subtype when the minor was asked for, returns `DAT_INVALID_PARAMETER`
 /// (0x00060000, without the class bit, as the reference does) with placeholder text for the
 /// unknown part: the messages are written whatever the result.
 #[no_mangle]
@@ -267,9 +268,7 @@ pub unsafe extern "C" fn dat_strerror(
         }
         let code = if major_message.is_null() {
             DatError::invalid_arg(2).0
-        } else if minor_message.is_null() {
-            DatError::invalid_arg(3).0
-        } else if messages.known {
+        } else if messages.known(!minor_message.is_null()) {
             DAT_SUCCESS
         } else {
             DAT_INVALID_PARAMETER

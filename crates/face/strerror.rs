@@ -20,7 +20,9 @@
 //! `DAT_INVALID_PARAMETER` (0x00060000, without the error class bit, as the
 //! reference returns it); the messages are still set, to [`UNKNOWN_TYPE`] /
 //! [`UNKNOWN_SUBTYPE`] for the unknown part, so a consumer that prints them
-//! without looking at the return value prints text, not garbage.
+//! without looking at the return value prints text, not garbage.  A consumer
+//! that passes no minor pointer asks for the major message only: as in the
+//! reference, only the type then has to be known.
 
 use datcore::codes::*;
 use std::ffi::CStr;
@@ -195,12 +197,21 @@ pub fn minor_name(value: DAT_RETURN) -> Option<&'static CStr> {
 }
 
 /// What `dat_strerror` reports for `value`: both messages (placeholders for
-/// an unknown part) and whether the whole value was known.
+/// an unknown part) and which parts were known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Messages {
     pub major: &'static CStr,
     pub minor: &'static CStr,
-    pub known: bool,
+    pub type_known: bool,
+    pub subtype_known: bool,
+}
+
+impl Messages {
+    /// Whether the messages asked for name real parts: the major always, the minor only when
+    /// the consumer asked for it (`minor_wanted`, a non-NULL minor pointer).
+    pub fn known(&self, minor_wanted: bool) -> bool {
+        self.type_known && (self.subtype_known || !minor_wanted)
+    }
 }
 
 /// The messages of `value`; see the module note for unknown parts.
@@ -209,18 +220,8 @@ pub fn messages(value: DAT_RETURN) -> Messages {
     Messages {
         major: major.unwrap_or(UNKNOWN_TYPE),
         minor: minor.unwrap_or(UNKNOWN_SUBTYPE),
-        known: major.is_some() && minor.is_some(),
-    }
-}
-
-/// `dat_strerror` semantics: `Ok((major, minor))` with static strings, or
-/// `Err(DAT_INVALID_PARAMETER)` (0x00060000) for an unknown type or subtype.
-pub fn strerror(value: u32) -> Result<(&'static CStr, &'static CStr), u32> {
-    let m = messages(value);
-    if m.known {
-        Ok((m.major, m.minor))
-    } else {
-        Err(DAT_INVALID_PARAMETER)
+        type_known: major.is_some(),
+        subtype_known: minor.is_some(),
     }
 }
 
@@ -231,6 +232,17 @@ mod tests {
     /// `DAT_ERROR(type, subtype)`.
     const fn DAT_ERROR(ty: u32, subtype: u32) -> u32 {
         DAT_CLASS_ERROR | ty | subtype
+    }
+
+    /// `dat_strerror` with both pointers: `Ok((major, minor))`, or
+    /// `Err(DAT_INVALID_PARAMETER)` (0x00060000) for an unknown type or subtype.
+    fn strerror(value: u32) -> Result<(&'static CStr, &'static CStr), u32> {
+        let m = messages(value);
+        if m.known(true) {
+            Ok((m.major, m.minor))
+        } else {
+            Err(DAT_INVALID_PARAMETER)
+        }
     }
 
     fn s(value: u32) -> (String, String) {
@@ -279,9 +291,19 @@ mod tests {
     #[test]
     fn unknown_parts_still_get_text() {
         let m = messages(DAT_ERROR(DAT_INVALID_HANDLE, 0x7777));
-        assert_eq!((m.major, m.minor, m.known), (c"DAT_INVALID_HANDLE", UNKNOWN_SUBTYPE, false));
+        assert_eq!((m.major, m.minor, m.known(true)), (c"DAT_INVALID_HANDLE", UNKNOWN_SUBTYPE, false));
         let m = messages(DAT_ERROR(0x2a0000, DAT_INVALID_ARG2));
-        assert_eq!((m.major, m.minor, m.known), (UNKNOWN_TYPE, c"DAT_INVALID_ARG2", false));
+        assert_eq!((m.major, m.minor, m.known(true)), (UNKNOWN_TYPE, c"DAT_INVALID_ARG2", false));
+    }
+
+    /// Without a minor pointer only the type has to be known.
+    #[test]
+    fn major_only() {
+        assert!(messages(DAT_SUCCESS).known(false));
+        assert!(messages(DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ)).known(false));
+        assert!(messages(DAT_ERROR(DAT_INVALID_HANDLE, 0x7777)).known(false));
+        assert!(!messages(DAT_ERROR(0x2a0000, DAT_INVALID_ARG2)).known(false));
+        assert!(!messages(0x12345678).known(false));
     }
 
     #[test]

@@ -3,13 +3,13 @@
 #
 # Runs BIN_DIR/datperf (DATPERF=datperf2: the DAT 2.0 build, on libdat2.so.2) server and client pairs on this host (IA default "shm") for a few
 # iterations of every test in polling and blocking mode with payload checks (-c), and -a over
-# small sizes; each pair must exit 0 and the client must print every expected key=value
+# small sizes, and the one-process lmr_reg; each pair must exit 0 and the client must print every expected key=value
 # field. BIN_DIR/rawperf, if there, runs each baseline briefly the same way (not with DATPERF=datperf2).
 # Not a timed test: no threshold on any number. DATPERF_SMOKE_TESTS limits the tests run.
 set -u
 bin=$1
 ia=${2:-shm}
-tests=${DATPERF_SMOKE_TESTS:-send_lat write_lat write_bw read_bw send_bw}
+tests=${DATPERF_SMOKE_TESTS:-send_lat write_lat write_bw read_bw send_bw lmr_reg}
 prog=${DATPERF:-datperf}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -58,6 +58,7 @@ lat="lat_min_us lat_median_us lat_p99_us lat_max_us lat_avg_us"
 bw="bw_MBps msg_rate_Mps window"
 
 for t in $tests; do
+    [ "$t" = lmr_reg ] && continue # one process, below
     case $t in *_lat) keys="$lat" ;; *) keys="$bw" ;; esac
     for mode in -p -b; do
         name="$t$mode"
@@ -116,6 +117,24 @@ for t in send_lat write_lat send_bw; do
     fi
 done
 
+# -t lmr_reg: no connection, one process registering and freeing one buffer; heap and -M shm
+# memory, every size of -a up to 4 KiB (12 lines each), the rate and its inverse reported
+for mem in heap shm; do
+    case " $tests " in *" lmr_reg "*) ;; *) continue ;; esac
+    name="lmr_reg-M$mem"
+    if timeout 120 "$bin/$prog" -P "$ia" -t lmr_reg -M "$mem" -a -s 4096 -n 20 -W 2 -m >"$out/$name" 2>&1; then
+        n=$(grep -c "^datperf test=lmr_reg .* mem=$mem " "$out/$name")
+        # shellcheck disable=SC2086
+        if [ "$n" = 12 ] && has_fields "$out/$name" reg_per_s reg_us $common size iters; then ok "$name"; else
+            bad "$name: $n lines with mem=$mem, or fields"
+            cat "$out/$name"
+        fi
+    else
+        bad "$name: exit $?"
+        cat "$out/$name"
+    fi
+done
+
 # -a: one line per size, 2 B up to the -s bound (2, 4, ..., 1024: 10 lines)
 first=${tests%% *}
 if pair all -t "$first" -a -s 1024 -c -n 5 -W 1 -w 2; then
@@ -133,12 +152,15 @@ fi
 if "$bin/$prog" -M no_such_memory >/dev/null 2>&1; then bad "unknown -M accepted"; else
     [ $? = 2 ] && ok "unknown -M: usage, exit 2" || bad "unknown -M: wrong exit status"
 fi
-for args in "-t write_bw" "-t send_lat -b"; do
+for args in "-t write_bw" "-t send_lat -b" "-t lmr_reg"; do
     # shellcheck disable=SC2086
     if "$bin/$prog" -l $args >/dev/null 2>&1; then bad "-l $args accepted"; else
         [ $? = 2 ] && ok "-l $args: usage, exit 2" || bad "-l $args: wrong exit status"
     fi
 done
+if "$bin/$prog" -t lmr_reg -h 127.0.0.1 >/dev/null 2>&1; then bad "-t lmr_reg -h accepted"; else
+    [ $? = 2 ] && ok "-t lmr_reg -h: usage, exit 2" || bad "-t lmr_reg -h: wrong exit status"
+fi
 
 if [ "$prog" = datperf ] && [ -x "$bin/rawperf" ]; then
     for t in spin memcpy cma_write cma_read; do

@@ -7,10 +7,18 @@
  *   rawperf memcpy [-s bytes] [-n iters]         memcpy bandwidth in one process
  *   rawperf cma_write [-s bytes] [-n iters]      process_vm_writev into a child, one call per op
  *   rawperf cma_read  [-s bytes] [-n iters]      process_vm_readv from a child, one call per op
+ *   rawperf reg_mr [-s bytes] [-n iters] [-d device]
+ *                                       ibv_reg_mr + ibv_dereg_mr of one buffer in a loop, on
+ *                                       the named verbs device (default the first), access
+ *                                       local write, remote write and remote read: the floor
+ *                                       of datperf -t lmr_reg on a verbs IA. libibverbs is
+ *                                       loaded at run time (dlopen), so rawperf builds and its
+ *                                       other tests run where it is not installed.
  *
  * Output: one "rawperf test=... key=value ..." line, the same keys as datperf -m.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -158,9 +166,94 @@ static int cma_bw(int to_child, size_t size, long iters)
     return 0;
 }
 
+/* The libibverbs entry points reg_mr uses; its objects are opaque here. */
+struct verbs {
+    void **(*get_device_list)(int *);
+    void (*free_device_list)(void **);
+    const char *(*get_device_name)(void *);
+    void *(*open_device)(void *);
+    int (*close_device)(void *);
+    void *(*alloc_pd)(void *);
+    int (*dealloc_pd)(void *);
+    void *(*reg_mr)(void *, void *, size_t, int);
+    int (*dereg_mr)(void *);
+};
+
+static void *verbs_sym(void *lib, const char *name)
+{
+    void *f = dlsym(lib, name);
+    if (!f) {
+        fprintf(stderr, "rawperf: libibverbs has no %s\n", name);
+        exit(1);
+    }
+    return f;
+}
+
+static struct verbs load_verbs(void)
+{
+    void *lib = dlopen("libibverbs.so.1", RTLD_NOW);
+    if (!lib) {
+        fprintf(stderr, "rawperf: %s\n", dlerror());
+        exit(1);
+    }
+    struct verbs v;
+    *(void **)&v.get_device_list = verbs_sym(lib, "ibv_get_device_list");
+    *(void **)&v.free_device_list = verbs_sym(lib, "ibv_free_device_list");
+    *(void **)&v.get_device_name = verbs_sym(lib, "ibv_get_device_name");
+    *(void **)&v.open_device = verbs_sym(lib, "ibv_open_device");
+    *(void **)&v.close_device = verbs_sym(lib, "ibv_close_device");
+    *(void **)&v.alloc_pd = verbs_sym(lib, "ibv_alloc_pd");
+    *(void **)&v.dealloc_pd = verbs_sym(lib, "ibv_dealloc_pd");
+    *(void **)&v.reg_mr = verbs_sym(lib, "ibv_reg_mr");
+    *(void **)&v.dereg_mr = verbs_sym(lib, "ibv_dereg_mr");
+    return v;
+}
+
+/* IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ */
+#define REG_MR_ACCESS (1 | 2 | 4)
+
+static int reg_mr(size_t size, long iters, const char *device)
+{
+    struct verbs v = load_verbs();
+    int n = 0;
+    void **list = v.get_device_list(&n);
+    void *dev = NULL;
+    for (int i = 0; list && i < n && !dev; i++)
+        if (!device || strcmp(v.get_device_name(list[i]), device) == 0)
+            dev = list[i];
+    if (!dev) {
+        fprintf(stderr, "rawperf: no verbs device%s%s\n", device ? " named " : "", device ? device : "");
+        exit(1);
+    }
+    void *ctx = v.open_device(dev);
+    void *pd = ctx ? v.alloc_pd(ctx) : NULL;
+    if (!pd)
+        die("ibv_open_device/ibv_alloc_pd");
+    char *buf = alloc_buffer(size, 1);
+    long warmup = iters / 10 < 100 ? iters / 10 : 100;
+    double t0 = 0;
+    for (long i = -warmup; i < iters; i++) {
+        if (i == 0)
+            t0 = now();
+        void *mr = v.reg_mr(pd, buf, size, REG_MR_ACCESS);
+        if (!mr)
+            die("ibv_reg_mr");
+        if (v.dereg_mr(mr) != 0)
+            die("ibv_dereg_mr");
+    }
+    double secs = now() - t0;
+    printf("rawperf test=reg_mr device=%s size=%zu iters=%ld reg_per_s=%.1f reg_us=%.3f\n", v.get_device_name(dev),
+           size, iters, (double)iters / secs, secs * 1e6 / (double)iters);
+    free(buf);
+    v.dealloc_pd(pd);
+    v.close_device(ctx);
+    v.free_device_list(list);
+    return 0;
+}
+
 static void usage(void)
 {
-    fprintf(stderr, "usage: rawperf spin|memcpy|cma_write|cma_read [-s bytes] [-n iters]\n");
+    fprintf(stderr, "usage: rawperf spin|memcpy|cma_write|cma_read|reg_mr [-s bytes] [-n iters] [-d device]\n");
     exit(2);
 }
 
@@ -171,12 +264,14 @@ int main(int argc, char **argv)
     const char *test = argv[1];
     size_t size = 1 << 20;
     long iters = 0;
+    const char *device = NULL;
     int opt;
     optind = 2;
-    while ((opt = getopt(argc, argv, "s:n:")) != -1) {
+    while ((opt = getopt(argc, argv, "s:n:d:")) != -1) {
         switch (opt) {
         case 's': size = strtoul(optarg, NULL, 0); break;
         case 'n': iters = strtol(optarg, NULL, 0); break;
+        case 'd': device = optarg; break;
         default: usage();
         }
     }
@@ -190,6 +285,8 @@ int main(int argc, char **argv)
         return cma_bw(1, size, iters ? iters : 2000);
     if (strcmp(test, "cma_read") == 0)
         return cma_bw(0, size, iters ? iters : 2000);
+    if (strcmp(test, "reg_mr") == 0)
+        return reg_mr(size, iters ? iters : 5000, device);
     usage();
     return 2;
 }

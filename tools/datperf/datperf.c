@@ -5,6 +5,7 @@
  *   client:  datperf -P <ia> -h <server> [-q qual] [-t test] [-s size | -a] [-n iters] [-w window]
  *                    [-W warmup] [-p | -b] [-c] [-m] [-M heap|shm]
  *   both:    datperf -P <ia> -l [-h <address>] [-q qual] [-t send_lat|write_lat|send_bw] [options]
+ *   local:   datperf -P <ia> -t lmr_reg [-s size] [-n iters] [-W warmup] [-m] [-M heap|shm]
  *
  * The client chooses everything and sends its choice to the server in the connection request's
  * private data; the server answers with its buffer's RMR context and addresses in the accept's
@@ -19,6 +20,9 @@
  *   read_bw    RDMA reads, -w outstanding (like ib_read_bw)
  *   send_bw    sends, -w outstanding; the receiver hands out credits so a send never finds no
  *              receive posted (iWARP has no receiver-not-ready retry)
+ *   lmr_reg    no connection: dat_lmr_create + dat_lmr_free of one -s byte buffer in a loop, the
+ *              pairs per second (what an MPI that registers per message pays; ibv_reg_mr +
+ *              ibv_dereg_mr is its verbs floor, rawperf reg_mr)
  * Bandwidth tests also report the message rate.
  *
  * Completions: -p (default) spins on dat_evd_dequeue; -b sleeps in dat_evd_wait.
@@ -67,9 +71,11 @@
 #define MAX_SIZE (4u << 20)
 #define PD_MAGIC 0x44505246u      /* "DPRF" */
 
-enum test { T_SEND_LAT, T_WRITE_LAT, T_WRITE_BW, T_READ_BW, T_SEND_BW, T_COUNT };
-static const char *const test_names[T_COUNT] = {"send_lat", "write_lat", "write_bw", "read_bw", "send_bw"};
+enum test { T_SEND_LAT, T_WRITE_LAT, T_WRITE_BW, T_READ_BW, T_SEND_BW, T_LMR_REG, T_COUNT };
+static const char *const test_names[T_COUNT] = {"send_lat", "write_lat", "write_bw", "read_bw", "send_bw", "lmr_reg"};
 static int is_latency_test(int t) { return t == T_SEND_LAT || t == T_WRITE_LAT; }
+/* tests of one process without a connection */
+static int is_local_test(int t) { return t == T_LMR_REG; }
 
 enum ctrl_type { C_START = 1, C_READY, C_CREDIT, C_DONE, C_STATS };
 
@@ -602,6 +608,27 @@ static void free_buffer(struct side *s)
         free(s->buf);
 }
 
+/* s->lmr: len bytes at buf (from alloc_buffer with -M's choice), every privilege. */
+static void create_lmr(struct side *s, char *buf, size_t len)
+{
+    DAT_REGION_DESCRIPTION region;
+    memset(&region, 0, sizeof region);
+    DAT_MEM_TYPE type = DAT_MEM_TYPE_VIRTUAL;
+    static char shm_id[DAT_LMR_COOKIE_SIZE] = "datperf";
+    if (s->cfg.flags & F_SHM_MEM) {
+        type = DAT_MEM_TYPE_SHARED_VIRTUAL;
+        region.for_shared_memory.virtual_address = buf;
+        region.for_shared_memory.shared_memory_id = &shm_id;
+    } else {
+        region.for_va = buf;
+    }
+    DAT_VLEN reg_len;
+    DAT_VADDR reg_addr;
+    check(DP_LMR_CREATE(s->ia, type, region, len, s->pz, DAT_MEM_PRIV_ALL_FLAG, &s->lmr, &s->lmr_ctx, &s->rmr_ctx,
+                        &reg_len, &reg_addr),
+          "dat_lmr_create");
+}
+
 /* The registered buffer, sized by the configuration (both sides know it by then). */
 static void register_buffer(struct side *s)
 {
@@ -624,23 +651,7 @@ static void register_buffer(struct side *s)
     s->dst = s->src + area;
     struct ctrl credit = {C_CREDIT, 0, {0}};
     put_ctrl((unsigned char *)s->buf + CTRL_LEN, &credit);
-
-    DAT_REGION_DESCRIPTION region;
-    memset(&region, 0, sizeof region);
-    DAT_MEM_TYPE type = DAT_MEM_TYPE_VIRTUAL;
-    static char shm_id[DAT_LMR_COOKIE_SIZE] = "datperf";
-    if (c->flags & F_SHM_MEM) {
-        type = DAT_MEM_TYPE_SHARED_VIRTUAL;
-        region.for_shared_memory.virtual_address = s->buf;
-        region.for_shared_memory.shared_memory_id = &shm_id;
-    } else {
-        region.for_va = s->buf;
-    }
-    DAT_VLEN reg_len;
-    DAT_VADDR reg_addr;
-    check(DP_LMR_CREATE(s->ia, type, region, s->buflen, s->pz, DAT_MEM_PRIV_ALL_FLAG, &s->lmr, &s->lmr_ctx,
-                        &s->rmr_ctx, &reg_len, &reg_addr),
-          "dat_lmr_create");
+    create_lmr(s, s->buf, s->buflen);
 }
 
 static struct remote my_remote(const struct side *s)
@@ -676,7 +687,7 @@ static void wait_disconnected(struct side *s)
 /* What one round measured on the client. */
 struct result {
     double *rtt;  /* latency tests: round trip of each measured iteration, seconds */
-    double secs;  /* bandwidth tests: first post to last completion */
+    double secs;  /* bandwidth tests: first post to last completion; lmr_reg: the measured pairs */
     uint64_t ops; /* measured operations */
     struct usage mine, peer;
 };
@@ -1135,6 +1146,8 @@ static void report(const struct side *s, const char *ia, uint32_t size, struct r
         if (is_latency_test(test))
             printf(" lat_min_us=%.3f lat_median_us=%.3f lat_p99_us=%.3f lat_max_us=%.3f lat_avg_us=%.3f", lat[0],
                    lat[1], lat[2], lat[3], lat[4]);
+        else if (test == T_LMR_REG)
+            printf(" reg_per_s=%.1f reg_us=%.3f", rate * 1e6, 1 / rate);
         else
             printf(" window=%u bw_MBps=%.3f msg_rate_Mps=%.6f", s->cfg.window, bw, rate);
         printf(" cpu_us_per_op=%.3f vcsw_per_op=%.3f ivcsw_per_op=%.3f threads=%ld"
@@ -1146,13 +1159,19 @@ static void report(const struct side *s, const char *ia, uint32_t size, struct r
         return;
     }
     if (first) {
-        printf("# datperf %s on IA %s, %s completions (%s), %u iterations%s", test_names[test], ia, mode,
-               s->poll ? "dat_evd_dequeue spin" : "dat_evd_wait", s->cfg.iters,
-               (s->cfg.flags & F_VERIFY) ? ", payloads checked" : "");
+        if (test == T_LMR_REG)
+            printf("# datperf %s on IA %s, %u iterations", test_names[test], ia, s->cfg.iters);
+        else
+            printf("# datperf %s on IA %s, %s completions (%s), %u iterations%s", test_names[test], ia, mode,
+                   s->poll ? "dat_evd_dequeue spin" : "dat_evd_wait", s->cfg.iters,
+                   (s->cfg.flags & F_VERIFY) ? ", payloads checked" : "");
         if (test == T_SEND_LAT && s->cfg.signal_every > 1)
             printf(", every %uth send signaled", s->cfg.signal_every);
         if (s->cfg.flags & F_LOOPBACK)
             printf(", both ends in this thread (server figures 0)");
+        if (test == T_LMR_REG)
+            printf(", %s memory, dat_lmr_create + dat_lmr_free pairs in one process (server figures 0)",
+                   s->cfg.flags & F_SHM_MEM ? "shm" : "heap");
         printf("\n");
         printf("# one-way latency = round trip / 2; cpu = user+sys us per op; cs = voluntary/involuntary "
                "context switches per op; thr = threads; oth = context switches of the library's other "
@@ -1160,6 +1179,8 @@ static void report(const struct side *s, const char *ia, uint32_t size, struct r
         if (is_latency_test(test))
             printf("%9s %8s %9s %9s %9s %9s %9s", "#bytes", "#iters", "t_min[us]", "t_med[us]", "t_p99[us]",
                    "t_max[us]", "t_avg[us]");
+        else if (test == T_LMR_REG)
+            printf("%9s %8s %12s %10s", "#bytes", "#iters", "LMR/s", "t_avg[us]");
         else
             printf("%9s %8s %6s %12s %10s", "#bytes", "#iters", "window", "BW[MB/s]", "Mmsg/s");
         printf(" %8s %11s %4s %6s %8s %11s %4s %6s\n", "c_cpu", "c_cs(v/i)", "c_thr", "c_oth", "s_cpu", "s_cs(v/i)",
@@ -1168,6 +1189,8 @@ static void report(const struct side *s, const char *ia, uint32_t size, struct r
     if (is_latency_test(test))
         printf("%9u %8llu %9.2f %9.2f %9.2f %9.2f %9.2f", size, (unsigned long long)r->ops, lat[0], lat[1], lat[2],
                lat[3], lat[4]);
+    else if (test == T_LMR_REG)
+        printf("%9u %8llu %12.0f %10.3f", size, (unsigned long long)r->ops, rate * 1e6, 1 / rate);
     else
         printf("%9u %8llu %6u %12.1f %10.4f", size, (unsigned long long)r->ops, s->cfg.window, bw, rate);
     printf(" %8.2f %5.2f/%5.2f %4ld %6.3f %8.2f %5.2f/%5.2f %4ld %6.3f\n", cpu, vcsw, ivcsw, r->mine.threads, other_cs,
@@ -1206,7 +1229,7 @@ static void accept_client(struct side *s)
         fail("connection request is not from a datperf client");
     }
     const struct config *c = &s->cfg;
-    if (c->test >= T_COUNT || c->window == 0 || c->window > MAX_WINDOW || c->signal_every > MAX_WINDOW ||
+    if (c->test >= T_COUNT || is_local_test((int)c->test) || c->window == 0 || c->window > MAX_WINDOW || c->signal_every > MAX_WINDOW ||
         c->min_size == 0 || c->max_size > MAX_SIZE || c->min_size > c->max_size || c->iters == 0) {
         check(DP_CR_REJECT(cr), "dat_cr_reject");
         fail("connection request carries an invalid configuration");
@@ -1385,17 +1408,59 @@ static int run_loopback(char *ia, const char *host, DAT_CONN_QUAL qual, const st
     return 0;
 }
 
+/* -t lmr_reg: dat_lmr_create + dat_lmr_free of one buffer, warm-up pairs first, then the
+ * measured ones, for every size; one IA, no connection. The buffer (of the largest size, from
+ * the heap or with -M shm a memfd) is the same every time, as an MPI's message buffers are
+ * registered again and again. */
+static int run_lmr_reg(char *ia, const struct config *cfg, int machine)
+{
+    struct side s;
+    memset(&s, 0, sizeof s);
+    s.cfg = *cfg;
+    s.poll = 1;
+    s.async_evd = DAT_HANDLE_NULL;
+    check(dat_ia_open(ia, 8, &s.async_evd, &s.ia), "dat_ia_open");
+    check(dat_pz_create(s.ia, &s.pz), "dat_pz_create");
+    s.buflen = ((size_t)cfg->max_size + 4095) & ~(size_t)4095;
+    s.buf = alloc_buffer(s.buflen, cfg->flags & F_SHM_MEM);
+    memset(s.buf, 1, s.buflen);
+    uint32_t round = 1;
+    for (uint32_t size = cfg->min_size; size <= cfg->max_size; size = next_size(size), round++) {
+        struct result res;
+        memset(&res, 0, sizeof res);
+        double t0 = 0;
+        for (uint64_t i = 0; i < (uint64_t)cfg->iters + cfg->warmup; i++) {
+            if (i == cfg->warmup) {
+                s.mark = usage_now();
+                t0 = now();
+            }
+            create_lmr(&s, s.buf, size);
+            check(dat_lmr_free(s.lmr), "dat_lmr_free");
+        }
+        res.secs = now() - t0;
+        res.mine = usage_since(&s.mark);
+        res.ops = cfg->iters;
+        report(&s, ia, size, &res, machine, round == 1);
+    }
+    free_buffer(&s);
+    check(dat_pz_free(s.pz), "dat_pz_free");
+    check(dat_ia_close(s.ia, DAT_CLOSE_GRACEFUL_FLAG), "dat_ia_close");
+    return 0;
+}
+
 static void usage(void)
 {
     fprintf(stderr,
             "usage: datperf -P ia [-q qual]                    (server)\n"
             "       datperf -P ia -h server [-q qual] [options] (client)\n"
             "       datperf -P ia -l [-h address] [-q qual] [options] (both ends, one thread)\n"
-            "  -t test     send_lat (default), write_lat, write_bw, read_bw, send_bw\n"
+            "       datperf -P ia -t lmr_reg [-s bytes | -a] [-n iters] [-W iters] [-m] [-M mem] (one process)\n"
+            "  -t test     send_lat (default), write_lat, write_bw, read_bw, send_bw; lmr_reg (no connection:\n"
+            "              dat_lmr_create + dat_lmr_free of one buffer in a loop, pairs per second)\n"
             "  -s bytes    message size (default 8; 2 B to 4 MiB)\n"
             "  -a          all sizes, powers of two from 2 B to 4 MiB (to -s if given)\n"
             "  -n iters    measured iterations (default 1000 latency, 5000 bandwidth)\n"
-            "  -W iters    warm-up iterations before measuring, latency tests (default min(100, n/10))\n"
+            "  -W iters    warm-up iterations before measuring, latency tests and lmr_reg (default min(100, n/10))\n"
             "  -w ops      outstanding operations, bandwidth tests (default 32, at most %d)\n"
             "  -u n        send_lat: only every nth send is signaled (default 1; ib_send_lat: 100), at most %d\n"
             "  -p / -b     completions by spinning on dat_evd_dequeue (default) / sleeping in dat_evd_wait\n"
@@ -1479,10 +1544,15 @@ int main(int argc, char **argv)
         cfg.iters = is_latency_test((int)cfg.test) ? 1000 : 5000;
     if (cfg.warmup == UINT32_MAX)
         cfg.warmup = cfg.iters / 10 < 100 ? cfg.iters / 10 : 100;
-    if (!is_latency_test((int)cfg.test))
+    if (!is_latency_test((int)cfg.test) && !is_local_test((int)cfg.test))
         cfg.warmup = 0;
     if (cfg.window == 0 || cfg.window > MAX_WINDOW || cfg.signal_every == 0 || cfg.signal_every > MAX_WINDOW)
         usage();
+    if (is_local_test((int)cfg.test)) {
+        if (host || (cfg.flags & F_LOOPBACK))
+            usage();
+        return run_lmr_reg(ia, &cfg, machine);
+    }
     if (cfg.flags & F_LOOPBACK) {
         if ((!is_latency_test((int)cfg.test) && cfg.test != T_SEND_BW) || (cfg.flags & F_BLOCK))
             usage();

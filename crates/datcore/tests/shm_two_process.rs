@@ -558,9 +558,8 @@ fn dereg_waits_out(target: &mut [u8], n: u64) {
 struct SharedMem {
     ptr: *mut u8,
     len: usize,
-    /// The inode /proc/<pid>/maps shows for it (for a segment, its shmid).
-    ino: u64,
-    sysv: bool,
+    /// What names it in /proc/<pid>/maps.
+    id: MapsId,
     _fd: Option<std::os::fd::OwnedFd>,
 }
 
@@ -569,7 +568,7 @@ impl SharedMem {
         use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
         use std::os::unix::fs::MetadataExt;
         // SAFETY: NUL-terminated name; the result is checked.
-        let raw = unsafe { libc::memfd_create(c"dat-test".as_ptr(), libc::MFD_CLOEXEC) };
+        let raw = unsafe { libc::memfd_create(MEMFD_NAME.as_ptr(), libc::MFD_CLOEXEC) };
         assert!(raw >= 0);
         // SAFETY: a fresh descriptor.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
@@ -588,7 +587,7 @@ impl SharedMem {
             )
         };
         assert_ne!(p, libc::MAP_FAILED);
-        SharedMem { ptr: p as *mut u8, len, ino, sysv: false, _fd: Some(fd) }
+        SharedMem { ptr: p as *mut u8, len, id: MapsId { ino, sysv: false }, _fd: Some(fd) }
     }
 
     fn sysv(len: usize) -> SharedMem {
@@ -599,7 +598,7 @@ impl SharedMem {
             let p = libc::shmat(id, std::ptr::null(), 0);
             assert_ne!(p as isize, -1);
             libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut());
-            SharedMem { ptr: p as *mut u8, len, ino: id as u64, sysv: true, _fd: None }
+            SharedMem { ptr: p as *mut u8, len, id: MapsId { ino: id as u64, sysv: true }, _fd: None }
         }
     }
 
@@ -614,7 +613,7 @@ impl Drop for SharedMem {
     fn drop(&mut self) {
         // SAFETY: unmapping what new() mapped, once.
         unsafe {
-            if self.sysv {
+            if self.id.sysv {
                 libc::shmdt(self.ptr as *const libc::c_void);
             } else {
                 libc::munmap(self.ptr as *mut libc::c_void, self.len);
@@ -623,35 +622,74 @@ impl Drop for SharedMem {
     }
 }
 
-/// The lines of `maps` (a `/proc/self/maps` text) that map a file or segment with inode `ino`
-/// (see `SharedMem::ino`). Only lines naming a path count: anonymous mappings show inode 0 too,
-/// and a System V segment's inode is its shmid, which is 0 for the first segment after a boot.
-fn mappings_of(maps: &str, ino: u64) -> usize {
-    let ino = ino.to_string();
-    maps.lines()
-        .filter(|l| {
-            let mut fields = l.split_ascii_whitespace().skip(4);
-            fields.next() == Some(ino.as_str()) && fields.next().is_some()
-        })
-        .count()
+/// The name of the tests' memfds; /proc/<pid>/maps shows `/memfd:<name> (deleted)`.
+const MEMFD_NAME: &std::ffi::CStr = c"dat-test";
+
+/// How /proc/<pid>/maps names a [`SharedMem`]: a shared mapping with this inode (a segment's is
+/// its shmid) and the path of its kind (`/SYSV<key>` or the memfd's name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct MapsId {
+    ino: u64,
+    sysv: bool,
+}
+
+impl MapsId {
+    /// Two words for the peer.
+    fn words(self) -> [u64; 2] {
+        [self.ino, self.sysv as u64]
+    }
+    fn from_words(w: &[u64]) -> MapsId {
+        MapsId { ino: w[0], sysv: w[1] != 0 }
+    }
+
+    /// The lines of `maps` (a `/proc/self/maps` text) that map this memory. The inode alone
+    /// does not tell: the kernel's private mappings ([heap], [stack], [vdso], ...) show inode 0,
+    /// which is also the shmid of the first segment after a boot (or in a new IPC namespace),
+    /// and segments and memfds live on one device, so a shmid can equal a memfd's inode.
+    fn mappings_in(self, maps: &str) -> usize {
+        let ino = self.ino.to_string();
+        let memfd = format!("/memfd:{}", MEMFD_NAME.to_str().unwrap());
+        let prefix = if self.sysv { "/SYSV" } else { memfd.as_str() };
+        maps.lines()
+            .filter(|l| {
+                // start-end perms offset dev inode path
+                let mut fields = l.split_ascii_whitespace();
+                let shared = fields.nth(1).is_some_and(|perms| perms.ends_with('s'));
+                shared && fields.nth(2) == Some(ino.as_str()) && fields.next().is_some_and(|p| p.starts_with(prefix))
+            })
+            .count()
+    }
+
+    /// The mappings of this memory in this process.
+    fn mappings(self) -> usize {
+        self.mappings_in(&std::fs::read_to_string("/proc/self/maps").unwrap())
+    }
 }
 
 #[test]
-fn mappings_of_counts_named_mappings_only() {
+fn maps_id_counts_only_its_memory() {
     let maps = "\
+559da76a1000-559da76c2000 rw-p 00000000 00:00 0                          [heap]
 7f83fa903000-7f83faa03000 rw-s 00000000 00:01 0                          /SYSV00000000 (deleted)
 7f83fab03000-7f83fac46000 rw-p 00000000 00:00 0 
 7f83fac46000-7f83fad87000 rw-s 00000000 00:01 1054                       /memfd:dat-shm (deleted)
+7f83fad87000-7f83fae87000 rw-s 00000000 00:01 32768                      /memfd:dat-test (deleted)
+7f83fae87000-7f83faf87000 rw-s 00000000 00:01 32768                      /SYSV00000000 (deleted)
 7f83fb1c7000-7f83fb1c8000 ---p 00000000 00:00 0
+7ffd4b5e2000-7ffd4b603000 rw-p 00000000 00:00 0                          [stack]
+7ffd4b7b2000-7ffd4b7b6000 r--p 00000000 00:00 0                          [vvar]
+7ffd4b7b6000-7ffd4b7b8000 r-xp 00000000 00:00 0                          [vdso]
+ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]
 ";
-    assert_eq!(mappings_of(maps, 0), 1, "segment 0 and anonymous mappings told apart");
-    assert_eq!(mappings_of(maps, 1054), 1);
-    assert_eq!(mappings_of(maps, 7), 0);
-}
-
-/// Whether this process maps a file (or segment) with inode `ino`.
-fn maps_inode(ino: u64) -> bool {
-    mappings_of(&std::fs::read_to_string("/proc/self/maps").unwrap(), ino) > 0
+    let sysv = |ino| MapsId { ino, sysv: true };
+    let memfd = |ino| MapsId { ino, sysv: false };
+    assert_eq!(sysv(0).mappings_in(maps), 1, "segment 0 told apart from the kernel's private mappings");
+    assert_eq!(sysv(32768).mappings_in(maps), 1, "a segment told apart from a memfd with its number");
+    assert_eq!(memfd(32768).mappings_in(maps), 1);
+    assert_eq!(memfd(1054).mappings_in(maps), 0, "another memfd");
+    assert_eq!(memfd(0).mappings_in(maps), 0);
+    assert_eq!(sysv(7).mappings_in(maps), 0);
+    assert_eq!(MapsId::from_words(&sysv(5).words()), sysv(5));
 }
 
 /// The parent registers shared memory (a read-write region with a write-only window in it, a
@@ -686,12 +724,13 @@ fn shared_lmr(mem: SharedMem, n: u64, extra: &[(&str, &str)]) {
     let rb = Buf::new(&ep.pd, 256, ALL);
     ep.qp.post_recv(0, &[rb.sge(0, 64)]).unwrap();
     ep.qp.post_recv(1, &[rb.sge(64, 64)]).unwrap();
-    let mut desc = Buf::new(&ep.pd, 64, ALL);
-    let words = [base, rw.rkey() as u64, base + half, ro.rkey() as u64, mem.ino, half, win, win_k as u64];
+    let mut desc = Buf::new(&ep.pd, DESC, ALL);
+    let [id0, id1] = mem.id.words();
+    let words = [base, rw.rkey() as u64, base + half, ro.rkey() as u64, half, win, win_k as u64, id0, id1];
     for (i, w) in words.iter().enumerate() {
         desc.mem[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
     }
-    ep.send(9, &[desc.sge(0, 64)]);
+    ep.send(9, &[desc.sge(0, DESC)]);
     assert_eq!(ep.scq.expect().status, WcStatus::Success);
     // Phase 1 done: the peer wrote i % 251 over the whole read-write region.
     assert_eq!(ep.rcq.expect().status, WcStatus::Success);
@@ -712,15 +751,19 @@ fn shared_lmr(mem: SharedMem, n: u64, extra: &[(&str, &str)]) {
     std::mem::forget(mem); // see SharedMem::bytes
 }
 
+/// Bytes of the description `shared_lmr` sends its peer: nine words.
+const DESC: usize = 72;
+
 fn peer_shared_lmr(ep: &Ep) {
     assert_eq!(ep.event().0, ConnEvent::Established);
-    let rb = Buf::new(&ep.pd, 128, ALL);
-    ep.qp.post_recv(0, &[rb.sge(0, 64)]).unwrap();
-    ep.qp.post_recv(1, &[rb.sge(64, 64)]).unwrap();
+    let rb = Buf::new(&ep.pd, 2 * DESC, ALL);
+    ep.qp.post_recv(0, &[rb.sge(0, DESC)]).unwrap();
+    ep.qp.post_recv(1, &[rb.sge(DESC, DESC)]).unwrap();
     assert_eq!(ep.rcq.expect().status, WcStatus::Success);
-    let w: Vec<u64> = (0..8).map(|i| u64::from_le_bytes(rb.bytes()[i * 8..i * 8 + 8].try_into().unwrap())).collect();
-    let (rw, rw_k, ro, ro_k, ino, half) = (w[0], w[1] as u32, w[2], w[3] as u32, w[4], w[5] as usize);
-    let (win, win_k) = (w[6], w[7] as u32);
+    let w: Vec<u64> =
+        (0..DESC / 8).map(|i| u64::from_le_bytes(rb.bytes()[i * 8..i * 8 + 8].try_into().unwrap())).collect();
+    let (rw, rw_k, ro, ro_k, half) = (w[0], w[1] as u32, w[2], w[3] as u32, w[4] as usize);
+    let (win, win_k, parent_mem) = (w[5], w[6] as u32, MapsId::from_words(&w[7..9]));
     let mut src = Buf::new(&ep.pd, half, ALL);
     src.fill(|i| (i % 251) as u8);
     let dst = Buf::new(&ep.pd, half, ALL);
@@ -734,7 +777,7 @@ fn peer_shared_lmr(ep: &Ep) {
     ep.op(20, SendOp::RdmaWrite { remote_addr: rw, rkey: rw_k }, &[src.sge(0, 1000), src.sge(1000, half - 1000)], true)
         .unwrap();
     assert_eq!(ep.scq.expect().status, WcStatus::Success);
-    assert!(maps_inode(ino), "no mapping of the parent's shared memory: the direct path was not taken");
+    assert!(parent_mem.mappings() > 0, "no mapping of the parent's shared memory: the direct path was not taken");
     assert_eq!(
         status(21, SendOp::RdmaRead { remote_addr: rw + 3, rkey: rw_k }, dst.sge(0, half - 3)),
         WcStatus::Success
@@ -762,12 +805,12 @@ fn peer_shared_lmr(ep: &Ep) {
     assert_eq!(status(50, SendOp::RdmaWrite { remote_addr: rw, rkey: rw_k }, src.sge(0, 64)), ra);
     assert_eq!(win_write(51, win, 64), ra);
     let mappings = std::fs::read_to_string("/proc/self/maps").unwrap();
-    let of_parent = mappings_of(&mappings, ino);
+    let of_parent = parent_mem.mappings_in(&mappings);
     assert_eq!(of_parent, 1, "the freed region's mapping was kept:\n{mappings}");
     ep.send(52, &[src.sge(0, 1)]);
     assert_eq!(ep.scq.expect().status, WcStatus::Success);
     assert_eq!(ep.event().0, ConnEvent::Disconnected);
-    assert!(!maps_inode(ino), "the connection ended but a mapping of the parent's memory stayed");
+    assert_eq!(parent_mem.mappings(), 0, "the connection ended but a mapping of the parent's memory stayed");
 }
 
 #[test]

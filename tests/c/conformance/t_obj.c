@@ -175,8 +175,8 @@ static tres lmr_create_errors(void)
     return fx_close(&f);
 }
 
-/* Registration checks the range: unmapped memory, or read-only memory asked to be writable,
- * is refused at dat_lmr_create with DAT_INVALID_PARAMETER|DAT_INVALID_ARG3 (verbs: the kernel
+/* Registration checks the range: unmapped or inaccessible (PROT_NONE) memory, or read-only
+ * memory asked to be writable, is refused at dat_lmr_create with DAT_INVALID_PARAMETER|DAT_INVALID_ARG3 (verbs: the kernel
  * cannot pin it, EFAULT; shm: the process's mappings say so), never accepted and left to fault
  * in a later transfer. */
 static tres lmr_create_unmapped(void)
@@ -184,11 +184,12 @@ static tres lmr_create_unmapped(void)
     struct fx f;
     TRY(fx_full(&f));
     long pg = sysconf(_SC_PAGESIZE);
-    char *m = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *m = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(m != MAP_FAILED, "mmap");
-    memset(m, 1, 3 * pg);
+    memset(m, 1, 4 * pg);
     CHECK(munmap(m + pg, pg) == 0, "munmap");
     CHECK(mprotect(m + 2 * pg, pg, PROT_READ) == 0, "mprotect");
+    CHECK(mprotect(m + 3 * pg, pg, PROT_NONE) == 0, "mprotect");
     DAT_LMR_HANDLE l;
     DAT_LMR_CONTEXT lc;
     DAT_RMR_CONTEXT rc;
@@ -209,11 +210,16 @@ static tres lmr_create_unmapped(void)
     OK(make_lmr(f.ia, f.pz, m + 2 * pg, pg, DAT_MEM_PRIV_LOCAL_READ_FLAG | DAT_MEM_PRIV_REMOTE_READ_FLAG, &l, &lc,
                 &rc));
     OK(dat_lmr_free(l));
+    /* a PROT_NONE page, and a range running from the read-only page into it */
+    EXPECT_ERR(make_lmr(f.ia, f.pz, m + 3 * pg, pg, DAT_MEM_PRIV_LOCAL_READ_FLAG, &l, &lc, &rc), DAT_INVALID_PARAMETER,
+               DAT_INVALID_ARG3);
+    EXPECT_ERR(make_lmr(f.ia, f.pz, m + 2 * pg, 2 * pg, DAT_MEM_PRIV_LOCAL_READ_FLAG, &l, &lc, &rc),
+               DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
     /* the mapped page itself still registers */
     OK(make_lmr(f.ia, f.pz, m, pg, rw, &l, &lc, &rc));
     OK(dat_lmr_free(l));
     munmap(m, pg);
-    munmap(m + 2 * pg, pg);
+    munmap(m + 2 * pg, 2 * pg);
     return fx_close(&f);
 }
 

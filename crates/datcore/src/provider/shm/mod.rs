@@ -190,12 +190,13 @@ impl ProtectionDomain for ShmPd {
         }
         // As the verbs provider (ibv_reg_mr fails with EFAULT): the range must be mapped with
         // the access the LMR grants, else DAT_INVALID_PARAMETER | DAT_INVALID_ARG3.
-        if !super::mapped::is_mapped(addr, len, access.needs_write()) {
+        let range = super::mapped::survey(addr, len);
+        if !range.allows(access.needs_write()) {
             tracing::debug!(addr, len, ?access, "shm: registration of a range not mapped with that access");
             return Err(DatError::new(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
         }
         let slot = memtable::alloc().ok_or(DatError::insufficient(DAT_RESOURCE_MEMORY_REGION))?;
-        let exported = shared::export(addr, len);
+        let exported = range.first.as_ref().and_then(|m| shared::export(m, addr, len));
         let share = exported.as_ref().map(|e| e.share);
         let entry = memtable::Entry { kind: memtable::Kind::Region, pd: self.id, addr, len, access, share };
         let key = memtable::publish(slot, entry);

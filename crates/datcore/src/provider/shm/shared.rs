@@ -1,8 +1,9 @@
 //! Registered memory a connected peer can map itself, so its RDMA reads and writes become one
 //! `memcpy` into or out of its own mapping instead of a `process_vm_readv/writev`.
 //!
-//! At registration ([`export`], once per LMR, never per message) `/proc/self/maps` tells
-//! whether the whole range lies in one shared mapping of something another process can map:
+//! At registration ([`export`], once per LMR, never per message) the mapping the range starts
+//! in ([`crate::provider::mapped`]) tells whether the whole range lies in one shared mapping of
+//! something another process can map:
 //!
 //! - a file (a `/dev/shm` or other file, a memfd, an unlinked file): we keep a descriptor of it
 //!   open for the life of the registration and publish its number with the file's device and
@@ -18,9 +19,10 @@
 //! What the peer does with the description is in [`PeerMaps`].
 
 use super::memtable::Entry;
+use crate::provider::mapped::Mapping;
 use parking_lot::Mutex;
 use std::ffi::CString;
-use std::io::{self, BufRead, BufReader};
+use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::sync::{Arc, Weak};
@@ -90,54 +92,12 @@ fn keep(dev: u64, ino: u64, fd: OwnedFd) -> Option<Arc<OwnedFd>> {
     Some(fd)
 }
 
-/// One line of `/proc/self/maps`, the fields we need.
-#[derive(Debug, PartialEq, Eq)]
-struct MapsLine<'a> {
-    lo: u64,
-    hi: u64,
-    shared: bool,
-    offset: u64,
-    dev: u64,
-    ino: u64,
-    path: &'a str,
-}
-
-fn parse_maps_line(line: &str) -> Option<MapsLine<'_>> {
-    let mut rest = line;
-    let mut field = || {
-        let t = rest.trim_start();
-        let end = t.find(' ').unwrap_or(t.len());
-        let (f, r) = t.split_at(end);
-        rest = r;
-        f
-    };
-    let (lo, hi) = field().split_once('-')?;
-    let perms = field();
-    let offset = u64::from_str_radix(field(), 16).ok()?;
-    let (major, minor) = field().split_once(':')?;
-    let ino = field().parse().ok()?;
-    let dev = libc::makedev(u32::from_str_radix(major, 16).ok()?, u32::from_str_radix(minor, 16).ok()?);
-    Some(MapsLine {
-        lo: u64::from_str_radix(lo, 16).ok()?,
-        hi: u64::from_str_radix(hi, 16).ok()?,
-        shared: perms.as_bytes().get(3) == Some(&b's'),
-        offset,
-        dev,
-        ino,
-        path: rest.trim(),
-    })
-}
-
-/// Whether `[addr, addr + len)` can be published for peers to map, and how.
-pub fn export(addr: u64, len: u64) -> Option<Exported> {
+/// Whether `[addr, addr + len)`, which starts in `mapping`, can be published for peers to map,
+/// and how.
+pub fn export(mapping: &Mapping, addr: u64, len: u64) -> Option<Exported> {
     let end = addr.checked_add(len)?;
-    let maps = std::fs::File::open("/proc/self/maps").ok()?;
-    let line = BufReader::new(maps)
-        .lines()
-        .map_while(Result::ok)
-        .find(|l| parse_maps_line(l).is_some_and(|m| m.lo <= addr && addr < m.hi))?;
-    let MapsLine { lo, hi, shared, offset, dev, ino, path } = parse_maps_line(&line)?;
-    if !shared || end > hi {
+    let Mapping { lo, hi, shared, offset, dev, ino, ref path, .. } = *mapping;
+    if !shared || addr < lo || end > hi {
         return None;
     }
     let offset = offset + (addr - lo);
@@ -362,19 +322,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_maps_lines() {
-        let l = "7f00aa000000-7f00aa200000 rw-s 00001000 00:1a 4242                       /dev/shm/x y (deleted)";
-        let m = parse_maps_line(l).unwrap();
-        assert_eq!((m.lo, m.hi, m.shared, m.offset, m.ino), (0x7f00aa000000, 0x7f00aa200000, true, 0x1000, 4242));
-        assert_eq!(m.dev, libc::makedev(0, 0x1a));
-        assert_eq!(m.path, "/dev/shm/x y (deleted)");
-        let m = parse_maps_line("55d0c8a00000-55d0c8a02000 rw-p 00000000 00:00 0 ").unwrap();
-        assert!(!m.shared);
-        assert_eq!(m.path, "");
-        assert_eq!(parse_maps_line("garbage"), None);
-    }
-
-    #[test]
     fn shifted_windows() {
         let f = Share::File { fd: 3, dev: 1, ino: 2, offset: 4096 };
         assert_eq!(f.shifted(10), Share::File { fd: 3, dev: 1, ino: 2, offset: 4106 });
@@ -391,6 +338,11 @@ mod tests {
         let p = m.ptr;
         std::mem::forget(m);
         (fd, p)
+    }
+
+    /// `export` of a range of this process, as registration does it.
+    fn export(addr: u64, len: u64) -> Option<Exported> {
+        super::export(&crate::provider::mapped::survey(addr, len).first?, addr, len)
     }
 
     #[test]
