@@ -969,7 +969,7 @@ fn uncookie(c: u64) -> (usize, bool, usize) {
 #[test]
 fn verbs_stress_threads() {
     let Some(name) = ia_name() else { return };
-    eprintln!("spin budget {:?}", datcore::evd::spin_budget());
+    eprintln!("spin budget {:?}", datcore::waiting::spin_budget());
     const PAIRS: usize = 4;
     let msgs = stress_iters(300);
     let ia = open(&name);
@@ -1125,7 +1125,7 @@ fn verbs_stress_threads() {
 #[test]
 fn verbs_stress_sleep_wake() {
     let Some(name) = ia_name() else { return };
-    eprintln!("spin budget {:?}", datcore::evd::spin_budget());
+    eprintln!("spin budget {:?}", datcore::waiting::spin_budget());
     let cycles = stress_iters(300);
     let ia = open(&name);
     let crecv = dto_evd(&ia, DAT_EVD_DTO_FLAG | DAT_EVD_SOFTWARE_FLAG);
@@ -1180,7 +1180,7 @@ fn verbs_stress_cno() {
     let Some(name) = ia_name() else { return };
     let cycles = stress_iters(300) / 5;
     let ia = open(&name);
-    let (_, cno) = datcore::evd::ConsumerNotifier::create(&ia.ia, Default::default()).expect("cno");
+    let (_, cno) = datcore::cno::ConsumerNotifier::create(&ia.ia, Default::default()).expect("cno");
     let (_, crecv) = EventDispatcher::create(&ia.ia, 256, Some(cno.clone()), DAT_EVD_DTO_FLAG).expect("evd");
     let c = ep_on(&ia, &crecv, &dto_evd(&ia, DAT_EVD_DTO_FLAG));
     let s = ep(&ia);
