@@ -100,8 +100,26 @@ impl ConsumerNotifier {
         self.state.lock().agent
     }
 
+    /// `dat_cno_modify_agent`. Whether there is an agent decides the notify mode of the
+    /// attached EVDs' queues (`EventDispatcher::refresh_notify`), set here after the CNO's lock
+    /// is released (an EVD's lock is taken before a CNO's).
     pub fn set_agent(&self, agent: ProxyAgent) {
-        self.state.lock().agent = agent;
+        let mut st = self.state.lock();
+        let had = st.agent.func != 0;
+        st.agent = agent;
+        if had == (agent.func != 0) {
+            return;
+        }
+        let evds: Vec<Arc<EventDispatcher>> = st.evds.iter().filter_map(Weak::upgrade).collect();
+        drop(st);
+        for evd in evds {
+            evd.refresh_notify();
+        }
+    }
+
+    /// Whether a proxy agent is registered.
+    pub(crate) fn has_agent(&self) -> bool {
+        self.state.lock().agent.func != 0
     }
 
     /// Whether EVDs are attached (a CNO in use cannot be freed).
@@ -302,7 +320,7 @@ mod tests {
             self.sleeping.store(1, Ordering::SeqCst);
             Some(WakeSource::Futex { word: &self.seq, value: self.seq.load(Ordering::SeqCst) })
         }
-        fn disarm_group(&self) {
+        fn disarm_group(&self, _queue_waiter: bool) {
             self.sleeping.store(0, Ordering::SeqCst);
         }
     }

@@ -137,11 +137,9 @@ impl EventDispatcher {
         if let Some(e) = cq_error {
             return Err(e);
         }
-        if let (Some(cq), Some(_)) = (&evd.cq, &cno) {
-            cq.set_notify(true);
-        }
         if let Some(c) = &cno {
             c.attach(Arc::downgrade(&evd));
+            evd.refresh_notify();
         }
         let h = handle::insert(evd.clone())?;
         evd.handle.store(h.0, Ordering::Relaxed);
@@ -579,13 +577,27 @@ impl EventDispatcher {
             old.detach(self);
         }
         self.has_cno.store(cno.is_some(), Ordering::SeqCst);
-        if let Some(cq) = &self.cq {
-            cq.set_notify(cno.is_some());
-        }
         st.cno = cno;
+        self.apply_notify(&st);
         // A waiter sleeping on the condition variable (CNO mode) re-enters the provider's
         // sleeping protocol, which may have changed with the mode.
         self.cond.notify_all();
+    }
+
+    /// Sets the provider's notify mode ([`CompletionQueue::set_notify`]) for the attached CNO:
+    /// on only when the CNO has a proxy agent, which must be called when an event arrives
+    /// although no thread is in a call. Without one, the CNO's waiter polls and sleeps on this
+    /// EVD's queue itself, like an EVD's waiter, and a trigger can wait for the next
+    /// `dat_cno_wait`, whose first look takes what arrived meanwhile.
+    pub(crate) fn refresh_notify(&self) {
+        let st = self.state.lock();
+        self.apply_notify(&st);
+    }
+
+    fn apply_notify(&self, st: &EvdState) {
+        if let Some(cq) = &self.cq {
+            cq.set_notify(st.cno.as_ref().is_some_and(|c| c.has_agent()));
+        }
     }
 
     /// Detaches from its CNO on free.
@@ -626,7 +638,7 @@ impl EventDispatcher {
         let Some(cq) = &self.cq else { return };
         let mut st = self.state.lock();
         if std::mem::take(&mut st.cno_armed) {
-            cq.disarm_group();
+            cq.disarm_group(st.waiter);
         }
     }
 

@@ -356,8 +356,12 @@ pub trait CompletionQueue: Send + Sync {
         None
     }
     /// The group sleeper armed by [`arm_group`](CompletionQueue::arm_group) woke (or never
-    /// slept): it stops asking for wake-ups. Called with the EVD's lock held.
-    fn disarm_group(&self) {}
+    /// slept): it stops asking for wake-ups, and takes what woke it unless `queue_waiter` (a
+    /// thread is in a wait on this queue's EVD, and may sleep on the same wake-up). Called with
+    /// the EVD's lock held.
+    fn disarm_group(&self, queue_waiter: bool) {
+        let _ = queue_waiter;
+    }
     /// On while the EVD has a CNO attached: every arrival must then reach the [`Waker`] even
     /// when no thread polls or waits (the CNO triggers when nobody waits on the EVD). Called
     /// with the EVD's lock held, so the provider must not call the waker from here.

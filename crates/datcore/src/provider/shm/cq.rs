@@ -231,7 +231,7 @@ impl CompletionQueue for ShmCq {
         Some(self.wake.word().arm_group())
     }
 
-    fn disarm_group(&self) {
+    fn disarm_group(&self, _queue_waiter: bool) {
         self.wake.word().disarm_group();
     }
 }
