@@ -62,9 +62,28 @@ struct CnoState {
     /// The attached EVDs.
     evds: Vec<Weak<EventDispatcher>>,
     spin: AdaptiveSpin,
-    /// The waiter's copy of `evds` while it waits; kept between waits, so that a wait
-    /// allocates nothing.
-    scratch: Vec<Arc<EventDispatcher>>,
+    /// The waiter's own, taken while it waits and kept between waits.
+    looks: Looks,
+}
+
+/// The waiter's copy of the attached EVDs while it waits (kept between waits, so that a wait
+/// allocates nothing), and where its next look starts.
+#[derive(Default)]
+struct Looks {
+    evds: Vec<Arc<EventDispatcher>>,
+    /// The EVD after the one that triggered last: a busy EVD does not hide the others.
+    next: usize,
+}
+
+impl Looks {
+    /// Polls every EVD that can trigger, from `next` round, up to the first that got
+    /// completions (which the caller triggers).
+    fn find_ready(&mut self) -> Option<Handle> {
+        let n = self.evds.len();
+        let i = (0..n).map(|k| (self.next + k) % n).find(|&i| self.evds[i].poll_for_cno())?;
+        self.next = i + 1;
+        Some(self.evds[i].handle())
+    }
 }
 
 handle::dat_object!(ConsumerNotifier, Cno);
@@ -78,7 +97,7 @@ impl ConsumerNotifier {
                 waiter: false,
                 evds: Vec::new(),
                 spin: AdaptiveSpin::new(),
-                scratch: Vec::new(),
+                looks: Looks::default(),
             }),
             triggered: AtomicU64::new(Handle::NULL.0),
             sleeper: GroupSleeper::default(),
@@ -170,12 +189,12 @@ impl ConsumerNotifier {
         }
         st.waiter = true;
         let spin = st.spin.this_wait();
-        let mut evds = std::mem::take(&mut st.scratch);
+        let mut looks = std::mem::take(&mut st.looks);
         drop(st);
-        let (result, slept) = self.wait_for_trigger(timeout_us, spin, &mut evds);
-        evds.clear();
+        let (result, slept) = self.wait_for_trigger(timeout_us, spin, &mut looks);
+        looks.evds.clear();
         let mut st = self.state.lock();
-        st.scratch = evds;
+        st.looks = looks;
         st.waiter = false;
         if result.is_ok() && !spin.is_zero() {
             if slept {
@@ -193,20 +212,20 @@ impl ConsumerNotifier {
         &self,
         timeout_us: u32,
         spin: Duration,
-        evds: &mut Vec<Arc<EventDispatcher>>,
+        looks: &mut Looks,
     ) -> (DatResult<Handle>, bool) {
         let mut clock = WaitClock::start(timeout_us, spin, true);
         let mut slept = false;
-        let mut listed = self.list_evds(evds);
+        let mut listed = self.list_evds(&mut looks.evds);
         loop {
             let h = Handle(self.triggered.swap(Handle::NULL.0, Ordering::SeqCst));
             if h != Handle::NULL {
                 return (Ok(h), slept);
             }
             if self.changes.load(Ordering::SeqCst) != listed {
-                listed = self.list_evds(evds);
+                listed = self.list_evds(&mut looks.evds);
             }
-            if let Some(h) = Self::find_ready(evds) {
+            if let Some(h) = looks.find_ready() {
                 self.trigger(h);
                 continue;
             }
@@ -217,7 +236,7 @@ impl ConsumerNotifier {
                 std::hint::spin_loop();
                 continue;
             }
-            let timed_out = self.sleep(evds, listed, clock.sleep_timeout());
+            let timed_out = self.sleep(looks, listed, clock.sleep_timeout());
             clock.slept(timed_out);
             slept = true;
         }
@@ -231,28 +250,22 @@ impl ConsumerNotifier {
         listed
     }
 
-    /// Polls every EVD that can trigger, up to the first that got completions (which the
-    /// caller triggers).
-    fn find_ready(evds: &[Arc<EventDispatcher>]) -> Option<Handle> {
-        evds.iter().find(|e| e.poll_for_cno()).map(|e| e.handle())
-    }
-
     /// One sleep of the waiter (the module's arm / look / block protocol), until an EVD's
     /// queue or a trigger wakes it or `timeout` passes. True when it ended by `timeout`.
-    fn sleep(&self, evds: &[Arc<EventDispatcher>], listed: u32, timeout: Option<Duration>) -> bool {
+    fn sleep(&self, looks: &mut Looks, listed: u32, timeout: Option<Duration>) -> bool {
         let armed_at = self.sleeper.arm();
         let mut set = SleepSet::default();
-        for evd in evds {
+        for evd in &looks.evds {
             if let Some(source) = evd.arm_for_cno() {
                 set.add(source);
             }
         }
-        let ready = Self::find_ready(evds);
+        let ready = looks.find_ready();
         let changed = ready.is_some()
             || self.triggered.load(Ordering::SeqCst) != Handle::NULL.0
             || self.changes.load(Ordering::SeqCst) != listed;
         let timed_out = !changed && set.block(&self.sleeper, armed_at, timeout);
-        for evd in evds {
+        for evd in &looks.evds {
             evd.disarm_for_cno();
         }
         self.sleeper.disarm();
@@ -380,6 +393,14 @@ mod tests {
         assert_eq!(cno.wait(20_000), Err(DatError::TIMEOUT));
         queues[1].complete(30);
         assert_eq!(cno.wait(0), Ok(evds[1].handle()));
+        assert!(evds[1].dequeue().is_ok());
+        // Completions on two queues, and the first busy again: the second is not hidden.
+        queues[0].complete(40);
+        queues[1].complete(41);
+        let first = cno.wait(0).expect("a completion is there");
+        let busy = if first == evds[0].handle() { 0 } else { 1 };
+        queues[busy].complete(42);
+        assert_eq!(cno.wait(0), Ok(evds[1 - busy].handle()), "the other EVD's turn");
         for e in &evds {
             e.set_cno(None);
         }
