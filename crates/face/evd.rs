@@ -3,8 +3,9 @@
 use crate::abi::*;
 use crate::ffi::{h, input, out};
 use crate::ia::ia_of;
+use datcore::cno::{self, ConsumerNotifier, ProxyAgent};
 use datcore::codes::{DAT_INVALID_HANDLE_CNO, DAT_INVALID_HANDLE_EVD_REQUEST};
-use datcore::evd::{self, ConsumerNotifier, EventDispatcher, ProxyAgent};
+use datcore::evd::{self, EventDispatcher};
 use datcore::event::{Event, EventData};
 use datcore::handle;
 use datcore::ib_ext;
@@ -423,7 +424,7 @@ pub unsafe extern "C" fn dat_cno_free(cno_handle: DAT_CNO_HANDLE) -> DAT_RETURN 
         if let Some(r) = crate::foreign_call!(cno_handle, cno_free_func, (cno_handle)) {
             return crate::registry::ret(r);
         }
-        evd::free_cno(h(cno_handle))
+        cno::free(h(cno_handle))
     })
 }
 

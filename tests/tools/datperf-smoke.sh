@@ -2,7 +2,7 @@
 # tests/tools/datperf-smoke.sh BIN_DIR [IA_NAME]
 #
 # Runs BIN_DIR/datperf (DATPERF=datperf2: the DAT 2.0 build, on libdat2.so.2) server and client pairs on this host (IA default "shm") for a few
-# iterations of every test in polling and blocking mode with payload checks (-c), and -a over
+# iterations of every test in polling, blocking and CNO mode with payload checks (-c), and -a over
 # small sizes, and the one-process lmr_reg; each pair must exit 0 and the client must print every expected key=value
 # field. BIN_DIR/rawperf, if there, runs each baseline briefly the same way (not with DATPERF=datperf2).
 # Not a timed test: no threshold on any number. DATPERF_SMOKE_TESTS limits the tests run.
@@ -60,11 +60,17 @@ bw="bw_MBps msg_rate_Mps window"
 for t in $tests; do
     [ "$t" = lmr_reg ] && continue # one process, below
     case $t in *_lat) keys="$lat" ;; *) keys="$bw" ;; esac
-    for mode in -p -b; do
+    for mode in -p -b -C; do
         name="$t$mode"
         if pair "$name" -t "$t" "$mode" -c -n 20 -W 2 -s 4096 -w 4; then
+            case $mode in -p) m=poll ;; -b) m=block ;; -C) m=cno ;; esac
             # shellcheck disable=SC2086
-            if has_fields "$out/$name" $keys $common size iters; then ok "$name"; else bad "$name: fields"; cat "$out/$name"; fi
+            if has_fields "$out/$name" $keys $common size iters && grep -q "^datperf .* mode=$m " "$out/$name"; then
+                ok "$name"
+            else
+                bad "$name: fields"
+                cat "$out/$name"
+            fi
         fi
     done
 done
@@ -152,7 +158,7 @@ fi
 if "$bin/$prog" -M no_such_memory >/dev/null 2>&1; then bad "unknown -M accepted"; else
     [ $? = 2 ] && ok "unknown -M: usage, exit 2" || bad "unknown -M: wrong exit status"
 fi
-for args in "-t write_bw" "-t send_lat -b" "-t lmr_reg"; do
+for args in "-t write_bw" "-t send_lat -b" "-t lmr_reg" "-t send_lat -C"; do
     # shellcheck disable=SC2086
     if "$bin/$prog" -l $args >/dev/null 2>&1; then bad "-l $args accepted"; else
         [ $? = 2 ] && ok "-l $args: usage, exit 2" || bad "-l $args: wrong exit status"

@@ -3,7 +3,7 @@
  *
  *   server:  datperf -P <ia> [-q qual]
  *   client:  datperf -P <ia> -h <server> [-q qual] [-t test] [-s size | -a] [-n iters] [-w window]
- *                    [-W warmup] [-p | -b] [-c] [-m] [-M heap|shm]
+ *                    [-W warmup] [-p | -b | -C] [-c] [-m] [-M heap|shm]
  *   both:    datperf -P <ia> -l [-h <address>] [-q qual] [-t send_lat|write_lat|send_bw] [options]
  *   local:   datperf -P <ia> -t lmr_reg [-s size] [-n iters] [-W warmup] [-m] [-M heap|shm]
  *
@@ -25,7 +25,10 @@
  *              ibv_dereg_mr is its verbs floor, rawperf reg_mr)
  * Bandwidth tests also report the message rate.
  *
- * Completions: -p (default) spins on dat_evd_dequeue; -b sleeps in dat_evd_wait.
+ * Completions: -p (default) spins on dat_evd_dequeue; -b sleeps in dat_evd_wait; -C is -b but
+ * for the receive EVD, which has a CNO attached: a receive is waited for by sleeping in
+ * dat_cno_wait until the CNO fires, then taken with dat_evd_dequeue (what a consumer of several
+ * EVDs does), so -C against -b is the cost of the CNO's wake-up.
  * Loopback (-l): one process holds both ends, each with its own IA, and one thread spins through
  * both ends' steps (latency tests and send_bw, -p only): the polling latency and message rate
  * without a second spinning process, which on one CPU would take turns at the scheduler's tick.
@@ -88,6 +91,7 @@ struct config {
 #define F_BLOCK 2u
 #define F_SHM_MEM 4u /* -M shm */
 #define F_LOOPBACK 8u /* -l */
+#define F_CNO 16u /* -C (with F_BLOCK) */
 
 /* Where a side's RDMA areas are, for the peer. */
 struct remote {
@@ -109,6 +113,7 @@ struct side {
     int patient; /* blocking waits outlast EVENT_TIMEOUT_S while the connection stands */
     DAT_IA_HANDLE ia;
     DAT_EVD_HANDLE async_evd, req_evd, rcv_evd, conn_evd, cr_evd;
+    DAT_CNO_HANDLE cno; /* -C: attached to rcv_evd */
     DAT_PZ_HANDLE pz;
     DAT_EP_HANDLE ep;
     DAT_PSP_HANDLE psp;
@@ -380,10 +385,33 @@ static int try_event(DAT_EVD_HANDLE evd, DAT_EVENT *ev, const char *what)
     return 0;
 }
 
-/* Next event on evd: spinning on dat_evd_dequeue (poll mode) or in dat_evd_wait. */
+/* The next event on evd, which has the side's CNO attached (-C): dat_evd_dequeue, and while
+ * there is nothing, dat_cno_wait for the CNO to fire (on any of its EVDs; a wake-up that brings
+ * nothing for evd is followed by another wait). */
+static DAT_EVENT next_event_cno(const struct side *s, DAT_EVD_HANDLE evd, const char *what)
+{
+    DAT_EVENT ev;
+    while (!try_event(evd, &ev, what)) {
+        DAT_EVD_HANDLE fired = DAT_HANDLE_NULL;
+        DAT_RETURN r = dat_cno_wait(s->cno, EVENT_TIMEOUT_S * 1000000u, &fired);
+        if (r == DAT_SUCCESS)
+            continue;
+        if (DAT_GET_TYPE(r) != DAT_TIMEOUT_EXPIRED || !s->patient)
+            check(r, what);
+        DAT_EVENT cev;
+        if (try_event(s->conn_evd, &cev, "connection events"))
+            fail("%s: connection event 0x%x instead", what, (unsigned)cev.event_number);
+    }
+    return ev;
+}
+
+/* Next event on evd: spinning on dat_evd_dequeue (poll mode) or in dat_evd_wait, or for the
+ * receive EVD of -C, in dat_cno_wait. */
 static DAT_EVENT next_event(const struct side *s, DAT_EVD_HANDLE evd, const char *what)
 {
     DAT_EVENT ev;
+    if (s->cno && evd == s->rcv_evd)
+        return next_event_cno(s, evd, what);
     if (s->poll) {
         double deadline = 0;
         for (unsigned spins = 0; !try_event(evd, &ev, what); spins++) {
@@ -559,6 +587,15 @@ static void open_ia(struct side *s, char *ia_name)
           "dat_evd_create(connection)");
 }
 
+/* -C: a CNO attached to the receive EVD (both sides, once the configuration is known). */
+static void attach_cno(struct side *s)
+{
+    if (!(s->cfg.flags & F_CNO))
+        return;
+    check(dat_cno_create(s->ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &s->cno), "dat_cno_create");
+    check(dat_evd_modify_cno(s->rcv_evd, s->cno), "dat_evd_modify_cno");
+}
+
 /* The endpoint, with queues deep enough for the window: the provider's default attributes
  * (read from a probe endpoint), but max_recv_dtos and max_request_dtos ours (providers' defaults
  * differ: OFED's uDAPL takes fewer receives than datperf keeps posted). */
@@ -663,6 +700,10 @@ static struct remote my_remote(const struct side *s)
 static void teardown(struct side *s)
 {
     check(dat_ep_free(s->ep), "dat_ep_free");
+    if (s->cno) {
+        check(dat_evd_modify_cno(s->rcv_evd, DAT_HANDLE_NULL), "dat_evd_modify_cno(none)");
+        check(dat_cno_free(s->cno), "dat_cno_free");
+    }
     if (s->psp)
         check(dat_psp_free(s->psp), "dat_psp_free");
     check(dat_lmr_free(s->lmr), "dat_lmr_free");
@@ -1117,7 +1158,7 @@ static void report(const struct side *s, const char *ia, uint32_t size, struct r
     double vcsw = (double)r->mine.vcsw / ops, ivcsw = (double)r->mine.ivcsw / ops;
     double srv_vcsw = (double)r->peer.vcsw / ops, srv_ivcsw = (double)r->peer.ivcsw / ops;
     double other_cs = (double)r->mine.other_cs / ops, srv_other_cs = (double)r->peer.other_cs / ops;
-    const char *mode = s->poll ? "poll" : "block";
+    const char *mode = s->cno ? "cno" : s->poll ? "poll" : "block";
     double lat[5] = {0}; /* one-way: min, median, p99, max, average, microseconds */
     double bw = 0, rate = 0;
     if (is_latency_test(test)) {
@@ -1163,8 +1204,10 @@ static void report(const struct side *s, const char *ia, uint32_t size, struct r
             printf("# datperf %s on IA %s, %u iterations", test_names[test], ia, s->cfg.iters);
         else
             printf("# datperf %s on IA %s, %s completions (%s), %u iterations%s", test_names[test], ia, mode,
-                   s->poll ? "dat_evd_dequeue spin" : "dat_evd_wait", s->cfg.iters,
-                   (s->cfg.flags & F_VERIFY) ? ", payloads checked" : "");
+                   s->cno    ? "dat_cno_wait then dat_evd_dequeue for receives, dat_evd_wait for the rest"
+                   : s->poll ? "dat_evd_dequeue spin"
+                             : "dat_evd_wait",
+                   s->cfg.iters, (s->cfg.flags & F_VERIFY) ? ", payloads checked" : "");
         if (test == T_SEND_LAT && s->cfg.signal_every > 1)
             printf(", every %uth send signaled", s->cfg.signal_every);
         if (s->cfg.flags & F_LOOPBACK)
@@ -1236,6 +1279,7 @@ static void accept_client(struct side *s)
     }
     s->poll = !(c->flags & F_BLOCK);
     register_buffer(s);
+    attach_cno(s);
     create_ep(s);
     for (unsigned i = 0; i < s->rq_depth; i++)
         post_recv(s);
@@ -1353,6 +1397,7 @@ static int run_client(char *ia, const char *host, DAT_CONN_QUAL qual, const stru
     s.poll = !(cfg->flags & F_BLOCK);
     open_ia(&s, ia);
     register_buffer(&s);
+    attach_cno(&s);
     connect_to_server(&s, host, qual);
     /* the server sends nothing before our START: the receives can follow the connection */
     for (unsigned i = 0; i < s.rq_depth; i++)
@@ -1464,6 +1509,8 @@ static void usage(void)
             "  -w ops      outstanding operations, bandwidth tests (default 32, at most %d)\n"
             "  -u n        send_lat: only every nth send is signaled (default 1; ib_send_lat: 100), at most %d\n"
             "  -p / -b     completions by spinning on dat_evd_dequeue (default) / sleeping in dat_evd_wait\n"
+            "  -C          as -b, but receives by sleeping in dat_cno_wait on a CNO attached to the receive\n"
+            "              EVD, then dat_evd_dequeue\n"
             "  -c          check every payload\n"
             "  -m          machine-readable output: one key=value line per result\n"
             "  -M mem      buffers of both sides: heap (default) or shm (memfd, MAP_SHARED, SHARED_VIRTUAL LMR)\n"
@@ -1497,7 +1544,7 @@ int main(int argc, char **argv)
     DAT_CONN_QUAL qual = 18517;
     struct config cfg = {T_SEND_LAT, 0, 8, 8, 0, UINT32_MAX, 32, 1};
     int all = 0, machine = 0, opt;
-    while ((opt = getopt(argc, argv, "P:h:q:t:s:an:W:w:u:pbcmM:l")) != -1) {
+    while ((opt = getopt(argc, argv, "P:h:q:t:s:an:W:w:u:pbCcmM:l")) != -1) {
         switch (opt) {
         case 'P': ia = optarg; break;
         case 'h': host = optarg; break;
@@ -1517,8 +1564,9 @@ int main(int argc, char **argv)
         case 'W': cfg.warmup = (uint32_t)strtoul(optarg, NULL, 0); break;
         case 'w': cfg.window = (uint32_t)strtoul(optarg, NULL, 0); break;
         case 'u': cfg.signal_every = (uint32_t)strtoul(optarg, NULL, 0); break;
-        case 'p': cfg.flags &= ~F_BLOCK; break;
-        case 'b': cfg.flags |= F_BLOCK; break;
+        case 'p': cfg.flags &= ~(F_BLOCK | F_CNO); break;
+        case 'b': cfg.flags = (cfg.flags & ~F_CNO) | F_BLOCK; break;
+        case 'C': cfg.flags |= F_BLOCK | F_CNO; break;
         case 'c': cfg.flags |= F_VERIFY; break;
         case 'm': machine = 1; break;
         case 'l': cfg.flags |= F_LOOPBACK; break;

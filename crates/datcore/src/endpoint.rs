@@ -1090,7 +1090,8 @@ impl Endpoint {
         if self.binding.read().connect_evd.is_none() {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_EVD_CONNECT));
         }
-        let timeout = (timeout_us != crate::evd::TIMEOUT_INFINITE).then(|| Duration::from_micros(timeout_us as u64));
+        let timeout =
+            (timeout_us != crate::waiting::TIMEOUT_INFINITE).then(|| Duration::from_micros(timeout_us as u64));
         if self.attr().is_datagram() {
             // Any number of exchanges, each ending in its own event; the state stays.
             let s = self.state();

@@ -1,4 +1,4 @@
-//! Event dispatchers (EVD) and consumer notification objects (CNO).
+//! Event dispatchers (EVD).
 //!
 //! An EVD owns a bounded software queue (connection, CR, async and software events) and, when
 //! created for DTO or RMR-bind events, a provider completion queue. Completions stay in the
@@ -6,194 +6,20 @@
 //! EVD's queue has room for, so a DTO EVD never overflows. Each EVD has its own lock; nothing
 //! here takes a global lock or allocates on the dequeue/wait path.
 
+use crate::cno::ConsumerNotifier;
 use crate::codes::*;
 use crate::counters::{self, EvdCounters};
 use crate::error::{DatError, DatResult};
 use crate::event::{self, Event, EventData};
 use crate::handle::{self, Handle};
 use crate::ia::InterfaceAdapter;
-use crate::provider::{CompletionQueue, Waker, WcOpcode, WorkCompletion};
+use crate::provider::{CompletionQueue, WakeSource, Waker, WcOpcode, WorkCompletion};
+use crate::waiting::{AdaptiveSpin, WaitClock};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, Weak};
-use std::time::{Duration, Instant};
-
-/// How long `dat_evd_wait` polls before it sleeps: `DAT_EVD_SPIN_US` (microseconds), default
-/// 50 µs on a machine with more than one CPU and 0 on one CPU (where spinning only delays the
-/// peer that would produce the event). Spinning pays when the reply is due within a few
-/// microseconds, as in a ping-pong; a sleep and wake-up costs several microseconds even when
-/// the waker is the sleeper's own peer.
-pub fn spin_budget() -> Duration {
-    static BUDGET: std::sync::LazyLock<Duration> = std::sync::LazyLock::new(|| {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let default = if cpus > 1 { 50 } else { 0 };
-        let us = std::env::var("DAT_EVD_SPIN_US").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(default);
-        Duration::from_micros(us)
-    });
-    *BUDGET
-}
-
-/// The spin of a `dat_evd_wait`, adapted per EVD between 0 and [`spin_budget`]: halved after a
-/// wait that spun it all and still had to sleep (the event comes later than that, or the
-/// machine is so busy that the spinner keeps the event's producer off a CPU), doubled (to at
-/// least [`AdaptiveSpin::floor`]) after a wait that the spin satisfied. Halved below the floor
-/// it is 0: the wait arms and sleeps at once, as OFED's does, which is what a blocking exchange
-/// whose replies take tens of microseconds (an emulated or remote device) wants. While it is 0,
-/// one wait in [`SPIN_PROBE_EVERY`] spins the floor, so that events that come quickly again
-/// bring the spin back.
-#[derive(Clone, Copy)]
-struct AdaptiveSpin {
-    spin: Duration,
-    /// Waits since the spin dropped to 0.
-    unspun: u32,
-}
-
-/// While the adaptive spin is 0, every this many waits one spins [`AdaptiveSpin::floor`].
-const SPIN_PROBE_EVERY: u32 = 32;
-
-impl AdaptiveSpin {
-    fn new() -> Self {
-        AdaptiveSpin { spin: spin_budget(), unspun: 0 }
-    }
-
-    /// The shortest spin (2 µs, or the budget if smaller); below it the spin is 0.
-    fn floor() -> Duration {
-        spin_budget().min(Duration::from_micros(2))
-    }
-
-    /// How long this wait spins.
-    fn this_wait(&mut self) -> Duration {
-        if !self.spin.is_zero() {
-            return self.spin;
-        }
-        self.unspun = self.unspun.wrapping_add(1);
-        if self.unspun.is_multiple_of(SPIN_PROBE_EVERY) {
-            Self::floor()
-        } else {
-            Duration::ZERO
-        }
-    }
-
-    fn satisfied(&mut self) {
-        self.spin = (self.spin * 2).min(spin_budget()).max(Self::floor());
-    }
-
-    fn slept(&mut self) {
-        self.spin /= 2;
-        if self.spin < Self::floor() {
-            self.spin = Duration::ZERO;
-        }
-    }
-}
-
-/// `DAT_TIMEOUT_INFINITE`.
-pub const TIMEOUT_INFINITE: u32 = u32::MAX;
-
-/// How many empty polls a spinning `dat_evd_wait` makes between two reads of the clock.
-const SPIN_POLLS_PER_CLOCK: u32 = 16;
-
-/// The time of one `dat_evd_wait`: its deadline and the end of its spin. The clock is read only
-/// where a spin or a timed sleep needs it (at the start of a spin; at a timed wait's first sleep,
-/// which sleeps the whole timeout, unless the wait is for one event), after a sleep that
-/// returned without the events, and while spinning once per [`SPIN_POLLS_PER_CLOCK`] polls:
-/// where it is not the TSC (an emulated guest's HPET) a read is a system call of microseconds,
-/// and even the TSC's costs a sleeping wait about a tenth of its own instructions.
-///
-/// A timed wait for one event that does not spin reads no clock before it sleeps: the kernel
-/// times its first sleep, given the whole timeout, and a first sleep that ends by its timeout
-/// ends the wait. A first sleep that ends before its timeout without the event (woken by a
-/// channel event left from an earlier arm, which ends it at once, by a CNO attached meanwhile,
-/// or by a signal; the usual wake-ups bring the event) starts the clock then, and the timeout
-/// counts from there: such a wait can last the length of its first sleep beyond its timeout.
-struct WaitClock {
-    timeout: Option<Duration>,
-    deadline: Option<Instant>,
-    spin_until: Option<Instant>,
-    /// None until the clock is first read.
-    now: Option<Instant>,
-    polls: u32,
-    /// The first sleep may go without the clock (see [`WaitClock::sleep_timeout`]).
-    first_sleep_unclocked: bool,
-    /// An unclocked first sleep ended by its timeout: the whole timeout has passed.
-    expired: bool,
-}
-
-impl WaitClock {
-    /// `single`: the wait is for one event, so that its first sleep may go without the clock.
-    fn start(timeout_us: u32, spin: Duration, single: bool) -> Self {
-        let timeout = (timeout_us != TIMEOUT_INFINITE).then(|| Duration::from_micros(timeout_us as u64));
-        let mut clock = WaitClock {
-            timeout,
-            deadline: None,
-            spin_until: None,
-            now: None,
-            polls: 0,
-            first_sleep_unclocked: single,
-            expired: false,
-        };
-        if !spin.is_zero() {
-            let now = clock.start_clock();
-            clock.spin_until = Some(clock.deadline.map_or(now + spin, |d| d.min(now + spin)));
-        }
-        clock
-    }
-
-    /// Reads the clock for the first time; the deadline counts from here.
-    fn start_clock(&mut self) -> Instant {
-        let now = Instant::now();
-        self.now = Some(now);
-        self.deadline = self.timeout.map(|t| now + t);
-        now
-    }
-
-    /// Advances the clock where needed; true once the deadline has passed. Before the clock
-    /// is started nothing has been waited for yet.
-    fn timed_out(&mut self) -> bool {
-        if self.expired {
-            return true;
-        }
-        let Some(now) = self.now.as_mut() else { return false };
-        self.polls = self.polls.wrapping_add(1);
-        let spun_out = self.spin_until.is_none_or(|u| *now >= u);
-        if spun_out || self.polls.is_multiple_of(SPIN_POLLS_PER_CLOCK) {
-            *now = Instant::now();
-        }
-        self.deadline.is_some_and(|d| *now >= d)
-    }
-
-    /// How long the next sleep may last (None: no limit): the whole timeout at a timed wait's
-    /// first sleep (which starts the clock, unless the wait is for one event), else what is
-    /// left of it as of the last reading.
-    fn sleep_timeout(&mut self) -> Option<Duration> {
-        let timeout = self.timeout?;
-        match (self.now, self.deadline) {
-            (Some(now), Some(deadline)) => Some(deadline.saturating_duration_since(now)),
-            _ if self.first_sleep_unclocked => {
-                self.first_sleep_unclocked = false;
-                Some(timeout)
-            }
-            _ => {
-                self.start_clock();
-                Some(timeout)
-            }
-        }
-    }
-
-    /// After a sleep given [`WaitClock::sleep_timeout`]'s timeout: `timed_out` when the sleep
-    /// ended by it. A sleep ended by its timeout with the clock not started was the unclocked
-    /// first one (a sleep without a timeout never times out): it expires the wait.
-    fn slept(&mut self, timed_out: bool) {
-        if timed_out && self.now.is_none() {
-            self.expired = true;
-        }
-    }
-
-    /// Whether the spin goes on (as of the last [`WaitClock::timed_out`]).
-    fn spinning(&self) -> bool {
-        matches!((self.now, self.spin_until), (Some(now), Some(until)) if now < until)
-    }
-}
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 /// Where [`EventDispatcher::dequeue_into`] and [`EventDispatcher::wait_into`] put an event: a
 /// core [`Event`], or a face's `DAT_EVENT` (whose `write` is `#[inline(always)]`, so that each
@@ -222,6 +48,8 @@ const DRAIN_BATCH: usize = 16;
 pub struct EventDispatcher {
     pub ia: Arc<InterfaceAdapter>,
     pub flags: u32,
+    /// Itself, for the CNO it attaches to.
+    this: Weak<EventDispatcher>,
     /// This EVD's handle (`Handle::NULL` until it is in the handle table): one plain load
     /// where a completion's event names its EVD.
     handle: AtomicU64,
@@ -244,6 +72,8 @@ struct EvdState {
     waitable: bool,
     waiter: bool,
     cno: Option<Arc<ConsumerNotifier>>,
+    /// The CNO's waiter has this EVD's queue armed ([`EventDispatcher::arm_for_cno`]).
+    cno_armed: bool,
     spin: AdaptiveSpin,
     /// Where `drain` and `dequeue` take provider completions: kept here, so that no poll
     /// initialises a buffer.
@@ -302,16 +132,14 @@ impl EventDispatcher {
             } else {
                 None
             };
-            Self::new(ia, flags, cq, qlen, cno.clone())
+            Self::new(weak.clone(), ia, flags, cq, qlen, cno.clone())
         });
         if let Some(e) = cq_error {
             return Err(e);
         }
-        if let (Some(cq), Some(_)) = (&evd.cq, &cno) {
-            cq.set_notify(true);
-        }
         if let Some(c) = &cno {
-            c.evds.fetch_add(1, Ordering::SeqCst);
+            c.attach(Arc::downgrade(&evd));
+            evd.refresh_notify();
         }
         let h = handle::insert(evd.clone())?;
         evd.handle.store(h.0, Ordering::Relaxed);
@@ -319,8 +147,10 @@ impl EventDispatcher {
         Ok((h, evd))
     }
 
-    /// An EVD of `qlen` entries on `cq` (None: no provider queue), not yet in the handle table.
+    /// An EVD of `qlen` entries on `cq` (None: no provider queue), not yet in the handle table;
+    /// `this` is the `Arc` it goes into.
     fn new(
+        this: Weak<EventDispatcher>,
         ia: &Arc<InterfaceAdapter>,
         flags: u32,
         cq: Option<Arc<dyn CompletionQueue>>,
@@ -331,6 +161,7 @@ impl EventDispatcher {
         EventDispatcher {
             ia: ia.clone(),
             flags,
+            this,
             handle: AtomicU64::new(Handle::NULL.0),
             cq,
             state: Mutex::new(EvdState {
@@ -340,6 +171,7 @@ impl EventDispatcher {
                 waitable: true,
                 waiter: false,
                 cno,
+                cno_armed: false,
                 spin: AdaptiveSpin::new(),
                 polled: [WorkCompletion::EMPTY; DRAIN_BATCH],
                 pending: 0..0,
@@ -432,22 +264,24 @@ impl EventDispatcher {
         *pending = 0..0;
     }
 
-    /// Moves provider completions into the software queue, as many as fit.
-    fn drain(&self, st: &mut EvdState) {
+    /// Moves provider completions into the software queue, as many as fit; returns how many.
+    fn drain(&self, st: &mut EvdState) -> usize {
         self.queue_pending(st);
-        let Some(cq) = &self.cq else { return };
+        let Some(cq) = &self.cq else { return 0 };
         let EvdState { queue, qlen, polled, .. } = st;
+        let mut moved = 0;
         loop {
             let room = (*qlen - queue.len().min(*qlen)).min(DRAIN_BATCH);
             if room == 0 {
-                return;
+                return moved;
             }
             let n = cq.poll(&mut polled[..room]);
             for wc in &polled[..n] {
                 queue.push_back(self.convert(wc));
             }
+            moved += n;
             if n < room {
-                return;
+                return moved;
             }
         }
     }
@@ -586,7 +420,7 @@ impl EventDispatcher {
     /// the first check is skipped. Returns with the lock released.
     ///
     /// The waiting thread does the work itself: it polls the provider's queue (which drives the
-    /// provider's progress), spins (for the EVD's [`AdaptiveSpin`], at most [`spin_budget`])
+    /// provider's progress), spins (for the EVD's [`AdaptiveSpin`], at most [`crate::waiting::spin_budget`])
     /// while nothing is there, and then sleeps with the provider's arm / re-poll / block
     /// protocol (see [`CompletionQueue`]), so no other thread is on the path of a completion.
     /// A wait that finds its events at the first poll, or that neither spins nor has a
@@ -641,6 +475,10 @@ impl EventDispatcher {
             }
         }
         st.waiter = false;
+        // While this thread waited, the CNO's waiter left this EVD out of its sleep.
+        if let Some(c) = &st.cno {
+            c.rescan();
+        }
         result
     }
 
@@ -711,7 +549,13 @@ impl EventDispatcher {
     }
 
     pub fn set_enabled(&self, enabled: bool) {
-        self.state.lock().enabled = enabled;
+        let mut st = self.state.lock();
+        let enabling = enabled && !st.enabled;
+        st.enabled = enabled;
+        // A disabled EVD was left out of the CNO waiter's sleep.
+        if let Some(c) = st.cno.as_ref().filter(|_| enabling) {
+            c.rescan();
+        }
     }
 
     /// `dat_evd_set_unwaitable` wakes current waiters, which return `DAT_INVALID_STATE`.
@@ -727,19 +571,33 @@ impl EventDispatcher {
     pub fn set_cno(&self, cno: Option<Arc<ConsumerNotifier>>) {
         let mut st = self.state.lock();
         if let Some(c) = &cno {
-            c.evds.fetch_add(1, Ordering::SeqCst);
+            c.attach(self.this.clone());
         }
         if let Some(old) = st.cno.take() {
-            old.evds.fetch_sub(1, Ordering::SeqCst);
+            old.detach(self);
         }
         self.has_cno.store(cno.is_some(), Ordering::SeqCst);
-        if let Some(cq) = &self.cq {
-            cq.set_notify(cno.is_some());
-        }
         st.cno = cno;
+        self.apply_notify(&st);
         // A waiter sleeping on the condition variable (CNO mode) re-enters the provider's
         // sleeping protocol, which may have changed with the mode.
         self.cond.notify_all();
+    }
+
+    /// Sets the provider's notify mode ([`CompletionQueue::set_notify`]) for the attached CNO:
+    /// on only when the CNO has a proxy agent, which must be called when an event arrives
+    /// although no thread is in a call. Without one, the CNO's waiter polls and sleeps on this
+    /// EVD's queue itself, like an EVD's waiter, and a trigger can wait for the next
+    /// `dat_cno_wait`, whose first look takes what arrived meanwhile.
+    pub(crate) fn refresh_notify(&self) {
+        let st = self.state.lock();
+        self.apply_notify(&st);
+    }
+
+    fn apply_notify(&self, st: &EvdState) {
+        if let Some(cq) = &self.cq {
+            cq.set_notify(st.cno.as_ref().is_some_and(|c| c.has_agent()));
+        }
     }
 
     /// Detaches from its CNO on free.
@@ -747,110 +605,70 @@ impl EventDispatcher {
         self.set_cno(None);
     }
 
+    /// For a CNO's waiter, between its looks: when an event arriving now would trigger the CNO
+    /// (the EVD is enabled and nobody waits on it), moves the provider's completions into the
+    /// queue. True when there were any: they arrived since the last look, and nobody waits for
+    /// them (the CNO fires).
+    pub(crate) fn poll_for_cno(&self) -> bool {
+        if self.cq.is_none() {
+            return false;
+        }
+        let mut st = self.state.lock();
+        st.enabled && !st.waiter && self.drain(&mut st) > 0
+    }
+
+    /// For a CNO's waiter about to sleep: arms this EVD's queue for it
+    /// ([`CompletionQueue::arm_group`]) when an arrival would trigger the CNO, and returns what
+    /// to sleep on. None: no queue, the EVD cannot trigger now (the CNO is told when it can
+    /// again, [`ConsumerNotifier::rescan`]), or the queue cannot wake a group sleeper (its
+    /// arrivals come through the [`Waker`]).
+    pub(crate) fn arm_for_cno(&self) -> Option<WakeSource> {
+        let cq = self.cq.as_ref()?;
+        let mut st = self.state.lock();
+        if !st.enabled || st.waiter || st.cno_armed {
+            return None;
+        }
+        let source = cq.arm_group()?;
+        st.cno_armed = true;
+        Some(source)
+    }
+
+    /// The CNO's waiter woke: undoes [`EventDispatcher::arm_for_cno`].
+    pub(crate) fn disarm_for_cno(&self) {
+        let Some(cq) = &self.cq else { return };
+        let mut st = self.state.lock();
+        if std::mem::take(&mut st.cno_armed) {
+            cq.disarm_group(st.waiter);
+        }
+    }
+
     /// Event kinds this EVD accepts.
     pub fn accepts(&self, flag: u32) -> bool {
         self.flags & flag != 0
+    }
+    /// A DTO and software EVD of 64 entries on `cq`, in the handle table and owned by `ia`
+    /// (closing it frees the EVD), as `dat_evd_create` makes one on a provider's queue.
+    #[cfg(test)]
+    pub(crate) fn create_on(
+        ia: &Arc<InterfaceAdapter>,
+        cq: Arc<dyn CompletionQueue>,
+        cno: Option<Arc<ConsumerNotifier>>,
+    ) -> Arc<EventDispatcher> {
+        let flags = DAT_EVD_DTO_FLAG | DAT_EVD_SOFTWARE_FLAG;
+        let evd = Arc::new_cyclic(|weak| Self::new(weak.clone(), ia, flags, Some(cq), 64, cno.clone()));
+        if let Some(c) = &cno {
+            c.attach(Arc::downgrade(&evd));
+        }
+        let h = handle::insert(evd.clone()).expect("handle");
+        evd.handle.store(h.0, Ordering::Relaxed);
+        ia.adopt(h);
+        evd
     }
 }
 
 /// A software event for `dat_evd_post_se`.
 pub fn software_event(pointer: u64) -> Event {
     Event { number: DAT_SOFTWARE_EVENT, evd: Handle::NULL, data: EventData::Software { pointer } }
-}
-
-/// The proxy agent a CNO calls instead of (or besides) waking a waiter:
-/// `DAT_OS_WAIT_PROXY_AGENT { instance_data, proxy_agent_func }`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ProxyAgent {
-    pub instance_data: usize,
-    pub func: usize,
-}
-
-/// A CNO: wakes one waiter when any of its EVDs gets an event nobody waits for.
-pub struct ConsumerNotifier {
-    pub ia: Arc<InterfaceAdapter>,
-    state: Mutex<CnoState>,
-    cond: Condvar,
-    /// EVDs attached; a CNO in use cannot be freed.
-    pub evds: AtomicU32,
-    handle: OnceLock<Handle>,
-}
-
-struct CnoState {
-    agent: ProxyAgent,
-    triggered: Option<Handle>,
-    waiter: bool,
-}
-
-handle::dat_object!(ConsumerNotifier, Cno);
-
-impl ConsumerNotifier {
-    pub fn create(ia: &Arc<InterfaceAdapter>, agent: ProxyAgent) -> DatResult<(Handle, Arc<Self>)> {
-        let cno = Arc::new(ConsumerNotifier {
-            ia: ia.clone(),
-            state: Mutex::new(CnoState { agent, triggered: None, waiter: false }),
-            cond: Condvar::new(),
-            evds: AtomicU32::new(0),
-            handle: OnceLock::new(),
-        });
-        let h = handle::insert(cno.clone())?;
-        let _ = cno.handle.set(h);
-        ia.adopt(h);
-        Ok((h, cno))
-    }
-
-    #[inline]
-    pub fn handle(&self) -> Handle {
-        self.handle.get().copied().unwrap_or(Handle::NULL)
-    }
-
-    pub fn agent(&self) -> ProxyAgent {
-        self.state.lock().agent
-    }
-
-    pub fn set_agent(&self, agent: ProxyAgent) {
-        self.state.lock().agent = agent;
-    }
-
-    fn trigger(&self, evd: Handle) {
-        let mut st = self.state.lock();
-        st.triggered = Some(evd);
-        let agent = st.agent;
-        self.cond.notify_one();
-        drop(st);
-        if agent.func != 0 {
-            // SAFETY: the consumer registered this function with the documented proxy-agent
-            // signature `void (*)(DAT_PVOID instance_data, DAT_EVD_HANDLE evd)`.
-            let f: extern "C" fn(*mut libc::c_void, *mut libc::c_void) = unsafe { std::mem::transmute(agent.func) };
-            f(agent.instance_data as *mut libc::c_void, evd.as_ptr());
-        }
-    }
-
-    /// `dat_cno_wait`: the EVD that triggered, or `DAT_TIMEOUT_EXPIRED`.
-    pub fn wait(&self, timeout_us: u32) -> DatResult<Handle> {
-        let mut st = self.state.lock();
-        if st.waiter {
-            return Err(DatError::invalid_state(DAT_INVALID_STATE_CNO_IN_USE));
-        }
-        let deadline =
-            (timeout_us != TIMEOUT_INFINITE).then(|| Instant::now() + Duration::from_micros(timeout_us as u64));
-        st.waiter = true;
-        let r = loop {
-            if let Some(h) = st.triggered.take() {
-                break Ok(h);
-            }
-            match deadline {
-                Some(d) => {
-                    if self.cond.wait_until(&mut st, d).timed_out() && st.triggered.is_none() {
-                        break Err(DatError::TIMEOUT);
-                    }
-                }
-                None => self.cond.wait(&mut st),
-            }
-        };
-        st.waiter = false;
-        r
-    }
 }
 
 /// `dat_evd_free`: `DAT_INVALID_STATE_EVD_IN_USE` while EPs or service points name it, unless
@@ -870,85 +688,9 @@ pub fn free_evd(h: Handle, force: bool) -> DatResult<()> {
     Ok(())
 }
 
-/// `dat_cno_free`: `DAT_INVALID_STATE_CNO_IN_USE` while EVDs are attached.
-pub fn free_cno(h: Handle) -> DatResult<()> {
-    let cno = handle::get::<ConsumerNotifier>(h, DAT_INVALID_HANDLE_CNO)?;
-    if cno.evds.load(Ordering::SeqCst) != 0 {
-        return Err(DatError::invalid_state(DAT_INVALID_STATE_CNO_IN_USE));
-    }
-    handle::remove::<ConsumerNotifier>(h);
-    cno.ia.disown(h);
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_wait_for_one_event_sleeps_first_without_the_clock() {
-        let ms = Duration::from_millis(5);
-        // Ended by its timeout: the wait has expired, the clock never read.
-        let mut c = WaitClock::start(5000, Duration::ZERO, true);
-        assert!(!c.timed_out());
-        assert_eq!(c.sleep_timeout(), Some(ms));
-        assert!(c.now.is_none(), "no clock read before the first sleep");
-        c.slept(true);
-        assert!(c.timed_out());
-        assert!(c.now.is_none());
-        // Woken before its timeout without the event: the clock starts and the timeout counts
-        // from there.
-        let mut c = WaitClock::start(5000, Duration::ZERO, true);
-        assert_eq!(c.sleep_timeout(), Some(ms));
-        c.slept(false);
-        assert!(!c.timed_out());
-        let t0 = Instant::now();
-        assert_eq!(c.sleep_timeout(), Some(ms));
-        assert!(c.deadline.is_some_and(|d| d >= t0 + ms));
-        // A later sleep ended by its timeout is judged by the clock, not by the flag.
-        c.slept(true);
-        assert!(!c.expired);
-        // A wait for more than one event, or one that spins, reads the clock before it sleeps.
-        let mut c = WaitClock::start(5000, Duration::ZERO, false);
-        assert_eq!(c.sleep_timeout(), Some(ms));
-        assert!(c.now.is_some() && c.deadline.is_some());
-        let c = WaitClock::start(5000, Duration::from_micros(10), true);
-        assert!(c.now.is_some());
-        // An infinite wait never reads it.
-        let mut c = WaitClock::start(TIMEOUT_INFINITE, Duration::ZERO, true);
-        assert_eq!(c.sleep_timeout(), None);
-        c.slept(false);
-        assert!(!c.timed_out() && c.now.is_none());
-    }
-
-    #[test]
-    fn adaptive_spin_drops_to_zero_probes_and_recovers() {
-        let budget = spin_budget();
-        if budget < AdaptiveSpin::floor() * 2 {
-            return; // DAT_EVD_SPIN_US below 4 µs, or one CPU: nothing to adapt
-        }
-        let mut s = AdaptiveSpin::new();
-        assert_eq!(s.this_wait(), budget);
-        // Spins in vain halve it until it is below the floor, then it is 0.
-        let mut halvings = 0;
-        while !s.spin.is_zero() {
-            s.slept();
-            halvings += 1;
-            assert!(s.spin.is_zero() || s.spin >= AdaptiveSpin::floor());
-        }
-        assert!(halvings > 1);
-        // At 0, one wait in SPIN_PROBE_EVERY spins the floor.
-        let spins: Vec<Duration> = (0..2 * SPIN_PROBE_EVERY).map(|_| s.this_wait()).collect();
-        assert_eq!(spins.iter().filter(|d| **d == AdaptiveSpin::floor()).count(), 2);
-        assert_eq!(spins.iter().filter(|d| d.is_zero()).count(), 2 * SPIN_PROBE_EVERY as usize - 2);
-        // A probe the spin satisfied brings the spin back, doubling up to the budget.
-        s.satisfied();
-        assert_eq!(s.this_wait(), AdaptiveSpin::floor());
-        for _ in 0..32 {
-            s.satisfied();
-        }
-        assert_eq!(s.this_wait(), budget);
-    }
 
     /// A provider queue whose completions the test adds.
     struct ListedCompletions(Mutex<VecDeque<WorkCompletion>>);
@@ -988,7 +730,8 @@ mod tests {
     fn the_rest_of_a_dequeue_batch_stays_oldest_for_post_wait_and_resize() {
         let (ia_h, ia) = crate::ia::tests::open_shm();
         let cq = Arc::new(ListedCompletions(Mutex::new(VecDeque::new())));
-        let evd = EventDispatcher::new(&ia, DAT_EVD_DTO_FLAG | DAT_EVD_SOFTWARE_FLAG, Some(cq.clone()), 8, None);
+        let evd =
+            EventDispatcher::new(Weak::new(), &ia, DAT_EVD_DTO_FLAG | DAT_EVD_SOFTWARE_FLAG, Some(cq.clone()), 8, None);
         let complete = |cookies: &[u64]| cq.0.lock().extend(cookies.iter().map(|&c| send_done(c)));
         let dequeue_all = || std::iter::from_fn(|| evd.dequeue().ok()).map(|ev| cookie(&ev)).collect::<Vec<u64>>();
 
@@ -1012,7 +755,8 @@ mod tests {
         assert_eq!(dequeue_all(), [9, 0, 10]);
 
         // A posted event finds the EVD full when the batch's rest fills it.
-        let small = EventDispatcher::new(&ia, DAT_EVD_DTO_FLAG | DAT_EVD_SOFTWARE_FLAG, Some(cq.clone()), 2, None);
+        let small =
+            EventDispatcher::new(Weak::new(), &ia, DAT_EVD_DTO_FLAG | DAT_EVD_SOFTWARE_FLAG, Some(cq.clone()), 2, None);
         complete(&[11, 12]);
         assert_eq!(cookie(&small.dequeue().expect("the first of a batch")), 11);
         let software =
@@ -1035,7 +779,7 @@ mod tests {
     fn a_wait_for_one_event_counts_every_event_left() {
         let (ia_h, ia) = crate::ia::tests::open_shm();
         let cq = Arc::new(ListedCompletions(Mutex::new(VecDeque::new())));
-        let evd = EventDispatcher::new(&ia, DAT_EVD_DTO_FLAG, Some(cq.clone()), 64, None);
+        let evd = EventDispatcher::new(Weak::new(), &ia, DAT_EVD_DTO_FLAG, Some(cq.clone()), 64, None);
         let complete = |cookies: &[u64]| cq.0.lock().extend(cookies.iter().map(|&c| send_done(c)));
         let wait = || evd.wait(0, 1).map(|(ev, left)| (cookie(&ev), left)).expect("wait");
         let dequeue_all = || std::iter::from_fn(|| evd.dequeue().ok()).map(|ev| cookie(&ev)).collect::<Vec<u64>>();

@@ -5,6 +5,7 @@
 //! convert C arguments to these types and back; nothing here knows a C struct layout.
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod cno;
 pub mod codes;
 pub mod counters;
 pub mod endpoint;
@@ -24,5 +25,6 @@ pub mod service_point;
 pub mod srq;
 pub mod teardown;
 pub mod ud;
+pub mod waiting;
 
 pub use error::{DatError, DatResult};

@@ -1,7 +1,7 @@
 //! Freeing objects by handle in dependency order, for an abrupt `dat_ia_close`.
 
 use crate::handle::{self, Handle, HandleType};
-use crate::{endpoint, evd, lmr, pz, rmr, service_point as sp, srq};
+use crate::{cno, endpoint, evd, lmr, pz, rmr, service_point as sp, srq};
 
 /// Frees every handle in `handles`, children before parents. Errors are logged and skipped:
 /// an abrupt close always completes.
@@ -19,7 +19,7 @@ pub fn free_all(handles: &[Handle]) {
                 Lmr => lmr::free(h),
                 Srq => srq::free(h),
                 Evd => free_evd_forced(h),
-                Cno => evd::free_cno(h),
+                Cno => cno::free(h),
                 Pz => pz::free(h),
                 // The IA owns neither directly: an AH goes with its EP.
                 Ia | Ah => Ok(()),

@@ -969,7 +969,7 @@ fn uncookie(c: u64) -> (usize, bool, usize) {
 #[test]
 fn verbs_stress_threads() {
     let Some(name) = ia_name() else { return };
-    eprintln!("spin budget {:?}", datcore::evd::spin_budget());
+    eprintln!("spin budget {:?}", datcore::waiting::spin_budget());
     const PAIRS: usize = 4;
     let msgs = stress_iters(300);
     let ia = open(&name);
@@ -1125,7 +1125,7 @@ fn verbs_stress_threads() {
 #[test]
 fn verbs_stress_sleep_wake() {
     let Some(name) = ia_name() else { return };
-    eprintln!("spin budget {:?}", datcore::evd::spin_budget());
+    eprintln!("spin budget {:?}", datcore::waiting::spin_budget());
     let cycles = stress_iters(300);
     let ia = open(&name);
     let crecv = dto_evd(&ia, DAT_EVD_DTO_FLAG | DAT_EVD_SOFTWARE_FLAG);
@@ -1172,15 +1172,24 @@ fn verbs_stress_sleep_wake() {
     c.ep.disconnect(true).unwrap();
 }
 
-/// CNO-attached EVDs: completions trigger the CNO while nobody waits on the EVD; a CNO
-/// attached and detached while a thread sleeps in `wait` on the EVD does not lose that
-/// thread's completion.
+/// Proxy-agent calls of `verbs_stress_cno`'s counting agent.
+static AGENT_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+extern "C" fn count_agent_call(_instance: *mut std::ffi::c_void, _evd: *mut std::ffi::c_void) {
+    AGENT_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// CNO-attached EVDs: a completion wakes the CNO's waiter (which sleeps on the CQ's channel
+/// itself) while nobody waits on the EVD; a CNO attached and detached while a thread sleeps in
+/// `wait` on the EVD does not lose that thread's completion. Then the same with a proxy agent,
+/// which puts the CQ under the notifier thread: the agent is called for completions nobody is
+/// in a call for.
 #[test]
 fn verbs_stress_cno() {
     let Some(name) = ia_name() else { return };
     let cycles = stress_iters(300) / 5;
     let ia = open(&name);
-    let (_, cno) = datcore::evd::ConsumerNotifier::create(&ia.ia, Default::default()).expect("cno");
+    let (_, cno) = datcore::cno::ConsumerNotifier::create(&ia.ia, Default::default()).expect("cno");
     let (_, crecv) = EventDispatcher::create(&ia.ia, 256, Some(cno.clone()), DAT_EVD_DTO_FLAG).expect("evd");
     let c = ep_on(&ia, &crecv, &dto_evd(&ia, DAT_EVD_DTO_FLAG));
     let s = ep(&ia);
@@ -1198,33 +1207,47 @@ fn verbs_stress_cno() {
         let (_, k, _) = dto_ok(e, "client receive");
         c.ep.post_recv(&[cb.sge(k as usize * 64, 64)], k, 0).unwrap();
     };
-    // Nobody waits on the EVD: the CNO triggers.
-    for i in 0..cycles {
-        send(i);
-        let t0 = Instant::now();
-        let e = loop {
-            let h = cno.wait(STRESS_WAIT_US).unwrap_or_else(|e| panic!("CNO cycle {i}: not triggered: {e:?}"));
-            assert_eq!(h, crecv.handle());
-            if let Ok(e) = crecv.dequeue() {
-                break e;
+    let agent = datcore::cno::ProxyAgent { instance_data: 0, func: count_agent_call as *const () as usize };
+    for with_agent in [false, true] {
+        cno.set_agent(if with_agent { agent } else { Default::default() });
+        // Nobody waits on the EVD: the CNO triggers.
+        for i in 0..cycles {
+            let calls = AGENT_CALLS.load(std::sync::atomic::Ordering::SeqCst);
+            send(i);
+            if with_agent {
+                // Nobody is in a call: the notifier thread must call the agent.
+                let t0 = Instant::now();
+                while AGENT_CALLS.load(std::sync::atomic::Ordering::SeqCst) == calls {
+                    assert!(t0.elapsed() < Duration::from_secs(10), "agent cycle {i}: the agent was not called");
+                    std::thread::sleep(Duration::from_micros(200));
+                }
             }
-            assert!(t0.elapsed() < Duration::from_secs(10), "CNO cycle {i}: triggered without a completion");
-        };
-        repost(&e);
-    }
-    // A thread waits on the EVD while the CNO is detached and re-attached under it.
-    for i in 0..cycles {
-        let waiter = {
-            let crecv = crecv.clone();
-            std::thread::spawn(move || next_event(&crecv, false, "waiter across a CNO change"))
-        };
-        std::thread::sleep(Duration::from_millis(2));
-        crecv.set_cno(if i % 2 == 0 { None } else { Some(cno.clone()) });
-        std::thread::sleep(Duration::from_millis(1));
-        send(i);
-        repost(&waiter.join().expect("waiter"));
+            let t0 = Instant::now();
+            let e = loop {
+                if let Ok(e) = crecv.dequeue() {
+                    break e;
+                }
+                let h = cno.wait(STRESS_WAIT_US).unwrap_or_else(|e| panic!("CNO cycle {i}: not triggered: {e:?}"));
+                assert_eq!(h, crecv.handle());
+                assert!(t0.elapsed() < Duration::from_secs(10), "CNO cycle {i}: triggered without a completion");
+            };
+            repost(&e);
+        }
+        // A thread waits on the EVD while the CNO is detached and re-attached under it.
+        for i in 0..cycles {
+            let waiter = {
+                let crecv = crecv.clone();
+                std::thread::spawn(move || next_event(&crecv, false, "waiter across a CNO change"))
+            };
+            std::thread::sleep(Duration::from_millis(2));
+            crecv.set_cno(if i % 2 == 0 { None } else { Some(cno.clone()) });
+            std::thread::sleep(Duration::from_millis(1));
+            send(i);
+            repost(&waiter.join().expect("waiter"));
+        }
+        crecv.set_cno(Some(cno.clone()));
     }
     crecv.set_cno(None);
-    eprintln!("CNO: {cycles} triggers and {cycles} CNO changes under a waiter");
+    eprintln!("CNO: {cycles} triggers and {cycles} CNO changes under a waiter, without and with a proxy agent");
     c.ep.disconnect(true).unwrap();
 }

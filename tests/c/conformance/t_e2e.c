@@ -39,6 +39,7 @@ struct side {
     DAT_RMR_CONTEXT rctx;
     DAT_VADDR raddr;
     int shared; /* buf is a memfd mapping registered as DAT_MEM_TYPE_SHARED_VIRTUAL */
+    DAT_CNO_HANDLE cno; /* when set: attached to dto and rdto, completions taken through it (take_dto) */
 };
 
 /* message used to pass an RMR triplet */
@@ -1995,23 +1996,64 @@ static void sw_pause(int i)
     usleep(100 + (unsigned)(i * 37 % 150));
 }
 
-static tres sw_loop(struct side *s, int server, int cycles)
+/* The DTO completion on evd (s->dto or s->rdto) with cookie c: from dat_evd_wait, or where the
+ * side has a CNO (attached to both its DTO EVDs), from dat_evd_dequeue, sleeping in dat_cno_wait
+ * while the EVD is empty. Each wait for the CNO ends within `us` or fails the case. */
+static tres take_dto(struct side *s, DAT_EVD_HANDLE evd, DAT_TIMEOUT us, DAT_UINT64 c, DAT_VLEN len)
+{
+    if (!s->cno)
+        return expect_dto(evd, us, c, DAT_DTO_SUCCESS, len, NULL);
+    for (;;) {
+        DAT_EVENT ev;
+        DAT_RETURN r = dat_evd_dequeue(evd, &ev);
+        if (r == DAT_SUCCESS) {
+            const DAT_DTO_COMPLETION_EVENT_DATA *d = &ev.event_data.dto_completion_event_data;
+            CHECK(ev.event_number == DAT_DTO_COMPLETION_EVENT, "expected DTO_COMPLETION, got %s",
+                  evname(ev.event_number));
+            CHECK(d->user_cookie.as_64 == c && d->status == DAT_DTO_SUCCESS, "DTO cookie %llu status %s, expected %llu",
+                  (unsigned long long)d->user_cookie.as_64, dtostat(d->status), (unsigned long long)c);
+            CHECK(len == (DAT_VLEN)-1 || d->transfered_length == len, "DTO (cookie %llu) length %llu",
+                  (unsigned long long)c, (unsigned long long)d->transfered_length);
+            return T_PASS;
+        }
+        CHECK(DAT_GET_TYPE(r) == DAT_QUEUE_EMPTY, "dat_evd_dequeue: %s", rs(r));
+        DAT_EVD_HANDLE fired = DAT_HANDLE_NULL;
+        r = dat_cno_wait(s->cno, us, &fired);
+        CHECK(r == DAT_SUCCESS, "dat_cno_wait for the completion of cookie %llu: %s (the completion did not wake "
+              "the CNO's waiter)", (unsigned long long)c, rs(r));
+        CHECK(fired == s->dto || fired == s->rdto, "dat_cno_wait returned EVD %p, not one of the CNO's", fired);
+    }
+}
+
+/* Attaches a new CNO to both DTO EVDs of s: its completions are taken through it from now on. */
+static tres side_attach_cno(struct side *s)
+{
+    OK(dat_cno_create(s->ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &s->cno));
+    OK(dat_evd_modify_cno(s->dto, s->cno));
+    OK(dat_evd_modify_cno(s->rdto, s->cno));
+    return T_PASS;
+}
+
+/* Cycles first..last-1 of an 8-byte ping-pong (the client sends first); cycle i's message is
+ * received with cookie i, sent with cookie 1000000 + i. pause: sw_pause before each send. */
+static tres sw_loop(struct side *s, int server, int first, int last, int pause)
 {
     uint32_t *rb = (uint32_t *)s->buf, *sb = (uint32_t *)(s->buf + 64);
     DAT_LMR_TRIPLET rt = trip(s->lctx, rb, 8), st = trip(s->lctx, sb, 8);
-    for (int i = 0; i < cycles; i++) {
+    for (int i = first; i < last; i++) {
         if (server) {
-            TRY(expect_dto(s->rdto, SW_WAIT, (DAT_UINT64)i, DAT_DTO_SUCCESS, 8, NULL));
+            TRY(take_dto(s, s->rdto, SW_WAIT, (DAT_UINT64)i, 8));
             CHECK(rb[0] == (uint32_t)i && rb[1] == 0x51ee9u, "server: cycle %d: got %u", i, rb[0]);
             OK(dat_ep_post_recv(s->ep, 1, &rt, cookie((DAT_UINT64)i + 1), DAT_COMPLETION_DEFAULT_FLAG));
         }
-        sw_pause(i);
+        if (pause)
+            sw_pause(i);
         sb[0] = (uint32_t)i;
         sb[1] = server ? 0xa4a3eu : 0x51ee9u;
         OK(dat_ep_post_send(s->ep, 1, &st, cookie(1000000 + (DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
-        TRY(expect_dto(s->dto, SW_WAIT, 1000000 + (DAT_UINT64)i, DAT_DTO_SUCCESS, (DAT_VLEN)-1, NULL));
+        TRY(take_dto(s, s->dto, SW_WAIT, 1000000 + (DAT_UINT64)i, (DAT_VLEN)-1));
         if (!server) {
-            TRY(expect_dto(s->rdto, SW_WAIT, (DAT_UINT64)i, DAT_DTO_SUCCESS, 8, NULL));
+            TRY(take_dto(s, s->rdto, SW_WAIT, (DAT_UINT64)i, 8));
             CHECK(rb[0] == (uint32_t)i && rb[1] == 0xa4a3eu, "client: cycle %d: got %u", i, rb[0]);
             OK(dat_ep_post_recv(s->ep, 1, &rt, cookie((DAT_UINT64)i + 1), DAT_COMPLETION_DEFAULT_FLAG));
         }
@@ -2019,11 +2061,16 @@ static tres sw_loop(struct side *s, int server, int cycles)
     return T_PASS;
 }
 
+/* sw_server / sw_client: through a CNO (side_attach_cno) when set; set only around one run_pair */
+static int g_sw_cno;
+
 static tres sw_server(void *v)
 {
     struct pair_arg *a = v;
     struct side s;
     TRY(side_open(&s, 4096, 1));
+    if (g_sw_cno)
+        TRY(side_attach_cno(&s));
     DAT_LMR_TRIPLET rt = trip(s.lctx, s.buf, 8);
     OK(dat_ep_post_recv(s.ep, 1, &rt, cookie(0), DAT_COMPLETION_DEFAULT_FLAG));
     OK(dat_psp_create(s.ia, a->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
@@ -2031,7 +2078,7 @@ static tres sw_server(void *v)
     DAT_EVENT ev;
     TRY(srv_wait_cr(&s, &ev));
     TRY(srv_accept(&s, ev.event_data.cr_arrival_event_data.cr_handle, NULL, 0));
-    TRY(sw_loop(&s, 1, a->iters));
+    TRY(sw_loop(&s, 1, 0, a->iters, 1));
     TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
     return side_close(&s);
 }
@@ -2042,14 +2089,16 @@ static tres sw_client(void *v, struct peer *peer)
     struct pair_arg *a = v;
     struct side s;
     TRY(side_open(&s, 4096, 1));
+    if (g_sw_cno)
+        TRY(side_attach_cno(&s));
     DAT_LMR_TRIPLET rt = trip(s.lctx, s.buf, 8);
     OK(dat_ep_post_recv(s.ep, 1, &rt, cookie(0), DAT_COMPLETION_DEFAULT_FLAG));
     DAT_EVENT ev;
     TRY(cli_connect(&s, a->q, NULL, 0, &ev));
     CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: %s", evname(ev.event_number));
     double t0 = mono();
-    TRY(sw_loop(&s, 0, a->iters));
-    vlog("sleep-wake: %d cycles in %.2f s", a->iters, mono() - t0);
+    TRY(sw_loop(&s, 0, 0, a->iters, 1));
+    vlog("sleep-wake%s: %d cycles in %.2f s", g_sw_cno ? " (CNO)" : "", a->iters, mono() - t0);
     OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
     TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
     return side_close(&s);
@@ -2063,6 +2112,87 @@ static tres e2e_sleep_wake(void)
     setenv("DAT_SHM_LOOK_US", "0", 1);
     struct pair_arg a = {fresh_qual(0), 0, SW_CYCLES};
     return run_pair(sw_server, sw_client, &a);
+}
+
+/* The same through a CNO attached to both DTO EVDs of each side: every wait sleeps in
+ * dat_cno_wait, and a completion must wake it by itself (on shm nothing else looks). */
+static tres e2e_cno_sleep_wake(void)
+{
+    setenv("DAT_EVD_SPIN_US", "0", 1);
+    setenv("DAT_SHM_LOOK_US", "0", 1);
+    struct pair_arg a = {fresh_qual(0), 0, SW_CYCLES / 2};
+    g_sw_cno = 1;
+    tres r = run_pair(sw_server, sw_client, &a);
+    g_sw_cno = 0;
+    return r;
+}
+
+/* ================= CNO: woken by the completion itself ================= */
+
+/* CNO_RT round trips with dat_evd_wait, then CNO_RT through a CNO attached to both DTO EVDs of
+ * each side (dat_cno_wait, then dat_evd_dequeue). The CNO's waiter must be woken by the
+ * completion itself: woken instead by a provider's background look (every millisecond on shm)
+ * a round trip takes a millisecond or more, while a direct wake-up costs what dat_evd_wait's
+ * does. The bound is that difference, made loose enough that only such a late wake-up breaks
+ * it: the CNO round trips may take 10 times the dat_evd_wait ones plus 250 us each (x the
+ * suite's timeout scale). 200 round trips woken every millisecond take about 400 ms on shm,
+ * against a bound of about 60 ms; a direct wake-up takes a few. (Relative to the dat_evd_wait
+ * figure because an emulated guest's round trip is itself hundreds of microseconds.) */
+#define CNO_RT 200
+
+static tres cno_pp_server(void *v)
+{
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 1));
+    DAT_LMR_TRIPLET rt = trip(s.lctx, s.buf, 8);
+    OK(dat_ep_post_recv(s.ep, 1, &rt, cookie(0), DAT_COMPLETION_DEFAULT_FLAG));
+    OK(dat_psp_create(s.ia, a->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
+    peer_ready();
+    DAT_EVENT ev;
+    TRY(srv_wait_cr(&s, &ev));
+    TRY(srv_accept(&s, ev.event_data.cr_arrival_event_data.cr_handle, NULL, 0));
+    TRY(sw_loop(&s, 1, 0, a->iters, 0));
+    TRY(side_attach_cno(&s));
+    TRY(sw_loop(&s, 1, a->iters, 2 * a->iters, 0));
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    return side_close(&s);
+}
+
+static tres cno_pp_client(void *v, struct peer *peer)
+{
+    (void)peer;
+    struct pair_arg *a = v;
+    struct side s;
+    TRY(side_open(&s, 4096, 1));
+    DAT_LMR_TRIPLET rt = trip(s.lctx, s.buf, 8);
+    OK(dat_ep_post_recv(s.ep, 1, &rt, cookie(0), DAT_COMPLETION_DEFAULT_FLAG));
+    DAT_EVENT ev;
+    TRY(cli_connect(&s, a->q, NULL, 0, &ev));
+    CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED, "client: %s", evname(ev.event_number));
+    double t0 = mono();
+    TRY(sw_loop(&s, 0, 0, a->iters, 0));
+    double t_wait = mono() - t0;
+    TRY(side_attach_cno(&s));
+    t0 = mono();
+    TRY(sw_loop(&s, 0, a->iters, 2 * a->iters, 0));
+    double t_cno = mono() - t0;
+    double bound = 10 * t_wait + a->iters * 250e-6 * g_tscale;
+    vlog("%d round trips: %.2f ms with dat_evd_wait, %.2f ms through the CNO (bound %.2f ms)", a->iters,
+         t_wait * 1e3, t_cno * 1e3, bound * 1e3);
+    CHECK(t_cno < bound,
+          "%d round trips through dat_cno_wait took %.1f ms, %.1fx the %.1f ms of dat_evd_wait's (bound %.1f ms): "
+          "the CNO's waiter is woken late",
+          a->iters, t_cno * 1e3, t_cno / t_wait, t_wait * 1e3, bound * 1e3);
+    OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
+    TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
+    return side_close(&s);
+}
+
+static tres e2e_cno_pingpong(void)
+{
+    struct pair_arg a = {fresh_qual(0), 0, CNO_RT};
+    return run_pair(cno_pp_server, cno_pp_client, &a);
 }
 
 const struct tcase e2e_cases[] = {
@@ -2084,5 +2214,7 @@ const struct tcase e2e_cases[] = {
     {"e2e.psp_provider_psp_freed", e2e_psp_provider_psp_freed, 40},
     {"e2e.stress_threads", e2e_stress_threads, 120},
     {"e2e.stress_sleep_wake", e2e_sleep_wake, 120},
+    {"e2e.cno_pingpong", e2e_cno_pingpong, 60},
+    {"e2e.cno_stress_sleep_wake", e2e_cno_sleep_wake, 120},
     {NULL, NULL, 0},
 };

@@ -35,8 +35,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use group_sleep::WakeSource;
+
 mod epoll;
 pub mod eventfd;
+pub mod futex;
+pub mod group_sleep;
 mod lookup;
 pub mod mapped;
 pub mod serve;
@@ -315,6 +319,11 @@ impl WorkCompletion {
 ///
 /// `arm` returns false when the provider has no sleeping mechanism of its own; the core then
 /// sleeps on its condition variable and the provider reports arrivals through the [`Waker`].
+///
+/// A thread sleeping on several queues at once (a CNO's waiter) keeps the same invariant with
+/// [`arm_group`](CompletionQueue::arm_group) for step 1 and [`group_sleep`]'s block for step
+/// 3. It is a second sleeper, independent of `arm`'s: each may come and go while the other
+/// sleeps, and neither takes the other's wake-up.
 pub trait CompletionQueue: Send + Sync {
     /// Moves up to `out.len()` completions into `out`, oldest first; returns how many.
     fn poll(&self, out: &mut [WorkCompletion]) -> usize;
@@ -337,6 +346,22 @@ pub trait CompletionQueue: Send + Sync {
     /// when a software event is queued on the EVD or the EVD becomes unwaitable. Cheap (no
     /// system call) when nobody sleeps.
     fn interrupt(&self) {}
+    /// Step 1 for a thread sleeping on this queue among others: from now on, a completion
+    /// added to this queue, or an [`interrupt`](CompletionQueue::interrupt), ends that
+    /// thread's sleep on the returned [`WakeSource`] promptly. None: the queue cannot wake such
+    /// a sleeper (its arrivals then reach the core through the [`Waker`] only). The core calls
+    /// it with the EVD's lock held, at most once before each
+    /// [`disarm_group`](CompletionQueue::disarm_group).
+    fn arm_group(&self) -> Option<WakeSource> {
+        None
+    }
+    /// The group sleeper armed by [`arm_group`](CompletionQueue::arm_group) woke (or never
+    /// slept): it stops asking for wake-ups, and takes what woke it unless `queue_waiter` (a
+    /// thread is in a wait on this queue's EVD, and may sleep on the same wake-up). Called with
+    /// the EVD's lock held.
+    fn disarm_group(&self, queue_waiter: bool) {
+        let _ = queue_waiter;
+    }
     /// On while the EVD has a CNO attached: every arrival must then reach the [`Waker`] even
     /// when no thread polls or waits (the CNO triggers when nobody waits on the EVD). Called
     /// with the EVD's lock held, so the provider must not call the waker from here.

@@ -9,6 +9,8 @@
 //!
 //! The fds travel with the connection handshake ([`super::conn`]).
 
+use super::super::futex;
+use super::super::WakeSource;
 use super::sys::{self, Mapping};
 use parking_lot::Mutex;
 use std::os::fd::OwnedFd;
@@ -23,15 +25,25 @@ const WAKE_BYTES: usize = WAKE_SLOTS * std::mem::size_of::<WakeWord>();
 /// A cross-process sleeping word for one completion queue.
 ///
 /// Lost-wake-up invariant: a producer makes its work visible (a ring record or queue entry), then
-/// `fence(SeqCst)` and reads `sleeping`; the sleeper stores `sleeping = 1`, then (SeqCst) reads
-/// `seq`, then polls for work, then `FUTEX_WAIT`s on `seq` with the value it read. By the
+/// `fence(SeqCst)` and reads `sleeping`; the sleeper sets its bit in `sleeping`, then (SeqCst)
+/// reads `seq`, then polls for work, then `FUTEX_WAIT`s on `seq` with the value it read. By the
 /// SeqCst order, either the sleeper's poll sees the work, or the producer sees `sleeping` and
 /// bumps `seq` (so the wait returns at once, or is woken by the `FUTEX_WAKE` that follows).
+///
+/// Two sleepers may use one word at once, each with its own bit of `sleeping`, so that neither
+/// clears the other's announcement: the EVD's own waiter ([`WakeWord::arm`], [`SLEEPER`]) and a
+/// CNO's waiter sleeping on several queues ([`WakeWord::arm_group`], [`GROUP_SLEEPER`]). Every
+/// wake-up (`FUTEX_WAKE` of all) reaches both. Peers only test `sleeping` for 0.
 #[repr(C, align(64))]
 pub struct WakeWord {
     seq: AtomicU32,
     sleeping: AtomicU32,
 }
+
+/// [`WakeWord`]'s `sleeping` bit of the queue's own waiter (in `block`).
+const SLEEPER: u32 = 1;
+/// [`WakeWord`]'s `sleeping` bit of a waiter sleeping on several queues at once.
+const GROUP_SLEEPER: u32 = 2;
 
 impl WakeWord {
     /// Producer side: call after the work is visible. A system call only when someone sleeps.
@@ -46,14 +58,25 @@ impl WakeWord {
     pub fn interrupt(&self) {
         self.seq.fetch_add(1, Ordering::SeqCst);
         if self.sleeping.load(Ordering::SeqCst) != 0 {
-            sys::futex_wake(&self.seq);
+            futex::futex_wake(&self.seq);
         }
     }
 
-    /// Announces a sleeper; returns the sequence value to wait on.
+    /// Announces the queue's sleeper; returns the sequence value to wait on.
     pub fn arm(&self) -> u32 {
-        self.sleeping.store(1, Ordering::SeqCst);
+        self.sleeping.fetch_or(SLEEPER, Ordering::SeqCst);
         self.seq.load(Ordering::SeqCst)
+    }
+
+    /// Announces a sleeper on several queues (the same protocol as [`WakeWord::arm`], then a
+    /// `futex_waitv` that holds this word among others); returns what it sleeps on here.
+    pub fn arm_group(&self) -> WakeSource {
+        self.sleeping.fetch_or(GROUP_SLEEPER, Ordering::SeqCst);
+        WakeSource::Futex { word: &self.seq, value: self.seq.load(Ordering::SeqCst) }
+    }
+
+    pub fn disarm_group(&self) {
+        self.sleeping.fetch_and(!GROUP_SLEEPER, Ordering::SeqCst);
     }
 
     /// Sleeps until `seq` moves past `armed_at` or `timeout` passes.
@@ -62,10 +85,15 @@ impl WakeWord {
         if timeout.is_some_and(|t| t.is_zero()) {
             return true;
         }
-        self.seq.load(Ordering::SeqCst) == armed_at && sys::futex_wait(&self.seq, armed_at, timeout)
+        self.seq.load(Ordering::SeqCst) == armed_at && futex::futex_wait(&self.seq, armed_at, timeout)
     }
 
     pub fn disarm(&self) {
+        self.sleeping.fetch_and(!SLEEPER, Ordering::SeqCst);
+    }
+
+    /// Both sleepers gone (the queue is freed).
+    fn clear(&self) {
         self.sleeping.store(0, Ordering::SeqCst);
     }
 }
@@ -133,7 +161,7 @@ impl OwnWake {
 
 impl Drop for OwnWake {
     fn drop(&mut self) {
-        self.word().disarm();
+        self.word().clear();
         if let Some(a) = area() {
             a.free_wake.lock().push(self.index);
         }

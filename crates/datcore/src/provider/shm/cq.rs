@@ -9,7 +9,7 @@
 //! work that feeds this queue.
 
 use super::super::spin::SpinLock;
-use super::super::{AsyncError, AsyncEvents, CompletionQueue, Waker, WorkCompletion};
+use super::super::{AsyncError, AsyncEvents, CompletionQueue, WakeSource, Waker, WorkCompletion};
 use super::area::OwnWake;
 use super::qp::QpShared;
 use crate::codes::*;
@@ -225,5 +225,13 @@ impl CompletionQueue for ShmCq {
 
     fn interrupt(&self) {
         self.wake.word().interrupt();
+    }
+
+    fn arm_group(&self) -> Option<WakeSource> {
+        Some(self.wake.word().arm_group())
+    }
+
+    fn disarm_group(&self, _queue_waiter: bool) {
+        self.wake.word().disarm_group();
     }
 }

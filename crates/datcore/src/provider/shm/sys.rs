@@ -287,24 +287,3 @@ pub fn getpid() -> i32 {
     // SAFETY: getpid cannot fail.
     unsafe { libc::getpid() }
 }
-
-/// Sleeps while `word` holds `expected`, until a [`futex_wake`] on the same word (in any
-/// process mapping it: shared futex), `timeout`, or a signal. Spurious returns are allowed.
-/// True when it returned because `timeout` passed.
-pub fn futex_wait(word: &std::sync::atomic::AtomicU32, expected: u32, timeout: Option<std::time::Duration>) -> bool {
-    let ts = timeout.map(|t| libc::timespec {
-        tv_sec: t.as_secs().min(i32::MAX as u64) as libc::time_t,
-        tv_nsec: t.subsec_nanos() as libc::c_long,
-    });
-    let tp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: word is a live, aligned u32 (in a shared mapping or our memory); tp is null or
-    // points to a live timespec. FUTEX_WAIT only reads the word.
-    let r = unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAIT, expected, tp, 0usize, 0u32) };
-    r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ETIMEDOUT)
-}
-
-/// Wakes every sleeper in [`futex_wait`] on `word`.
-pub fn futex_wake(word: &std::sync::atomic::AtomicU32) {
-    // SAFETY: word is a live, aligned u32; FUTEX_WAKE does not access memory.
-    unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX, 0usize, 0usize, 0u32) };
-}

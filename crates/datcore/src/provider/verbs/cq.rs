@@ -17,15 +17,19 @@
 //! the rest before `ibv_destroy_cq`, which would otherwise wait for them). While the consumer
 //! polls, nothing is armed and no other thread is involved.
 //!
-//! **CNO mode**: an EVD with a CNO attached must trigger it when completions arrive and nobody
-//! waits, so while [`CompletionQueue::set_notify`] is on, the device's notifier thread
-//! ([`super::notify`]) watches the channel, re-arms and calls the [`Waker`]; `arm` then returns
-//! false and a waiter sleeps on the core's condition variable instead.
+//! **A CNO's waiter** sleeps on this CQ's completion channel among its other queues
+//! ([`CompletionQueue::arm_group`]): it arms the CQ, and on waking takes the channel event
+//! unless the CQ's own waiter sleeps on the channel too.
+//!
+//! **CNO mode**: an EVD whose CNO has a proxy agent must call it when completions arrive and
+//! nobody is in a call, so while [`CompletionQueue::set_notify`] is on, the device's notifier
+//! thread ([`super::notify`]) watches the channel, re-arms and calls the [`Waker`]; `arm` and
+//! `arm_group` then return false and None, and waiters hear of arrivals through the core.
 
 use super::super::epoll::EpollSet;
 use super::super::eventfd::EventFd;
 use super::super::spin::SpinLock;
-use super::super::{CompletionQueue, Waker, WcOpcode, WcStatus, WorkCompletion};
+use super::super::{CompletionQueue, WakeSource, Waker, WcOpcode, WcStatus, WorkCompletion};
 use super::qp::{self, Slots};
 use super::{fail, notify, sys, DevInner};
 use crate::codes::*;
@@ -500,6 +504,27 @@ impl CompletionQueue for VerbsCq {
     fn interrupt(&self) {
         if self.sleeping.load(Ordering::SeqCst) {
             self.intr.ring();
+        }
+    }
+
+    /// Arms the CQ for a CNO's waiter, which sleeps on the completion channel with its other
+    /// queues. In CNO mode the notifier thread keeps the CQ armed and takes the channel's
+    /// events itself: the waiter then hears of arrivals through the waker.
+    fn arm_group(&self) -> Option<WakeSource> {
+        if self.notify.load(Ordering::SeqCst) {
+            return None;
+        }
+        self.request_notification();
+        Some(WakeSource::Fd(self.channel_fd()))
+    }
+
+    /// Takes the channel event the group sleeper's arm produced, if one is pending, unless
+    /// the EVD's own waiter is in its wait: it may sleep on the same channel and must find the
+    /// event there (epoll reports a descriptor only if it is still readable when the sleeper
+    /// runs); its `block` takes the event instead.
+    fn disarm_group(&self, queue_waiter: bool) {
+        if !queue_waiter {
+            self.take_channel_event();
         }
     }
 

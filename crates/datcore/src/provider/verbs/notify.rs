@@ -1,8 +1,10 @@
-//! The notifier thread: completions for EVDs with a CNO attached.
+//! The notifier thread: completions for EVDs whose CNO has a proxy agent.
 //!
-//! A CNO (or its proxy agent) must learn of completions on its EVDs when no consumer thread
-//! polls or waits there, so something must watch those CQs. One thread per device does, started
-//! when the device's first CQ goes into CNO mode ([`super::cq::VerbsCq`]'s `set_notify`): it
+//! A CNO's proxy agent must be called when completions arrive on its EVDs although no consumer
+//! thread polls or waits there, so something must watch those CQs (a CNO without one is
+//! served by its waiter, which sleeps on the CQs' channels itself). One thread per device
+//! does, started when the device's first CQ goes into CNO mode ([`super::cq::VerbsCq`]'s
+//! `set_notify`): it
 //! sleeps in poll(2) on the completion channel fds of the watched CQs plus an eventfd rung when
 //! the set changes, and for each channel that fires takes the event, re-arms the CQ and calls
 //! its EVD's waker. CQs of EVDs without a CNO never involve it.
