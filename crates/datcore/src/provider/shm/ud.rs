@@ -15,10 +15,14 @@
 //! ```
 //! Nothing stays connected: either queue pair may connect and accept any number of times.
 //!
-//! A send is one datagram (an 8-byte header: magic, sender's qpn; then the message) sent
-//! without blocking to the peer's socket; it completes at once. As on InfiniBand UD, a
-//! datagram is lost when the peer is gone, its socket buffer is full or it has no receive
-//! posted. A receive thread per queue pair sleeps in poll(2) on the socket and places each
+//! A send is one datagram (an 8-byte header: magic, sender's qpn; then the message, gathered
+//! by the kernel straight from the send's segments) sent to the peer's socket; it completes
+//! once sent. As on InfiniBand UD, a datagram is lost when the peer is gone or has no receive
+//! posted, not because the peer's receive thread has not yet taken the datagrams before it:
+//! the kernel queues only `net.unix.max_dgram_qlen` datagrams (10 by default) at a socket, so a
+//! send to a full queue waits for room as a sender on a lossless fabric waits for link credit,
+//! for at most [`FULL_PEER_WAIT`] (a stopped peer), and only then drops the datagram.
+//! A receive thread per queue pair sleeps in poll(2) on the socket and places each
 //! datagram [`UD_HEADER_LEN`] bytes into the oldest posted receive, the length counting those
 //! bytes (OFED's consumers expect the global-route-header slot there); the slot's bytes are
 //! left as they were (InfiniBand without a global route header).
@@ -28,6 +32,7 @@ use super::super::{
     BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair, SendWr, Sge, UdExchange, UdPeer,
     WcOpcode, WcStatus, WorkCompletion, UD_HEADER_LEN,
 };
+use super::cma::MAX_IOV;
 use super::conn::{connect_listener, dialled_ip, is_local, send_msg, NO_LISTENER_GRACE};
 use super::cq::ShmCq;
 use super::recvq::{self, RecvQueue, SgeList, ShmSrq};
@@ -36,8 +41,10 @@ use super::{rendezvous, wire, xfer, CRS};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
+use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -52,35 +59,76 @@ const DGRAM_HEADER: usize = 8;
 pub const QKEY: u32 = 0x1234_5678;
 /// How long an active connect waits for its answer when the consumer gave no timeout.
 const CONNECT_WAIT: Duration = Duration::from_secs(60);
+/// How long a send waits for room at a peer whose socket queue is full before the datagram is
+/// lost (the peer's receive thread empties it within a scheduling delay unless the peer is
+/// stopped).
+const FULL_PEER_WAIT: libc::timeval = libc::timeval { tv_sec: 0, tv_usec: 100_000 };
 
-/// The socket path of UD queue pair `qpn` of process `pid`.
-fn socket_path(pid: u64, qpn: u32) -> std::io::Result<PathBuf> {
-    Ok(rendezvous::dir()?.join(format!("ud-{pid}-{qpn}.sock")))
+/// The socket address of UD queue pair `qpn` of process `pid`: `ud-<pid>-<qpn>.sock` in the
+/// rendezvous directory, written in place (a send builds its peer's without allocating).
+fn ud_addr(pid: u64, qpn: u32) -> std::io::Result<libc::sockaddr_un> {
+    /// Writes into a `sun_path`, keeping its last byte the terminating zero.
+    struct SunPath<'a>(&'a mut [libc::c_char], usize);
+    impl SunPath<'_> {
+        fn put(&mut self, b: &[u8]) -> std::fmt::Result {
+            let room = self.0.len() - 1 - self.1;
+            if b.len() > room {
+                return Err(std::fmt::Error);
+            }
+            for (d, s) in self.0[self.1..].iter_mut().zip(b) {
+                *d = *s as libc::c_char;
+            }
+            self.1 += b.len();
+            Ok(())
+        }
+    }
+    impl std::fmt::Write for SunPath<'_> {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.put(s.as_bytes())
+        }
+    }
+    // SAFETY: sockaddr_un is plain old data.
+    let mut a: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    a.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    let mut w = SunPath(&mut a.sun_path, 0);
+    w.put(rendezvous::dir()?.as_os_str().as_bytes())
+        .and_then(|()| write!(w, "/ud-{pid}-{qpn}.sock"))
+        .map_err(|_| std::io::Error::other("socket path too long"))?;
+    Ok(a)
 }
 
+/// The path of a socket address made by [`ud_addr`].
+fn addr_path(a: &libc::sockaddr_un) -> PathBuf {
+    let bytes: Vec<u8> = a.sun_path.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    PathBuf::from(std::ffi::OsStr::from_bytes(&bytes))
+}
+
+const ADDR_LEN: libc::socklen_t = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+
+/// A datagram socket whose sends wait up to [`FULL_PEER_WAIT`] for room at the peer (its
+/// receive thread reads it with `MSG_DONTWAIT`).
 fn dgram_socket() -> std::io::Result<OwnedFd> {
     // SAFETY: plain socket(2) call.
-    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_DGRAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) };
+    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
     }
     // SAFETY: a fresh descriptor nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-fn unix_addr(path: &std::path::Path) -> std::io::Result<(libc::sockaddr_un, libc::socklen_t)> {
-    use std::os::unix::ffi::OsStrExt;
-    // SAFETY: sockaddr_un is plain old data.
-    let mut a: libc::sockaddr_un = unsafe { std::mem::zeroed() };
-    a.sun_family = libc::AF_UNIX as libc::sa_family_t;
-    let b = path.as_os_str().as_bytes();
-    if b.len() >= a.sun_path.len() {
-        return Err(std::io::Error::other("socket path too long"));
+    let sock = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: sets SO_SNDTIMEO of a live socket from a timeval of the size passed.
+    let r = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_SNDTIMEO,
+            &FULL_PEER_WAIT as *const libc::timeval as *const libc::c_void,
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
     }
-    for (d, s) in a.sun_path.iter_mut().zip(b) {
-        *d = *s as libc::c_char;
-    }
-    Ok((a, std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t))
+    Ok(sock)
 }
 
 /// The state the queue pair, its receive thread and its connect threads share.
@@ -97,8 +145,6 @@ struct UdShared {
     rq: Mutex<RecvQueue>,
     /// The shared receive queue arrivals take their receives from instead of `rq`, if any.
     srq: Option<Arc<ShmSrq>>,
-    /// The datagram being sent (one allocation per queue pair, not per send).
-    send_buf: Mutex<Vec<u8>>,
 }
 
 /// A UD queue pair. Dropping it stops its receive thread and removes its socket.
@@ -124,12 +170,12 @@ impl ShmUdQp {
             tracing::warn!("shm: UD queue pair: {what}: {e}");
             DatError::insufficient(DAT_RESOURCE_TEP)
         };
-        let path = socket_path(sys::getpid() as u64, qpn).map_err(|e| resource("rendezvous directory", e))?;
+        let addr = ud_addr(sys::getpid() as u64, qpn).map_err(|e| resource("address", e))?;
+        let path = addr_path(&addr);
         let sock = dgram_socket().map_err(|e| resource("socket", e))?;
-        let (addr, len) = unix_addr(&path).map_err(|e| resource("address", e))?;
         let _ = std::fs::remove_file(&path);
-        // SAFETY: binds a live socket to a filled sockaddr_un of `len` bytes.
-        if unsafe { libc::bind(sock.as_raw_fd(), &addr as *const _ as *const libc::sockaddr, len) } != 0 {
+        // SAFETY: binds a live socket to a filled sockaddr_un of ADDR_LEN bytes.
+        if unsafe { libc::bind(sock.as_raw_fd(), &addr as *const _ as *const libc::sockaddr, ADDR_LEN) } != 0 {
             return Err(resource("bind", std::io::Error::last_os_error()));
         }
         let stop = Arc::new(EventFd::new().map_err(|e| resource("eventfd", e))?);
@@ -145,7 +191,6 @@ impl ShmUdQp {
             events,
             rq: Mutex::new(RecvQueue::new(caps.max_recv_wr.max(1), caps.max_recv_sge)),
             srq,
-            send_buf: Mutex::new(Vec::with_capacity(DGRAM_HEADER + MAX_UD_MESSAGE as usize)),
         });
         let (thread_sh, thread_stop) = (sh.clone(), stop.clone());
         let receiver = std::thread::Builder::new()
@@ -389,15 +434,11 @@ impl QueuePair for ShmUdQp {
         let status = if total > MAX_UD_MESSAGE {
             WcStatus::LocalLength
         } else {
-            let mut d = sh.send_buf.lock();
-            d.clear();
-            d.extend_from_slice(&MAGIC.to_le_bytes());
-            d.extend_from_slice(&sh.qpn.to_le_bytes());
-            d.resize(DGRAM_HEADER + total as usize, 0);
-            // SAFETY: the SGEs were validated as registered memory of this process holding
-            // `total` bytes; the buffer has `total` bytes after the header.
-            unsafe { xfer::gather(wr.sges, 0, d[DGRAM_HEADER..].as_mut_ptr(), total) };
-            if let Err(e) = send_to(&sh.sock, peer, &d) {
+            let mut head = [0u8; DGRAM_HEADER];
+            head[..4].copy_from_slice(&MAGIC.to_le_bytes());
+            head[4..].copy_from_slice(&sh.qpn.to_le_bytes());
+            // SAFETY: the SGEs were validated as registered memory of this process.
+            if let Err(e) = unsafe { send_to(&sh.sock, peer, &head, wr.sges) } {
                 // Lost, as a UD datagram may be; the send itself completed.
                 tracing::debug!(?peer, "shm: UD send: datagram lost: {e}");
             }
@@ -422,22 +463,36 @@ impl QueuePair for ShmUdQp {
     }
 }
 
-/// Sends datagram `d` to the UD queue pair `peer` without blocking.
-fn send_to(sock: &OwnedFd, peer: UdPeer, d: &[u8]) -> std::io::Result<()> {
-    let (addr, len) = unix_addr(&socket_path(peer.node, peer.qpn)?)?;
-    // SAFETY: sends `d.len()` readable bytes to a filled sockaddr_un of `len` bytes.
-    let r = unsafe {
-        libc::sendto(
-            sock.as_raw_fd(),
-            d.as_ptr() as *const libc::c_void,
-            d.len(),
-            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
-            &addr as *const _ as *const libc::sockaddr,
-            len,
-        )
-    };
-    if r < 0 {
-        return Err(std::io::Error::last_os_error());
+/// Sends one datagram, `head` and then the bytes of `sges`, to the UD queue pair `peer`; waits
+/// up to [`FULL_PEER_WAIT`] while the peer's socket queue is full.
+///
+/// # Safety
+/// The SGEs must describe readable memory (validated against the memory table), at most
+/// [`MAX_IOV`] of them.
+unsafe fn send_to(sock: &OwnedFd, peer: UdPeer, head: &[u8; DGRAM_HEADER], sges: &[Sge]) -> std::io::Result<()> {
+    let addr = ud_addr(peer.node, peer.qpn)?;
+    let mut iov = [libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; 1 + MAX_IOV];
+    iov[0] = libc::iovec { iov_base: head.as_ptr() as *mut libc::c_void, iov_len: DGRAM_HEADER };
+    let mut n = 1;
+    for s in sges.iter().filter(|s| s.length != 0) {
+        iov[n] = libc::iovec { iov_base: s.addr as *mut libc::c_void, iov_len: s.length as usize };
+        n += 1;
     }
-    Ok(())
+    // SAFETY: msghdr is plain old data.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_name = &addr as *const libc::sockaddr_un as *mut libc::c_void;
+    msg.msg_namelen = ADDR_LEN;
+    msg.msg_iov = iov.as_mut_ptr();
+    msg.msg_iovlen = n as _;
+    loop {
+        // SAFETY: msg names a filled sockaddr_un and `n` iovecs of readable memory (the
+        // header, and the SGEs per the contract), all live for the call.
+        if unsafe { libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) } >= 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
 }
