@@ -9,11 +9,11 @@
 
 use crate::abi::*;
 use crate::ffi::boundary;
+use datcore::cno::ConsumerNotifier;
 use datcore::codes::{
     DAT_INVALID_HANDLE_CNO, DAT_INVALID_HANDLE_EP, DAT_INVALID_HANDLE_IA, DAT_INVALID_HANDLE_PZ, DAT_NOT_IMPLEMENTED,
 };
 use datcore::endpoint::Endpoint;
-use datcore::evd::ConsumerNotifier;
 use datcore::handle::{self, DatObject};
 use datcore::ia::InterfaceAdapter;
 use datcore::pz::ProtectionZone;
