@@ -3,8 +3,8 @@
  * on any number of ranks. Every rank checks every element it receives; a mismatch is reported
  * with the operation, size, rank and index, and the exit status is 0 only if all matched.
  *
- * Output: each rank's libdat2.so.2 (dat_library.h), then from rank 0 one line per operation and
- * size, then a summary:
+ * Output: each rank's libdat2.so.2 and provider library (dat_library.h), then from rank 0 one
+ * line per operation and size, then a summary:
  *   collectives op=allreduce count=262144 ranks=4 iters=5 result=ok
  *   collectives passed: ranks=4 checked_elements=...
  *

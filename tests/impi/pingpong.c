@@ -7,8 +7,8 @@
  * figures are the transfer's: one-way latency = corrected round trip / 2, bandwidth = size /
  * one-way latency (MB = 10^6 bytes).
  *
- * Output: each rank's libdat2.so.2 (dat_library.h), then one line per size from rank 0 (the
- * first word is the program's name, then key=value fields):
+ * Output: each rank's libdat2.so.2 and provider library (dat_library.h), then one line per size
+ * from rank 0 (the first word is the program's name, then key=value fields):
  *   pingpong size=8 iters=1000 lat_us=1.234 lat_avg_us=1.300 bw_MBps=6.48 checked_bytes=16160 bad_bytes=0
  * lat_us is the median of the iterations, lat_avg_us their mean; bw_MBps is from the median.
  * Exit status 0 only if every byte of every message matched.
