@@ -11,6 +11,10 @@ impi_wheel=impi-$IMPI_VERSION-py2.py3-none-manylinux1_x86_64.whl
 impi_cache=${IMPI_CACHE:-/var/tmp/impi}
 impi_fetch_cmd="pip download --no-deps impi==$IMPI_VERSION -d $impi_cache"
 impi_src=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+impi_repo=$(cd "$impi_src/../.." && pwd -P)
+# OFED's libdat2.so.2 (Debian's libdapl2), which a run on the `system` library must load
+impi_ofed_libdir=$(dpkg -L libdapl2 2>/dev/null | sed -n 's|^\(/.*\)/libdat2.so.2$|\1|p' | head -1)
+[ -z "$impi_ofed_libdir" ] || impi_ofed_libdir=$(cd "$impi_ofed_libdir" && pwd -P)
 # set by impi_prepare
 impi_root= impi_bin= impi_preload= impi_skip=
 
@@ -104,4 +108,52 @@ impi_mpirun() {
     [ -z "${IMPI_BOOTSTRAP_EXEC:-}" ] || where+=(-bootstrap rsh -bootstrap-exec "$IMPI_BOOTSTRAP_EXEC")
     env -u LD_LIBRARY_PATH -u LD_PRELOAD I_MPI_ROOT="$impi_root" PATH="$impi_root/bin:$PATH" \
         timeout -k 10 "$secs" "$impi_root/bin/mpirun" "${where[@]}" -n "$np" "${args[@]}" "$@" >"$log" 2>&1
+}
+
+# impi_fabric CONFIG IA: the settings of a fabric configuration for every rank, one NAME=VALUE
+# per word (tests/impi/run.sh lists the configurations). Fallback to another fabric is off and
+# I_MPI_DEBUG=2 makes each rank print its data transfer mode, which impi_check reads.
+impi_fabric() {
+    local common="I_MPI_FALLBACK=0 I_MPI_DEBUG=2"
+    case $1 in
+    dapl) echo "I_MPI_FABRICS=dapl:dapl I_MPI_DAPL_PROVIDER=$2 $common" ;;
+    dapl-ud) echo "I_MPI_FABRICS=dapl:dapl I_MPI_DAPL_UD=on I_MPI_DAPL_UD_PROVIDER=$2 I_MPI_DAPL_PROVIDER=$2 $common" ;;
+    shm:dapl) echo "I_MPI_FABRICS=shm:dapl I_MPI_DAPL_PROVIDER=$2 $common" ;;
+    shm:dapl-ud) echo "I_MPI_FABRICS=shm:dapl I_MPI_DAPL_UD=on I_MPI_DAPL_UD_PROVIDER=$2 I_MPI_DAPL_PROVIDER=$2 $common" ;;
+    shm) echo "I_MPI_FABRICS=shm:shm $common" ;;
+    tcp) echo "I_MPI_FABRICS=tcp:tcp $common" ;;
+    *) return 1 ;;
+    esac
+}
+
+# impi_check LOG CONFIG LIBDIR PROGRAM NP: prints why the run in LOG does not count (nothing when
+# it does): PROGRAM's "passed" line missing; a rank without the data transfer mode CONFIG asks
+# for; a rank that loaded another libdat2.so.2 than LIBDIR's (`system`: OFED's, with its
+# libdaplofa.so.2), or any provider library with ours, or DAT at all without DAPL
+impi_check() {
+    local log=$1 config=$2 libdir=$3 prog=$4 np=$5 want n lines bad
+    grep -qE "^$prog passed" "$log" || { echo "no '$prog passed' line"; return; }
+    case $config in
+    dapl | dapl-ud) want='(DAPL|dapl|RDMA)[^,]* data transfer mode' ;;
+    shm:dapl | shm:dapl-ud) want='shm and (DAPL|dapl|RDMA)[^,]* data transfer modes' ;;
+    shm) want='shm data transfer mode' ;;
+    tcp) want='tcp data transfer mode' ;;
+    esac
+    n=$(grep -cE "^\[[0-9]+\] MPI startup\(\): $want\$" "$log")
+    [ "$n" = "$np" ] || { echo "$np ranks but $n printed /$want/"; return; }
+    lines=$(grep -E "^$prog rank=[0-9]+ libdat2=" "$log")
+    n=$(echo "$lines" | grep -c .)
+    [ "$n" = "$np" ] || { echo "$np ranks but $n reported their libraries"; return; }
+    case $config in
+    shm | tcp) bad=$(echo "$lines" | grep -v ' libdat2=none provider=none$') ;;
+    *)
+        if [ "$libdir" = system ]; then
+            bad=$(echo "$lines" | grep -vE " libdat2=${impi_ofed_libdir:-/[^ ]*}/libdat2\.so\.2[.0-9]* provider=[^ ]*/libdaplofa\.so\.2[.0-9]*\$")
+            [ -n "$bad" ] || bad=$(echo "$lines" | grep -F " libdat2=$impi_repo/")
+        else
+            bad=$(echo "$lines" | grep -vxE "$prog rank=[0-9]+ libdat2=$libdir/libdat2\.so\.2 provider=none")
+        fi
+        ;;
+    esac
+    [ -z "$bad" ] || { echo "unexpected libraries loaded: $bad"; return; }
 }
