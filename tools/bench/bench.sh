@@ -5,10 +5,13 @@
 #      RDMA write and read 1 MiB bandwidth, on ordinary and on shared-memory LMRs, -M shm)
 #      against rawperf's floors (two-process spin ping-pong, process_vm_writev/readv, memcpy),
 #      the same without cross-memory attach (DAT_SHM_NO_CMA=1: the Yama fallback), and, when installable, UCX's ucx_perftest and libfabric's fi_pingpong over shared memory;
+#      Intel MPI 2018's ping-pong with I_MPI_FABRICS=dapl:dapl on our libdat2.so.2 against its own
+#      shm:shm (tools/bench/impi-bench.sh; BENCH_IMPI=0 skips it);
 #   2. verbs in ONE rxe guest and ONE siw guest (tests/vm/rdma-guest.sh, under
 #      flock /tmp/dat-vm.lock): tools/bench/guest-bench.sh, datperf against perftest and OFED
-#      dapltest -T P, one datperf2 binary and Debian's dtestcm on our libdat2 and on OFED's
-#      (BENCH_GUEST_PARTS="data dtestcm callgrind" picks parts; BENCH_GUEST_CM_CONNS is dtestcm's
+#      dapltest -T P, one datperf2 binary and Debian's dtestcm on our libdat2 and on OFED's,
+#      and Intel MPI 2018 (dapl:dapl on ours and on OFED's libdat2, tcp:tcp)
+#      (BENCH_GUEST_PARTS="data dtestcm callgrind impi" picks parts; BENCH_GUEST_CM_CONNS is dtestcm's
 #      -c, BENCH_GUEST_CM_PAIRS its runs per library and round, BENCH_GUEST_RATE_ITERS the
 #      message rate's messages, default 20000).
 # Runs are INTERLEAVED (ours, baseline, ours, ... in every round) over BENCH_ROUNDS rounds
@@ -122,13 +125,23 @@ if [ "${BENCH_NATIVE:-1}" = 1 ]; then
     done
 fi
 
+# ------------------------------------------------------------------ Intel MPI on this host
+# Intel MPI 2018's ping-pong (tests/impi/pingpong.c) over DAPL on our libdat2.so.2 (IA shm)
+# against Intel's own shared-memory fabric, interleaved rounds (tools/bench/impi-bench.sh);
+# BENCH_IMPI=0 skips it, SKIPPED when Intel MPI's wheel cannot be had
+if [ "${BENCH_NATIVE:-1}" = 1 ] && [ "${BENCH_IMPI:-1}" = 1 ]; then
+    BENCH_ROUNDS=$ROUNDS bash tools/bench/impi-bench.sh shm ours-dapl=build/lib,shm,dapl intel-shm=system,-,shm >&2
+fi
+
 # ------------------------------------------------------------------ verbs in guests
 if [ "${BENCH_VM:-1}" = 1 ]; then
+    # the guests' Intel MPI part runs from build/impi, prepared here (a guest cannot fetch)
+    [[ " ${BENCH_GUEST_PARTS:-impi} " == *" impi "* ]] && bash tests/impi/run.sh -p >&2
     for t in ${BENCH_VM_DEVICES:-rxe siw}; do
         echo "bench: verbs in one $t guest ($VM_ROUNDS rounds; waiting for /tmp/dat-vm.lock)" >&2
         envs=(--env BENCH_ROUNDS="$VM_ROUNDS")
         for v in BENCH_GUEST_PARTS BENCH_GUEST_CM_CONNS BENCH_GUEST_CM_PAIRS BENCH_GUEST_RATE_ITERS BENCH_GUEST_LAT_ITERS \
-            BENCH_GUEST_BW_ITERS; do [ -z "${!v:-}" ] || envs+=(--env "$v=${!v}"); done
+            BENCH_GUEST_BW_ITERS BENCH_GUEST_IMPI_ARGS; do [ -z "${!v:-}" ] || envs+=(--env "$v=${!v}"); done
         if [ -n "${BENCH_GUEST_KEEP:-}" ]; then # keep the guest's callgrind profiles there
             mkdir -p "$BENCH_GUEST_KEEP" && BENCH_GUEST_KEEP=$(cd "$BENCH_GUEST_KEEP" && pwd -P)
             envs+=(--rw "$BENCH_GUEST_KEEP" --env "BENCH_GUEST_KEEP=$BENCH_GUEST_KEEP")
@@ -165,6 +178,10 @@ rows=(
     "shm send/recv 8 B latency, polling [us] vs UCX tag_lat|shm.datperf.send_lat.8.poll|ucx.tag_lat.8|lat|"
     "shm RDMA write 1 MiB, polling [MB/s] vs UCX ucp_put_bw|shm.datperf.write_bw.1M.poll|ucx.put_bw.1M|bw|"
     "shm send/recv 8 B latency, polling, average [us] vs libfabric fi_pingpong shm (its average)|shm.datperf.send_lat.8.poll.avg|ofi.pingpong.8|lat|"
+    # Intel MPI 2018 (tests/impi/pingpong.c, one-way, the median of each run's iterations)
+    "Intel MPI 8 B one-way latency [us]: dapl:dapl on ours (shm) vs Intel shm:shm|shm.impi.ours-dapl.lat.8|shm.impi.intel-shm.lat.8|lat|1.5"
+    "Intel MPI 64 KiB bandwidth [MB/s]: dapl:dapl on ours (shm) vs Intel shm:shm|shm.impi.ours-dapl.bw.64K|shm.impi.intel-shm.bw.64K|bw|"
+    "Intel MPI 1 MiB bandwidth [MB/s]: dapl:dapl on ours (shm) vs Intel shm:shm|shm.impi.ours-dapl.bw.1M|shm.impi.intel-shm.bw.1M|bw|0.8"
 )
 for t in rxe siw; do
     rows+=(
@@ -187,6 +204,12 @@ for t in rxe siw; do
         "$t DAT 2.0 send 8 B message rate, blocking [M/s]: ours vs OFED libdat2|$t.ours-datperf2.msg_rate.8.block|$t.ofed-datperf2.msg_rate.8.block|bw|1"
         "$t DAT 2.0 send 8 B message rate, polling, both ends in one thread [M/s]: ours vs OFED libdat2|$t.ours-datperf2.msg_rate.8.loop|$t.ofed-datperf2.msg_rate.8.loop|bw|1"
         "$t connection setup rate [conn/s]: ours vs OFED (dtestcm)|$t.ours-dtestcm.conn_rate|$t.ofed-dtestcm.conn_rate|bw|1"
+        # Intel MPI 2018 with I_MPI_FABRICS=dapl:dapl on our libdat2 and on OFED's, and with its tcp fabric
+        "$t Intel MPI 8 B one-way latency [us]: dapl:dapl on ours vs on OFED libdat2|$t.impi.ours-dapl.lat.8|$t.impi.ofed-dapl.lat.8|lat|1"
+        "$t Intel MPI 64 KiB bandwidth [MB/s]: dapl:dapl on ours vs on OFED libdat2|$t.impi.ours-dapl.bw.64K|$t.impi.ofed-dapl.bw.64K|bw|1"
+        "$t Intel MPI 1 MiB bandwidth [MB/s]: dapl:dapl on ours vs on OFED libdat2|$t.impi.ours-dapl.bw.1M|$t.impi.ofed-dapl.bw.1M|bw|1"
+        "$t Intel MPI 8 B one-way latency [us]: dapl:dapl on ours vs Intel tcp:tcp|$t.impi.ours-dapl.lat.8|$t.impi.tcp.lat.8|lat|1"
+        "$t Intel MPI 1 MiB bandwidth [MB/s]: dapl:dapl on ours vs Intel tcp:tcp|$t.impi.ours-dapl.bw.1M|$t.impi.tcp.bw.1M|bw|1"
         "$t DAT 2.0 instructions per send/recv round trip, blocking: ours vs OFED libdat2|$t.ours-datperf2.instr.send_lat.8.block|$t.ofed-datperf2.instr.send_lat.8.block|lat|1"
         "$t DAT 2.0 instructions per 64 B send + completion, blocking: ours vs OFED libdat2|$t.ours-datperf2.instr.send_bw.64.block|$t.ofed-datperf2.instr.send_bw.64.block|lat|1"
     )
