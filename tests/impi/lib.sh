@@ -128,19 +128,26 @@ impi_fabric() {
 
 # impi_check LOG CONFIG LIBDIR PROGRAM NP: prints why the run in LOG does not count (nothing when
 # it does): PROGRAM's "passed" line missing; a rank without the data transfer mode CONFIG asks
-# for; a rank that loaded another libdat2.so.2 than LIBDIR's (`system`: OFED's, with its
-# libdaplofa.so.2), or any provider library with ours, or DAT at all without DAPL
+# for; a -ud config's rank without the IB UD extension, or another config's rank with it; a rank
+# that loaded another libdat2.so.2 than LIBDIR's (`system`: OFED's, with its libdaplofa.so.2), or
+# any provider library with ours, or DAT at all without DAPL
 impi_check() {
     local log=$1 config=$2 libdir=$3 prog=$4 np=$5 want n lines bad
     grep -qE "^$prog passed" "$log" || { echo "no '$prog passed' line"; return; }
     case $config in
-    dapl | dapl-ud) want='(DAPL|dapl|RDMA)[^,]* data transfer mode' ;;
-    shm:dapl | shm:dapl-ud) want='shm and (DAPL|dapl|RDMA)[^,]* data transfer modes' ;;
+    dapl | dapl-ud) want='dapl data transfer mode' ;;
+    shm:dapl | shm:dapl-ud) want='shm and dapl data transfer modes' ;;
     shm) want='shm data transfer mode' ;;
     tcp) want='tcp data transfer mode' ;;
     esac
     n=$(grep -cE "^\[[0-9]+\] MPI startup\(\): $want\$" "$log")
     [ "$n" = "$np" ] || { echo "$np ranks but $n printed /$want/"; return; }
+    # UD: each rank names its provider "with IB UD extension" (RC: without)
+    n=$(grep -cE "^\[[0-9]+\] MPI startup\(\): DAPL provider [^ ]+ with IB UD extension\$" "$log")
+    case $config in
+    *-ud) [ "$n" = "$np" ] || { echo "$np ranks but $n opened their DAPL provider with the IB UD extension"; return; } ;;
+    *) [ "$n" = 0 ] || { echo "$n ranks opened their DAPL provider with the IB UD extension"; return; } ;;
+    esac
     lines=$(grep -E "^$prog rank=[0-9]+ libdat2=" "$log")
     n=$(echo "$lines" | grep -c .)
     [ "$n" = "$np" ] || { echo "$np ranks but $n reported their libraries"; return; }
