@@ -1446,6 +1446,55 @@ fn ud_endpoint_on_an_srq() {
     assert_eq!(srq.posted(), 0);
 }
 
+/// A receive whose region is deregistered after the post: the datagram it takes lands nowhere
+/// and the receive completes with a local protection error, as a verbs device completes it;
+/// the next receive takes the next datagram. `srq`: the receives come from a shared receive queue.
+fn ud_receive_of_a_freed_region(srq: bool, port_index: u64) {
+    let dev = open();
+    let pd = dev.alloc_pd().unwrap();
+    let q = if srq { Some(pd.create_srq(4, 1).unwrap()) } else { None };
+    let s = Ep::make(&dev, pd.clone(), q.clone(), true);
+    let c = Ep::ud(&dev);
+    let post = |wr_id: u64, sge: Sge| match &q {
+        Some(q) => q.post_recv(wr_id, &[sge]).unwrap(),
+        None => s.qp.post_recv(wr_id, &[sge]).unwrap(),
+    };
+    // the first receive's memory stays allocated (a write into it would show), its region goes
+    let gone = vec![0xeeu8; 128];
+    let mr = pd.reg_mr(gone.as_ptr() as u64, 128, ALL).unwrap();
+    post(1, Sge { addr: gone.as_ptr() as u64, length: 128, lkey: mr.lkey() });
+    drop(mr);
+    let live = ud_recv_buf(&s, 128);
+    post(2, live.sge(0, 128));
+    let p = port(port_index);
+    let crs = Q::new();
+    let _l = dev.listen(p, Arc::new(ListenQ(crs.clone()))).unwrap();
+    c.qp.connect(local(), p, b"", None).unwrap();
+    s.qp.accept(&crs.wait(T).expect("no UD connect request"), b"").unwrap();
+    let (ev, _, to_server, _) = c.ud_event();
+    assert_eq!(ev, ConnEvent::Established);
+    let (ev, _, to_client, _) = s.ud_event();
+    assert_eq!(ev, ConnEvent::Established);
+    let mut out = Buf::new(&c.pd, 64, ALL);
+    c.send_ud(10, &mut out, b"into freed memory", to_server);
+    let wc = s.rcq.expect();
+    assert_eq!((wc.wr_id, wc.status, wc.byte_len), (1, WcStatus::LocalProtection, 0));
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    assert!(gone.iter().all(|&x| x == 0xee), "a datagram was written into a deregistered region");
+    c.send_ud(11, &mut out, b"into live memory", to_server);
+    s.expect_ud(2, &live, b"into live memory", to_client.qpn);
+}
+
+#[test]
+fn ud_receive_of_a_freed_region_fails_locally() {
+    ud_receive_of_a_freed_region(false, 53);
+}
+
+#[test]
+fn ud_srq_receive_of_a_freed_region_fails_locally() {
+    ud_receive_of_a_freed_region(true, 54);
+}
+
 #[test]
 fn ud_exchange_datagrams_and_reject() {
     let dev = open();

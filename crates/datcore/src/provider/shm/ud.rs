@@ -29,7 +29,7 @@
 
 use super::super::eventfd::EventFd;
 use super::super::{
-    BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair, SendWr, Sge, UdExchange, UdPeer,
+    Access, BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair, SendWr, Sge, UdExchange, UdPeer,
     WcOpcode, WcStatus, WorkCompletion, UD_HEADER_LEN,
 };
 use super::cma::MAX_IOV;
@@ -270,11 +270,16 @@ impl UdShared {
             return false;
         };
         let len = msg.len() as u64;
+        let writable = Access { local_write: true, ..Access::default() };
         let status = if UD_HEADER_LEN + len > sges.total() {
             WcStatus::LocalLength
+        } else if !recvq::still_valid(sges.as_slice(), self.pd, writable) {
+            // a region of the receive was deregistered since its post: nothing lands (a verbs
+            // device completes such a receive with a local protection error too)
+            WcStatus::LocalProtection
         } else {
-            // SAFETY: the receive's SGEs were validated as writable registered memory of this
-            // process at post time and hold UD_HEADER_LEN + len bytes; msg is len readable bytes.
+            // SAFETY: the receive's SGEs are writable registered memory of this process (checked
+            // just now) and hold UD_HEADER_LEN + len bytes; msg is len readable bytes.
             unsafe { xfer::scatter(sges.as_slice(), UD_HEADER_LEN, msg.as_ptr(), len) };
             WcStatus::Success
         };
