@@ -32,8 +32,11 @@
 # Environment: IMPI_CACHE (where the wheel is kept, default /var/tmp/impi), IMPI_PINGPONG_ARGS
 # (default "-n 1000 -N 200 -M 50": iterations at 8 B, 64 KiB, 1 MiB), IMPI_COLL_ITERS (default
 # 5), IMPI_ENV (more NAME=VALUE for every rank), IMPI_HOSTS / IMPI_PPN / IMPI_BOOTSTRAP_EXEC
-# (ranks on several hosts, lib.sh).
-# Output: "PASS|FAIL|REFFAIL impi.LABEL.CONFIG.CASE (secs)" per case (a failure with the log's tail),
+# (ranks on several hosts, lib.sh), IMPI_XFAIL ("LABEL.CONFIG.CASE ...": known failures, each
+# documented where the list is set; one that fails is reported XFAIL and not counted, one that
+# passes XPASS; they run under IMPI_XFAIL_TIMEOUT, default 60 s).
+# Output: "PASS|FAIL|XFAIL|XPASS|REFFAIL impi.LABEL.CONFIG.CASE (secs)" per case (a failure with
+# the log's tail),
 # "figure impi.LABEL.CONFIG size=... lat_us=... bw_MBps=..." per ping-pong size, a summary line.
 # Exit status: 0 when no case failed; 0 with "SKIPPED impi: <command>" when the wheel or MPICH's
 # mpi.h cannot be had; 2 on a usage or build error.
@@ -70,7 +73,7 @@ esac
 [ "$prepare_only" = 1 ] && { echo "impi: prepared in $build"; exit 0; }
 logs=$build/logs
 mkdir -p "$logs"
-passed=0 failed=0 reffailed=0
+passed=0 failed=0 reffailed=0 xfailed=0
 t0=$(date +%s)
 
 # run_case CONFIG CASE: one mpirun, checked and reported
@@ -83,20 +86,27 @@ run_case() {
     collectives) args=(-i "${IMPI_COLL_ITERS:-5}") ;;
     *) echo "impi: unknown case $case" >&2; exit 2 ;;
     esac
-    local ts=$SECONDS
-    impi_mpirun "${IMPI_TIMEOUT:-180}" "$log" "$libdir" "$np" "${settings[@]}" -- "$impi_bin/$prog" "${args[@]}"
+    local ts=$SECONDS limit=${IMPI_TIMEOUT:-180} known=0
+    if [[ " ${IMPI_XFAIL:-} " == *" $label.$config.$case "* ]]; then
+        known=1 limit=${IMPI_XFAIL_TIMEOUT:-60}
+    fi
+    impi_mpirun "$limit" "$log" "$libdir" "$np" "${settings[@]}" -- "$impi_bin/$prog" "${args[@]}"
     local rc=$? secs=$((SECONDS - ts))
     if [ $rc = 124 ] || [ $rc = 137 ]; then
-        why="timed out after ${IMPI_TIMEOUT:-180} s"
+        why="timed out after $limit s"
     elif [ $rc != 0 ]; then
         why="mpirun exit status $rc"
     else
         why=$(impi_check "$log" "$config" "$libdir" "$prog" "$np")
     fi
     if [ -z "$why" ]; then
-        echo "PASS $name (${secs} s)"
+        echo "$([ $known = 1 ] && echo "XPASS" || echo PASS) $name (${secs} s)$([ $known = 1 ] && echo ": listed in IMPI_XFAIL, passes now")"
         passed=$((passed + 1))
         [ "$prog" = pingpong ] && sed -n "s/^pingpong \(size=.*\)/figure impi.$label.$config \1/p" "$log"
+    elif [ $known = 1 ]; then
+        echo "XFAIL $name (${secs} s): $why (known failure, see IMPI_XFAIL where it is set)"
+        xfailed=$((xfailed + 1))
+        grep -E 'error|[Ff]atal' "$log" | head -3 | sed 's/^/  | /'
     else
         if [ "$reference" = 1 ]; then
             echo "REFFAIL $name (${secs} s): $why (the reference library's failure)"
@@ -117,5 +127,5 @@ for config in $configs; do
         run_case "$config" "$case"
     done
 done
-echo "impi [$label]: $passed passed, $failed failed$([ "$reference" = 1 ] && echo ", $reffailed failed on the reference") ($(($(date +%s) - t0)) s)"
+echo "impi [$label]: $passed passed, $failed failed$([ "$reference" = 1 ] && echo ", $reffailed failed on the reference")$([ $xfailed = 0 ] || echo ", $xfailed known failures") ($(($(date +%s) - t0)) s)"
 [ $failed = 0 ]
