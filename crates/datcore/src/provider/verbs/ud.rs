@@ -568,8 +568,22 @@ impl Exchange {
                 }
                 return;
             }
-            // A SIDR reply's status: 1 no such service (nobody listens), 2 rejected.
-            sys::RDMA_CM_EVENT_UNREACHABLE | sys::RDMA_CM_EVENT_REJECTED if status == 2 => ConnEvent::PeerRejected,
+            // A SIDR reply's status: 1 no such service (nobody listens), 2 rejected. A reject
+            // carries the rejecting consumer's private data (after our marker, when the
+            // rejecting side is ours), as the IB CM reject of a reliable connect does.
+            sys::RDMA_CM_EVENT_UNREACHABLE | sys::RDMA_CM_EVENT_REJECTED if status == 2 => {
+                if qp.finish(self) {
+                    let data = pd.strip_prefix(cm::REJECT_MARKER).unwrap_or(pd);
+                    let n = data.len().min(self.dev.attr.max_private_data);
+                    tracing::debug!(len = n, "verbs: UD exchange rejected by the peer");
+                    let x = UdExchange {
+                        private_data: &data[..n],
+                        ..UdExchange::failed(ConnEvent::PeerRejected, self.remote, false)
+                    };
+                    qp.events.ud_event(&x);
+                }
+                return;
+            }
             sys::RDMA_CM_EVENT_UNREACHABLE | sys::RDMA_CM_EVENT_REJECTED if status == 1 => ConnEvent::NonPeerRejected,
             _ if status == -libc::ETIMEDOUT => ConnEvent::TimedOut,
             sys::RDMA_CM_EVENT_ADDR_ERROR
