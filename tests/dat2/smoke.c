@@ -25,7 +25,11 @@
  *     DAT_NOT_IMPLEMENTED;
  *   - disconnect;
  *   - where the provider attributes list DAT_IB_UD "TRUE": UD endpoints on a second qualifier.
- *     The client connects (a DAT_IB_UD_CONNECTION_REQUEST_EVENT at the server), both get a
+ *     The server rejects the client's first UD connect with private data, which the client
+ *     sees in its DAT_IB_UD_CONNECTION_REJECT_EVENT (type DAT_IB_UD_CONNECT_REJECT), and the
+ *     second without (the event's private data pointer is not NULL all the same, as with
+ *     OFED's providers). The client connects again (a DAT_IB_UD_CONNECTION_REQUEST_EVENT at
+ *     the server), both get a
  *     DAT_IB_UD_CONNECTION_EVENT_ESTABLISHED with the peer's address handle (types
  *     DAT_IB_UD_REMOTE_AH / DAT_IB_UD_PASSIVE_REMOTE_AH, the other side's private data), a
  *     datagram goes each way (received 40 bytes into the buffer, the length counting those 40:
@@ -465,6 +469,12 @@ static void ud_server(struct side *s, DAT_CONN_QUAL qual)
     OK(ud_endpoint(s, &ep));
     OK(dat_ep_post_recv(ep, 1, &t, cookie(40), DAT_COMPLETION_DEFAULT_FLAG));
     ev = wait_event(s->cr_evd, (DAT_EVENT_NUMBER) DAT_IB_UD_CONNECTION_REQUEST_EVENT);
+    OK(dat_cr_reject(ev.event_data.cr_arrival_event_data.cr_handle, (DAT_COUNT) sizeof REJECT_PD,
+                     (DAT_PVOID) REJECT_PD));
+    ev = wait_event(s->cr_evd, (DAT_EVENT_NUMBER) DAT_IB_UD_CONNECTION_REQUEST_EVENT);
+    OK(dat_cr_reject(ev.event_data.cr_arrival_event_data.cr_handle, 0, NULL));
+    printf("server: rejected two UD requests, the first with private data\n");
+    ev = wait_event(s->cr_evd, (DAT_EVENT_NUMBER) DAT_IB_UD_CONNECTION_REQUEST_EVENT);
     memcpy(&ext, ev.event_extension_data, sizeof ext);
     CHECK(ext.type == DAT_IB_UD_CONNECT_REQUEST && ext.remote_ah.ah == NULL);
     CHECK(ev.event_data.cr_arrival_event_data.conn_qual == qual);
@@ -489,7 +499,29 @@ static void ud_server(struct side *s, DAT_CONN_QUAL qual)
     printf("server: UD address handle errors as expected\n");
 }
 
-/* The client's UD step: connect to the server's qualifier `qual`, send a datagram, get the answer. */
+/* A UD connect the server rejects, with private data `pd` (NULL: none; the event's pointer is
+ * not NULL either way). */
+static void ud_rejected(struct side *s, DAT_IA_ADDRESS_PTR addr, DAT_CONN_QUAL qual, const char *pd)
+{
+    DAT_EP_HANDLE ep;
+    DAT_EVENT ev;
+    DAT_CONNECTION_EVENT_DATA *c = &ev.event_data.connect_event_data;
+    DAT_IB_EXTENSION_EVENT_DATA ext;
+
+    OK(ud_endpoint(s, &ep));
+    OK(dat_ep_connect(ep, addr, qual, WAIT_US, sizeof UD_ASK, (DAT_PVOID) UD_ASK, DAT_QOS_BEST_EFFORT,
+                      DAT_CONNECT_DEFAULT_FLAG));
+    ev = wait_event(s->conn_evd, (DAT_EVENT_NUMBER) DAT_IB_UD_CONNECTION_REJECT_EVENT);
+    memcpy(&ext, ev.event_extension_data, sizeof ext);
+    CHECK(c->ep_handle == ep && ext.type == DAT_IB_UD_CONNECT_REJECT && ext.remote_ah.ah == NULL);
+    CHECK(c->private_data != NULL);
+    if (pd)
+        CHECK(c->private_data_size >= (DAT_COUNT) strlen(pd) + 1 && memcmp(c->private_data, pd, strlen(pd) + 1) == 0);
+    OK(dat_ep_free(ep));
+}
+
+/* The client's UD step: two connects the server rejects (the first with private data), then
+ * one it accepts; a datagram each way. */
 static void ud_client(struct side *s, DAT_IA_ADDRESS_PTR addr, DAT_CONN_QUAL qual)
 {
     DAT_EP_HANDLE ep;
@@ -501,6 +533,9 @@ static void ud_client(struct side *s, DAT_IA_ADDRESS_PTR addr, DAT_CONN_QUAL qua
         printf("client: no UD endpoints here: DAT_NOT_IMPLEMENTED\n");
         return;
     }
+    ud_rejected(s, addr, qual, REJECT_PD);
+    ud_rejected(s, addr, qual, NULL);
+    printf("client: two UD connects rejected, the server's private data in the first event\n");
     OK(ud_endpoint(s, &ep));
     OK(dat_ep_post_recv(ep, 1, &t, cookie(41), DAT_COMPLETION_DEFAULT_FLAG));
     OK(dat_ep_connect(ep, addr, qual, WAIT_US, sizeof UD_ASK, (DAT_PVOID) UD_ASK, DAT_QOS_BEST_EFFORT,

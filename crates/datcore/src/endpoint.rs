@@ -1276,12 +1276,16 @@ impl Endpoint {
             }
             ev => {
                 let rejected = ev == ConnEvent::PeerRejected;
+                // Never NULL, as for a reliable connection's events (connection_event): OFED's
+                // providers hand rdma_cm's private-data buffer here, and Intel MPI 2018 asserts
+                // that a UD reject event has one ("private_data != NULL").
                 let (ptr, len) = {
                     let mut c = self.conn.lock();
                     let n = x.private_data.len().min(MAX_PRIVATE_DATA);
                     c.private_data[..n].copy_from_slice(&x.private_data[..n]);
+                    c.private_data[n..].fill(0);
                     c.private_data_len = n;
-                    (if n == 0 { std::ptr::null() } else { c.private_data.as_ptr() }, n)
+                    (c.private_data.as_ptr(), n)
                 };
                 let data = EventData::UdConnection {
                     ep: self.handle(),
