@@ -12,9 +12,9 @@
 #      against our libdat2.so.2 by LD_LIBRARY_PATH and by LD_PRELOAD, dtest and dapltest -T T
 #      between OFED's stack and ours in both directions, and the rdma_cm private data each sends
 #   5. rxe and siw, one guest each, then two siw guests: Intel MPI 2018 (tests/vm/impi-guest.sh:
-#      a checked ping-pong and collectives, I_MPI_FABRICS dapl:dapl, RC and UD, and shm:dapl) on
-#      our libdat2.so.2 and, as the reference column, on OFED's libdat2.so.2 + libdaplofa.so.2
-#      (SKIPPED when Intel MPI's wheel cannot be had: tests/impi/run.sh)
+#      a checked ping-pong and collectives, I_MPI_FABRICS dapl:dapl (and with I_MPI_DAPL_UD=on on
+#      rxe) and shm:dapl) on our libdat2.so.2 and, as the reference column, on OFED's libdat2.so.2
+#      + libdaplofa.so.2 (SKIPPED when Intel MPI's wheel cannot be had: tests/impi/run.sh)
 # Exits non-zero if anything failed inside a guest. Needs tests/vm/install.sh (root) first and
 # `make` (build/lib/libdat.so.1, build/lib/libdat2.so.2).
 set -u
@@ -99,8 +99,8 @@ dapl2_utils_siw() { dapl2_utils siw; }
 
 # Intel MPI 2018: build/impi prepared here (the wheel unpacked, the test programs built; a guest
 # cannot fetch). OFED's failures are the reference's (REFFAIL lines) and do not fail a section:
-# its UD mode does not start on rxe or siw (Intel MPI finds no IB UD extension in libdaplofa's
-# IA and gives up with "failed to open DAPL provider"), tests/vm/README.md.
+# its UD mode does not start on rxe (Intel MPI finds no IB UD extension in libdaplofa's IA and
+# gives up with "failed to open DAPL provider"; tests/vm/README.md).
 IMPI_SKIP=$(bash tests/impi/run.sh -p 2>&1 | sed -n 's/^SKIPPED impi: /&/p')
 impi_rxe() { "$G" --timing --rxe --timeout 1500 -- "$HERE/impi-guest.sh" -L "$ROOT/build/lib"; }
 impi_siw() { "$G" --timing --siw --timeout 1500 -- "$HERE/impi-guest.sh" -L "$ROOT/build/lib"; }

@@ -8,7 +8,9 @@
 #          harness's dat.conf line); its failures are reported as REFFAIL, the reference's, and
 #          do not fail the run
 # usage: impi-guest.sh [-L DIR] [-s "ours ofed"] [-2 a|b] [CONFIG...]
-#   CONFIG  tests/impi/run.sh's fabric configurations (default: dapl dapl-ud shm:dapl)
+#   CONFIG  tests/impi/run.sh's fabric configurations (default: dapl dapl-ud shm:dapl on rxe;
+#           dapl shm:dapl on siw: iWARP has no datagram service, so neither provider offers
+#           the IB UD extension there and Intel MPI refuses I_MPI_DAPL_UD)
 #   -2 a    two guests (rdma-guest.sh --link NAME:a and NAME:b): this guest runs mpirun, the ranks
 #           alternate between the two guests (-ppn 1), so every ping-pong message and the
 #           collectives' neighbours cross the link; hydra starts its proxy on the peer through
@@ -26,11 +28,14 @@ while getopts L:s:2: opt; do
     L) lib=$OPTARG ;;
     s) stacks=$OPTARG ;;
     2) two=$OPTARG ;;
-    *) sed -n '10,18p' "$0" >&2; exit 2 ;;
+    *) sed -n '10,20p' "$0" >&2; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
-configs=${*:-dapl dapl-ud shm:dapl}
+case $RDMA_TYPE in
+siw) configs=${*:-dapl shm:dapl} ;;
+*) configs=${*:-dapl dapl-ud shm:dapl} ;;
+esac
 export IMPI_PINGPONG_ARGS=${IMPI_PINGPONG_ARGS:--n 200 -N 20 -M 5} IMPI_COLL_ITERS=${IMPI_COLL_ITERS:-1}
 export IMPI_TIMEOUT=${IMPI_TIMEOUT:-300}
 
