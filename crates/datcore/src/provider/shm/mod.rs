@@ -42,6 +42,8 @@ mod cq;
 mod memtable;
 mod progress;
 mod qp;
+#[doc(hidden)]
+pub mod raw_peer;
 mod rdma;
 mod recvq;
 mod rendezvous;

@@ -42,7 +42,8 @@ const MAX_NEED: u64 = 2 * (HDR + MAX_PAYLOAD) as u64 + HDR as u64;
 const _: () = assert!(MAX_NEED <= RESP_CAP - RESP_CAP / LOOKS_PER_LAP && RESP_CAP <= REQ_CAP);
 /// How often per lap of the ring the consumer looks at the producer's `waiting` flag.
 const LOOKS_PER_LAP: u64 = 8;
-const PAD: u16 = 0;
+/// The kind of a pad record, which fills the ring from a record that did not fit to its end.
+pub const PAD: u16 = 0;
 const MAGIC: u64 = 0x6461_742d_7368_6d31; // "dat-shm1"
 
 /// Per-ring control block, each index on its own cache line.
@@ -140,14 +141,27 @@ impl Segment {
         &self.header().target_busy[side].0
     }
 
+    /// The first byte and the capacity of the ring `side` produces into.
+    pub fn ring_data(&self, side: usize, response: bool) -> (*mut u8, u64) {
+        let i = ring_index(side, response);
+        // SAFETY: ring_data_off(i) + cap lies inside the mapping (checked in new()).
+        (unsafe { self.map.ptr.add(ring_data_off(i) as usize) }, ring_cap(i))
+    }
+
+    /// The consumer's head and the producer's tail of the ring `side` produces into.
+    pub fn indices(&self, side: usize, response: bool) -> (&AtomicU64, &AtomicU64) {
+        let ctl = &self.header().rings[ring_index(side, response)];
+        (&ctl.head.0, &ctl.tail.0)
+    }
+
     pub fn producer(&self, side: usize, response: bool) -> Producer {
         let i = ring_index(side, response);
         let ctl = &self.header().rings[i];
+        let (data, cap) = self.ring_data(side, response);
         Producer {
             ctl,
-            // SAFETY: ring_data_off(i) + cap lies inside the mapping (checked in new()).
-            data: unsafe { self.map.ptr.add(ring_data_off(i) as usize) },
-            cap: ring_cap(i),
+            data,
+            cap,
             tail: ctl.tail.0.load(Ordering::Acquire),
             head_seen: ctl.head.0.load(Ordering::Acquire),
         }
@@ -157,14 +171,8 @@ impl Segment {
         let i = ring_index(side, response);
         let ctl = &self.header().rings[i];
         let head = ctl.head.0.load(Ordering::Acquire);
-        Consumer {
-            ctl,
-            // SAFETY: as in producer().
-            data: unsafe { self.map.ptr.add(ring_data_off(i) as usize) },
-            cap: ring_cap(i),
-            head,
-            looked: head & !(ring_cap(i) / LOOKS_PER_LAP - 1),
-        }
+        let (data, cap) = self.ring_data(side, response);
+        Consumer { ctl, data, cap, head, looked: head & !(ring_cap(i) / LOOKS_PER_LAP - 1) }
     }
 }
 
