@@ -61,6 +61,15 @@ impl Victim {
         (ep, l)
     }
 
+    /// The hostile connection (whose earlier events are gone) ends BROKEN and the IA hears an
+    /// asynchronous error naming its queue pair.
+    fn expect_broken(&self, ep: &Ep) {
+        let (ev, _) = ep.ev.wait(T).expect("the hostile connection did not end");
+        assert_eq!(ev, ConnEvent::Broken, "the hostile connection ended otherwise");
+        let err = self.asyncs.wait(T).expect("no asynchronous error for the hostile connection");
+        assert_eq!(err, AsyncError::QpError { context: HOSTILE });
+    }
+
     /// A message each way on the honest connection, and a new connection set up and torn down.
     fn check_honest(&self) {
         for (from, to) in [(&self.a, &self.b), (&self.b, &self.a)] {
@@ -98,6 +107,7 @@ fn peer_main() {
     let v = Victim::new(p);
     match role.as_str() {
         "forged_table" => victim_forged_table(&v, p),
+        "pad_loop" => victim_pad_loop(&v, p),
         r => panic!("unknown role {r}"),
     }
     v.check_honest();
@@ -151,6 +161,14 @@ fn case(role: &str, n: u64, hostile: impl FnOnce(u64) -> io::Result<()>) {
     let victim = VictimProcess::spawn(role, p);
     let r = hostile(p);
     victim.finish(r);
+}
+
+/// Expects the victim to close the hostile connection.
+fn expect_closed(peer: &RawPeer) -> io::Result<()> {
+    if !peer.closed_by_other(T) {
+        return Err(fail("the victim kept the hostile connection".into()));
+    }
+    Ok(())
 }
 
 fn words(b: &[u8]) -> Vec<u64> {
@@ -243,5 +261,28 @@ fn forged_table_entries_grant_nothing() {
             return Err(fail(format!("answers {answers:x?}, each should be {refused:?}")));
         }
         Ok(())
+    });
+}
+
+// ---- 2. a malformed record ----------------------------------------------------------------------
+
+/// The hostile peer writes a pad record as long as the whole ring where the victim reads its
+/// next request: consuming it would bring the victim back to the same place forever.
+fn victim_pad_loop(v: &Victim, p: u64) {
+    let (ep, _l) = v.accept_hostile(p);
+    assert_eq!(ep.event().0, ConnEvent::Established);
+    let rb = Buf::new(&ep.pd, 64, ALL);
+    ep.qp.post_recv(1, &[rb.sge(0, 64)]).unwrap();
+    v.expect_broken(&ep);
+    let wc = ep.rcq.expect();
+    assert_eq!((wc.wr_id, wc.status), (1, WcStatus::Flushed));
+}
+
+#[test]
+fn a_pad_record_as_long_as_the_ring_breaks_the_connection() {
+    case("pad_loop", 2, |p| {
+        let mut peer = RawPeer::connect(p, Files::default(), T)?;
+        peer.pad_request_ring(RawPeer::request_ring_capacity() as u32);
+        expect_closed(&peer)
     });
 }

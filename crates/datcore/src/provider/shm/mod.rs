@@ -175,7 +175,8 @@ impl Device for ShmDevice {
         if init.datagram {
             return Ok(Arc::new(ud::ShmUdQp::new(pd.id, send_cq, recv_cq, srq, caps, init.context, init.events)?));
         }
-        Ok(Arc::new(qp::ShmQp::new(pd.id, send_cq, recv_cq, srq, caps, init.context, init.events)))
+        let events = self.events.clone();
+        Ok(Arc::new(qp::ShmQp::new(pd.id, send_cq, recv_cq, srq, caps, init.context, init.events, events)))
     }
 }
 

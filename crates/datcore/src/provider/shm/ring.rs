@@ -37,6 +37,8 @@ const _: () = assert!(REQ_CAP.is_power_of_two() && RESP_CAP.is_power_of_two());
 pub const HDR: usize = 8;
 /// Largest record payload the data path writes (an operation header and one inline chunk).
 pub const MAX_PAYLOAD: usize = 32 * 1024 + 64;
+/// Longest record (header and padded payload) a producer writes.
+const MAX_RECORD: u64 = ((HDR + MAX_PAYLOAD + 7) & !7) as u64;
 /// Most bytes one push needs free: a pad as long as a record, the record, the zero header.
 const MAX_NEED: u64 = 2 * (HDR + MAX_PAYLOAD) as u64 + HDR as u64;
 const _: () = assert!(MAX_NEED <= RESP_CAP - RESP_CAP / LOOKS_PER_LAP && RESP_CAP <= REQ_CAP);
@@ -255,6 +257,7 @@ impl Producer {
         payload: usize,
         fill: impl FnOnce(&mut [u8]),
     ) -> Result<bool, Malformed> {
+        debug_assert!(payload <= MAX_PAYLOAD);
         if !self.fits(payload)? {
             self.ctl().waiting.0.store(1, Ordering::SeqCst);
             fence(Ordering::SeqCst);
@@ -366,7 +369,12 @@ impl Consumer {
             let len = v as u32 as u64;
             let kind = (v >> 32) as u16;
             let flags = (v >> 48) as u16;
-            if len < HDR as u64 || !len.is_multiple_of(8) || off + len > self.cap {
+            // A pad fills the ring from a record that did not fit to its end, so it starts past
+            // the ring's start (and the record after it, at the start, is no pad); any other
+            // record is one a producer writes. So a peek consumes at most one pad.
+            let fits =
+                if kind == PAD { off > 0 && off + len == self.cap } else { len <= MAX_RECORD && off + len <= self.cap };
+            if len < HDR as u64 || !len.is_multiple_of(8) || !fits {
                 return Err(Malformed("bad record length"));
             }
             if kind == PAD {
@@ -435,5 +443,39 @@ mod tests {
             assert!(rx.peek().unwrap().is_none());
         }
         assert!(tx.position() > RESP_CAP * 2, "the ring wrapped");
+    }
+
+    /// A record header no producer writes is refused, and a peek consumes at most one pad: a
+    /// pad spanning the ring, a pad at its start or short of its end, a record longer than any
+    /// producer writes, an unaligned or too short length.
+    #[test]
+    fn malformed_record_headers_are_refused() {
+        let fd = super::super::sys::memfd(segment_len()).unwrap();
+        let seg = Segment::new(Mapping::map(&fd, segment_len()).unwrap(), true).unwrap();
+        let (data, cap) = seg.ring_data(0, false);
+        let put = |off: u64, len: u64, kind: u16| {
+            // SAFETY: off is 8-aligned and below the ring's capacity.
+            unsafe { header(data, off) }.store(header_word(len as u32, kind, 0), Ordering::Release)
+        };
+        for (len, kind) in [(cap, PAD), (64, PAD), (MAX_RECORD + 8, 7), (12, 7), (4, 7), (cap, 7)] {
+            put(0, len, kind);
+            let mut rx = seg.consumer(0, false);
+            assert!(rx.peek().is_err(), "a record of {len} bytes, kind {kind}, at the start");
+        }
+        // A pad must end at the ring's end: one that does is taken, one short of it is refused.
+        let mut tx = seg.producer(0, false);
+        let mut rx = seg.consumer(0, false);
+        let chunk = Producer::record_len(MAX_PAYLOAD) as u64;
+        while cap - tx.position() > chunk {
+            assert!(tx.push(7, 0, MAX_PAYLOAD, |_| {}).unwrap());
+            let rec = rx.peek().unwrap().unwrap();
+            rx.consume(rec);
+        }
+        let at = tx.position();
+        put(0, 0, 0);
+        put(at, cap - at - 8, PAD);
+        assert!(rx.peek().is_err(), "a pad short of the ring's end");
+        put(at, cap - at, PAD);
+        assert!(rx.peek().unwrap().is_none(), "the pad to the ring's end, then nothing");
     }
 }
