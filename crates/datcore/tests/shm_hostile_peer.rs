@@ -11,7 +11,7 @@
 
 mod shm_common;
 
-use datcore::provider::shm::raw_peer::{self, Files, RawPeer, Response};
+use datcore::provider::shm::raw_peer::{self, Files, Preset, RawListener, RawPeer, Response};
 use datcore::provider::*;
 use shm_common::*;
 use std::io;
@@ -61,6 +61,41 @@ impl Victim {
         (ep, l)
     }
 
+    /// Connects to the hostile peer listening on `port`.
+    fn connect_hostile(&self, port: u64) -> Ep {
+        let ep = Ep::with_context(&self.dev, HOSTILE);
+        ep.qp.connect(local(), port, b"", None).unwrap();
+        ep
+    }
+
+    /// Uses the hostile connection as any consumer would (a receive posted, sends, both queues
+    /// polled) once it is established, until it ends; it must end BROKEN with the asynchronous
+    /// error (refused at setup: without being established).
+    fn use_until_broken(&self, ep: &Ep) {
+        let rx = Buf::new(&ep.pd, 64, ALL);
+        let tx = Buf::new(&ep.pd, 64, ALL);
+        ep.qp.post_recv(1, &[rx.sge(0, 64)]).unwrap();
+        let end = Instant::now() + T;
+        let mut established = false;
+        loop {
+            match ep.ev.wait(Duration::from_millis(2)) {
+                Some((ConnEvent::Established, _)) => established = true,
+                Some((ev, _)) => {
+                    assert_eq!(ev, ConnEvent::Broken, "the hostile connection ended otherwise");
+                    break;
+                }
+                None => assert!(Instant::now() < end, "the hostile connection did not end"),
+            }
+            if established {
+                let _ = ep.op(2, SendOp::Send, &[tx.sge(0, 8)], false);
+                while ep.scq.poll().is_some() {}
+                let _ = ep.rcq.poll();
+            }
+        }
+        let err = self.asyncs.wait(T).expect("no asynchronous error for the hostile connection");
+        assert_eq!(err, AsyncError::QpError { context: HOSTILE });
+    }
+
     /// The hostile connection (whose earlier events are gone) ends BROKEN and the IA hears an
     /// asynchronous error naming its queue pair.
     fn expect_broken(&self, ep: &Ep) {
@@ -108,6 +143,7 @@ fn peer_main() {
     match role.as_str() {
         "forged_table" => victim_forged_table(&v, p),
         "pad_loop" => victim_pad_loop(&v, p),
+        "bad_indices" => v.use_until_broken(&v.connect_hostile(p)),
         r => panic!("unknown role {r}"),
     }
     v.check_honest();
@@ -169,6 +205,16 @@ fn expect_closed(peer: &RawPeer) -> io::Result<()> {
         return Err(fail("the victim kept the hostile connection".into()));
     }
     Ok(())
+}
+
+/// Runs case `role` against a fresh victim that connects to the raw listener `hostile` gets,
+/// on qualifier base `n`.
+fn case_listening(role: &str, n: u64, hostile: impl FnOnce(&RawListener) -> io::Result<()>) {
+    let p = port(n * 4);
+    let l = RawListener::listen(p).unwrap();
+    let victim = VictimProcess::spawn(role, p);
+    let r = hostile(&l);
+    victim.finish(r);
 }
 
 fn words(b: &[u8]) -> Vec<u64> {
@@ -285,4 +331,42 @@ fn a_pad_record_as_long_as_the_ring_breaks_the_connection() {
         peer.pad_request_ring(RawPeer::request_ring_capacity() as u32);
         expect_closed(&peer)
     });
+}
+
+// ---- 3. ring indices in a listener's segment ----------------------------------------------------
+
+/// The hostile peer listens and hands the victim a segment whose ring indices are not those
+/// of a fresh connection: `preset` (the victim is side 0).
+fn bad_indices(n: u64, preset: Preset) {
+    case_listening("bad_indices", n, |l| {
+        // Refused at setup (no ready-to-use) or taken: either way the victim must end it.
+        match l.accept(Files::default(), &[preset], T) {
+            Ok(peer) => expect_closed(&peer),
+            Err(e) => {
+                eprintln!("accept: {e}");
+                Ok(())
+            }
+        }
+    });
+}
+
+/// The victim's response-ring head 3 bytes short of the segment's end: its 8-byte header
+/// loads would reach past the mapping.
+#[test]
+fn a_misaligned_ring_head_in_the_segment_is_refused() {
+    let cap = 128 * 1024;
+    bad_indices(3, Preset { producer_side: 1, response: true, head: true, value: cap - 3 });
+}
+
+/// The victim's request-ring tail at the end of the position space: the next record's end
+/// overflows.
+#[test]
+fn a_ring_tail_at_the_end_of_the_position_space_is_refused() {
+    bad_indices(4, Preset { producer_side: 0, response: false, head: false, value: u64::MAX - 7 });
+}
+
+/// The victim's request-ring head ahead of its tail: the free space underflows.
+#[test]
+fn a_ring_head_ahead_of_its_tail_is_refused() {
+    bad_indices(5, Preset { producer_side: 0, response: false, head: true, value: 64 });
 }

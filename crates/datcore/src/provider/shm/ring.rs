@@ -2,10 +2,11 @@
 //!
 //! A record is an 8-byte header `{len: u32, kind: u16, flags: u16}` followed by its payload,
 //! padded to 8 bytes. Records never wrap: a producer that does not fit before the end writes a
-//! pad record there. Each side keeps its own index in private memory and only *reads* the
-//! other's index from the segment, validating it, so a misbehaving peer can at worst make a
-//! ring look malformed (which breaks that connection) but never make us read or write outside
-//! the segment.
+//! pad record there. Each side keeps its own index in private memory, starting at 0 (a
+//! segment the peer made is refused unless every index in it is 0), and only *reads* the
+//! other's index from the segment, validating it; record headers are validated as well. So a
+//! misbehaving peer can at worst make a ring look malformed (which breaks that connection) but
+//! never make us read or write outside the ring, nor loop.
 //!
 //! The header itself says a record is there, so a consumer touches one cache line per small
 //! record (not the producer's tail index and then the record). Invariant: **the header word at
@@ -13,8 +14,7 @@
 //! producer keeps it by writing a zero header just past each record before it publishes the
 //! record's own header (a release store; the consumer's load acquires); a valid header is
 //! never zero (`len >= 8`), and a fresh ring is all zero. So a consumer never mistakes the
-//! bytes of an older lap for a record. The tail index is still published, for a producer
-//! rebuilt from the segment.
+//! bytes of an older lap for a record. The tail index is still published (nobody reads it).
 //!
 //! A producer that finds the ring full sets `waiting` and the consumer rings the doorbell when
 //! it frees space. The consumer looks at `waiting` (a full fence, which would stall it on its
@@ -105,7 +105,8 @@ pub struct Segment {
 }
 
 impl Segment {
-    /// Wraps a mapping of at least [`segment_len`] bytes; `init` writes a fresh header.
+    /// Wraps a mapping of at least [`segment_len`] bytes; `init` writes a fresh header, else
+    /// (a segment the peer made) it must be a fresh connection's: the magic, every ring index 0.
     pub fn new(map: Mapping, init: bool) -> Option<Segment> {
         const _: () = assert!(std::mem::size_of::<SegHeader>() as u64 <= DATA_OFF);
         if map.len < segment_len() {
@@ -119,6 +120,10 @@ impl Segment {
         } else {
             // SAFETY: as above; reading the first 8 bytes.
             if unsafe { std::ptr::read_volatile(s.map.ptr as *const u64) } != MAGIC {
+                return None;
+            }
+            let fresh = |r: &RingCtl| r.head.0.load(Ordering::Acquire) == 0 && r.tail.0.load(Ordering::Acquire) == 0;
+            if !s.header().rings.iter().all(fresh) {
                 return None;
             }
         }
@@ -156,25 +161,17 @@ impl Segment {
         (&ctl.head.0, &ctl.tail.0)
     }
 
+    /// The producing end of the ring `side` produces into, at a fresh ring's start (the
+    /// segment's index words are the peer's to write: never taken as they are).
     pub fn producer(&self, side: usize, response: bool) -> Producer {
-        let i = ring_index(side, response);
-        let ctl = &self.header().rings[i];
         let (data, cap) = self.ring_data(side, response);
-        Producer {
-            ctl,
-            data,
-            cap,
-            tail: ctl.tail.0.load(Ordering::Acquire),
-            head_seen: ctl.head.0.load(Ordering::Acquire),
-        }
+        Producer { ctl: &self.header().rings[ring_index(side, response)], data, cap, tail: 0, head_seen: 0 }
     }
 
+    /// The consuming end of the ring `side` produces into, at a fresh ring's start.
     pub fn consumer(&self, side: usize, response: bool) -> Consumer {
-        let i = ring_index(side, response);
-        let ctl = &self.header().rings[i];
-        let head = ctl.head.0.load(Ordering::Acquire);
         let (data, cap) = self.ring_data(side, response);
-        Consumer { ctl, data, cap, head, looked: head & !(ring_cap(i) / LOOKS_PER_LAP - 1) }
+        Consumer { ctl: &self.header().rings[ring_index(side, response)], data, cap, head: 0, looked: 0 }
     }
 }
 
@@ -270,8 +267,8 @@ impl Producer {
         let first = self.tail & (self.cap - 1);
         let contiguous = self.cap - first;
         let padded = len > contiguous;
-        let start = if padded { self.tail + contiguous } else { self.tail };
-        let end = start + len;
+        let start = if padded { self.tail.wrapping_add(contiguous) } else { self.tail };
+        let end = start.wrapping_add(len);
         let off = (start & (self.cap - 1)) as usize;
         // SAFETY: fits() guaranteed free space for the pad, the record and the zero header
         // after it; the consumer reads none of it before the release stores below publish it.
@@ -393,13 +390,13 @@ impl Consumer {
     }
 
     fn advance(&mut self, len: u64) {
-        self.head += len;
+        self.head = self.head.wrapping_add(len);
         self.ctl().head.0.store(self.head, Ordering::Release);
     }
 
     /// The ring position just past `rec` (the oldest record, from `peek`).
     pub fn position_after(&self, rec: &Record) -> u64 {
-        self.head + rec.len
+        self.head.wrapping_add(rec.len)
     }
 
     /// Releases `rec`. Returns true when the producer waits for space (doorbell it); looks
