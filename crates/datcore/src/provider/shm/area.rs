@@ -3,9 +3,10 @@
 //! - the wake words, one [`WakeWord`] per completion queue (read-write for peers): a producer
 //!   in any process that adds work feeding that queue wakes its sleeper without a thread
 //!   hand-off;
-//! - the memory table ([`super::memtable`]), passed as a read-only fd: initiators check rkey,
-//!   bounds, protection domain and rights there before they copy, and cannot change it (which
-//!   matters where cross-memory attach is refused and the target executes RDMA itself).
+//! - a copy of the memory table ([`super::memtable`]), passed as a read-only fd: initiators
+//!   check rkey, bounds, protection domain and rights there before they copy. The file is
+//!   sealed against every write but through our own mapping, so no peer changes what another
+//!   peer's initiator reads; what this process decides on is its private table anyway.
 //!
 //! The fds travel with the connection handshake ([`super::conn`]).
 
@@ -20,7 +21,8 @@ use std::time::Duration;
 
 /// Completion queues per process (the device's `max_cq`).
 pub const WAKE_SLOTS: usize = 4096;
-const WAKE_BYTES: usize = WAKE_SLOTS * std::mem::size_of::<WakeWord>();
+/// Bytes of the wake words in the published area.
+pub const WAKE_BYTES: usize = WAKE_SLOTS * std::mem::size_of::<WakeWord>();
 
 /// A cross-process sleeping word for one completion queue.
 ///
@@ -112,10 +114,10 @@ fn area() -> Option<&'static Area> {
     A.get_or_init(|| {
         let made = (|| -> std::io::Result<Area> {
             let wake_fd = sys::memfd(WAKE_BYTES)?;
-            let table_rw = sys::memfd(super::memtable::TABLE_BYTES)?;
+            let (table_rw, table) = sys::memfd_written_here_only(super::memtable::TABLE_BYTES)?;
             Ok(Area {
                 wake: Mapping::map(&wake_fd, WAKE_BYTES)?,
-                table: Mapping::map(&table_rw, super::memtable::TABLE_BYTES)?,
+                table,
                 table_fd: sys::reopen_read_only(&table_rw)?,
                 wake_fd,
                 free_wake: Mutex::new((0..WAKE_SLOTS as u32).rev().collect()),
@@ -131,7 +133,7 @@ pub fn fds() -> Option<[&'static OwnedFd; 2]> {
     area().map(|a| [&a.wake_fd, &a.table_fd])
 }
 
-/// Our memory table's bytes (zero-filled at creation).
+/// The bytes of our published memory table (zero-filled at creation): the copy peers read.
 pub fn table_ptr() -> Option<*mut u8> {
     area().map(|a| a.table.ptr)
 }
@@ -191,5 +193,38 @@ impl PeerArea {
     /// The peer's wake word `i` (None: out of range, the peer has no such queue).
     pub fn wake(&self, i: u32) -> Option<&WakeWord> {
         ((i as usize) < WAKE_SLOTS).then(|| wake_at(self.wake.ptr, i))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::FileExt;
+
+    /// Peers get a read-only descriptor of the memory table, but any process of the user can
+    /// open the file again read-write through /proc: the file takes no write but ours.
+    #[test]
+    fn the_published_table_takes_no_writes_but_ours() {
+        let [_, table] = fds().expect("a published area");
+        let path = format!("/proc/self/fd/{}", table.as_raw_fd());
+        let file = std::fs::OpenOptions::new().read(true).write(true).open(&path).unwrap();
+        assert!(file.write_at(&[1], 0).is_err(), "a write through a descriptor opened again");
+        // SAFETY: a shared mapping of a file we hold; the result is checked, and unmapped if made.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if p != libc::MAP_FAILED {
+            // SAFETY: the mapping just made.
+            unsafe { libc::munmap(p, 4096) };
+        }
+        assert_eq!(p, libc::MAP_FAILED, "a writable mapping through a descriptor opened again");
     }
 }

@@ -1,12 +1,17 @@
 //! The process-wide table of memory regions and memory windows, looked up by key without locks.
-//! It lives in the published area ([`super::area`]), so connected peers can check keys
-//! themselves before they copy to or from our memory (read-only for them).
+//!
+//! The table is private: every decision this process makes about a key (the SGE checks of its
+//! posts, the rkey checks of the requests it executes for peers) reads it. A copy of it is
+//! published ([`super::area`]) so that connected peers can check keys themselves before they
+//! copy to or from our memory; nothing here reads the copy back, so whatever its bytes say
+//! grants nothing.
 //!
 //! A key is `generation << INDEX_BITS | index`. Each slot is a tiny seqlock: writers (register,
 //! bind, deregister; rare) clear the key, update the fields, then publish the new key; readers
 //! (every post and every remote access; hot) read key, fields, key again and accept the snapshot
 //! only if the key is unchanged and equal to the one they look for. A slot's generation moves
-//! on at every reuse, so stale keys never match a new registration.
+//! on at every reuse, so stale keys never match a new registration. Writers update the private
+//! table and the published copy alike.
 
 use super::super::Access;
 use super::ring::Segment;
@@ -62,27 +67,45 @@ pub struct Slot {
     share_offset: AtomicU64,
 }
 
-/// Bytes of the table in the published area.
+/// Bytes of a table (ours, its published copy, a peer's).
 pub const TABLE_BYTES: usize = SLOTS * std::mem::size_of::<Slot>();
 
 struct Table {
+    /// The table this process decides on.
     slots: &'static [Slot],
+    /// The copy peers read (none without a published area: then peers cannot check keys and
+    /// every RDMA goes through the target).
+    published: Option<&'static [Slot]>,
     free: Mutex<Vec<u32>>,
+}
+
+impl Table {
+    /// Slot `index` of the table and of its published copy.
+    fn copies(&self, index: u32) -> impl Iterator<Item = &'static Slot> {
+        let i = index as usize;
+        std::iter::once(&self.slots[i]).chain(self.published.map(|p| &p[i]))
+    }
+
+    /// Clears the key of slot `index` everywhere; returns the key it held.
+    fn clear(&self, index: u32) -> u32 {
+        let old = self.slots[index as usize].key.swap(0, Ordering::SeqCst);
+        if let Some(p) = self.published {
+            p[index as usize].key.store(0, Ordering::SeqCst);
+        }
+        old
+    }
 }
 
 fn table() -> &'static Table {
     static T: OnceLock<Table> = OnceLock::new();
     T.get_or_init(|| {
-        // Without a published area (no memfd), a private table: peers then cannot check keys
-        // and every RDMA goes through the target.
-        let base = super::area::table_ptr().unwrap_or_else(|| {
-            let private: &'static mut [u64] = Box::leak(vec![0u64; TABLE_BYTES / 8].into_boxed_slice());
-            private.as_mut_ptr() as *mut u8
-        });
-        // SAFETY: base points to TABLE_BYTES zero-filled, 8-aligned bytes that live for the
-        // process; an all-zero Slot (atomics) is valid.
-        let slots = unsafe { std::slice::from_raw_parts(base as *const Slot, SLOTS) };
-        Table { slots, free: Mutex::new((0..SLOTS as u32).rev().collect()) }
+        let private: &'static mut [u64] = Box::leak(vec![0u64; TABLE_BYTES / 8].into_boxed_slice());
+        // SAFETY: private and the published area's table are TABLE_BYTES zero-filled, 8-aligned
+        // bytes that live for the process; an all-zero Slot (atomics) is valid.
+        let slots = unsafe { peer_slots(private.as_ptr() as *const u8) };
+        // SAFETY: as above.
+        let published = super::area::table_ptr().map(|p| unsafe { peer_slots(p) });
+        Table { slots, published, free: Mutex::new((0..SLOTS as u32).rev().collect()) }
     })
 }
 
@@ -140,7 +163,7 @@ pub fn alloc() -> Option<u32> {
 /// returns.
 pub fn free(index: u32) {
     let t = table();
-    t.slots[index as usize].key.store(0, Ordering::SeqCst);
+    t.clear(index);
     key_cleared();
     quiesce(index);
     t.free.lock().push(index);
@@ -151,8 +174,9 @@ pub fn free(index: u32) {
 // Invariant: once `free`, `revoke` or `publish` of a slot returns, no peer copies to or from
 // memory the slot's previous key named (nor do our own threads executing a peer's request).
 // An initiator stores `in_flight = 1 + slot` in the connection segment (SeqCst), then looks the
-// key up in our table, copies, and clears the mark; our threads executing a request do the
-// same with `target_busy`. We clear the key (SeqCst), then wait while any connection's mark names the slot. By
+// key up in our published table, copies, and clears the mark; our threads executing a request
+// do the same with `target_busy` and our private table. We clear the key in both (SeqCst), then
+// wait while any connection's mark names the slot. By
 // the SeqCst total order either the initiator's lookup sees the cleared key (and copies
 // nothing), or its mark precedes our check and we wait for the copy to end. A dead peer's mark
 // goes with its connection; a peer that neither finishes nor dies is given up on after
@@ -194,35 +218,60 @@ pub fn quiesce(index: u32) {
 
 /// Publishes a new key for slot `index` with these contents and returns the key.
 pub fn publish(index: u32, e: Entry) -> u32 {
-    let s = &table().slots[index as usize];
-    if s.key.swap(0, Ordering::SeqCst) != 0 {
+    let t = table();
+    if t.clear(index) != 0 {
         key_cleared();
         quiesce(index);
     }
+    let s = &t.slots[index as usize];
     let mut gen = (s.gen.load(Ordering::Relaxed) + 1) & GEN_MASK;
     if gen == 0 {
         gen = 1;
     }
     s.gen.store(gen, Ordering::Relaxed);
-    s.pd.store(e.pd, Ordering::SeqCst);
-    s.meta.store(pack(e.kind, e.access), Ordering::SeqCst);
-    s.addr.store(e.addr, Ordering::SeqCst);
-    s.len.store(e.len, Ordering::SeqCst);
-    let (kind, id, dev, ino, offset) = Share::encode(e.share);
-    s.share_kind.store(kind, Ordering::SeqCst);
-    s.share_id.store(id, Ordering::SeqCst);
-    s.share_dev.store(dev, Ordering::SeqCst);
-    s.share_ino.store(ino, Ordering::SeqCst);
-    s.share_offset.store(offset, Ordering::SeqCst);
     let key = gen << INDEX_BITS | index;
-    s.key.store(key, Ordering::SeqCst);
+    for s in t.copies(index) {
+        s.fill(&e);
+        s.key.store(key, Ordering::SeqCst);
+    }
     key
+}
+
+impl Slot {
+    /// Writes `e`'s fields (under a cleared key: readers take none of it until a key is
+    /// published after it).
+    fn fill(&self, e: &Entry) {
+        self.pd.store(e.pd, Ordering::SeqCst);
+        self.meta.store(pack(e.kind, e.access), Ordering::SeqCst);
+        self.addr.store(e.addr, Ordering::SeqCst);
+        self.len.store(e.len, Ordering::SeqCst);
+        let (kind, id, dev, ino, offset) = Share::encode(e.share);
+        self.share_kind.store(kind, Ordering::SeqCst);
+        self.share_id.store(id, Ordering::SeqCst);
+        self.share_dev.store(dev, Ordering::SeqCst);
+        self.share_ino.store(ino, Ordering::SeqCst);
+        self.share_offset.store(offset, Ordering::SeqCst);
+    }
+}
+
+/// Writes `e` under `key` into the slot `key` names in `slots` (any table, a peer's mapping
+/// of ours included: what [`super::raw_peer`] forges with).
+pub fn write_slot(slots: &[Slot], key: u32, e: &Entry) {
+    let s = &slots[slot_of(key) as usize];
+    s.key.store(0, Ordering::SeqCst);
+    s.fill(e);
+    s.key.store(key, Ordering::SeqCst);
+}
+
+/// The key of generation `gen` (at least 1) of slot `index`.
+pub fn key_of(index: u32, gen: u32) -> u32 {
+    (gen & GEN_MASK) << INDEX_BITS | (index & (SLOTS as u32 - 1))
 }
 
 /// Invalidates the current key of slot `index` without freeing the slot (and waits out peer
 /// copies under it).
 pub fn revoke(index: u32) {
-    table().slots[index as usize].key.store(0, Ordering::SeqCst);
+    table().clear(index);
     key_cleared();
     quiesce(index);
 }
@@ -232,7 +281,7 @@ pub fn lookup(key: u32) -> Option<Entry> {
     lookup_in(table().slots, key)
 }
 
-/// A peer's table, mapped read-only from its published area.
+/// A table at `base`: a peer's, mapped read-only from its published area (or any other).
 ///
 /// # Safety
 /// `base` must point to a live mapping of at least [`TABLE_BYTES`] bytes, 8-aligned, for `'a`.
@@ -246,7 +295,7 @@ pub fn slot_of(key: u32) -> u32 {
     key & (SLOTS as u32 - 1)
 }
 
-/// Looks `key` up in `slots` (ours or a peer's): a consistent snapshot or None.
+/// Looks `key` up in `slots` (a peer's published table): a consistent snapshot or None.
 #[inline]
 pub fn lookup_in(slots: &[Slot], key: u32) -> Option<Entry> {
     read_slot(slots, key, true)
@@ -287,4 +336,45 @@ fn read_slot(slots: &[Slot], key: u32, with_share: bool) -> Option<Entry> {
     }
     let (kind, access) = unpack(meta);
     Some(Entry { kind, pd, addr, len, access, share })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RIGHTS: Access =
+        Access { local_read: true, local_write: true, remote_read: true, remote_write: true, remote_atomic: true };
+
+    /// What peers read is a copy: whatever its bytes say (a peer that could write them, or
+    /// forged them some other way), the keys, bounds and rights this process decides on are
+    /// its own registrations'.
+    #[test]
+    fn a_forged_published_copy_decides_nothing() {
+        let published = super::super::area::table_ptr().expect("a published area");
+        // SAFETY: the published table's mapping is TABLE_BYTES long and lives for the process.
+        let copy = unsafe { peer_slots(published) };
+        let mut word = [0u64; 8];
+        let region = Entry {
+            kind: Kind::Region,
+            pd: 3,
+            addr: word.as_mut_ptr() as u64,
+            len: 8,
+            access: Access { remote_read: true, ..Access::default() },
+            share: None,
+        };
+        let slot = alloc().unwrap();
+        let key = publish(slot, region);
+        assert_eq!(lookup_in(copy, key), Some(region), "peers read the registration");
+        let elsewhere = Entry { addr: 0x1000, len: 1 << 40, access: RIGHTS, ..region };
+        write_slot(copy, key, &elsewhere);
+        let free_slot = alloc().unwrap();
+        let forged = key_of(free_slot, 9);
+        write_slot(copy, forged, &elsewhere);
+        assert_eq!(lookup(key), Some(region), "a forged copy changed a registration");
+        assert_eq!(lookup_unshared(key).map(|e| (e.addr, e.len, e.access)), Some((region.addr, 8, region.access)));
+        assert_eq!(lookup(forged), None, "a forged copy made a key");
+        free(slot);
+        free(free_slot);
+        assert_eq!(lookup_in(copy, key), None, "a freed key stays readable to peers");
+    }
 }

@@ -42,6 +42,8 @@ mod cq;
 mod memtable;
 mod progress;
 mod qp;
+#[doc(hidden)]
+pub mod raw_peer;
 mod rdma;
 mod recvq;
 mod rendezvous;
@@ -173,7 +175,8 @@ impl Device for ShmDevice {
         if init.datagram {
             return Ok(Arc::new(ud::ShmUdQp::new(pd.id, send_cq, recv_cq, srq, caps, init.context, init.events)?));
         }
-        Ok(Arc::new(qp::ShmQp::new(pd.id, send_cq, recv_cq, srq, caps, init.context, init.events)))
+        let events = self.events.clone();
+        Ok(Arc::new(qp::ShmQp::new(pd.id, send_cq, recv_cq, srq, caps, init.context, init.events, events)))
     }
 }
 

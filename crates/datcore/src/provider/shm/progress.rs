@@ -213,6 +213,11 @@ fn service(qp: &QpShared, look: bool, kick: bool) -> bool {
             if st.sock_ready {
                 st.sock_ready = false;
                 conn::on_socket(qp, &mut st, &mut a)?;
+                if a.event.is_some() {
+                    // Delivered first (Established before whatever the data path finds next:
+                    // on_socket asked for another round).
+                    return Ok(());
+                }
             }
             match st.phase {
                 Phase::Connecting => {
@@ -259,12 +264,11 @@ fn service(qp: &QpShared, look: bool, kick: bool) -> bool {
             Ok(())
         })();
         if let Err(f) = r {
-            tracing::warn!(context = qp.context, ?f, "shm: connection broken");
-            qp.teardown(&mut st, &mut a);
-            a.event = Some((ConnEvent::Broken, Vec::new()));
+            qp.broken(&mut st, &mut a, f);
         }
         if st.dropped {
             a.event = None;
+            a.qp_error = false;
         }
         closed = st.phase == Phase::Closed;
     }

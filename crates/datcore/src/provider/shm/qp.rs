@@ -6,8 +6,8 @@
 
 use super::super::spin::SpinLock;
 use super::super::{
-    Access, AtomicOp, BindWr, CompletionQueue, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair,
-    SendOp, SendWr, Sge, WcOpcode, WcStatus, WorkCompletion,
+    Access, AsyncError, AsyncEvents, AtomicOp, BindWr, CompletionQueue, ConnEvent, ConnectionEvents, ConnectionRequest,
+    QpCaps, QueuePair, SendOp, SendWr, Sge, WcOpcode, WcStatus, WorkCompletion,
 };
 use super::area::PeerArea;
 use super::cq::{Handout, ShmCq};
@@ -399,6 +399,8 @@ pub struct After<'o> {
     pub wake_send: bool,
     pub wake_recv: bool,
     pub event: Option<(ConnEvent, Vec<u8>)>,
+    /// The peer broke the protocol: the queue pair went to error (reported with `event`).
+    pub qp_error: bool,
     pub handout: Option<Handout<'o>>,
 }
 
@@ -427,6 +429,8 @@ pub struct QpShared {
     pub srq: Option<Arc<ShmSrq>>,
     pub caps: QpCaps,
     pub events: Arc<dyn ConnectionEvents>,
+    /// The device's asynchronous errors (a queue pair in error).
+    pub async_events: Arc<dyn AsyncEvents>,
     /// Taken by every post, poll and progress-thread look: see [`SpinLock`].
     pub st: SpinLock<QpState>,
     /// Stalled on an empty receive queue: the next post_recv runs a data step itself.
@@ -520,6 +524,9 @@ impl QpShared {
         if let Some((ev, data)) = a.event {
             self.deliver(ev, &data);
         }
+        if a.qp_error {
+            self.async_events.async_error(AsyncError::QpError { context: self.context });
+        }
     }
 
     /// Delivers connection event `ev`. A final one comes after the teardown, which flushed a
@@ -593,6 +600,17 @@ impl QpShared {
         }
     }
 
+    /// Ends the connection after `fault`: everything outstanding is flushed and the
+    /// connection reported BROKEN; where the peer broke the protocol, the queue pair is also
+    /// reported in error (the IA's asynchronous `DAT_ASYNC_ERROR_EP_BROKEN`), as a device
+    /// reports a queue pair it moved to error.
+    pub fn broken(&self, st: &mut QpState, a: &mut After, fault: Fault) {
+        tracing::warn!(context = self.context, ?fault, "shm: connection broken");
+        self.teardown(st, a);
+        a.event = Some((ConnEvent::Broken, Vec::new()));
+        a.qp_error = matches!(fault, Fault::Malformed(_));
+    }
+
     /// Completes, in queue order, the send-queue ops at the head that are done.
     pub fn retire(&self, sq: &mut SendQueue, a: &mut After) {
         while sq.head < sq.issued {
@@ -663,6 +681,7 @@ pub struct ShmQp {
 }
 
 impl ShmQp {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         pd: u32,
         send_cq: Option<Arc<ShmCq>>,
@@ -671,6 +690,7 @@ impl ShmQp {
         caps: QpCaps,
         context: u64,
         events: Arc<dyn ConnectionEvents>,
+        async_events: Arc<dyn AsyncEvents>,
     ) -> ShmQp {
         let rq = RecvQueue::new(if srq.is_some() { 0 } else { caps.max_recv_wr.max(1) }, caps.max_recv_sge);
         let st = QpState {
@@ -701,6 +721,7 @@ impl ShmQp {
             srq,
             caps,
             events,
+            async_events,
             st: SpinLock::new(st),
             need_recv: AtomicBool::new(false),
         });
@@ -789,9 +810,7 @@ impl QueuePair for ShmQp {
             }
             st.sq.push(entry, wr.sges)?;
             if let Err(f) = super::xfer::pump_tx(sh, &mut st, &mut a) {
-                tracing::warn!(context = sh.context, ?f, "shm: connection broken");
-                sh.teardown(&mut st, &mut a);
-                a.event = Some((ConnEvent::Broken, Vec::new()));
+                sh.broken(&mut st, &mut a, f);
             }
         }
         if a.wake_send || a.event.is_some() {

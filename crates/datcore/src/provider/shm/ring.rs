@@ -2,10 +2,11 @@
 //!
 //! A record is an 8-byte header `{len: u32, kind: u16, flags: u16}` followed by its payload,
 //! padded to 8 bytes. Records never wrap: a producer that does not fit before the end writes a
-//! pad record there. Each side keeps its own index in private memory and only *reads* the
-//! other's index from the segment, validating it, so a misbehaving peer can at worst make a
-//! ring look malformed (which breaks that connection) but never make us read or write outside
-//! the segment.
+//! pad record there. Each side keeps its own index in private memory, starting at 0 (a
+//! segment the peer made is refused unless every index in it is 0), and only *reads* the
+//! other's index from the segment, validating it; record headers are validated as well. So a
+//! misbehaving peer can at worst make a ring look malformed (which breaks that connection) but
+//! never make us read or write outside the ring, nor loop.
 //!
 //! The header itself says a record is there, so a consumer touches one cache line per small
 //! record (not the producer's tail index and then the record). Invariant: **the header word at
@@ -13,8 +14,7 @@
 //! producer keeps it by writing a zero header just past each record before it publishes the
 //! record's own header (a release store; the consumer's load acquires); a valid header is
 //! never zero (`len >= 8`), and a fresh ring is all zero. So a consumer never mistakes the
-//! bytes of an older lap for a record. The tail index is still published, for a producer
-//! rebuilt from the segment.
+//! bytes of an older lap for a record. The tail index is still published (nobody reads it).
 //!
 //! A producer that finds the ring full sets `waiting` and the consumer rings the doorbell when
 //! it frees space. The consumer looks at `waiting` (a full fence, which would stall it on its
@@ -37,12 +37,15 @@ const _: () = assert!(REQ_CAP.is_power_of_two() && RESP_CAP.is_power_of_two());
 pub const HDR: usize = 8;
 /// Largest record payload the data path writes (an operation header and one inline chunk).
 pub const MAX_PAYLOAD: usize = 32 * 1024 + 64;
+/// Longest record (header and padded payload) a producer writes.
+const MAX_RECORD: u64 = ((HDR + MAX_PAYLOAD + 7) & !7) as u64;
 /// Most bytes one push needs free: a pad as long as a record, the record, the zero header.
 const MAX_NEED: u64 = 2 * (HDR + MAX_PAYLOAD) as u64 + HDR as u64;
 const _: () = assert!(MAX_NEED <= RESP_CAP - RESP_CAP / LOOKS_PER_LAP && RESP_CAP <= REQ_CAP);
 /// How often per lap of the ring the consumer looks at the producer's `waiting` flag.
 const LOOKS_PER_LAP: u64 = 8;
-const PAD: u16 = 0;
+/// The kind of a pad record, which fills the ring from a record that did not fit to its end.
+pub const PAD: u16 = 0;
 const MAGIC: u64 = 0x6461_742d_7368_6d31; // "dat-shm1"
 
 /// Per-ring control block, each index on its own cache line.
@@ -102,7 +105,8 @@ pub struct Segment {
 }
 
 impl Segment {
-    /// Wraps a mapping of at least [`segment_len`] bytes; `init` writes a fresh header.
+    /// Wraps a mapping of at least [`segment_len`] bytes; `init` writes a fresh header, else
+    /// (a segment the peer made) it must be a fresh connection's: the magic, every ring index 0.
     pub fn new(map: Mapping, init: bool) -> Option<Segment> {
         const _: () = assert!(std::mem::size_of::<SegHeader>() as u64 <= DATA_OFF);
         if map.len < segment_len() {
@@ -116,6 +120,10 @@ impl Segment {
         } else {
             // SAFETY: as above; reading the first 8 bytes.
             if unsafe { std::ptr::read_volatile(s.map.ptr as *const u64) } != MAGIC {
+                return None;
+            }
+            let fresh = |r: &RingCtl| r.head.0.load(Ordering::Acquire) == 0 && r.tail.0.load(Ordering::Acquire) == 0;
+            if !s.header().rings.iter().all(fresh) {
                 return None;
             }
         }
@@ -140,31 +148,30 @@ impl Segment {
         &self.header().target_busy[side].0
     }
 
-    pub fn producer(&self, side: usize, response: bool) -> Producer {
+    /// The first byte and the capacity of the ring `side` produces into.
+    pub fn ring_data(&self, side: usize, response: bool) -> (*mut u8, u64) {
         let i = ring_index(side, response);
-        let ctl = &self.header().rings[i];
-        Producer {
-            ctl,
-            // SAFETY: ring_data_off(i) + cap lies inside the mapping (checked in new()).
-            data: unsafe { self.map.ptr.add(ring_data_off(i) as usize) },
-            cap: ring_cap(i),
-            tail: ctl.tail.0.load(Ordering::Acquire),
-            head_seen: ctl.head.0.load(Ordering::Acquire),
-        }
+        // SAFETY: ring_data_off(i) + cap lies inside the mapping (checked in new()).
+        (unsafe { self.map.ptr.add(ring_data_off(i) as usize) }, ring_cap(i))
     }
 
+    /// The consumer's head and the producer's tail of the ring `side` produces into.
+    pub fn indices(&self, side: usize, response: bool) -> (&AtomicU64, &AtomicU64) {
+        let ctl = &self.header().rings[ring_index(side, response)];
+        (&ctl.head.0, &ctl.tail.0)
+    }
+
+    /// The producing end of the ring `side` produces into, at a fresh ring's start (the
+    /// segment's index words are the peer's to write: never taken as they are).
+    pub fn producer(&self, side: usize, response: bool) -> Producer {
+        let (data, cap) = self.ring_data(side, response);
+        Producer { ctl: &self.header().rings[ring_index(side, response)], data, cap, tail: 0, head_seen: 0 }
+    }
+
+    /// The consuming end of the ring `side` produces into, at a fresh ring's start.
     pub fn consumer(&self, side: usize, response: bool) -> Consumer {
-        let i = ring_index(side, response);
-        let ctl = &self.header().rings[i];
-        let head = ctl.head.0.load(Ordering::Acquire);
-        Consumer {
-            ctl,
-            // SAFETY: as in producer().
-            data: unsafe { self.map.ptr.add(ring_data_off(i) as usize) },
-            cap: ring_cap(i),
-            head,
-            looked: head & !(ring_cap(i) / LOOKS_PER_LAP - 1),
-        }
+        let (data, cap) = self.ring_data(side, response);
+        Consumer { ctl: &self.header().rings[ring_index(side, response)], data, cap, head: 0, looked: 0 }
     }
 }
 
@@ -247,6 +254,7 @@ impl Producer {
         payload: usize,
         fill: impl FnOnce(&mut [u8]),
     ) -> Result<bool, Malformed> {
+        debug_assert!(payload <= MAX_PAYLOAD);
         if !self.fits(payload)? {
             self.ctl().waiting.0.store(1, Ordering::SeqCst);
             fence(Ordering::SeqCst);
@@ -259,8 +267,8 @@ impl Producer {
         let first = self.tail & (self.cap - 1);
         let contiguous = self.cap - first;
         let padded = len > contiguous;
-        let start = if padded { self.tail + contiguous } else { self.tail };
-        let end = start + len;
+        let start = if padded { self.tail.wrapping_add(contiguous) } else { self.tail };
+        let end = start.wrapping_add(len);
         let off = (start & (self.cap - 1)) as usize;
         // SAFETY: fits() guaranteed free space for the pad, the record and the zero header
         // after it; the consumer reads none of it before the release stores below publish it.
@@ -358,7 +366,12 @@ impl Consumer {
             let len = v as u32 as u64;
             let kind = (v >> 32) as u16;
             let flags = (v >> 48) as u16;
-            if len < HDR as u64 || !len.is_multiple_of(8) || off + len > self.cap {
+            // A pad fills the ring from a record that did not fit to its end, so it starts past
+            // the ring's start (and the record after it, at the start, is no pad); any other
+            // record is one a producer writes. So a peek consumes at most one pad.
+            let fits =
+                if kind == PAD { off > 0 && off + len == self.cap } else { len <= MAX_RECORD && off + len <= self.cap };
+            if len < HDR as u64 || !len.is_multiple_of(8) || !fits {
                 return Err(Malformed("bad record length"));
             }
             if kind == PAD {
@@ -377,13 +390,13 @@ impl Consumer {
     }
 
     fn advance(&mut self, len: u64) {
-        self.head += len;
+        self.head = self.head.wrapping_add(len);
         self.ctl().head.0.store(self.head, Ordering::Release);
     }
 
     /// The ring position just past `rec` (the oldest record, from `peek`).
     pub fn position_after(&self, rec: &Record) -> u64 {
-        self.head + rec.len
+        self.head.wrapping_add(rec.len)
     }
 
     /// Releases `rec`. Returns true when the producer waits for space (doorbell it); looks
@@ -427,5 +440,39 @@ mod tests {
             assert!(rx.peek().unwrap().is_none());
         }
         assert!(tx.position() > RESP_CAP * 2, "the ring wrapped");
+    }
+
+    /// A record header no producer writes is refused, and a peek consumes at most one pad: a
+    /// pad spanning the ring, a pad at its start or short of its end, a record longer than any
+    /// producer writes, an unaligned or too short length.
+    #[test]
+    fn malformed_record_headers_are_refused() {
+        let fd = super::super::sys::memfd(segment_len()).unwrap();
+        let seg = Segment::new(Mapping::map(&fd, segment_len()).unwrap(), true).unwrap();
+        let (data, cap) = seg.ring_data(0, false);
+        let put = |off: u64, len: u64, kind: u16| {
+            // SAFETY: off is 8-aligned and below the ring's capacity.
+            unsafe { header(data, off) }.store(header_word(len as u32, kind, 0), Ordering::Release)
+        };
+        for (len, kind) in [(cap, PAD), (64, PAD), (MAX_RECORD + 8, 7), (12, 7), (4, 7), (cap, 7)] {
+            put(0, len, kind);
+            let mut rx = seg.consumer(0, false);
+            assert!(rx.peek().is_err(), "a record of {len} bytes, kind {kind}, at the start");
+        }
+        // A pad must end at the ring's end: one that does is taken, one short of it is refused.
+        let mut tx = seg.producer(0, false);
+        let mut rx = seg.consumer(0, false);
+        let chunk = Producer::record_len(MAX_PAYLOAD) as u64;
+        while cap - tx.position() > chunk {
+            assert!(tx.push(7, 0, MAX_PAYLOAD, |_| {}).unwrap());
+            let rec = rx.peek().unwrap().unwrap();
+            rx.consume(rec);
+        }
+        let at = tx.position();
+        put(0, 0, 0);
+        put(at, cap - at - 8, PAD);
+        assert!(rx.peek().is_err(), "a pad short of the ring's end");
+        put(at, cap - at, PAD);
+        assert!(rx.peek().unwrap().is_none(), "the pad to the ring's end, then nothing");
     }
 }

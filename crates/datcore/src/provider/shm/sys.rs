@@ -202,6 +202,28 @@ pub fn recv(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Recv> {
 /// An anonymous shared-memory file of `len` bytes, mode 0600, sealed against resizing (a
 /// peer holding it cannot truncate it under our mappings).
 pub fn memfd(len: usize) -> io::Result<OwnedFd> {
+    let fd = memfd_sealable(len)?;
+    add_seals(&fd, libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL)?;
+    Ok(fd)
+}
+
+/// As [`memfd`], mapped read-write here, and then sealed against every other write
+/// (`F_SEAL_FUTURE_WRITE`): a peer that opens the file again read-write (through /proc) can
+/// neither write it nor map it writable. Kernels before 5.1 lack that seal (logged): there
+/// peers can write the file.
+pub fn memfd_written_here_only(len: usize) -> io::Result<(OwnedFd, Mapping)> {
+    let fd = memfd_sealable(len)?;
+    let map = Mapping::map(&fd, len)?;
+    let size = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL;
+    if let Err(e) = add_seals(&fd, size | libc::F_SEAL_FUTURE_WRITE) {
+        tracing::warn!("shm: cannot seal the published memory table against peers' writes: {e}");
+        add_seals(&fd, size)?;
+    }
+    Ok((fd, map))
+}
+
+/// A memfd of `len` bytes, mode 0600, that takes seals.
+fn memfd_sealable(len: usize) -> io::Result<OwnedFd> {
     // SAFETY: the name is a NUL-terminated literal.
     let fd = cvt(unsafe { libc::memfd_create(c"dat-shm".as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) })?;
     // SAFETY: fresh fd.
@@ -210,10 +232,13 @@ pub fn memfd(len: usize) -> io::Result<OwnedFd> {
     cvt(unsafe { libc::fchmod(fd.as_raw_fd(), 0o600) })?;
     // SAFETY: as above.
     cvt(unsafe { libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) })?;
-    let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL;
+    Ok(fd)
+}
+
+fn add_seals(fd: &OwnedFd, seals: libc::c_int) -> io::Result<()> {
     // SAFETY: fcntl on our own fd.
     cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) })?;
-    Ok(fd)
+    Ok(())
 }
 
 /// A read-only descriptor of the same file as `fd` (through /proc/self/fd).

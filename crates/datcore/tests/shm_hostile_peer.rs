@@ -1,0 +1,372 @@
+//! A hostile peer of the same user against the `shm` provider.
+//!
+//! The test process is the hostile peer: it connects (or listens) with the provider's own
+//! handshake, ring and table code (`datcore::provider::shm::raw_peer`), then writes what no
+//! provider would. The victim is this test binary run again (`peer_main`, its case in
+//! `SHM_PEER_ROLE`), a consumer of the provider like any other, which also holds an honest
+//! connection between two endpoints of its own. Each case checks that the victim neither
+//! crashes nor hangs, never reads or writes outside a registered region with the rights an
+//! operation needs, keeps its honest connection (and connection management) working, and
+//! ends the hostile connection BROKEN with an asynchronous QP error, or refuses it at setup.
+
+mod shm_common;
+
+use datcore::provider::shm::raw_peer::{self, Files, Preset, RawListener, RawPeer, Response};
+use datcore::provider::*;
+use shm_common::*;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::ExitStatusExt;
+use std::process::Child;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The context of the victim's queue pair on the hostile connection.
+const HOSTILE: u64 = 0xbad;
+
+// ---- the victim -------------------------------------------------------------------------------
+
+/// The victim's device, its asynchronous errors, and its honest connection (`a` connected to
+/// `b`, through the listener on `port`).
+struct Victim {
+    dev: Arc<dyn Device>,
+    asyncs: Arc<Q<AsyncError>>,
+    honest_port: u64,
+    honest_crs: Arc<Q<Arc<dyn ConnectionRequest>>>,
+    _honest_listener: Arc<dyn Listener>,
+    a: Ep,
+    b: Ep,
+}
+
+impl Victim {
+    fn new(hostile_port: u64) -> Victim {
+        let asyncs = Q::new();
+        let dev = open_with(Arc::new(AsyncQ(asyncs.clone())));
+        let honest_port = hostile_port + 1;
+        let honest_crs = Q::new();
+        let l = dev.listen(honest_port, Arc::new(ListenQ(honest_crs.clone()))).unwrap();
+        let (a, b) = (Ep::new(&dev), Ep::new(&dev));
+        connect_pair(&a, &b, honest_port, &honest_crs);
+        Victim { dev, asyncs, honest_port, honest_crs, _honest_listener: l, a, b }
+    }
+
+    /// Listens on `port` and accepts the hostile peer's connection (not yet established).
+    fn accept_hostile(&self, port: u64) -> (Ep, Arc<dyn Listener>) {
+        let crs = Q::new();
+        let l = self.dev.listen(port, Arc::new(ListenQ(crs.clone()))).unwrap();
+        let req = crs.wait(T).expect("no connect request from the hostile peer");
+        let ep = Ep::with_context(&self.dev, HOSTILE);
+        ep.qp.accept(&req, b"").unwrap();
+        (ep, l)
+    }
+
+    /// Connects to the hostile peer listening on `port`.
+    fn connect_hostile(&self, port: u64) -> Ep {
+        let ep = Ep::with_context(&self.dev, HOSTILE);
+        ep.qp.connect(local(), port, b"", None).unwrap();
+        ep
+    }
+
+    /// Uses the hostile connection as any consumer would (a receive posted, sends, both queues
+    /// polled) once it is established, until it ends; it must end BROKEN with the asynchronous
+    /// error (refused at setup: without being established).
+    fn use_until_broken(&self, ep: &Ep) {
+        let rx = Buf::new(&ep.pd, 64, ALL);
+        let tx = Buf::new(&ep.pd, 64, ALL);
+        ep.qp.post_recv(1, &[rx.sge(0, 64)]).unwrap();
+        let end = Instant::now() + T;
+        let mut established = false;
+        loop {
+            match ep.ev.wait(Duration::from_millis(2)) {
+                Some((ConnEvent::Established, _)) => established = true,
+                Some((ev, _)) => {
+                    assert_eq!(ev, ConnEvent::Broken, "the hostile connection ended otherwise");
+                    break;
+                }
+                None => assert!(Instant::now() < end, "the hostile connection did not end"),
+            }
+            if established {
+                let _ = ep.op(2, SendOp::Send, &[tx.sge(0, 8)], false);
+                while ep.scq.poll().is_some() {}
+                let _ = ep.rcq.poll();
+            }
+        }
+        let err = self.asyncs.wait(T).expect("no asynchronous error for the hostile connection");
+        assert_eq!(err, AsyncError::QpError { context: HOSTILE });
+    }
+
+    /// The hostile connection (whose earlier events are gone) ends BROKEN and the IA hears an
+    /// asynchronous error naming its queue pair.
+    fn expect_broken(&self, ep: &Ep) {
+        let (ev, _) = ep.ev.wait(T).expect("the hostile connection did not end");
+        assert_eq!(ev, ConnEvent::Broken, "the hostile connection ended otherwise");
+        let err = self.asyncs.wait(T).expect("no asynchronous error for the hostile connection");
+        assert_eq!(err, AsyncError::QpError { context: HOSTILE });
+    }
+
+    /// A message each way on the honest connection, and a new connection set up and torn down.
+    fn check_honest(&self) {
+        for (from, to) in [(&self.a, &self.b), (&self.b, &self.a)] {
+            let rx = Buf::new(&to.pd, 64, ALL);
+            to.qp.post_recv(7, &[rx.sge(0, 64)]).unwrap();
+            send_words(from, 8, &[0x600d]);
+            let wc = to.rcq.expect();
+            assert_eq!((wc.wr_id, wc.status, wc.byte_len), (7, WcStatus::Success, 8));
+            assert_eq!(rx.word(0), 0x600d);
+        }
+        let (c, d) = (Ep::new(&self.dev), Ep::new(&self.dev));
+        connect_pair(&c, &d, self.honest_port, &self.honest_crs);
+        c.qp.disconnect(true).unwrap();
+        assert_eq!(c.event().0, ConnEvent::Disconnected);
+        assert_eq!(d.event().0, ConnEvent::Disconnected);
+        assert!(self.asyncs.wait(Duration::ZERO).is_none(), "an asynchronous error besides the hostile one");
+    }
+}
+
+/// Connects `a` to `b` through the listener on `port` whose requests go to `crs`.
+fn connect_pair(a: &Ep, b: &Ep, port: u64, crs: &Q<Arc<dyn ConnectionRequest>>) {
+    a.qp.connect(local(), port, b"", None).unwrap();
+    let req = crs.wait(T).expect("no connect request on the honest listener");
+    b.qp.accept(&req, b"").unwrap();
+    assert_eq!(a.event().0, ConnEvent::Established);
+    assert_eq!(b.event().0, ConnEvent::Established);
+}
+
+/// Entry point of the victim process (ignored when run normally).
+#[test]
+#[ignore]
+fn peer_main() {
+    let Ok(role) = std::env::var("SHM_PEER_ROLE") else { return };
+    let p: u64 = std::env::var("SHM_PEER_PORT").unwrap().parse().unwrap();
+    let v = Victim::new(p);
+    match role.as_str() {
+        "forged_table" => victim_forged_table(&v, p),
+        "pad_loop" => victim_pad_loop(&v, p),
+        "bad_indices" => v.use_until_broken(&v.connect_hostile(p)),
+        r => panic!("unknown role {r}"),
+    }
+    v.check_honest();
+    std::process::exit(0);
+}
+
+// ---- the hostile side --------------------------------------------------------------------------
+
+/// The victim process; killed if it is still running when this is dropped.
+struct VictimProcess(Child);
+
+impl VictimProcess {
+    fn spawn(role: &str, port: u64) -> VictimProcess {
+        VictimProcess(spawn(role, port, &[]))
+    }
+
+    /// Waits for the victim to finish and fails the test with what became of it, then with
+    /// `hostile`, the hostile side's own outcome.
+    fn finish(mut self, hostile: io::Result<()>) {
+        let end = Instant::now() + 3 * T;
+        let status = loop {
+            if let Some(s) = self.0.try_wait().unwrap() {
+                break s;
+            }
+            if Instant::now() > end {
+                panic!("the victim hung (killed after {:?}); hostile side: {hostile:?}", 3 * T);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        if let Some(sig) = status.signal() {
+            panic!("the victim died of signal {sig}; hostile side: {hostile:?}");
+        }
+        assert!(status.success(), "the victim failed ({status}); hostile side: {hostile:?}");
+        hostile.unwrap();
+    }
+}
+
+impl Drop for VictimProcess {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// Runs case `role` against a fresh victim on qualifier base `n`: `hostile` gets the qualifier
+/// the victim listens on.
+fn case(role: &str, n: u64, hostile: impl FnOnce(u64) -> io::Result<()>) {
+    let p = port(n * 4);
+    let victim = VictimProcess::spawn(role, p);
+    let r = hostile(p);
+    victim.finish(r);
+}
+
+/// Expects the victim to close the hostile connection.
+fn expect_closed(peer: &RawPeer) -> io::Result<()> {
+    if !peer.closed_by_other(T) {
+        return Err(fail("the victim kept the hostile connection".into()));
+    }
+    Ok(())
+}
+
+/// Runs case `role` against a fresh victim that connects to the raw listener `hostile` gets,
+/// on qualifier base `n`.
+fn case_listening(role: &str, n: u64, hostile: impl FnOnce(&RawListener) -> io::Result<()>) {
+    let p = port(n * 4);
+    let l = RawListener::listen(p).unwrap();
+    let victim = VictimProcess::spawn(role, p);
+    let r = hostile(&l);
+    victim.finish(r);
+}
+
+fn words(b: &[u8]) -> Vec<u64> {
+    b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+fn bytes(w: &[u64]) -> Vec<u8> {
+    w.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+fn fail(what: String) -> io::Error {
+    io::Error::other(what)
+}
+
+// ---- 1. the memory table a peer can write -------------------------------------------------------
+
+/// A slot the victim never uses (slots are taken from 0 up).
+const FORGED_SLOT: u32 = 60_000;
+
+/// The victim's memory: a canary nobody registered, and a region registered for remote reads
+/// only. The hostile peer forges table entries for both (through the table descriptor it was
+/// given, reopened read-write) and writes, reads and adds through them; nothing may change and
+/// nothing may be read.
+fn victim_forged_table(v: &Victim, p: u64) {
+    let (ep, _l) = v.accept_hostile(p);
+    assert_eq!(ep.event().0, ConnEvent::Established);
+    let canary = vec![0x11u64; 512];
+    let ro = {
+        let mut b = Buf::new(&ep.pd, 4096, Access { remote_write: false, remote_atomic: false, ..ALL });
+        b.fill(|_| 0x22);
+        b
+    };
+    send_words(&ep, 1, &[canary.as_ptr() as u64, ro.addr(), ro.mr.rkey() as u64]);
+    assert_eq!(recv_words(&ep, 2, 1), [0xd0e]);
+    std::sync::atomic::fence(Ordering::SeqCst);
+    assert!(canary.iter().all(|&w| w == 0x11), "memory no region covers was written");
+    assert!(ro.bytes().iter().all(|&b| b == 0x22), "a region without remote write was written");
+    assert_eq!(ep.event().0, ConnEvent::Broken, "the hostile peer left");
+}
+
+/// Opens the file behind `fd` again read-write (as any process of the user can, through
+/// /proc) and maps `len` bytes of it writable.
+fn reopen_writable(fd: &OwnedFd, len: usize) -> io::Result<*mut u8> {
+    let path = std::ffi::CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap();
+    // SAFETY: NUL-terminated path; the result is checked.
+    let raw = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor we own.
+    let file = unsafe { OwnedFd::from_raw_fd(raw) };
+    // SAFETY: mapping a file we hold; the result is checked (and the mapping never unmapped).
+    let p = unsafe {
+        libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, file.as_raw_fd(), 0)
+    };
+    if p == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(p as *mut u8)
+}
+
+#[test]
+fn forged_table_entries_grant_nothing() {
+    case("forged_table", 1, |p| {
+        let mut peer = RawPeer::connect(p, Files::default(), T)?;
+        let w = words(&peer.next_send(T)?);
+        let (canary, ro, ro_key) = (w[0], w[1], w[2] as u32);
+        let forged = raw_peer::key(FORGED_SLOT);
+        match reopen_writable(peer.other_table_fd(), raw_peer::TABLE_BYTES) {
+            Ok(table) => {
+                let pd = peer.other_pd();
+                // SAFETY: a writable mapping of the whole table, never unmapped.
+                unsafe {
+                    raw_peer::write_entry(table, forged, pd, canary, 4096, ALL, None);
+                    raw_peer::write_entry(table, ro_key, pd, ro, 4096, ALL, None);
+                }
+            }
+            Err(e) => eprintln!("the victim's table cannot be written: {e}"),
+        }
+        peer.write(forged, canary, &[0xee; 8])?;
+        peer.fetch_add(forged, canary + 8, 1)?;
+        peer.read(forged, canary + 16, 8)?;
+        peer.write(ro_key, ro, &[0xee; 8])?;
+        peer.fetch_add(ro_key, ro + 8, 1)?;
+        let answers: Vec<Response> = (0..5).map_while(|_| peer.next_response(Duration::from_secs(2)).ok()).collect();
+        peer.send(&bytes(&[0xd0e]))?;
+        peer.wait_drained(T)?;
+        let refused = Response::Ack(WcStatus::RemoteAccess, 0);
+        if answers.iter().any(|a| !matches!(a, Response::Ack(WcStatus::RemoteAccess, _))) || answers.len() != 5 {
+            return Err(fail(format!("answers {answers:x?}, each should be {refused:?}")));
+        }
+        Ok(())
+    });
+}
+
+// ---- 2. a malformed record ----------------------------------------------------------------------
+
+/// The hostile peer writes a pad record as long as the whole ring where the victim reads its
+/// next request: consuming it would bring the victim back to the same place forever.
+fn victim_pad_loop(v: &Victim, p: u64) {
+    let (ep, _l) = v.accept_hostile(p);
+    assert_eq!(ep.event().0, ConnEvent::Established);
+    let rb = Buf::new(&ep.pd, 64, ALL);
+    ep.qp.post_recv(1, &[rb.sge(0, 64)]).unwrap();
+    v.expect_broken(&ep);
+    let wc = ep.rcq.expect();
+    assert_eq!((wc.wr_id, wc.status), (1, WcStatus::Flushed));
+}
+
+#[test]
+fn a_pad_record_as_long_as_the_ring_breaks_the_connection() {
+    case("pad_loop", 2, |p| {
+        let mut peer = RawPeer::connect(p, Files::default(), T)?;
+        peer.pad_request_ring(RawPeer::request_ring_capacity() as u32);
+        expect_closed(&peer)
+    });
+}
+
+// ---- 3. ring indices in a listener's segment ----------------------------------------------------
+
+/// The hostile peer listens and hands the victim a segment whose ring indices are not those
+/// of a fresh connection: `preset` (the victim is side 0).
+fn bad_indices(n: u64, preset: Preset) {
+    case_listening("bad_indices", n, |l| {
+        // Refused at setup (no ready-to-use) or taken: either way the victim must end it.
+        match l.accept(Files::default(), &[preset], T) {
+            Ok(peer) => expect_closed(&peer),
+            Err(e) => {
+                eprintln!("accept: {e}");
+                Ok(())
+            }
+        }
+    });
+}
+
+/// The victim's response-ring head 3 bytes short of the segment's end: its 8-byte header
+/// loads would reach past the mapping.
+#[test]
+fn a_misaligned_ring_head_in_the_segment_is_refused() {
+    let cap = 128 * 1024;
+    bad_indices(3, Preset { producer_side: 1, response: true, head: true, value: cap - 3 });
+}
+
+/// The victim's request-ring tail at the end of the position space: the next record's end
+/// overflows.
+#[test]
+fn a_ring_tail_at_the_end_of_the_position_space_is_refused() {
+    bad_indices(4, Preset { producer_side: 0, response: false, head: false, value: u64::MAX - 7 });
+}
+
+/// The victim's request-ring head ahead of its tail: the free space underflows.
+#[test]
+fn a_ring_head_ahead_of_its_tail_is_refused() {
+    bad_indices(5, Preset { producer_side: 0, response: false, head: true, value: 64 });
+}
