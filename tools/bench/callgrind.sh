@@ -197,7 +197,10 @@ done
     done
 } | tee "$OUT/callgrind.md"
 {
-    echo "instructions per operation (valgrind callgrind): IA $IA, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short=7 HEAD 2>/dev/null || echo unknown)"
+    commit=$(git rev-parse --short=7 HEAD 2>/dev/null || echo unknown)
+    [ -n "$(git status --porcelain -uno 2>/dev/null)" ] && commit="$commit+changes"
+    echo "run: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit, IA $IA, $N and $((2 * N)) datperf iterations;" \
+        "$(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), Linux $(uname -r)"
     echo
     echo "| counted | instructions |"
     echo "|---|---:|"
