@@ -30,7 +30,7 @@
 # slower, so give it fewer 1 MiB operations (BENCH_GUEST_BW_ITERS=60) and BENCH_VM_TIMEOUT=3000.
 # Its latencies and message rates repeat to a few tenths of a percent; a 1 MiB bandwidth run
 # there lands in one of siw's two modes or takes rxe's timed retransmissions as they fall
-# (BENCHMARKS.md), so compare bandwidths over more rounds than 2.
+# (BENCHMARKS.md, "What moves the figures"), so compare bandwidths over more rounds than 2.
 # BENCH_GUEST_KEEP=DIR keeps the guests' callgrind profiles in DIR/<device>-<library>/ (shared
 # read-write with the guest), for callgrind_annotate on the host.
 set -u
