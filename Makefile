@@ -14,6 +14,7 @@
 #   make example         run the two-process ping-pong example over shm
 #   make bench           datperf against raw baselines (shm here, verbs in rxe/siw guests),
 #                        interleaved rounds, medians; writes build/bench/table.md (BENCHMARKS.md)
+#                        and a shm size sweep drawn as build/bench/shm-{latency,bandwidth}.png
 #   make bench-callgrind instructions per steady-state operation (valgrind callgrind)
 
 PREFIX     ?= /usr/local
