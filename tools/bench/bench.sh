@@ -51,11 +51,11 @@ export RESULTS RAWLOG DATPERF
 ROUNDS=${BENCH_ROUNDS:-5} VM_ROUNDS=${BENCH_VM_ROUNDS:-3}
 # when, what and where a part ran (a "run part=..." line in results.txt; the table prints the
 # latest of each part above its rows); machine= is last, it holds spaces
-run_stamp() {
+run_stamp() { # [START]: START the part's start (date -u +%Y-%m-%dT%H:%MZ), else now
     local commit
     commit=$(git rev-parse --short=7 HEAD 2>/dev/null || echo unknown)
     [ -n "$(git status --porcelain -uno 2>/dev/null)" ] && commit="$commit+changes"
-    echo "date=$(date -u +%Y-%m-%dT%H:%MZ) commit=$commit machine=$(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), Linux $(uname -r)"
+    echo "date=${1:-$(date -u +%Y-%m-%dT%H:%MZ)} commit=$commit machine=$(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), Linux $(uname -r)"
 }
 [ -x "$DATPERF" ] && [ -x "$RAWPERF" ] || { echo "bench: run make first" >&2; exit 1; }
 # shm rendezvous sockets in a directory of our own (see README, the shm provider)
@@ -127,11 +127,12 @@ native_round() {
 }
 
 if [ "${BENCH_NATIVE:-1}" = 1 ]; then
+    start=$(date -u +%Y-%m-%dT%H:%MZ)
     for r in $(seq 1 "$ROUNDS"); do
         echo "bench: shm round $r of $ROUNDS" >&2
         native_round
     done
-    echo "run part=shm rounds=$ROUNDS $(run_stamp)" >>"$RESULTS"
+    echo "run part=shm rounds=$ROUNDS $(run_stamp "$start")" >>"$RESULTS"
     # latency and bandwidth from 2 B to 4 MiB against the baselines, drawn (tools/bench/sweep.sh)
     [ "${BENCH_SWEEP:-1}" = 1 ] && bash tools/bench/sweep.sh
 fi
@@ -140,6 +141,7 @@ fi
 if [ "${BENCH_VM:-1}" = 1 ]; then
     for t in ${BENCH_VM_DEVICES:-rxe siw}; do
         echo "bench: verbs in one $t guest ($VM_ROUNDS rounds; waiting for /tmp/dat-vm.lock)" >&2
+        start=$(date -u +%Y-%m-%dT%H:%MZ) # (the lock's wait included)
         envs=(--env BENCH_ROUNDS="$VM_ROUNDS")
         for v in BENCH_GUEST_PARTS BENCH_GUEST_CM_CONNS BENCH_GUEST_CM_PAIRS BENCH_GUEST_RATE_ITERS BENCH_GUEST_LAT_ITERS \
             BENCH_GUEST_BW_ITERS; do [ -z "${!v:-}" ] || envs+=(--env "$v=${!v}"); done
@@ -152,7 +154,7 @@ if [ "${BENCH_VM:-1}" = 1 ]; then
         echo "bench: $t guest exit $?" >&2
         cat "$OUT/guest-$t.log" >>"$RAWLOG"
         grep -E '^(result|datperf) name=' "$OUT/guest-$t.log" >>"$RESULTS"
-        echo "run part=$t rounds=$VM_ROUNDS accel=${BENCH_VM_ACCEL:-auto} $(run_stamp)" >>"$RESULTS"
+        echo "run part=$t rounds=$VM_ROUNDS accel=${BENCH_VM_ACCEL:-auto} $(run_stamp "$start")" >>"$RESULTS"
     done
 fi
 
