@@ -76,6 +76,7 @@ sweep_round() {
     done
 }
 
+LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
 for r in $(seq 1 "$ROUNDS"); do
     echo "bench: shm size sweep, round $r of $ROUNDS" >&2
     sweep_round
@@ -102,7 +103,7 @@ if ! command -v gnuplot >/dev/null; then
     echo "sweep: gnuplot not installed (tests/deps.sh installs it): no pictures; the points are in $OUT/sweep" >&2
     exit 0
 fi
-WHEN="$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short=7 HEAD 2>/dev/null || echo '?')$( [ -n "$(git status --porcelain -uno 2>/dev/null)" ] && echo '+changes'), $(nproc) CPUs, median of $ROUNDS rounds"
+WHEN="$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short=7 HEAD 2>/dev/null || echo '?')$( [ -n "$(git status --porcelain -uno 2>/dev/null)" ] && echo '+changes'), $(nproc) CPUs (load average $LOAD_START at the start, $(cut -d' ' -f1 /proc/loadavg) at the end), median of $ROUNDS rounds"
 XTICS=$(for s in $SIZES; do echo "$s"; done | awk '{ l = $1 " B"; if ($1 >= 1048576) l = $1 / 1048576 " MiB"; else if ($1 >= 1024) l = $1 / 1024 " KiB"
                                               printf "%s\"%s\" %d", (NR > 1 ? ", " : ""), l, $1 }')
 # plot LINE...: gnuplot "plot" clauses for the series whose .dat has points
