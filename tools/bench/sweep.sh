@@ -21,8 +21,10 @@ cd "$ROOT"
 OUT=$ROOT/build/bench
 mkdir -p "$OUT/sweep"
 RESULTS=$OUT/sweep.txt RAWLOG=$OUT/sweep.log
-: >"$RESULTS"
-: >"$RAWLOG"
+if [ "${BENCH_SWEEP_PLOT_ONLY:-0}" != 1 ]; then # (=1: draw the points of the last sweep again)
+    : >"$RESULTS"
+    : >"$RAWLOG"
+fi
 DATPERF=$ROOT/build/bin/datperf RAWPERF=$ROOT/build/bin/rawperf
 export RESULTS RAWLOG DATPERF
 . "$ROOT/tools/bench/lib.sh"
@@ -77,6 +79,7 @@ sweep_round() {
 }
 
 LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
+[ "${BENCH_SWEEP_PLOT_ONLY:-0}" = 1 ] && ROUNDS=0
 for r in $(seq 1 "$ROUNDS"); do
     echo "bench: shm size sweep, round $r of $ROUNDS" >&2
     sweep_round
@@ -103,7 +106,11 @@ if ! command -v gnuplot >/dev/null; then
     echo "sweep: gnuplot not installed (tests/deps.sh installs it): no pictures; the points are in $OUT/sweep" >&2
     exit 0
 fi
-WHEN="$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short=7 HEAD 2>/dev/null || echo '?')$( [ -n "$(git status --porcelain -uno 2>/dev/null)" ] && echo '+changes'), $(nproc) CPUs (load average $LOAD_START at the start, $(cut -d' ' -f1 /proc/loadavg) at the end), median of $ROUNDS rounds"
+if [ "${BENCH_SWEEP_PLOT_ONLY:-0}" != 1 ]; then # what the title says of the run, kept for a redraw
+    WHEN="$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short=7 HEAD 2>/dev/null || echo '?')$( [ -n "$(git status --porcelain -uno 2>/dev/null)" ] && echo '+changes'), $(nproc) CPUs (load average $LOAD_START at the start, $(cut -d' ' -f1 /proc/loadavg) at the end), median of $ROUNDS rounds"
+    echo "$WHEN" >"$OUT/sweep/run.txt"
+fi
+WHEN=$(cat "$OUT/sweep/run.txt" 2>/dev/null)
 XTICS=$(for s in $SIZES; do echo "$s"; done | awk '{ l = $1 " B"; if ($1 >= 1048576) l = $1 / 1048576 " MiB"; else if ($1 >= 1024) l = $1 / 1024 " KiB"
                                               printf "%s\"%s\" %d", (NR > 1 ? ", " : ""), l, $1 }')
 # plot LINE...: gnuplot "plot" clauses for the series whose .dat has points
@@ -117,7 +124,7 @@ plot_clauses() {
         first=0
     done
 }
-for term in "pngcairo size 960,600 font 'sans,10'|png" "svg size 960,600 dynamic font 'sans,10'|svg"; do
+for term in "pngcairo size 960,720 font 'sans,10'|png" "svg size 960,720 dynamic font 'sans,10'|svg"; do
     ext=${term#*|}
     lat=$(plot_clauses \
         "send_lat.poll|with linespoints lw 2 pt 7 lc rgb '#1f77b4' title 'ours: send/recv, polling (dat\\_evd\\_dequeue)'" \
@@ -140,7 +147,8 @@ set terminal ${term%|*}
 set logscale xy 2
 set xtics ($XTICS)
 set grid xtics ytics mytics
-set key top left box opaque font ',9'
+set key below box maxcols 2 width 1 font ',9'
+set bmargin 10
 set xlabel 'message size [bytes]'
 set output '$OUT/shm-latency.$ext'
 set format y '%g'
@@ -150,7 +158,6 @@ set title "shm: latency by message size, ours and the baselines in one run\n{/*0
 plot $lat
 set output '$OUT/shm-bandwidth.$ext'
 set ylabel 'bandwidth [10^6 bytes/s], window 16, log scale'
-set key bottom right
 set title "shm: bandwidth by message size, ours and the baselines in one run\n{/*0.8 $WHEN}"
 plot $bw
 EOF
