@@ -7,11 +7,14 @@
 #                        ELF export check, prototype check, C conformance suite on shm (also
 #                        under valgrind), Debian's dapl2-utils and Intel MPI 2018 on shm, man pages, datperf smoke test, install check, and the
 #                        verbs tests in rxe/siw guests
+#                        (first check-deps: the Debian packages the tests use, installed when
+#                        missing as root with apt, else named with the apt-get line)
 #   make install PREFIX=/usr/local DESTDIR=   (both libraries, include/dat and include/dat2,
 #                        dat.pc and dat2.pc, bin/datinfo, bin/datperf, man pages)
 #   make example         run the two-process ping-pong example over shm
 #   make bench           datperf against raw baselines (shm here, verbs in rxe/siw guests),
 #                        interleaved rounds, medians; writes build/bench/table.md (BENCHMARKS.md)
+#                        and a shm size sweep drawn as build/bench/shm-{latency,bandwidth}.png
 #   make bench-callgrind instructions per steady-state operation (valgrind callgrind)
 
 PREFIX     ?= /usr/local
@@ -103,13 +106,23 @@ $(BUILD)/bin/rawperf: tools/baselines/rawperf.c
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c11 $(TOOL_CFLAGS) -o $@ tools/baselines/rawperf.c
 
-check: all check-lint check-rust check-abi check-elf check-prototypes check-c check-dat2 check-dapl2-shm check-impi check-valgrind check-man check-tools check-install check-vm-auto
+check: check-deps all check-lint check-rust check-abi check-elf check-prototypes check-c check-dat2 check-dapl2-shm check-impi check-valgrind check-man check-tools check-install check-vm-auto
 	@echo "make check: all checks passed"
 
-# Formatting and lints are part of the test: rustfmt.toml's style, clippy with warnings as errors.
-check-lint:
+# The Debian packages the tests and make bench use (tests/deps.sh): installed when missing if we
+# are root with apt, else named with the apt-get line that installs them.
+.PHONY: check-deps check-docs
+check-deps:
+	bash tests/deps.sh
+
+# Formatting and lints are part of the test: rustfmt.toml's style, clippy with warnings as errors;
+# and the documents speak of the software, not of how the work was organized (tests/docs).
+check-lint: check-docs
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
+
+check-docs:
+	bash tests/docs/check-words.sh
 
 check-rust:
 	$(CARGO) test --workspace --release

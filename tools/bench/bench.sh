@@ -16,8 +16,11 @@
 #      message rate's messages, default 20000).
 # Runs are INTERLEAVED (ours, baseline, ours, ... in every round) over BENCH_ROUNDS rounds
 # (default 5; guests BENCH_VM_ROUNDS, default 3) and the MEDIAN of the rounds is reported:
-# one table (figure, ours, baseline, ratio, target) on stdout and in build/bench/table.md;
-# every run's output in build/bench/raw.log, every value in build/bench/results.txt.
+# tables (figure, ours, baseline, ratio, target), one section per part with the part's run line
+# (date, commit, rounds, machine) and datperf's cost per operation, on stdout and in
+# build/bench/table.md, which BENCHMARKS.md shows as it is; every run's output in
+# build/bench/raw.log, every value in build/bench/results.txt. After the host rounds,
+# tools/bench/sweep.sh sweeps shm from 2 B to 4 MiB and draws build/bench/shm-*.png (BENCH_SWEEP=0 skips it).
 # BENCH_VM=0 skips the guests (BENCH_VM_DEVICES="rxe" runs one kind only); BENCH_NATIVE=0 skips the host part (then the table is made
 # from the guests alone); BENCH_TABLE_ONLY=1 only makes the table from build/bench/results.txt;
 # BENCH_APPEND=1 adds to build/bench/results.txt and raw.log instead of starting them afresh, so
@@ -30,7 +33,7 @@
 # slower, so give it fewer 1 MiB operations (BENCH_GUEST_BW_ITERS=60) and BENCH_VM_TIMEOUT=3000.
 # Its latencies and message rates repeat to a few tenths of a percent; a 1 MiB bandwidth run
 # there lands in one of siw's two modes or takes rxe's timed retransmissions as they fall
-# (BENCHMARKS.md), so compare bandwidths over more rounds than 2.
+# (BENCHMARKS.md, "What moves the figures"), so compare bandwidths over more rounds than 2.
 # BENCH_GUEST_KEEP=DIR keeps the guests' callgrind profiles in DIR/<device>-<library>/ (shared
 # read-write with the guest), for callgrind_annotate on the host.
 set -u
@@ -49,6 +52,14 @@ DATPERF=$ROOT/build/bin/datperf RAWPERF=$ROOT/build/bin/rawperf
 export RESULTS RAWLOG DATPERF
 . "$ROOT/tools/bench/lib.sh"
 ROUNDS=${BENCH_ROUNDS:-5} VM_ROUNDS=${BENCH_VM_ROUNDS:-3}
+# when, what and where a part ran (a "run part=..." line in results.txt; the table prints the
+# latest of each part above its rows); machine= is last, it holds spaces
+run_stamp() { # [START]: START the part's start (date -u +%Y-%m-%dT%H:%MZ), else now
+    local commit
+    commit=$(git rev-parse --short=7 HEAD 2>/dev/null || echo unknown)
+    [ -n "$(git status --porcelain -uno 2>/dev/null)" ] && commit="$commit+changes"
+    echo "date=${1:-$(date -u +%Y-%m-%dT%H:%MZ)} commit=$commit machine=$(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), Linux $(uname -r)"
+}
 [ -x "$DATPERF" ] && [ -x "$RAWPERF" ] || { echo "bench: run make first" >&2; exit 1; }
 # shm rendezvous sockets in a directory of our own (see README, the shm provider)
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp/dat-bench-$(id -u)}
@@ -119,10 +130,14 @@ native_round() {
 }
 
 if [ "${BENCH_NATIVE:-1}" = 1 ]; then
+    start=$(date -u +%Y-%m-%dT%H:%MZ)
     for r in $(seq 1 "$ROUNDS"); do
         echo "bench: shm round $r of $ROUNDS" >&2
         native_round
     done
+    echo "run part=shm rounds=$ROUNDS $(run_stamp "$start")" >>"$RESULTS"
+    # latency and bandwidth from 2 B to 4 MiB against the baselines, drawn (tools/bench/sweep.sh)
+    [ "${BENCH_SWEEP:-1}" = 1 ] && bash tools/bench/sweep.sh
 fi
 
 # ------------------------------------------------------------------ Intel MPI on this host
@@ -139,6 +154,7 @@ if [ "${BENCH_VM:-1}" = 1 ]; then
     [[ " ${BENCH_GUEST_PARTS:-impi} " == *" impi "* ]] && bash tests/impi/run.sh -p >&2
     for t in ${BENCH_VM_DEVICES:-rxe siw}; do
         echo "bench: verbs in one $t guest ($VM_ROUNDS rounds; waiting for /tmp/dat-vm.lock)" >&2
+        start=$(date -u +%Y-%m-%dT%H:%MZ) # (the lock's wait included)
         envs=(--env BENCH_ROUNDS="$VM_ROUNDS")
         for v in BENCH_GUEST_PARTS BENCH_GUEST_CM_CONNS BENCH_GUEST_CM_PAIRS BENCH_GUEST_RATE_ITERS BENCH_GUEST_LAT_ITERS \
             BENCH_GUEST_BW_ITERS BENCH_GUEST_IMPI_ARGS; do [ -z "${!v:-}" ] || envs+=(--env "$v=${!v}"); done
@@ -151,6 +167,7 @@ if [ "${BENCH_VM:-1}" = 1 ]; then
         echo "bench: $t guest exit $?" >&2
         cat "$OUT/guest-$t.log" >>"$RAWLOG"
         grep -E '^(result|datperf) name=' "$OUT/guest-$t.log" >>"$RESULTS"
+        echo "run part=$t rounds=$VM_ROUNDS accel=${BENCH_VM_ACCEL:-auto} $(run_stamp "$start")" >>"$RESULTS"
     done
 fi
 
@@ -214,37 +231,79 @@ for t in rxe siw; do
         "$t DAT 2.0 instructions per 64 B send + completion, blocking: ours vs OFED libdat2|$t.ours-datperf2.instr.send_bw.64.block|$t.ofed-datperf2.instr.send_bw.64.block|lat|1"
     )
 done
-{
-    echo "| figure (median of rounds) | ours | baseline | ratio | target |"
-    echo "|---|---:|---:|---:|---|"
-    for row in "${rows[@]}"; do
-        IFS='|' read -r label ours base kind target <<<"$row"
-        o=$(med "$ours") b=$(med "$base")
-        [ -n "$o" ] || [ -n "$b" ] || continue
-        ratio="" verdict="-"
-        if [ -n "$o" ] && [ -n "$b" ]; then
-            ratio=$(awk -v o="$o" -v b="$b" 'BEGIN { printf "%.2f", o / b }')
-            if [ -n "$target" ]; then
-                # judged on the unrounded ratio (0.999 is not "1.00: met")
-                verdict=$(awk -v o="$o" -v b="$b" -v t="$target" -v k="$kind" 'BEGIN { r = o / b
-                    if (k == "lat") { if (r <= t) print "<= " t "x: met"; else printf "<= %sx: missed, %.2fx the target\n", t, r / t }
-                    else { if (r >= t) print ">= " t "x: met"; else { s = (1 - r / t) * 100; printf ">= %sx: missed, %." (s < 1 ? 2 : 1) "f%% short\n", t, s } } }')
-            fi
+# One section per part that has values: its run line, its figures, the datperf cost per operation.
+# A row's part is its figure's first name component (shm, rxe, siw); Intel MPI rows (".impi.") get
+# sections of their own. BENCHMARKS.md shows these sections as they are.
+area_of() { # FIGURE-NAME: the section key
+    case $1 in *.impi.*) echo "${1%%.*}.impi" ;; *) echo "${1%%.*}" ;; esac
+}
+area_title() {
+    case $1 in
+    shm) echo "shm on this host" ;;
+    shm.impi) echo "Intel MPI 2018 on this host" ;;
+    *.impi) echo "Intel MPI 2018 in the ${1%.impi} guest" ;;
+    *) echo "verbs in the $1 guest" ;;
+    esac
+}
+run_line() { # PART: its latest run line, as a sentence
+    sed -n "s/^run part=$1 //p" "$RESULTS" | tail -1 | awk '{
+        m = $0; sub(/.*machine=/, "", m); r = a = d = c = ""
+        for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "rounds") r = kv[2]; if (kv[1] == "accel") a = kv[2]
+                                    if (kv[1] == "date") d = kv[2]; if (kv[1] == "commit") c = kv[2] }
+        sub(/T/, " ", d); sub(/Z$/, " UTC", d)
+        printf "run: %s, commit %s, %s round%s%s; %s\n", d, c, r, (r == 1 ? "" : "s"), (a != "" ? " in one guest (accel " a ")" : ""), m }'
+}
+table_row() { # LABEL|OURS|BASE|KIND|TARGET
+    local label ours base kind target o b ratio verdict
+    IFS='|' read -r label ours base kind target <<<"$1"
+    o=$(med "$ours") b=$(med "$base")
+    [ -n "$o" ] || [ -n "$b" ] || return 0
+    ratio="" verdict="-"
+    if [ -n "$o" ] && [ -n "$b" ]; then
+        ratio=$(awk -v o="$o" -v b="$b" 'BEGIN { printf "%#.4g", o / b }')
+        if [ -n "$target" ]; then
+            # judged on the unrounded ratio (0.999 is not "1.00: met")
+            verdict=$(awk -v o="$o" -v b="$b" -v t="$target" -v k="$kind" 'BEGIN { r = o / b
+                if (k == "lat") { if (r <= t) print "<= " t "x: met"; else printf "<= %sx: missed, %.2fx the target\n", t, r / t }
+                else { if (r >= t) print ">= " t "x: met"; else { s = (1 - r / t) * 100; printf ">= %sx: missed, %." (s < 1 ? 2 : 1) "f%% short\n", t, s } } }')
         fi
-        echo "| $label | ${o:-n/a} | ${b:-n/a} | ${ratio:-n/a} | $verdict |"
-    done
+    fi
+    echo "| $label | ${o:-n/a} | ${b:-n/a} | ${ratio:-n/a} | $verdict |"
+}
+cost_table() { # PART: datperf's cost per operation of the part's runs
+    local names name
+    names=$(sed -n "s/^datperf name=\($1\.[^ ]*\) .*/\1/p" "$RESULTS" | awk '!seen[$0]++')
+    [ -n "$names" ] || return 0
     echo
     echo "datperf cost per operation (median of rounds): user+sys CPU us, voluntary/involuntary context switches, threads,"
     echo "and the context switches of the library's other threads (a message handed to another thread wakes it: >= 1 per message)"
     echo
     echo "| datperf run | client cpu | client cs v/i | client threads | client other threads' cs | server cpu | server cs v/i | server threads | server other threads' cs |"
     echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-    for name in $(sed -n 's/^datperf name=\([^ ]*\) .*/\1/p' "$RESULTS" | awk '!seen[$0]++'); do
+    for name in $names; do
         f() { grep "^datperf name=$name " "$RESULTS" | kv "$1" | median; }
         echo "| $name | $(f cpu_us_per_op) | $(f vcsw_per_op)/$(f ivcsw_per_op) | $(f threads) | $(f other_cs_per_op) |" \
              "$(f srv_cpu_us_per_op) | $(f srv_vcsw_per_op)/$(f srv_ivcsw_per_op) | $(f srv_threads) | $(f srv_other_cs_per_op) |"
     done
+}
+{
+    areas=$(for row in "${rows[@]}"; do IFS='|' read -r _ ours _ <<<"$row"; area_of "$ours"; done | awk '!seen[$0]++')
+    for area in $areas; do
+        body=$(for row in "${rows[@]}"; do
+            IFS='|' read -r _ ours _ <<<"$row"
+            [ "$(area_of "$ours")" = "$area" ] && table_row "$row"
+        done)
+        [ -n "$body" ] || continue
+        echo "### $(area_title "$area")"
+        echo
+        run_line "${area%.impi}"
+        echo
+        echo "| figure (median of rounds) | ours | baseline | ratio | target |"
+        echo "|---|---:|---:|---:|---|"
+        echo "$body"
+        [ "$area" = "${area%.impi}" ] && cost_table "$area"
+        echo
+    done
 } >"$OUT/table.md"
 echo
-echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), Linux $(uname -r); rounds: shm $ROUNDS, guests $VM_ROUNDS"
 cat "$OUT/table.md"

@@ -13,7 +13,8 @@
 # an empty dat_evd_dequeue and of one message's full cycle, each counted alone
 # (--toggle-collect on its function).
 # CALLGRIND_ITERS sets N (default 2000); CALLGRIND_REUSE=1 re-reads the profiles of an earlier
-# run instead of running again. Report: build/bench/callgrind.md.
+# run instead of running again. Report: build/bench/callgrind.md; its summary (one row per count,
+# the table BENCHMARKS.md shows) also in build/bench/callgrind-table.md.
 # tools/bench/guest-bench.sh runs it on verbs in a guest, for both DAT 2.0 libraries, with
 # DATPERF (the datperf binary), CALLGRIND_IA / CALLGRIND_HOST (IA name and server address),
 # CALLGRIND_OUT (directory of the report and profiles) and CALLGRIND_CONFIGS (';'-separated).
@@ -34,6 +35,9 @@ mkdir -p -m 700 "$XDG_RUNTIME_DIR"
 command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null ||
     { echo "bench-callgrind: valgrind (callgrind_annotate) not installed" >&2; exit 1; }
 QUAL=$((50000 + $$ % 10000))
+SUMMARY=$OUT/callgrind-table.md
+: >"$SUMMARY"
+face_name() { [ "$1" = dat2 ] && echo "DAT 2.0 face" || echo "DAT 1.2 face"; }
 
 configs=(
     "send_lat -b -s 8"
@@ -108,6 +112,10 @@ opcost() {
     fi
     t=$(total "$file")
     echo "### opcost ($1) $2: $((t / OPCOST_N)) instructions per op"
+    local what="an empty \`dat_evd_dequeue\`"
+    [ "$2" = message_cycles ] && what="a message cycle (post receive, post 8 B send, dequeue both completions)"
+    [ "$2" = waited_cycles ] && what="the same cycle, \`dat_evd_wait\` taking the completions"
+    echo "| opcost, $(face_name "$1"): $what | $((t / OPCOST_N)) |" >>"$SUMMARY"
     echo
     echo "| DAT call | instructions per call |"
     echo "|---|---:|"
@@ -165,6 +173,9 @@ done
             continue
         fi
         echo "### datperf -t $c: $(( (t2 - t1) / N )) instructions per operation"
+        # (a polling run's count follows how many empty polls the timing gave: not in the summary)
+        [[ " $c " == *" -p "* ]] ||
+            echo "| \`$(basename "$DATPERF") -t $c\`, client, per operation | $(( (t2 - t1) / N )) |" >>"$SUMMARY"
         echo
         # Inclusive cost of each DAT call the client made (2N run; polling counts empty polls
         # and the successful ones together).
@@ -185,3 +196,14 @@ done
         echo
     done
 } | tee "$OUT/callgrind.md"
+{
+    commit=$(git rev-parse --short=7 HEAD 2>/dev/null || echo unknown)
+    [ -n "$(git status --porcelain -uno 2>/dev/null)" ] && commit="$commit+changes"
+    echo "run: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit, IA $IA, $N and $((2 * N)) datperf iterations;" \
+        "$(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), Linux $(uname -r)"
+    echo
+    echo "| counted | instructions |"
+    echo "|---|---:|"
+    cat "$SUMMARY"
+} >"$SUMMARY.tmp" && mv "$SUMMARY.tmp" "$SUMMARY"
+cat "$SUMMARY"

@@ -34,7 +34,7 @@ BENCH_SERVER_START=2 # servers start slowly under emulation
 ROUNDS=${BENCH_ROUNDS:-3} N=${BENCH_GUEST_LAT_ITERS:-2000} BWN=${BENCH_GUEST_BW_ITERS:-200}
 # The message rate's messages: 2000 of them pass in 50 ms on rxe, so that one host stall of a vCPU
 # decided the figure (0.0056-0.0445 M/s round to round); 20000 (0.5 s) average over the stalls
-# (0.0395-0.0455; BENCHMARKS.md, branch s19-rate)
+# (0.0395-0.0455; the measurement: BENCHMARKS.md at commit 5365b89)
 RATEN=${BENCH_GUEST_RATE_ITERS:-20000}
 t=$RDMA_TYPE ia=ofa-v2-$RDMA_NETDEV ip=$RDMA_IP dapl_ia=ofa-v2-$RDMA_TYPE
 gid=""
@@ -68,7 +68,7 @@ part() { [[ $PARTS == *" $1 "* ]]; }
 # (tests/dapl2/lib.sh: `ofed` is OFED's libdat2 + libdaplofa, `path` ours by LD_LIBRARY_PATH;
 # client_server fails unless every process's loader log shows that stack's library). The client
 # prints " Connections: <us> usec, CPS <connections/s> Total ..." (the connect phase only). On siw
-# OFED's stack gets no QP past about 70 in one process (BENCHMARKS.md), so siw gets fewer.
+# OFED's stack gets no QP past about 70 in one process (docs/testing.md, libsiw's mmap key), so siw gets fewer.
 ia_of() { if [ "$1" = ofed ]; then echo "$dapl_ia"; else echo "$ia"; fi; }
 CM_CONNS=${BENCH_GUEST_CM_CONNS:-$([ "$t" = siw ] && echo 50 || echo 100)} CM_PAIRS=${BENCH_GUEST_CM_PAIRS:-3}
 dtestcm_rate() { # LIBRARY(ours|ofed) STACK(path|ofed)

@@ -7,8 +7,8 @@
 # leaves the posting system call for softirq context (where ksoftirqd would have to win a CPU
 # from the spinners). With FIFO_ROUNDS > 0, as many rounds again with every ksoftirqd at
 # SCHED_FIFO 1. LIBS picks the libraries (default "ours ofed"; ofed-noinline is OFED's with
-# DAPL_MAX_INLINE=0, its sends not inline). BENCHMARKS.md "rxe polling starvation (s14-rxepoll)"
-# has the results.
+# DAPL_MAX_INLINE=0, its sends not inline). Results of a run: BENCHMARKS.md at commit 3c41a42,
+# "rxe polling starvation".
 #   flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --rxe -- tools/bench/guest-poll-starvation.sh
 set -u
 cd "$(dirname "$0")/../.."
