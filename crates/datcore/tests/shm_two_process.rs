@@ -1127,14 +1127,14 @@ fn ud_receive_of_a_freed_region(srq: bool, port_index: u64) {
     let dev = open();
     let pd = dev.alloc_pd().unwrap();
     let q = if srq { Some(pd.create_srq(4, 1).unwrap()) } else { None };
-    let s = Ep::make(&dev, pd.clone(), q.clone(), true);
+    let s = Ep::make(&dev, pd.clone(), q.clone(), true, CONTEXT);
     let c = Ep::ud(&dev);
     let post = |wr_id: u64, sge: Sge| match &q {
         Some(q) => q.post_recv(wr_id, &[sge]).unwrap(),
         None => s.qp.post_recv(wr_id, &[sge]).unwrap(),
     };
     // the first receive's memory stays allocated (a write into it would show), its region goes
-    let gone = vec![0xeeu8; 128];
+    let gone = [0xeeu8; 128];
     let mr = pd.reg_mr(gone.as_ptr() as u64, 128, ALL).unwrap();
     post(1, Sge { addr: gone.as_ptr() as u64, length: 128, lkey: mr.lkey() });
     drop(mr);
