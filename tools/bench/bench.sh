@@ -2,15 +2,18 @@
 # tools/bench/bench.sh -- `make bench`: datperf against raw baselines, side by side.
 #
 #   1. shm on this host: datperf (send/recv latency 8 B polling and blocking, RDMA write latency,
-#      RDMA write and read 1 MiB bandwidth, on ordinary and on shared-memory LMRs, -M shm)
+#      RDMA write and read 1 MiB bandwidth, on ordinary and on shared-memory LMRs, -M shm;
+#      dat_lmr_create + dat_lmr_free of 64 KiB per second, heap and memfd memory)
 #      against rawperf's floors (two-process spin ping-pong, process_vm_writev/readv, memcpy),
 #      the same without cross-memory attach (DAT_SHM_NO_CMA=1: the Yama fallback), and, when installable, UCX's ucx_perftest and libfabric's fi_pingpong over shared memory;
 #   2. verbs in ONE rxe guest and ONE siw guest (tests/vm/rdma-guest.sh, under
 #      flock /tmp/dat-vm.lock): tools/bench/guest-bench.sh, datperf against perftest and OFED
-#      dapltest -T P, one datperf2 binary and Debian's dtestcm on our libdat2 and on OFED's
-#      (BENCH_GUEST_PARTS="data dtestcm callgrind" picks parts; BENCH_GUEST_CM_CONNS is dtestcm's
+#      dapltest -T P, one datperf2 binary and Debian's dtestcm on our libdat2 and on OFED's,
+#      datperf -t lmr_reg against rawperf reg_mr (ibv_reg_mr + ibv_dereg_mr)
+#      (BENCH_GUEST_PARTS="data dtestcm callgrind reg" picks parts; BENCH_GUEST_CM_CONNS is dtestcm's
 #      -c, BENCH_GUEST_CM_PAIRS its runs per library and round, BENCH_GUEST_RATE_ITERS the
-#      message rate's messages, default 20000).
+#      message rate's messages, default 20000, BENCH_GUEST_REG_ITERS lmr_reg's pairs, default
+#      2000; on the host BENCH_REG_ITERS, default 20000).
 # Runs are INTERLEAVED (ours, baseline, ours, ... in every round) over BENCH_ROUNDS rounds
 # (default 5; guests BENCH_VM_ROUNDS, default 3) and the MEDIAN of the rounds is reported:
 # one table (figure, ours, baseline, ratio, target) on stdout and in build/bench/table.md;
@@ -69,7 +72,7 @@ if [ "${BENCH_NATIVE:-1}" = 1 ]; then
 fi
 
 # ------------------------------------------------------------------ shm on this host
-LAT_N=${BENCH_LAT_ITERS:-5000} BW_N=${BENCH_BW_ITERS:-1000}
+LAT_N=${BENCH_LAT_ITERS:-5000} BW_N=${BENCH_BW_ITERS:-1000} REG_N=${BENCH_REG_ITERS:-20000}
 native_round() {
     record raw.spin.8 "$("$RAWPERF" spin -n 100000 | kv lat_median_us)"
     datperf_run shm.datperf.send_lat.8.poll lat_median_us shm 127.0.0.1 -t send_lat -s 8 -n "$LAT_N" -W 500 -p
@@ -87,6 +90,10 @@ native_round() {
     datperf_run shm.datperf.write_bw.1M.poll.shm bw_MBps shm 127.0.0.1 -t write_bw -s 1M -n "$BW_N" -w 16 -p -M shm
     datperf_run shm.datperf.read_bw.1M.poll.shm bw_MBps shm 127.0.0.1 -t read_bw -s 1M -n "$BW_N" -w 16 -p -M shm
     record raw.memcpy.1M "$("$RAWPERF" memcpy -s 1048576 -n "$BW_N" | kv bw_MBps)"
+    # registration per message: LMR create + free pairs per second, heap and memfd (-M shm: the
+    # memory is also published for peers to map)
+    datperf_run shm.datperf.lmr_reg.64K reg_per_s shm local -t lmr_reg -s 64K -n "$REG_N"
+    datperf_run shm.datperf.lmr_reg.64K.shm reg_per_s shm local -t lmr_reg -s 64K -n "$REG_N" -M shm
     # Without cross-memory attach (what Yama's ptrace_scope >= 1 does between unrelated
     # processes; DAT_SHM_NO_CMA=1 makes the provider behave as if the probe were refused):
     # payloads travel through the rings and the target executes RDMA on ordinary LMRs
@@ -127,7 +134,7 @@ if [ "${BENCH_VM:-1}" = 1 ]; then
     for t in ${BENCH_VM_DEVICES:-rxe siw}; do
         echo "bench: verbs in one $t guest ($VM_ROUNDS rounds; waiting for /tmp/dat-vm.lock)" >&2
         envs=(--env BENCH_ROUNDS="$VM_ROUNDS")
-        for v in BENCH_GUEST_PARTS BENCH_GUEST_CM_CONNS BENCH_GUEST_CM_PAIRS BENCH_GUEST_RATE_ITERS BENCH_GUEST_LAT_ITERS \
+        for v in BENCH_GUEST_PARTS BENCH_GUEST_CM_CONNS BENCH_GUEST_CM_PAIRS BENCH_GUEST_RATE_ITERS BENCH_GUEST_REG_ITERS BENCH_GUEST_LAT_ITERS \
             BENCH_GUEST_BW_ITERS; do [ -z "${!v:-}" ] || envs+=(--env "$v=${!v}"); done
         if [ -n "${BENCH_GUEST_KEEP:-}" ]; then # keep the guest's callgrind profiles there
             mkdir -p "$BENCH_GUEST_KEEP" && BENCH_GUEST_KEEP=$(cd "$BENCH_GUEST_KEEP" && pwd -P)
@@ -165,6 +172,8 @@ rows=(
     "shm send/recv 8 B latency, polling [us] vs UCX tag_lat|shm.datperf.send_lat.8.poll|ucx.tag_lat.8|lat|"
     "shm RDMA write 1 MiB, polling [MB/s] vs UCX ucp_put_bw|shm.datperf.write_bw.1M.poll|ucx.put_bw.1M|bw|"
     "shm send/recv 8 B latency, polling, average [us] vs libfabric fi_pingpong shm (its average)|shm.datperf.send_lat.8.poll.avg|ofi.pingpong.8|lat|"
+    "shm LMR create + free 64 KiB, heap [pairs/s] (no raw floor: shm registers with no kernel)|shm.datperf.lmr_reg.64K||bw|"
+    "shm LMR create + free 64 KiB [pairs/s]: shared-memory (memfd) LMRs vs heap|shm.datperf.lmr_reg.64K.shm|shm.datperf.lmr_reg.64K|bw|"
 )
 for t in rxe siw; do
     rows+=(
@@ -187,6 +196,7 @@ for t in rxe siw; do
         "$t DAT 2.0 send 8 B message rate, blocking [M/s]: ours vs OFED libdat2|$t.ours-datperf2.msg_rate.8.block|$t.ofed-datperf2.msg_rate.8.block|bw|1"
         "$t DAT 2.0 send 8 B message rate, polling, both ends in one thread [M/s]: ours vs OFED libdat2|$t.ours-datperf2.msg_rate.8.loop|$t.ofed-datperf2.msg_rate.8.loop|bw|1"
         "$t connection setup rate [conn/s]: ours vs OFED (dtestcm)|$t.ours-dtestcm.conn_rate|$t.ofed-dtestcm.conn_rate|bw|1"
+        "$t LMR create + free 64 KiB [pairs/s] vs ibv_reg_mr + ibv_dereg_mr|$t.datperf.lmr_reg.64K|$t.raw.reg_mr.64K|bw|"
         "$t DAT 2.0 instructions per send/recv round trip, blocking: ours vs OFED libdat2|$t.ours-datperf2.instr.send_lat.8.block|$t.ofed-datperf2.instr.send_lat.8.block|lat|1"
         "$t DAT 2.0 instructions per 64 B send + completion, blocking: ours vs OFED libdat2|$t.ours-datperf2.instr.send_bw.64.block|$t.ofed-datperf2.instr.send_bw.64.block|lat|1"
     )
