@@ -2,7 +2,8 @@
 # tools/bench/bench.sh -- `make bench`: datperf against raw baselines, side by side.
 #
 #   1. shm on this host: datperf (send/recv latency 8 B polling and blocking, RDMA write latency,
-#      RDMA write and read 1 MiB bandwidth, on ordinary and on shared-memory LMRs, -M shm)
+#      RDMA write and read 1 MiB bandwidth, on ordinary and on shared-memory LMRs, -M shm;
+#      dat_lmr_create + dat_lmr_free of 64 KiB per second, heap and memfd memory)
 #      against rawperf's floors (two-process spin ping-pong, process_vm_writev/readv, memcpy),
 #      the same without cross-memory attach (DAT_SHM_NO_CMA=1: the Yama fallback), and, when installable, UCX's ucx_perftest and libfabric's fi_pingpong over shared memory;
 #      Intel MPI 2018's ping-pong with I_MPI_FABRICS=dapl:dapl on our libdat2.so.2 against its own
@@ -10,10 +11,16 @@
 #   2. verbs in ONE rxe guest and ONE siw guest (tests/vm/rdma-guest.sh, under
 #      flock /tmp/dat-vm.lock): tools/bench/guest-bench.sh, datperf against perftest and OFED
 #      dapltest -T P, one datperf2 binary and Debian's dtestcm on our libdat2 and on OFED's,
+<<<<<<< HEAD
 #      and Intel MPI 2018 (dapl:dapl on ours and on OFED's libdat2, tcp:tcp)
 #      (BENCH_GUEST_PARTS="data dtestcm callgrind impi" picks parts; BENCH_GUEST_CM_CONNS is dtestcm's
+=======
+#      datperf -t lmr_reg against rawperf reg_mr (ibv_reg_mr + ibv_dereg_mr)
+#      (BENCH_GUEST_PARTS="data dtestcm callgrind reg" picks parts; BENCH_GUEST_CM_CONNS is dtestcm's
+>>>>>>> items678
 #      -c, BENCH_GUEST_CM_PAIRS its runs per library and round, BENCH_GUEST_RATE_ITERS the
-#      message rate's messages, default 20000).
+#      message rate's messages, default 20000, BENCH_GUEST_REG_ITERS lmr_reg's pairs, default
+#      2000; on the host BENCH_REG_ITERS, default 20000).
 # Runs are INTERLEAVED (ours, baseline, ours, ... in every round) over BENCH_ROUNDS rounds
 # (default 5; guests BENCH_VM_ROUNDS, default 3) and the MEDIAN of the rounds is reported:
 # tables (figure, ours, baseline, ratio, target), one section per part with the part's run line
@@ -83,7 +90,7 @@ if [ "${BENCH_NATIVE:-1}" = 1 ]; then
 fi
 
 # ------------------------------------------------------------------ shm on this host
-LAT_N=${BENCH_LAT_ITERS:-5000} BW_N=${BENCH_BW_ITERS:-1000}
+LAT_N=${BENCH_LAT_ITERS:-5000} BW_N=${BENCH_BW_ITERS:-1000} REG_N=${BENCH_REG_ITERS:-20000}
 native_round() {
     record raw.spin.8 "$("$RAWPERF" spin -n 100000 | kv lat_median_us)"
     datperf_run shm.datperf.send_lat.8.poll lat_median_us shm 127.0.0.1 -t send_lat -s 8 -n "$LAT_N" -W 500 -p
@@ -101,6 +108,10 @@ native_round() {
     datperf_run shm.datperf.write_bw.1M.poll.shm bw_MBps shm 127.0.0.1 -t write_bw -s 1M -n "$BW_N" -w 16 -p -M shm
     datperf_run shm.datperf.read_bw.1M.poll.shm bw_MBps shm 127.0.0.1 -t read_bw -s 1M -n "$BW_N" -w 16 -p -M shm
     record raw.memcpy.1M "$("$RAWPERF" memcpy -s 1048576 -n "$BW_N" | kv bw_MBps)"
+    # registration per message: LMR create + free pairs per second, heap and memfd (-M shm: the
+    # memory is also published for peers to map)
+    datperf_run shm.datperf.lmr_reg.64K reg_per_s shm local -t lmr_reg -s 64K -n "$REG_N"
+    datperf_run shm.datperf.lmr_reg.64K.shm reg_per_s shm local -t lmr_reg -s 64K -n "$REG_N" -M shm
     # Without cross-memory attach (what Yama's ptrace_scope >= 1 does between unrelated
     # processes; DAT_SHM_NO_CMA=1 makes the provider behave as if the probe were refused):
     # payloads travel through the rings and the target executes RDMA on ordinary LMRs
@@ -156,8 +167,13 @@ if [ "${BENCH_VM:-1}" = 1 ]; then
         echo "bench: verbs in one $t guest ($VM_ROUNDS rounds; waiting for /tmp/dat-vm.lock)" >&2
         start=$(date -u +%Y-%m-%dT%H:%MZ) # (the lock's wait included)
         envs=(--env BENCH_ROUNDS="$VM_ROUNDS")
+<<<<<<< HEAD
         for v in BENCH_GUEST_PARTS BENCH_GUEST_CM_CONNS BENCH_GUEST_CM_PAIRS BENCH_GUEST_RATE_ITERS BENCH_GUEST_LAT_ITERS \
             BENCH_GUEST_BW_ITERS BENCH_GUEST_IMPI_ARGS; do [ -z "${!v:-}" ] || envs+=(--env "$v=${!v}"); done
+=======
+        for v in BENCH_GUEST_PARTS BENCH_GUEST_CM_CONNS BENCH_GUEST_CM_PAIRS BENCH_GUEST_RATE_ITERS BENCH_GUEST_REG_ITERS BENCH_GUEST_LAT_ITERS \
+            BENCH_GUEST_BW_ITERS; do [ -z "${!v:-}" ] || envs+=(--env "$v=${!v}"); done
+>>>>>>> items678
         if [ -n "${BENCH_GUEST_KEEP:-}" ]; then # keep the guest's callgrind profiles there
             mkdir -p "$BENCH_GUEST_KEEP" && BENCH_GUEST_KEEP=$(cd "$BENCH_GUEST_KEEP" && pwd -P)
             envs+=(--rw "$BENCH_GUEST_KEEP" --env "BENCH_GUEST_KEEP=$BENCH_GUEST_KEEP")
@@ -195,10 +211,15 @@ rows=(
     "shm send/recv 8 B latency, polling [us] vs UCX tag_lat|shm.datperf.send_lat.8.poll|ucx.tag_lat.8|lat|"
     "shm RDMA write 1 MiB, polling [MB/s] vs UCX ucp_put_bw|shm.datperf.write_bw.1M.poll|ucx.put_bw.1M|bw|"
     "shm send/recv 8 B latency, polling, average [us] vs libfabric fi_pingpong shm (its average)|shm.datperf.send_lat.8.poll.avg|ofi.pingpong.8|lat|"
+<<<<<<< HEAD
     # Intel MPI 2018 (tests/impi/pingpong.c, one-way, the median of each run's iterations)
     "Intel MPI 8 B one-way latency [us]: dapl:dapl on ours (shm) vs Intel shm:shm|shm.impi.ours-dapl.lat.8|shm.impi.intel-shm.lat.8|lat|1.5"
     "Intel MPI 64 KiB bandwidth [MB/s]: dapl:dapl on ours (shm) vs Intel shm:shm|shm.impi.ours-dapl.bw.64K|shm.impi.intel-shm.bw.64K|bw|"
     "Intel MPI 1 MiB bandwidth [MB/s]: dapl:dapl on ours (shm) vs Intel shm:shm|shm.impi.ours-dapl.bw.1M|shm.impi.intel-shm.bw.1M|bw|0.8"
+=======
+    "shm LMR create + free 64 KiB, heap [pairs/s] (no raw floor: shm registers with no kernel)|shm.datperf.lmr_reg.64K||bw|"
+    "shm LMR create + free 64 KiB [pairs/s]: shared-memory (memfd) LMRs vs heap|shm.datperf.lmr_reg.64K.shm|shm.datperf.lmr_reg.64K|bw|"
+>>>>>>> items678
 )
 for t in rxe siw; do
     rows+=(
@@ -221,12 +242,16 @@ for t in rxe siw; do
         "$t DAT 2.0 send 8 B message rate, blocking [M/s]: ours vs OFED libdat2|$t.ours-datperf2.msg_rate.8.block|$t.ofed-datperf2.msg_rate.8.block|bw|1"
         "$t DAT 2.0 send 8 B message rate, polling, both ends in one thread [M/s]: ours vs OFED libdat2|$t.ours-datperf2.msg_rate.8.loop|$t.ofed-datperf2.msg_rate.8.loop|bw|1"
         "$t connection setup rate [conn/s]: ours vs OFED (dtestcm)|$t.ours-dtestcm.conn_rate|$t.ofed-dtestcm.conn_rate|bw|1"
+<<<<<<< HEAD
         # Intel MPI 2018 with I_MPI_FABRICS=dapl:dapl on our libdat2 and on OFED's, and with its tcp fabric
         "$t Intel MPI 8 B one-way latency [us]: dapl:dapl on ours vs on OFED libdat2|$t.impi.ours-dapl.lat.8|$t.impi.ofed-dapl.lat.8|lat|1"
         "$t Intel MPI 64 KiB bandwidth [MB/s]: dapl:dapl on ours vs on OFED libdat2|$t.impi.ours-dapl.bw.64K|$t.impi.ofed-dapl.bw.64K|bw|1"
         "$t Intel MPI 1 MiB bandwidth [MB/s]: dapl:dapl on ours vs on OFED libdat2|$t.impi.ours-dapl.bw.1M|$t.impi.ofed-dapl.bw.1M|bw|1"
         "$t Intel MPI 8 B one-way latency [us]: dapl:dapl on ours vs Intel tcp:tcp|$t.impi.ours-dapl.lat.8|$t.impi.tcp.lat.8|lat|1"
         "$t Intel MPI 1 MiB bandwidth [MB/s]: dapl:dapl on ours vs Intel tcp:tcp|$t.impi.ours-dapl.bw.1M|$t.impi.tcp.bw.1M|bw|1"
+=======
+        "$t LMR create + free 64 KiB [pairs/s] vs ibv_reg_mr + ibv_dereg_mr|$t.datperf.lmr_reg.64K|$t.raw.reg_mr.64K|bw|"
+>>>>>>> items678
         "$t DAT 2.0 instructions per send/recv round trip, blocking: ours vs OFED libdat2|$t.ours-datperf2.instr.send_lat.8.block|$t.ofed-datperf2.instr.send_lat.8.block|lat|1"
         "$t DAT 2.0 instructions per 64 B send + completion, blocking: ours vs OFED libdat2|$t.ours-datperf2.instr.send_bw.64.block|$t.ofed-datperf2.instr.send_bw.64.block|lat|1"
     )

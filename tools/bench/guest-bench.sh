@@ -9,8 +9,12 @@
 # unmodified dtestcm (connection setup rate) on OFED's libdat2 and on ours, each run's loader log
 # checked. Prints every result line at the end ("result name=<type>.<tool>.<figure> value=").
 # BENCH_GUEST_PARTS picks parts (default all): data (datperf, perftest, datperf2, dapltest -T P),
+<<<<<<< HEAD
 # dtestcm, callgrind, impi (Intel MPI 2018's ping-pong, tools/bench/impi-bench.sh: dapl:dapl on our
 # libdat2 and on OFED's, and Intel's tcp fabric; BENCH_GUEST_IMPI_ARGS are pingpong's arguments).
+=======
+# dtestcm, callgrind, reg (datperf -t lmr_reg against rawperf reg_mr).
+>>>>>>> items678
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -36,6 +40,7 @@ ROUNDS=${BENCH_ROUNDS:-3} N=${BENCH_GUEST_LAT_ITERS:-2000} BWN=${BENCH_GUEST_BW_
 # decided the figure (0.0056-0.0445 M/s round to round); 20000 (0.5 s) average over the stalls
 # (0.0395-0.0455; the measurement: BENCHMARKS.md at commit 5365b89)
 RATEN=${BENCH_GUEST_RATE_ITERS:-20000}
+REGN=${BENCH_GUEST_REG_ITERS:-2000}
 t=$RDMA_TYPE ia=ofa-v2-$RDMA_NETDEV ip=$RDMA_IP dapl_ia=ofa-v2-$RDMA_TYPE
 gid=""
 [ -n "${RDMA_GID_INDEX:-}" ] && gid="-x $RDMA_GID_INDEX"
@@ -54,7 +59,11 @@ perftest() {
          END { if (v != "") print v }')"
 }
 
+<<<<<<< HEAD
 PARTS=" ${BENCH_GUEST_PARTS:-data dtestcm callgrind impi} "
+=======
+PARTS=" ${BENCH_GUEST_PARTS:-data dtestcm callgrind reg} "
+>>>>>>> items678
 # With one CPU (`rdma-guest.sh --accel icount`, whose times repeat run to run) two spinning
 # processes take turns at the scheduler's tick, and a polling ping-pong between them measures
 # the tick: the two-process polling latencies and message rate are left out there, and the
@@ -102,6 +111,14 @@ for r in $(seq 1 "$ROUNDS"); do
             [ -n "$OFED_LIBDIR" ] && dtestcm_rate ofed ofed
             [ $((k % 2)) = 0 ] && dtestcm_rate ours path
         done
+    fi
+    # registration per message: our LMR create + free against the verbs pair under it, one
+    # buffer of 64 KiB (access local write, remote write, remote read) on the same device
+    if part reg; then
+        datperf_run "$t.datperf.lmr_reg.64K" reg_per_s "$ia" local -t lmr_reg -s 64K -n "$REGN"
+        out=$("$ROOT/build/bin/rawperf" reg_mr -d "$RDMA_DEV" -s 65536 -n "$REGN" 2>&1)
+        echo "$out" >>"$RAWLOG"
+        record "$t.raw.reg_mr.64K" "$(echo "$out" | kv reg_per_s)"
     fi
     part data || continue
     if [ $ONE_CPU = 0 ]; then

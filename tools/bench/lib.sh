@@ -18,14 +18,18 @@ record() {
 }
 
 # datperf_run NAME KEY IA HOST ARGS...: a datperf server and client on this machine (HOST
-# "loopback": one datperf -l process holding both ends); records the client's KEY as NAME and
+# "loopback": one datperf -l process holding both ends; "local": one datperf process without a
+# connection, -t lmr_reg); records the client's KEY as NAME and
 # keeps the whole -m line (CPU, context switches, threads) in $RESULTS as "datperf name=NAME ..."
 datperf_run() {
     local name=$1 key=$2 ia=$3 host=$4 line
     shift 4
     BENCH_QUAL=$((BENCH_QUAL + 1))
-    if [ "$host" = loopback ]; then
-        line=$(timeout 300 "$DATPERF" -P "$ia" -q "$BENCH_QUAL" -l -m "$@" 2>>"$RAWLOG" | tee -a "$RAWLOG" |
+    if [ "$host" = loopback ] || [ "$host" = local ]; then
+        local loop=-l
+        [ "$host" = local ] && loop=
+        # shellcheck disable=SC2086
+        line=$(timeout 300 "$DATPERF" -P "$ia" -q "$BENCH_QUAL" $loop -m "$@" 2>>"$RAWLOG" | tee -a "$RAWLOG" |
                grep '^datperf ' | tail -1)
     else
         timeout 300 "$DATPERF" -P "$ia" -q "$BENCH_QUAL" >>"$RAWLOG" 2>&1 &

@@ -5,6 +5,7 @@
 mod shm_common;
 
 use datcore::codes::*;
+use datcore::provider::shm::NO_LISTENER_GRACE;
 use datcore::provider::*;
 use datcore::DatResult;
 use shm_common::*;
@@ -578,26 +579,40 @@ fn no_listener_and_qualifier_in_use() {
 }
 
 /// A listener that appears just after the connect still gets the request: Debian's dtest server
-/// creates its PSP only after it has told its client where to connect.
+/// creates its PSP only after it has told its client where to connect. The connect waits for a
+/// listener for `NO_LISTENER_GRACE`; the listener is opened by a thread that sleeps 30 ms first.
+/// A try proves something only if the listener started listening after the connect began and
+/// before the grace ran out: on a loaded machine the thread can run before the connect, or wake
+/// after the grace, and such a try is made again.
 #[test]
 fn connect_waits_briefly_for_a_late_listener() {
     let dev = open();
     let p = port(6);
-    let crs = Q::new();
-    let late = {
-        let (dev, crs) = (dev.clone(), crs.clone());
-        std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(30));
-            dev.listen(p, Arc::new(ListenQ(crs))).unwrap()
-        })
-    };
-    let ep = Ep::new(&dev);
-    ep.qp.connect(local(), p, b"late", None).unwrap();
-    let _listener = late.join().unwrap();
-    let req = crs.wait(T).expect("no connection request at the late listener");
-    assert_eq!(req.private_data(), b"late");
-    req.reject(b"").unwrap();
-    assert_eq!(ep.event().0, ConnEvent::PeerRejected);
+    for _ in 0..20 {
+        let crs = Q::new();
+        let ep = Ep::new(&dev);
+        let late = {
+            let (dev, crs) = (dev.clone(), crs.clone());
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(30));
+                let opening = Instant::now();
+                let l = dev.listen(p, Arc::new(ListenQ(crs))).unwrap();
+                (l, opening, Instant::now())
+            })
+        };
+        let connecting = Instant::now();
+        ep.qp.connect(local(), p, b"late", None).unwrap();
+        let (_listener, opening, listening) = late.join().unwrap();
+        if opening < connecting || listening >= connecting + NO_LISTENER_GRACE {
+            continue;
+        }
+        let req = crs.wait(T).expect("no connection request at the late listener");
+        assert_eq!(req.private_data(), b"late");
+        req.reject(b"").unwrap();
+        assert_eq!(ep.event().0, ConnEvent::PeerRejected);
+        return;
+    }
+    panic!("in 20 tries the listener never opened within the connect's grace");
 }
 
 /// An abrupt disconnect's DISCONNECTED event is not lost when the QP is dropped right after it

@@ -39,7 +39,9 @@ pub(super) fn send_msg(sock: &OwnedFd, m: &wire::Msg<'_>, fds: &[&OwnedFd]) -> s
 
 pub fn send_disc(st: &QpState) {
     if let Some(s) = &st.sock {
-        let _ = send_msg(s, &wire::Msg::Disc, &[]);
+        if let Err(e) = send_msg(s, &wire::Msg::Disc, &[]) {
+            tracing::debug!("shm: DISC not sent: {e}");
+        }
     }
 }
 

@@ -54,6 +54,8 @@ mod ud;
 mod wire;
 mod xfer;
 
+pub use conn::NO_LISTENER_GRACE;
+
 /// Largest message or RDMA transfer.
 pub const MAX_MESSAGE: u64 = 1 << 31;
 

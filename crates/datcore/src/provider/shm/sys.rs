@@ -156,7 +156,20 @@ pub enum Recv {
 }
 
 /// Receives one datagram without blocking; keeps up to [`MAX_FDS`] passed fds (others are closed).
+///
+/// A peer that closes its end while datagrams of ours lie unread in its queue (a doorbell)
+/// makes the kernel report `ECONNRESET` once, before the datagrams it sent (its DISC) and the
+/// end of file: that report is passed over, so what the peer sent last is still read.
 pub fn recv(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Recv> {
+    loop {
+        match recv_once(fd, buf) {
+            Err(e) if e.kind() == io::ErrorKind::ConnectionReset => continue,
+            r => return r,
+        }
+    }
+}
+
+fn recv_once(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Recv> {
     let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
     // SAFETY: msghdr is plain old data.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
@@ -171,7 +184,6 @@ pub fn recv(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Recv> {
         let e = io::Error::last_os_error();
         return match e.kind() {
             io::ErrorKind::WouldBlock => Ok(Recv::Empty),
-            io::ErrorKind::ConnectionReset => Ok(Recv::Closed),
             _ => Err(e),
         };
     }
@@ -311,4 +323,43 @@ pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> usize {
 pub fn getpid() -> i32 {
     // SAFETY: getpid cannot fail.
     unsafe { libc::getpid() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair() -> (OwnedFd, OwnedFd) {
+        let mut sv = [0; 2];
+        // SAFETY: sv has room for the two descriptors; checked.
+        assert_eq!(
+            unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0, sv.as_mut_ptr()) },
+            0
+        );
+        // SAFETY: fresh descriptors we own.
+        unsafe { (OwnedFd::from_raw_fd(sv[0]), OwnedFd::from_raw_fd(sv[1])) }
+    }
+
+    /// A peer that closes with datagrams of ours unread (a doorbell) makes the kernel report
+    /// ECONNRESET before what it sent last (DISC): that is read first, then the end.
+    #[test]
+    fn messages_sent_before_a_close_with_unread_data_are_read() {
+        let (a, b) = pair();
+        send(&b, b"b", &[]).unwrap();
+        send(&a, b"disc", &[]).unwrap();
+        drop(a);
+        let mut buf = [0u8; 16];
+        assert!(matches!(recv(&b, &mut buf), Ok(Recv::Data(4, _))), "the last message before the close is lost");
+        assert_eq!(&buf[..4], b"disc");
+        assert!(matches!(recv(&b, &mut buf), Ok(Recv::Closed)));
+    }
+
+    #[test]
+    fn an_empty_socket_and_a_plain_close() {
+        let (a, b) = pair();
+        let mut buf = [0u8; 16];
+        assert!(matches!(recv(&b, &mut buf), Ok(Recv::Empty)));
+        drop(a);
+        assert!(matches!(recv(&b, &mut buf), Ok(Recv::Closed)));
+    }
 }
