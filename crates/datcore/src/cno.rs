@@ -208,12 +208,7 @@ impl ConsumerNotifier {
 
     /// The waiter's loop: what triggered, else its own look at the EVDs, spinning for `spin`,
     /// then sleeping. Returns whether it slept.
-    fn wait_for_trigger(
-        &self,
-        timeout_us: u32,
-        spin: Duration,
-        looks: &mut Looks,
-    ) -> (DatResult<Handle>, bool) {
+    fn wait_for_trigger(&self, timeout_us: u32, spin: Duration, looks: &mut Looks) -> (DatResult<Handle>, bool) {
         let mut clock = WaitClock::start(timeout_us, spin, true);
         let mut slept = false;
         let mut listed = self.list_evds(&mut looks.evds);
