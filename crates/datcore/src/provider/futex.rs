@@ -29,7 +29,7 @@ pub fn futex_wake(word: &AtomicU32) {
 
 /// The kernel's `struct futex_waitv` (linux/futex.h).
 #[repr(C)]
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 pub struct FutexWaitv {
     val: u64,
     uaddr: u64,

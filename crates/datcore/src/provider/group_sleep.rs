@@ -18,6 +18,7 @@
 
 use super::eventfd::EventFd;
 use super::futex::{self, FutexWaitv, Waitv, WAITV_MAX};
+use std::mem::MaybeUninit;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
@@ -84,12 +85,14 @@ impl GroupSleeper {
     }
 }
 
-/// The queues of one sleep, gathered on the stack (no allocation): futex words and
-/// descriptors, up to what one call takes.
+/// The queues of one sleep, gathered on the stack (no allocation, and nothing written but the
+/// entries used): futex words and descriptors, up to what one call takes. Slot 0 of each list
+/// is the sleeper's own word or eventfd, written by [`SleepSet::block`]; `words[1..=nwords]`
+/// and `fds[1..=nfds]` by [`SleepSet::add`].
 pub struct SleepSet {
-    words: [FutexWaitv; WAITV_MAX],
+    words: [MaybeUninit<FutexWaitv>; WAITV_MAX],
     nwords: usize,
-    fds: [libc::pollfd; WAITV_MAX],
+    fds: [MaybeUninit<libc::pollfd>; WAITV_MAX],
     nfds: usize,
     /// Sources left out (no room): the sleep is then bounded by [`UNCOVERED_LOOK`].
     left_out: bool,
@@ -98,9 +101,9 @@ pub struct SleepSet {
 impl Default for SleepSet {
     fn default() -> Self {
         SleepSet {
-            words: [FutexWaitv::default(); WAITV_MAX],
+            words: [const { MaybeUninit::uninit() }; WAITV_MAX],
             nwords: 0,
-            fds: [libc::pollfd { fd: -1, events: 0, revents: 0 }; WAITV_MAX],
+            fds: [const { MaybeUninit::uninit() }; WAITV_MAX],
             nfds: 0,
             left_out: false,
         }
@@ -114,11 +117,11 @@ impl SleepSet {
         match source {
             WakeSource::Futex { word, value } if self.nwords + 1 < WAITV_MAX => {
                 self.nwords += 1;
-                self.words[self.nwords] = FutexWaitv::new(word, value);
+                self.words[self.nwords].write(FutexWaitv::new(word, value));
             }
             WakeSource::Fd(fd) if self.nfds + 1 < WAITV_MAX => {
                 self.nfds += 1;
-                self.fds[self.nfds] = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+                self.fds[self.nfds].write(libc::pollfd { fd, events: libc::POLLIN, revents: 0 });
             }
             _ => self.left_out = true,
         }
@@ -137,8 +140,12 @@ impl SleepSet {
             (limit, self.block_on_fds(sleeper, own, armed_at, limit))
         } else {
             let limit = if self.left_out { capped } else { timeout };
-            self.words[0] = FutexWaitv::new(&sleeper.seq, armed_at);
-            match futex::futex_waitv(&self.words[..=self.nwords], limit) {
+            self.words[0].write(FutexWaitv::new(&sleeper.seq, armed_at));
+            // SAFETY: words[0] was just written, words[1..=nwords] by `add`; MaybeUninit<T>
+            // has T's layout.
+            let words =
+                unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<FutexWaitv>(), self.nwords + 1) };
+            match futex::futex_waitv(words, limit) {
                 Waitv::Woken => (limit, false),
                 Waitv::TimedOut => (limit, true),
                 Waitv::Unsupported => (capped, futex::futex_wait(&sleeper.seq, armed_at, capped)),
@@ -157,27 +164,33 @@ impl SleepSet {
         armed_at: u32,
         limit: Option<Duration>,
     ) -> bool {
-        if let Some(own) = own {
+        if own.is_some() {
             // Interrupts from here on ring the eventfd; one that came since `arm` moved `seq`.
             sleeper.sleeping.store(ON_FD, Ordering::SeqCst);
             if sleeper.seq.load(Ordering::SeqCst) != armed_at {
                 return false;
             }
-            self.fds[0] = libc::pollfd { fd: own.fd(), events: libc::POLLIN, revents: 0 };
         }
+        // fd -1: poll(2) ignores the slot.
+        let fd = own.map_or(-1, |o| o.fd());
+        self.fds[0].write(libc::pollfd { fd, events: libc::POLLIN, revents: 0 });
         let timed_out = self.poll_fds(limit);
-        if let Some(own) = own.filter(|_| self.fds[0].revents != 0) {
+        // SAFETY: written above.
+        let own_ready = unsafe { self.fds[0].assume_init_ref() }.revents != 0;
+        if let Some(own) = own.filter(|_| own_ready) {
             own.clear();
         }
         timed_out
     }
 
-    /// poll(2) on `fds[..=nfds]` (slot 0 may be -1: ignored). True when `limit` passed.
+    /// poll(2) on `fds[..=nfds]` (all written; slot 0 may be -1: ignored). True when `limit`
+    /// passed.
     fn poll_fds(&mut self, limit: Option<Duration>) -> bool {
         let ms = limit.map_or(-1, |t| t.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32);
-        // SAFETY: fds[..=nfds] are initialised pollfds; the descriptors belong to queues the
-        // caller holds for the duration of the call.
-        let n = unsafe { libc::poll(self.fds.as_mut_ptr(), (self.nfds + 1) as libc::nfds_t, ms) };
+        // SAFETY: fds[..=nfds] are written pollfds (MaybeUninit<T> has T's layout); the
+        // descriptors belong to queues the caller holds for the duration of the call.
+        let n =
+            unsafe { libc::poll(self.fds.as_mut_ptr().cast::<libc::pollfd>(), (self.nfds + 1) as libc::nfds_t, ms) };
         n == 0
     }
 }
