@@ -355,6 +355,8 @@ mod tests {
         let queues: Vec<Arc<WordQueue>> = (0..3).map(|_| Arc::new(WordQueue::default())).collect();
         let evds: Vec<Arc<EventDispatcher>> =
             queues.iter().map(|q| EventDispatcher::create_on(&ia, q.clone(), Some(cno.clone()))).collect();
+        // Attached again to the same CNO: still attached, once.
+        evds[0].set_cno(Some(cno.clone()));
         let t0 = Instant::now();
         for (i, q) in queues.iter().enumerate() {
             assert_eq!(wait_while(&cno, || q.complete(i as u64)), Ok(evds[i].handle()), "queue {i}");
@@ -396,7 +398,8 @@ mod tests {
         let busy = if first == evds[0].handle() { 0 } else { 1 };
         queues[busy].complete(42);
         assert_eq!(cno.wait(0), Ok(evds[1 - busy].handle()), "the other EVD's turn");
-        for e in &evds {
+        for (i, e) in evds.iter().enumerate() {
+            assert!(cno.in_use(), "EVD {i} still attached");
             e.set_cno(None);
         }
         assert!(!cno.in_use());

@@ -570,11 +570,12 @@ impl EventDispatcher {
     /// `dat_evd_modify_cno`.
     pub fn set_cno(&self, cno: Option<Arc<ConsumerNotifier>>) {
         let mut st = self.state.lock();
-        if let Some(c) = &cno {
-            c.attach(self.this.clone());
-        }
+        // Detached first: the CNO may be the same one again.
         if let Some(old) = st.cno.take() {
             old.detach(self);
+        }
+        if let Some(c) = &cno {
+            c.attach(self.this.clone());
         }
         self.has_cno.store(cno.is_some(), Ordering::SeqCst);
         st.cno = cno;

@@ -767,6 +767,13 @@ static tres cno_wait(void)
     OK(dat_evd_modify_cno(evd, cno));
     OK(dat_evd_query(evd, DAT_EVD_FIELD_CNO, &p));
     CHECK(p.cno_handle == cno, "CNO not re-attached by dat_evd_modify_cno");
+    /* attached again to the same CNO: still attached (in use), and still triggering it */
+    OK(dat_evd_modify_cno(evd, cno));
+    EXPECT_ERR(dat_cno_free(cno), DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE, ANYSUB);
+    OK(dat_evd_post_se(evd, &ev));
+    OK(dat_cno_wait(cno, 2000000, &got));
+    CHECK(got == evd, "dat_cno_wait returned EVD %p after a second attach, expected %p", got, evd);
+    OK(dat_evd_dequeue(evd, &ev));
     OK(dat_evd_modify_cno(evd, DAT_HANDLE_NULL));
     OK(dat_cno_free(cno));
     /* modify_cno with bad CNO handles */
