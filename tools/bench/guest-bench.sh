@@ -9,12 +9,9 @@
 # unmodified dtestcm (connection setup rate) on OFED's libdat2 and on ours, each run's loader log
 # checked. Prints every result line at the end ("result name=<type>.<tool>.<figure> value=").
 # BENCH_GUEST_PARTS picks parts (default all): data (datperf, perftest, datperf2, dapltest -T P),
-<<<<<<< HEAD
-# dtestcm, callgrind, impi (Intel MPI 2018's ping-pong, tools/bench/impi-bench.sh: dapl:dapl on our
-# libdat2 and on OFED's, and Intel's tcp fabric; BENCH_GUEST_IMPI_ARGS are pingpong's arguments).
-=======
-# dtestcm, callgrind, reg (datperf -t lmr_reg against rawperf reg_mr).
->>>>>>> items678
+# dtestcm, callgrind, reg (datperf -t lmr_reg against rawperf reg_mr), impi (Intel MPI 2018's
+# ping-pong, tools/bench/impi-bench.sh: dapl:dapl on our libdat2 and on OFED's, and Intel's tcp
+# fabric; BENCH_GUEST_IMPI_ARGS are pingpong's arguments).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -59,11 +56,7 @@ perftest() {
          END { if (v != "") print v }')"
 }
 
-<<<<<<< HEAD
-PARTS=" ${BENCH_GUEST_PARTS:-data dtestcm callgrind impi} "
-=======
-PARTS=" ${BENCH_GUEST_PARTS:-data dtestcm callgrind reg} "
->>>>>>> items678
+PARTS=" ${BENCH_GUEST_PARTS:-data dtestcm callgrind reg impi} "
 # With one CPU (`rdma-guest.sh --accel icount`, whose times repeat run to run) two spinning
 # processes take turns at the scheduler's tick, and a polling ping-pong between them measures
 # the tick: the two-process polling latencies and message rate are left out there, and the
