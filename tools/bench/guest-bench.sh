@@ -168,6 +168,8 @@ done
 # ofa-v2-<netdev>) and on OFED's (libdaplofa, IA ofa-v2-<type>), and its tcp:tcp fabric, ROUNDS
 # interleaved rounds (build/impi prepared on the host: make bench does)
 if part impi; then
+    # hydra resolves this host's name: the guest's goes into its /etc/hosts (gone with the guest)
+    getent hosts "$(hostname)" >/dev/null || echo "$ip $(hostname)" >>/etc/hosts
     BENCH_ROUNDS=$ROUNDS BENCH_IMPI_ARGS=${BENCH_GUEST_IMPI_ARGS:--n 1000 -N 100 -M 20} bash tools/bench/impi-bench.sh -n "$t" \
         ours-dapl=build/lib,"$ia",dapl ofed-dapl=system,"$dapl_ia",dapl tcp=system,-,tcp >>"$RAWLOG" 2>&1
 fi
