@@ -11,9 +11,9 @@
 #   2. verbs in ONE rxe guest and ONE siw guest (tests/vm/rdma-guest.sh, under
 #      flock /tmp/dat-vm.lock): tools/bench/guest-bench.sh, datperf against perftest and OFED
 #      dapltest -T P, one datperf2 binary and Debian's dtestcm on our libdat2 and on OFED's,
-#      and Intel MPI 2018 (dapl:dapl on ours and on OFED's libdat2, tcp:tcp), and
-#      datperf -t lmr_reg against rawperf reg_mr (ibv_reg_mr + ibv_dereg_mr)
-#      (BENCH_GUEST_PARTS="data dtestcm callgrind impi reg" picks parts; BENCH_GUEST_CM_CONNS is dtestcm's
+#      datperf -t lmr_reg against rawperf reg_mr (ibv_reg_mr + ibv_dereg_mr), and Intel MPI 2018
+#      (dapl:dapl on ours and on OFED's libdat2, tcp:tcp)
+#      (BENCH_GUEST_PARTS="data dtestcm callgrind reg impi" picks parts; BENCH_GUEST_CM_CONNS is dtestcm's
 #      -c, BENCH_GUEST_CM_PAIRS its runs per library and round, BENCH_GUEST_RATE_ITERS the
 #      message rate's messages, default 20000, BENCH_GUEST_REG_ITERS lmr_reg's pairs, default
 #      2000; on the host BENCH_REG_ITERS, default 20000).
@@ -202,12 +202,12 @@ rows=(
     "shm send/recv 8 B latency, polling [us] vs UCX tag_lat|shm.datperf.send_lat.8.poll|ucx.tag_lat.8|lat|"
     "shm RDMA write 1 MiB, polling [MB/s] vs UCX ucp_put_bw|shm.datperf.write_bw.1M.poll|ucx.put_bw.1M|bw|"
     "shm send/recv 8 B latency, polling, average [us] vs libfabric fi_pingpong shm (its average)|shm.datperf.send_lat.8.poll.avg|ofi.pingpong.8|lat|"
+    "shm LMR create + free 64 KiB, heap [pairs/s] (no raw floor: shm registers with no kernel)|shm.datperf.lmr_reg.64K||bw|"
+    "shm LMR create + free 64 KiB [pairs/s]: shared-memory (memfd) LMRs vs heap|shm.datperf.lmr_reg.64K.shm|shm.datperf.lmr_reg.64K|bw|"
     # Intel MPI 2018 (tests/impi/pingpong.c, one-way, the median of each run's iterations)
     "Intel MPI 8 B one-way latency [us]: dapl:dapl on ours (shm) vs Intel shm:shm|shm.impi.ours-dapl.lat.8|shm.impi.intel-shm.lat.8|lat|1.5"
     "Intel MPI 64 KiB bandwidth [MB/s]: dapl:dapl on ours (shm) vs Intel shm:shm|shm.impi.ours-dapl.bw.64K|shm.impi.intel-shm.bw.64K|bw|"
     "Intel MPI 1 MiB bandwidth [MB/s]: dapl:dapl on ours (shm) vs Intel shm:shm|shm.impi.ours-dapl.bw.1M|shm.impi.intel-shm.bw.1M|bw|0.8"
-    "shm LMR create + free 64 KiB, heap [pairs/s] (no raw floor: shm registers with no kernel)|shm.datperf.lmr_reg.64K||bw|"
-    "shm LMR create + free 64 KiB [pairs/s]: shared-memory (memfd) LMRs vs heap|shm.datperf.lmr_reg.64K.shm|shm.datperf.lmr_reg.64K|bw|"
 )
 for t in rxe siw; do
     rows+=(
@@ -230,13 +230,13 @@ for t in rxe siw; do
         "$t DAT 2.0 send 8 B message rate, blocking [M/s]: ours vs OFED libdat2|$t.ours-datperf2.msg_rate.8.block|$t.ofed-datperf2.msg_rate.8.block|bw|1"
         "$t DAT 2.0 send 8 B message rate, polling, both ends in one thread [M/s]: ours vs OFED libdat2|$t.ours-datperf2.msg_rate.8.loop|$t.ofed-datperf2.msg_rate.8.loop|bw|1"
         "$t connection setup rate [conn/s]: ours vs OFED (dtestcm)|$t.ours-dtestcm.conn_rate|$t.ofed-dtestcm.conn_rate|bw|1"
+        "$t LMR create + free 64 KiB [pairs/s] vs ibv_reg_mr + ibv_dereg_mr|$t.datperf.lmr_reg.64K|$t.raw.reg_mr.64K|bw|"
         # Intel MPI 2018 with I_MPI_FABRICS=dapl:dapl on our libdat2 and on OFED's, and with its tcp fabric
         "$t Intel MPI 8 B one-way latency [us]: dapl:dapl on ours vs on OFED libdat2|$t.impi.ours-dapl.lat.8|$t.impi.ofed-dapl.lat.8|lat|1"
         "$t Intel MPI 64 KiB bandwidth [MB/s]: dapl:dapl on ours vs on OFED libdat2|$t.impi.ours-dapl.bw.64K|$t.impi.ofed-dapl.bw.64K|bw|1"
         "$t Intel MPI 1 MiB bandwidth [MB/s]: dapl:dapl on ours vs on OFED libdat2|$t.impi.ours-dapl.bw.1M|$t.impi.ofed-dapl.bw.1M|bw|1"
         "$t Intel MPI 8 B one-way latency [us]: dapl:dapl on ours vs Intel tcp:tcp|$t.impi.ours-dapl.lat.8|$t.impi.tcp.lat.8|lat|1"
         "$t Intel MPI 1 MiB bandwidth [MB/s]: dapl:dapl on ours vs Intel tcp:tcp|$t.impi.ours-dapl.bw.1M|$t.impi.tcp.bw.1M|bw|1"
-        "$t LMR create + free 64 KiB [pairs/s] vs ibv_reg_mr + ibv_dereg_mr|$t.datperf.lmr_reg.64K|$t.raw.reg_mr.64K|bw|"
         "$t DAT 2.0 instructions per send/recv round trip, blocking: ours vs OFED libdat2|$t.ours-datperf2.instr.send_lat.8.block|$t.ofed-datperf2.instr.send_lat.8.block|lat|1"
         "$t DAT 2.0 instructions per 64 B send + completion, blocking: ours vs OFED libdat2|$t.ours-datperf2.instr.send_bw.64.block|$t.ofed-datperf2.instr.send_bw.64.block|lat|1"
     )

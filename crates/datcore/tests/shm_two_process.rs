@@ -1149,7 +1149,7 @@ fn ud_receive_of_a_freed_region(srq: bool, port_index: u64) {
         None => s.qp.post_recv(wr_id, &[sge]).unwrap(),
     };
     // the first receive's memory stays allocated (a write into it would show), its region goes
-    let gone = [0xeeu8; 128];
+    let gone = Box::new([0xeeu8; 128]);
     let mr = pd.reg_mr(gone.as_ptr() as u64, 128, ALL).unwrap();
     post(1, Sge { addr: gone.as_ptr() as u64, length: 128, lkey: mr.lkey() });
     drop(mr);
