@@ -612,6 +612,12 @@ impl ProtectionDomain for VerbsPd {
         if addr.checked_add(len).is_none() || len > self.dev.attr.max_mr_size {
             return Err(DatError::new(DAT_LENGTH_ERROR, 0));
         }
+        if !access.needs_write() && !super::mapped::is_mapped(addr, len, false) {
+            // The kernel pins read-only registrations with FOLL_FORCE, so a PROT_NONE page
+            // registers although the process cannot read it; refused as on shm.
+            tracing::debug!(addr, len, ?access, "verbs: read-only registration of a range not mapped readable");
+            return Err(DatError::new(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+        }
         let mut flags = access_flags(&self.dev, access);
         if self.dev.mw_type != 0 {
             flags |= sys::IBV_ACCESS_MW_BIND;
