@@ -12,12 +12,12 @@ use super::super::spin::SpinLock;
 use super::super::{AsyncError, AsyncEvents, CompletionQueue, WakeSource, Waker, WorkCompletion};
 use super::area::OwnWake;
 use super::qp::QpShared;
-use super::ud::UdShared;
+use super::ud::{UdSet, UdShared};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -39,11 +39,8 @@ pub struct ShmCq {
     /// also breaks the cycle through `QpShared`'s own references to its queues.
     /// Locked by every poll (a [`SpinLock`]: one locked instruction), edited at attach / detach.
     qps: SpinLock<Vec<Arc<QpShared>>>,
-    /// UD queue pairs with this as their receive queue (each poll takes their arrivals), as
-    /// `qps` (`ShmUdQp`'s drop detaches); `has_ud` says whether there are any, so a poll of a
-    /// queue without them does not take this lock.
-    uds: SpinLock<Vec<Arc<UdShared>>>,
-    has_ud: AtomicBool,
+    /// UD queue pairs with this as their receive queue (each poll takes their arrivals).
+    uds: UdSet,
     wake: OwnWake,
     phase: AtomicU8,
     /// The wake word's sequence value at `arm`.
@@ -77,8 +74,7 @@ impl ShmCq {
             waker,
             async_events,
             qps: SpinLock::new(Vec::new()),
-            uds: SpinLock::new(Vec::new()),
-            has_ud: AtomicBool::new(false),
+            uds: UdSet::new(),
             wake,
             phase: AtomicU8::new(IDLE),
             armed_at: AtomicU32::new(0),
@@ -99,16 +95,12 @@ impl ShmCq {
         self.qps.lock().retain(|q| !std::ptr::eq(&**q, qp));
     }
 
-    pub fn attach_ud(&self, ud: &Arc<UdShared>) {
-        let mut uds = self.uds.lock();
-        uds.push(ud.clone());
-        self.has_ud.store(true, Ordering::Relaxed);
+    pub fn attach_ud(&self, ud: &Arc<UdShared>) -> std::io::Result<()> {
+        self.uds.attach(ud)
     }
 
     pub fn detach_ud(&self, ud: &UdShared) {
-        let mut uds = self.uds.lock();
-        uds.retain(|u| !std::ptr::eq(&**u, ud));
-        self.has_ud.store(!uds.is_empty(), Ordering::Relaxed);
+        self.uds.detach(ud);
     }
 
     /// Adds one completion. Returns false (and raises CqOverflow once) when the queue is full.
@@ -159,12 +151,9 @@ impl ShmCq {
         for qp in self.qps.lock().iter() {
             n = qp.drive_from_poll(Handout { cq: self, out: &mut *out, n });
         }
-        if self.has_ud.load(Ordering::Relaxed) {
-            for ud in self.uds.lock().iter() {
-                n = ud.drive_from_poll(Handout { cq: self, out: &mut *out, n });
-            }
-        }
-        n
+        let mut h = Handout { cq: self, out, n };
+        self.uds.drive_from_poll(&mut h);
+        h.n
     }
 }
 
@@ -244,12 +233,8 @@ impl CompletionQueue for ShmCq {
         self.armer.store(thread_id(), Ordering::Relaxed);
         self.armed_at.store(self.wake.word().arm(), Ordering::Relaxed);
         self.phase.store(ARMED, Ordering::Relaxed);
-        if self.has_ud.load(Ordering::Relaxed) {
-            // Their receive threads leave arrivals to polls; a sleeper needs them placed.
-            for ud in self.uds.lock().iter() {
-                ud.kick();
-            }
-        }
+        // UD receive threads leave arrivals to polls; a sleeper needs them placed.
+        self.uds.kick();
         true
     }
 

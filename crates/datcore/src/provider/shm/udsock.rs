@@ -101,11 +101,34 @@ fn set_option<T>(fd: &OwnedFd, name: libc::c_int, value: &T) -> io::Result<()> {
     })
 }
 
-/// Adds `fd` to epoll set `ep`, reported by its number.
-fn watch(ep: &OwnedFd, fd: RawFd) -> io::Result<()> {
+/// A new epoll set.
+pub fn epoll() -> io::Result<OwnedFd> {
+    // SAFETY: plain epoll_create1(2) call.
+    let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+    check(fd)?;
+    // SAFETY: a fresh descriptor nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Adds `fd` (readable when something arrived: a socket, or an [`Inbox::fd`]) to epoll set
+/// `ep`, reported by its number.
+pub fn watch(ep: &OwnedFd, fd: RawFd) -> io::Result<()> {
     let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: fd as u64 };
     // SAFETY: registers a live descriptor with a live epoll set.
     check(unsafe { libc::epoll_ctl(ep.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) })
+}
+
+/// Takes `fd` out of epoll set `ep`.
+pub fn unwatch(ep: &OwnedFd, fd: RawFd) {
+    // SAFETY: a live epoll set; a descriptor not in it is an error we need not report.
+    unsafe { libc::epoll_ctl(ep.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, std::ptr::null_mut()) };
+}
+
+/// Whether something in epoll set `ep` is readable now (one `epoll_wait` that does not wait).
+pub fn ready(ep: &OwnedFd) -> bool {
+    let mut ev = libc::epoll_event { events: 0, u64: 0 };
+    // SAFETY: fills at most one entry of a live event.
+    unsafe { libc::epoll_wait(ep.as_raw_fd(), &mut ev, 1, 0) > 0 }
 }
 
 /// A UD queue pair's receiving side: its listening socket and an epoll set of it and the
@@ -141,19 +164,11 @@ impl Inbox {
         let _ = std::fs::remove_file(&path);
         // SAFETY: binds a live socket to a filled sockaddr_un of ADDR_LEN bytes.
         check(unsafe { libc::bind(listener.as_raw_fd(), &addr as *const _ as *const libc::sockaddr, ADDR_LEN) })?;
-        let inbox = Inbox { listener, epoll: Self::epoll()?, path };
+        let inbox = Inbox { listener, epoll: epoll()?, path };
         // SAFETY: plain listen(2) on a bound socket.
         check(unsafe { libc::listen(inbox.listener.as_raw_fd(), libc::SOMAXCONN) })?;
         watch(&inbox.epoll, inbox.listener.as_raw_fd())?;
         Ok(inbox)
-    }
-
-    fn epoll() -> io::Result<OwnedFd> {
-        // SAFETY: plain epoll_create1(2) call.
-        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-        check(fd)?;
-        // SAFETY: a fresh descriptor nothing else owns.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
     }
 
     /// Readable when a datagram or a connection is waiting.
