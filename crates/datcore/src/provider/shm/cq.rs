@@ -250,7 +250,9 @@ impl CompletionQueue for ShmCq {
     }
 
     fn arm_group(&self) -> Option<WakeSource> {
-        Some(self.wake.word().arm_group())
+        let source = self.wake.word().arm_group();
+        self.uds.kick(); // as in `arm`
+        Some(source)
     }
 
     fn disarm_group(&self, _queue_waiter: bool) {
