@@ -941,7 +941,7 @@ fn ib_extensions_write_immed_and_atomics() {
     let dev = open();
     assert_eq!(dev.attr().extensions, ExtensionCaps { immed_data: true, atomics: true, ud: true });
     let ep = Ep::new(&dev);
-    let (_l, _, child) = accept_one(&dev, port(40), &ep, b"", "ext_target", &[]);
+    let (_l, _, child) = accept_one(&dev, port(42), &ep, b"", "ext_target", &[]);
     let t = recv_words(&ep, 1, 5);
     let (base, word, rkey, no_atomic, no_atomic_k) = (t[0], t[0] + t[1], t[2] as u32, t[3], t[4] as u32);
 
@@ -1192,7 +1192,7 @@ fn ud_srq_receive_of_a_freed_region_fails_locally() {
 fn ud_exchange_datagrams_and_reject() {
     let dev = open();
     let ep = Ep::ud(&dev);
-    let p = port(50);
+    let p = port(57);
     let crs = Q::new();
     let _l = dev.listen(p, Arc::new(ListenQ(crs.clone()))).unwrap();
     let bufs: Vec<Buf> = (0..2).map(|_| ud_recv_buf(&ep, 128)).collect();
@@ -1253,7 +1253,7 @@ fn ud_burst_into_posted_receives_loses_nothing() {
     const N: usize = 256;
     const LEN: usize = 2048;
     let dev = open();
-    let (s, c, to_server, to_client) = ud_pair(&dev, Ep::ud(&dev), port(53));
+    let (s, c, to_server, to_client) = ud_pair(&dev, Ep::ud(&dev), port(55));
     let slot = UD_HEADER_LEN as usize + LEN;
     let rb = Buf::new(&s.pd, N * slot, ALL);
     for i in 0..N {
@@ -1366,7 +1366,7 @@ fn peer_ud_receiver(dev: &Arc<dyn Device>, p: u64) {
 fn ud_datagrams_reach_a_poller_and_a_sleeper() {
     let dev = open();
     let ep = Ep::ud(&dev);
-    let p = port(54);
+    let p = port(56);
     let crs = Q::new();
     let _l = dev.listen(p, Arc::new(ListenQ(crs.clone()))).unwrap();
     let b = ud_recv_buf(&ep, 128);

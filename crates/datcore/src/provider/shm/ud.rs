@@ -228,10 +228,9 @@ const IDLE_LOOKS: u32 = 100;
 /// The receive thread (the module's introduction says when it places arrivals). Looking:
 /// asleep until a kick, `stop` or the end of a look (`look`: `DAT_SHM_LOOK_US`; none: only a
 /// kick); a look during which no poll came places what is there. Arrivals do not wake it.
-/// Watching (a consumer
-/// sleeps or has a CNO, or [`IDLE_LOOKS`] looks passed without a poll): asleep until an
-/// arrival, a kick or `stop`; it places an arrival at once, then looks again unless a consumer
-/// waits.
+/// Watching (a consumer sleeps or has a CNO, or [`IDLE_LOOKS`] looks passed without a poll):
+/// asleep until an arrival, a kick or `stop`; it places an arrival at once, then looks again
+/// unless a consumer waits.
 fn receive_loop(sh: &UdShared, stop: &EventFd, look: Option<Duration>) {
     let look_ms = look.map_or(-1, |d| d.as_millis().clamp(1, i32::MAX as u128) as i32);
     let (mut watching, mut idle_looks) = (false, 0);
@@ -287,7 +286,10 @@ impl UdShared {
     /// hands them out).
     fn drive_from_poll(&self, h: &mut Handout<'_>, arrived: bool) {
         self.polls.fetch_add(1, Ordering::Relaxed);
-        if let Some(mut a) = self.arrivals.try_lock().filter(|_| arrived) {
+        if !arrived {
+            return;
+        }
+        if let Some(mut a) = self.arrivals.try_lock() {
             let cq = h.cq;
             self.take_arrivals(&mut a, |wc| {
                 if let Err(wc) = h.offer(cq, wc) {
