@@ -25,6 +25,10 @@ fn peer_main() {
         peer_ud(&dev, p);
         std::process::exit(0);
     }
+    if role == "ud_receiver" {
+        peer_ud_receiver(&dev, p);
+        std::process::exit(0);
+    }
     let ep = Ep::new(&dev);
     let timeout = (role == "client_timeout").then(|| Duration::from_millis(300));
     ep.qp.connect(local(), p, b"hello-from-client", timeout).unwrap();
@@ -40,7 +44,7 @@ fn peer_main() {
         "rdma_hammer" => peer_rdma_hammer(&ep),
         "shared_lmr" => peer_shared_lmr(&ep),
         "ext_target" => peer_ext_target(&ep),
-        "ud" => unreachable!("the UD peer has its own endpoint"),
+        "ud" | "ud_receiver" => unreachable!("the UD peers have their own endpoints"),
         "atomic_hammer" => peer_atomic_hammer(&ep),
         "two_sends" => peer_two_sends(&ep),
         "flush" => {
@@ -937,7 +941,7 @@ fn ib_extensions_write_immed_and_atomics() {
     let dev = open();
     assert_eq!(dev.attr().extensions, ExtensionCaps { immed_data: true, atomics: true, ud: true });
     let ep = Ep::new(&dev);
-    let (_l, _, child) = accept_one(&dev, port(40), &ep, b"", "ext_target", &[]);
+    let (_l, _, child) = accept_one(&dev, port(42), &ep, b"", "ext_target", &[]);
     let t = recv_words(&ep, 1, 5);
     let (base, word, rkey, no_atomic, no_atomic_k) = (t[0], t[0] + t[1], t[2] as u32, t[3], t[4] as u32);
 
@@ -1188,7 +1192,7 @@ fn ud_srq_receive_of_a_freed_region_fails_locally() {
 fn ud_exchange_datagrams_and_reject() {
     let dev = open();
     let ep = Ep::ud(&dev);
-    let p = port(50);
+    let p = port(57);
     let crs = Q::new();
     let _l = dev.listen(p, Arc::new(ListenQ(crs.clone()))).unwrap();
     let bufs: Vec<Buf> = (0..2).map(|_| ud_recv_buf(&ep, 128)).collect();
@@ -1249,7 +1253,7 @@ fn ud_burst_into_posted_receives_loses_nothing() {
     const N: usize = 256;
     const LEN: usize = 2048;
     let dev = open();
-    let (s, c, to_server, to_client) = ud_pair(&dev, Ep::ud(&dev), port(53));
+    let (s, c, to_server, to_client) = ud_pair(&dev, Ep::ud(&dev), port(55));
     let slot = UD_HEADER_LEN as usize + LEN;
     let rb = Buf::new(&s.pd, N * slot, ALL);
     for i in 0..N {
@@ -1283,4 +1287,107 @@ fn ud_burst_into_posted_receives_loses_nothing() {
         assert_eq!(arrived as usize, got, "receive {got} holds datagram {arrived}: those between were lost");
         assert!(rb.bytes()[h..h + LEN] == out.bytes()[got * LEN..(got + 1) * LEN], "datagram {got}'s bytes");
     }
+}
+
+/// A core waker with no CNO behind it: nobody waits but through the queue's own `arm`/`block`.
+struct NoCno;
+impl Waker for NoCno {
+    fn wake(&self) {}
+    fn wants_wake(&self) -> bool {
+        false
+    }
+}
+
+const RECEIVER_DATAGRAMS: u64 = 20;
+
+/// The receiving peer of `ud_datagrams_reach_a_poller_and_a_sleeper`, run with
+/// `DAT_SHM_LOOK_US=0` (no look places an arrival): takes the first datagrams by polling only,
+/// the rest asleep in `arm`/`block` only, then says so.
+fn peer_ud_receiver(dev: &Arc<dyn Device>, p: u64) {
+    let pd = dev.alloc_pd().unwrap();
+    let (scq, rcq) = (Cq::new(dev), dev.create_cq(64, Arc::new(NoCno)).unwrap());
+    let (ev, ud_ev) = (Q::new(), Q::new());
+    let caps = QpCaps { max_send_wr: 8, max_recv_wr: 64, max_send_sge: 1, max_recv_sge: 1, ..QpCaps::default() };
+    let qp = dev
+        .create_qp(QpInit {
+            pd: pd.clone(),
+            send_cq: Some(scq.cq.clone()),
+            recv_cq: Some(rcq.clone()),
+            srq: None,
+            caps,
+            context: 7,
+            events: Arc::new(ConnQ(ev, ud_ev.clone())),
+            datagram: true,
+        })
+        .unwrap();
+    let b = Buf::new(&pd, 64 * 64, ALL);
+    for i in 0..2 * RECEIVER_DATAGRAMS {
+        qp.post_recv(i, &[b.sge(i as usize * 64, 64)]).unwrap();
+    }
+    qp.connect(local(), p, b"receiver", None).unwrap();
+    let (ev, _, parent, _) = ud_ev.wait(T).expect("UD connection event timed out");
+    assert_eq!(ev, ConnEvent::Established);
+    let mut out = [WorkCompletion::EMPTY; 1];
+    let end = Instant::now() + T;
+    for i in 0..RECEIVER_DATAGRAMS {
+        while rcq.poll(&mut out) == 0 {
+            assert!(Instant::now() < end, "datagram {i} not taken by polling");
+        }
+        assert_eq!((out[0].wr_id, out[0].status), (i, WcStatus::Success));
+    }
+    let mut o = Buf::new(&pd, 8, ALL);
+    o.mem.copy_from_slice(b"polled!!");
+    let send = |wr_id| {
+        let wr =
+            SendWr { wr_id, op: SendOp::Send, sges: &[o.sge(0, 8)], signaled: false, solicited: false, fence: false };
+        qp.post_send_ud(&wr, parent).unwrap();
+    };
+    send(1);
+    for i in RECEIVER_DATAGRAMS..2 * RECEIVER_DATAGRAMS {
+        loop {
+            if rcq.poll(&mut out) == 1 {
+                break;
+            }
+            assert!(rcq.arm());
+            if rcq.poll(&mut out) == 1 {
+                break;
+            }
+            assert!(!rcq.block(Some(T)), "datagram {i}: the sleeper was not woken");
+        }
+        assert_eq!((out[0].wr_id, out[0].status), (i, WcStatus::Success));
+    }
+    send(2);
+}
+
+/// Datagrams reach a consumer that polls (its polls take them: no other thread need run) and
+/// one that sleeps (the receive thread places them and wakes it), with no periodic look to
+/// place them otherwise.
+#[test]
+fn ud_datagrams_reach_a_poller_and_a_sleeper() {
+    let dev = open();
+    let ep = Ep::ud(&dev);
+    let p = port(56);
+    let crs = Q::new();
+    let _l = dev.listen(p, Arc::new(ListenQ(crs.clone()))).unwrap();
+    let b = ud_recv_buf(&ep, 128);
+    ep.qp.post_recv(1, &[b.sge(0, 64)]).unwrap();
+    ep.qp.post_recv(2, &[b.sge(64, 64)]).unwrap();
+    let child = spawn("ud_receiver", p, &[("DAT_SHM_LOOK_US", "0")]);
+    let req = crs.wait(T).expect("no UD connect request");
+    ep.qp.accept(&req, b"").unwrap();
+    let (ev, _, peer, _) = ep.ud_event();
+    assert_eq!(ev, ConnEvent::Established);
+    let mut out = Buf::new(&ep.pd, 8, ALL);
+    for i in 0..RECEIVER_DATAGRAMS {
+        ep.send_ud(i, &mut out, b"to poll", peer);
+    }
+    ep.expect_ud(1, &b, b"polled!!", peer.qpn);
+    for i in 0..RECEIVER_DATAGRAMS {
+        // Let the receiver fall asleep first.
+        std::thread::sleep(Duration::from_millis(20));
+        ep.send_ud(100 + i, &mut out, b"to wake", peer);
+    }
+    let wc = ep.rcq.expect();
+    assert_eq!((wc.wr_id, wc.status), (2, WcStatus::Success));
+    wait_child(child);
 }

@@ -98,6 +98,11 @@ impl WakeWord {
     fn clear(&self) {
         self.sleeping.store(0, Ordering::SeqCst);
     }
+
+    /// Whether a sleeper is announced (between `arm` and `disarm`).
+    pub fn armed(&self) -> bool {
+        self.sleeping.load(Ordering::SeqCst) != 0
+    }
 }
 
 struct Area {

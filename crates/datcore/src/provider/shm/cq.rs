@@ -12,6 +12,7 @@ use super::super::spin::SpinLock;
 use super::super::{AsyncError, AsyncEvents, CompletionQueue, WakeSource, Waker, WorkCompletion};
 use super::area::OwnWake;
 use super::qp::QpShared;
+use super::ud::{UdSet, UdShared};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
@@ -38,6 +39,8 @@ pub struct ShmCq {
     /// also breaks the cycle through `QpShared`'s own references to its queues.
     /// Locked by every poll (a [`SpinLock`]: one locked instruction), edited at attach / detach.
     qps: SpinLock<Vec<Arc<QpShared>>>,
+    /// UD queue pairs with this as their receive queue (each poll takes their arrivals).
+    uds: UdSet,
     wake: OwnWake,
     phase: AtomicU8,
     /// The wake word's sequence value at `arm`.
@@ -71,6 +74,7 @@ impl ShmCq {
             waker,
             async_events,
             qps: SpinLock::new(Vec::new()),
+            uds: UdSet::new(),
             wake,
             phase: AtomicU8::new(IDLE),
             armed_at: AtomicU32::new(0),
@@ -89,6 +93,14 @@ impl ShmCq {
 
     pub fn detach(&self, qp: &QpShared) {
         self.qps.lock().retain(|q| !std::ptr::eq(&**q, qp));
+    }
+
+    pub fn attach_ud(&self, ud: &Arc<UdShared>) -> std::io::Result<()> {
+        self.uds.attach(ud)
+    }
+
+    pub fn detach_ud(&self, ud: &UdShared) {
+        self.uds.detach(ud);
     }
 
     /// Adds one completion. Returns false (and raises CqOverflow once) when the queue is full.
@@ -118,6 +130,12 @@ impl ShmCq {
         }
     }
 
+    /// Whether a consumer waits for this queue rather than polls it: a sleeper armed, or the
+    /// core's waker wants calls (a CNO is attached).
+    pub fn has_waiter(&self) -> bool {
+        self.wake.word().armed() || self.waker.wants_wake()
+    }
+
     /// Wakes a sleeper in `block` (no lock taken); true when the core's waker wants a call too
     /// (a CNO is attached).
     pub fn wake_sleeper(&self) -> bool {
@@ -133,7 +151,9 @@ impl ShmCq {
         for qp in self.qps.lock().iter() {
             n = qp.drive_from_poll(Handout { cq: self, out: &mut *out, n });
         }
-        n
+        let mut h = Handout { cq: self, out, n };
+        self.uds.drive_from_poll(&mut h);
+        h.n
     }
 }
 
@@ -213,6 +233,8 @@ impl CompletionQueue for ShmCq {
         self.armer.store(thread_id(), Ordering::Relaxed);
         self.armed_at.store(self.wake.word().arm(), Ordering::Relaxed);
         self.phase.store(ARMED, Ordering::Relaxed);
+        // UD receive threads leave arrivals to polls; a sleeper needs them placed.
+        self.uds.kick();
         true
     }
 
@@ -228,7 +250,9 @@ impl CompletionQueue for ShmCq {
     }
 
     fn arm_group(&self) -> Option<WakeSource> {
-        Some(self.wake.word().arm_group())
+        let source = self.wake.word().arm_group();
+        self.uds.kick(); // as in `arm`
+        Some(source)
     }
 
     fn disarm_group(&self, _queue_waiter: bool) {

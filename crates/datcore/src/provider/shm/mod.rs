@@ -51,6 +51,7 @@ mod ring;
 mod shared;
 mod sys;
 mod ud;
+mod udsock;
 mod wire;
 mod xfer;
 

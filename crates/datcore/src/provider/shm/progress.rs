@@ -98,7 +98,7 @@ struct State {
 /// How often the thread looks for work no consumer drives (while connections exist):
 /// `DAT_SHM_LOOK_US` microseconds, default 1000; 0 = never (a test knob: then only consumers'
 /// polls move data, so a lost wake-up shows as a hang instead of a 1 ms delay).
-fn look_every() -> Option<Duration> {
+pub(super) fn look_every() -> Option<Duration> {
     let us = std::env::var("DAT_SHM_LOOK_US").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(1000u64);
     (us > 0).then(|| Duration::from_micros(us))
 }

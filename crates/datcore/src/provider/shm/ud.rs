@@ -1,10 +1,10 @@
 //! Unreliable datagram (UD) queue pairs: the IB extensions' UD endpoints between processes.
 //!
-//! A UD queue pair is a unix `SOCK_DGRAM` socket in the private rendezvous directory, named by
-//! (process id, queue pair number): `ud-<pid>-<qpn>.sock`. That pair is its address
-//! ([`UdPeer`]: `node` the pid, `qpn`). The connect exchange runs over a connection qualifier
-//! like a reliable connect, on the same SOCK_SEQPACKET handshake with the UD queue pair number
-//! in the hello ([`wire::Hello::ud_qpn`]):
+//! A UD queue pair is addressed by (process id, queue pair number) ([`UdPeer`]: `node` the pid,
+//! `qpn`), the name of its socket in the private rendezvous directory (`udsock.rs` says how
+//! datagrams travel). The connect exchange runs over a connection qualifier like a reliable
+//! connect, on the same SOCK_SEQPACKET handshake with the UD queue pair number in the hello
+//! ([`wire::Hello::ud_qpn`]):
 //!
 //! ```text
 //! active (UD QP a)                           passive (listener, then UD QP b)
@@ -16,38 +16,51 @@
 //! Nothing stays connected: either queue pair may connect and accept any number of times.
 //!
 //! A send is one datagram (an 8-byte header: magic, sender's qpn; then the message, gathered
-//! by the kernel straight from the send's segments) sent to the peer's socket; it completes
-//! once sent. As on InfiniBand UD, a datagram is lost when the peer is gone or has no receive
-//! posted, not because the peer's receive thread has not yet taken the datagrams before it:
-//! the kernel queues only `net.unix.max_dgram_qlen` datagrams (10 by default) at a socket, so a
-//! send to a full queue waits for room as a sender on a lossless fabric waits for link credit,
-//! for at most [`FULL_PEER_WAIT`] (a stopped peer), and only then drops the datagram.
-//! A receive thread per queue pair sleeps in poll(2) on the socket and places each
-//! datagram [`UD_HEADER_LEN`] bytes into the oldest posted receive, the length counting those
-//! bytes (OFED's consumers expect the global-route-header slot there); the slot's bytes are
-//! left as they were (InfiniBand without a global route header).
+//! by the kernel straight from the send's segments); it completes once sent. As on InfiniBand
+//! UD, a datagram is lost when the peer is gone or has no receive posted.
+//!
+//! An arrival goes [`UD_HEADER_LEN`] bytes into the oldest posted receive, the length counting
+//! those bytes (OFED's consumers expect the global-route-header slot there); the slot's bytes
+//! are left as they were (InfiniBand without a global route header). Two take arrivals, one at
+//! a time (whoever holds [`UdShared::arrivals`], so datagrams fill receives in arrival order):
+//!
+//! - every poll of the receive queue's completion queue, in the poller's thread: one
+//!   `epoll_wait` over the inboxes of all its UD queue pairs ([`UdSet`]) that finds nothing when
+//!   nothing came; what it places goes straight to the poller, as a reliable queue pair's data
+//!   step does. A polling consumer waits for no other thread.
+//! - a receive thread per queue pair, for a consumer that sleeps or does not poll. It stays
+//!   out of the polls' way: were it to take arrivals while a consumer polls, the poll would wait
+//!   whenever the thread is preempted holding them, and even waking it at every arrival made it
+//!   and the consumer contend for the processor (on a busy two-processor machine Intel MPI's
+//!   8-byte ping-pong then took about a millisecond a message in 4 of 10 runs, against none
+//!   with the thread asleep). It places arrivals at once when a consumer sleeps (a sleeper armed on the
+//!   completion queue, whose `arm` kicks the thread, or a CNO attached) or the queue pair's own
+//!   sender waits for room at a peer (which may be waiting for room here: the sender places
+//!   them itself, then kicks the thread if it must sleep); otherwise it looks every
+//!   `DAT_SHM_LOOK_US` and places what is there if no poll came since its last look, as the
+//!   progress thread does for a reliable connection nobody drives ([`receive_loop`]).
 
 use super::super::eventfd::EventFd;
+use super::super::spin::SpinLock;
 use super::super::{
     Access, BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair, SendWr, Sge, UdExchange, UdPeer,
     WcOpcode, WcStatus, WorkCompletion, UD_HEADER_LEN,
 };
 use super::cma::MAX_IOV;
 use super::conn::{connect_listener, dialled_ip, is_local, send_msg, NO_LISTENER_GRACE};
-use super::cq::ShmCq;
+use super::cq::{Handout, ShmCq};
 use super::recvq::{self, RecvQueue, SgeList, ShmSrq};
 use super::sys::{self, Recv};
+use super::udsock::{self, Arrivals, Inbox, Outbox};
 use super::{rendezvous, wire, xfer, CRS};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
-use std::fmt::Write as _;
 use std::net::SocketAddr;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::os::fd::AsRawFd;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Largest UD message (the payload after the 8-byte datagram header).
@@ -59,92 +72,88 @@ const DGRAM_HEADER: usize = 8;
 pub const QKEY: u32 = 0x1234_5678;
 /// How long an active connect waits for its answer when the consumer gave no timeout.
 const CONNECT_WAIT: Duration = Duration::from_secs(60);
-/// How long a send waits for room at a peer whose socket queue is full before the datagram is
-/// lost (the peer's receive thread empties it within a scheduling delay unless the peer is
-/// stopped).
-const FULL_PEER_WAIT: libc::timeval = libc::timeval { tv_sec: 0, tv_usec: 100_000 };
 
-/// The socket address of UD queue pair `qpn` of process `pid`: `ud-<pid>-<qpn>.sock` in the
-/// rendezvous directory, written in place (a send builds its peer's without allocating).
-fn ud_addr(pid: u64, qpn: u32) -> std::io::Result<libc::sockaddr_un> {
-    /// Writes into a `sun_path`, keeping its last byte the terminating zero.
-    struct SunPath<'a>(&'a mut [libc::c_char], usize);
-    impl SunPath<'_> {
-        fn put(&mut self, b: &[u8]) -> std::fmt::Result {
-            let room = self.0.len() - 1 - self.1;
-            if b.len() > room {
-                return Err(std::fmt::Error);
-            }
-            for (d, s) in self.0[self.1..].iter_mut().zip(b) {
-                *d = *s as libc::c_char;
-            }
-            self.1 += b.len();
-            Ok(())
-        }
-    }
-    impl std::fmt::Write for SunPath<'_> {
-        fn write_str(&mut self, s: &str) -> std::fmt::Result {
-            self.put(s.as_bytes())
-        }
-    }
-    // SAFETY: sockaddr_un is plain old data.
-    let mut a: libc::sockaddr_un = unsafe { std::mem::zeroed() };
-    a.sun_family = libc::AF_UNIX as libc::sa_family_t;
-    let mut w = SunPath(&mut a.sun_path, 0);
-    w.put(rendezvous::dir()?.as_os_str().as_bytes())
-        .and_then(|()| write!(w, "/ud-{pid}-{qpn}.sock"))
-        .map_err(|_| std::io::Error::other("socket path too long"))?;
-    Ok(a)
-}
-
-/// The path of a socket address made by [`ud_addr`].
-fn addr_path(a: &libc::sockaddr_un) -> PathBuf {
-    let bytes: Vec<u8> = a.sun_path.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
-    PathBuf::from(std::ffi::OsStr::from_bytes(&bytes))
-}
-
-const ADDR_LEN: libc::socklen_t = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
-
-/// A datagram socket whose sends wait up to [`FULL_PEER_WAIT`] for room at the peer (its
-/// receive thread reads it with `MSG_DONTWAIT`).
-fn dgram_socket() -> std::io::Result<OwnedFd> {
-    // SAFETY: plain socket(2) call.
-    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: a fresh descriptor nothing else owns.
-    let sock = unsafe { OwnedFd::from_raw_fd(fd) };
-    // SAFETY: sets SO_SNDTIMEO of a live socket from a timeval of the size passed.
-    let r = unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_SNDTIMEO,
-            &FULL_PEER_WAIT as *const libc::timeval as *const libc::c_void,
-            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(sock)
-}
-
-/// The state the queue pair, its receive thread and its connect threads share.
-struct UdShared {
+/// The state the queue pair, its receive thread, its connect threads and its receive
+/// completion queue's polls share.
+pub struct UdShared {
     qpn: u32,
     pd: u32,
     caps: QpCaps,
     context: u64,
-    sock: OwnedFd,
-    path: PathBuf,
+    inbox: Inbox,
+    outbox: Outbox,
     send_cq: Option<Arc<ShmCq>>,
     recv_cq: Option<Arc<ShmCq>>,
     events: Arc<dyn ConnectionEvents>,
     rq: Mutex<RecvQueue>,
     /// The shared receive queue arrivals take their receives from instead of `rq`, if any.
     srq: Option<Arc<ShmSrq>>,
+    /// Whoever holds it takes arrivals from the inbox.
+    arrivals: SpinLock<Arrivals>,
+    /// Polls of the receive completion queue (the receive thread's sign of a polling consumer).
+    polls: AtomicU32,
+    /// Makes the receive thread place arrivals now.
+    kick: EventFd,
+}
+
+/// The UD queue pairs whose receive queue is one completion queue, and an epoll set of their
+/// inboxes: a poll of the queue looks at all of them with one `epoll_wait`.
+pub struct UdSet {
+    members: SpinLock<Vec<Arc<UdShared>>>,
+    /// Whether there are members (a poll of a queue without them takes no lock).
+    any: AtomicBool,
+    /// Made at the first attach (most completion queues never have a UD queue pair).
+    epoll: OnceLock<OwnedFd>,
+}
+
+impl UdSet {
+    pub const fn new() -> UdSet {
+        UdSet { members: SpinLock::new(Vec::new()), any: AtomicBool::new(false), epoll: OnceLock::new() }
+    }
+
+    pub fn attach(&self, ud: &Arc<UdShared>) -> std::io::Result<()> {
+        let ep = match self.epoll.get() {
+            Some(ep) => ep,
+            None => {
+                let ep = udsock::epoll()?;
+                self.epoll.get_or_init(|| ep)
+            }
+        };
+        udsock::watch(ep, ud.inbox.fd())?;
+        self.members.lock().push(ud.clone());
+        self.any.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    pub fn detach(&self, ud: &UdShared) {
+        if let Some(ep) = self.epoll.get() {
+            udsock::unwatch(ep, ud.inbox.fd());
+        }
+        let mut members = self.members.lock();
+        members.retain(|u| !std::ptr::eq(&**u, ud));
+        self.any.store(!members.is_empty(), Ordering::Relaxed);
+    }
+
+    /// A poll of the completion queue: one `epoll_wait` that does not wait, then each member
+    /// counts the poll and takes its arrivals if any came.
+    pub fn drive_from_poll(&self, h: &mut Handout<'_>) {
+        if !self.any.load(Ordering::Relaxed) {
+            return;
+        }
+        let arrived = self.epoll.get().is_some_and(udsock::ready);
+        for ud in self.members.lock().iter() {
+            ud.drive_from_poll(h, arrived);
+        }
+    }
+
+    /// Makes the members' receive threads place arrivals now (a consumer goes to sleep).
+    pub fn kick(&self) {
+        if self.any.load(Ordering::Relaxed) {
+            for ud in self.members.lock().iter() {
+                ud.kick();
+            }
+        }
+    }
 }
 
 /// A UD queue pair. Dropping it stops its receive thread and removes its socket.
@@ -170,32 +179,32 @@ impl ShmUdQp {
             tracing::warn!("shm: UD queue pair: {what}: {e}");
             DatError::insufficient(DAT_RESOURCE_TEP)
         };
-        let addr = ud_addr(sys::getpid() as u64, qpn).map_err(|e| resource("address", e))?;
-        let path = addr_path(&addr);
-        let sock = dgram_socket().map_err(|e| resource("socket", e))?;
-        let _ = std::fs::remove_file(&path);
-        // SAFETY: binds a live socket to a filled sockaddr_un of ADDR_LEN bytes.
-        if unsafe { libc::bind(sock.as_raw_fd(), &addr as *const _ as *const libc::sockaddr, ADDR_LEN) } != 0 {
-            return Err(resource("bind", std::io::Error::last_os_error()));
-        }
+        let inbox = Inbox::bind(qpn).map_err(|e| resource("socket", e))?;
         let stop = Arc::new(EventFd::new().map_err(|e| resource("eventfd", e))?);
+        let kick = EventFd::new().map_err(|e| resource("eventfd", e))?;
         let sh = Arc::new(UdShared {
             qpn,
             pd,
             caps,
             context,
-            sock,
-            path,
+            inbox,
+            outbox: Outbox::new(),
             send_cq,
             recv_cq,
             events,
             rq: Mutex::new(RecvQueue::new(caps.max_recv_wr.max(1), caps.max_recv_sge)),
             srq,
+            arrivals: SpinLock::new(Arrivals::new(DGRAM_HEADER + MAX_UD_MESSAGE as usize)),
+            polls: AtomicU32::new(0),
+            kick,
         });
+        if let Some(cq) = &sh.recv_cq {
+            cq.attach_ud(&sh).map_err(|e| resource("epoll", e))?;
+        }
         let (thread_sh, thread_stop) = (sh.clone(), stop.clone());
         let receiver = std::thread::Builder::new()
             .name("dat-shm-ud".into())
-            .spawn(move || receive_loop(&thread_sh, &thread_stop))
+            .spawn(move || receive_loop(&thread_sh, &thread_stop, super::progress::look_every()))
             .map_err(|e| resource("receive thread", e))?;
         Ok(ShmUdQp { sh, stop, receiver: Some(receiver) })
     }
@@ -207,59 +216,111 @@ impl Drop for ShmUdQp {
         if let Some(t) = self.receiver.take() {
             let _ = t.join();
         }
-        let _ = std::fs::remove_file(&self.sh.path);
+        if let Some(cq) = &self.sh.recv_cq {
+            cq.detach_ud(&self.sh);
+        }
     }
 }
 
-/// The receive thread: waits for datagrams (or `stop`) and places them.
-fn receive_loop(sh: &UdShared, stop: &EventFd) {
-    let mut buf = vec![0u8; DGRAM_HEADER + MAX_UD_MESSAGE as usize];
+/// Looks without a poll after which the receive thread watches the inbox again.
+const IDLE_LOOKS: u32 = 100;
+
+/// The receive thread (the module's introduction says when it places arrivals). Looking:
+/// asleep until a kick, `stop` or the end of a look (`look`: `DAT_SHM_LOOK_US`; none: only a
+/// kick); a look during which no poll came places what is there. Arrivals do not wake it.
+/// Watching (a consumer sleeps or has a CNO, or [`IDLE_LOOKS`] looks passed without a poll):
+/// asleep until an arrival, a kick or `stop`; it places an arrival at once, then looks again
+/// unless a consumer waits.
+fn receive_loop(sh: &UdShared, stop: &EventFd, look: Option<Duration>) {
+    let look_ms = look.map_or(-1, |d| d.as_millis().clamp(1, i32::MAX as u128) as i32);
+    let (mut watching, mut idle_looks) = (false, 0);
     loop {
+        let polls = sh.polls.load(Ordering::Relaxed);
         let mut fds = [
-            libc::pollfd { fd: sh.sock.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: if watching { sh.inbox.fd() } else { -1 }, events: libc::POLLIN, revents: 0 },
             libc::pollfd { fd: stop.fd(), events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: sh.kick.fd(), events: libc::POLLIN, revents: 0 },
         ];
-        sys::poll(&mut fds, -1);
+        sys::poll(&mut fds, if watching { -1 } else { look_ms });
         if fds[1].revents != 0 {
             return;
         }
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sh.drain(&mut buf)));
-        if r.is_err() {
-            tracing::warn!("shm: UD receive thread recovered from a panic");
+        if fds[2].revents != 0 {
+            sh.kick.clear();
         }
+        let waiter = sh.recv_cq.as_ref().is_none_or(|cq| cq.has_waiter());
+        let quiet = sh.polls.load(Ordering::Relaxed) == polls;
+        // Placing when nothing came costs one epoll_wait.
+        if fds[2].revents != 0 || waiter || watching || quiet {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sh.place_arrivals(true)));
+            if r.is_err() {
+                tracing::warn!("shm: UD receive thread recovered from a panic");
+            }
+        }
+        idle_looks = if quiet && !watching { idle_looks + 1 } else { 0 };
+        watching = waiter || idle_looks >= IDLE_LOOKS;
     }
 }
 
 impl UdShared {
-    /// Places every pending datagram into a posted receive (or drops it, as UD does, when
-    /// none is posted), then wakes the receive queue's waiter.
-    fn drain(&self, buf: &mut [u8]) {
-        let mut placed = false;
-        loop {
-            let n = match sys::recv(&self.sock, buf) {
-                Ok(Recv::Data(n, _)) => n,
-                Ok(Recv::Empty | Recv::Closed) => break,
-                Err(e) => {
-                    tracing::debug!("shm: UD receive: {e}");
-                    break;
-                }
-            };
-            let Some((src_qpn, msg)) = parse(&buf[..n]) else {
-                tracing::debug!(qpn = self.qpn, "shm: UD: malformed datagram dropped");
-                continue;
-            };
-            placed |= self.place(src_qpn, msg);
-        }
-        if placed {
-            if let Some(cq) = &self.recv_cq {
-                cq.wake();
-            }
+    /// Places every pending datagram into a posted receive (or drops it, as UD does, when none
+    /// is posted) from outside a poll (the receive thread, which `wait`s for another thread
+    /// placing to finish; a sender waiting for room at a peer, which does not), then wakes the
+    /// receive queue's waiter.
+    fn place_arrivals(&self, wait: bool) {
+        let Some(mut a) = (if wait { Some(self.arrivals.lock()) } else { self.arrivals.try_lock() }) else {
+            return;
+        };
+        let mut queued = false;
+        self.take_arrivals(&mut a, |wc| queued |= self.recv_cq.as_ref().is_some_and(|cq| cq.push(wc)));
+        drop(a);
+        if let Some(cq) = self.recv_cq.as_ref().filter(|_| queued) {
+            cq.wake();
         }
     }
 
+    /// A poll of the receive completion queue `h.cq`, in the poller's thread: counts it and,
+    /// when something `arrived`, places every pending datagram unless another thread is
+    /// placing (then what it places is queued for the next poll); the completions go into `h`
+    /// as far as [`Handout::offer`] lets them, the rest into the queue (no wake-up: this poll
+    /// hands them out).
+    fn drive_from_poll(&self, h: &mut Handout<'_>, arrived: bool) {
+        self.polls.fetch_add(1, Ordering::Relaxed);
+        if !arrived {
+            return;
+        }
+        if let Some(mut a) = self.arrivals.try_lock() {
+            let cq = h.cq;
+            self.take_arrivals(&mut a, |wc| {
+                if let Err(wc) = h.offer(cq, wc) {
+                    cq.push(wc);
+                }
+            });
+        }
+    }
+
+    /// Makes the receive thread place arrivals now.
+    fn kick(&self) {
+        self.kick.ring();
+    }
+
+    /// Takes the datagrams that have arrived and places them, giving each completion to
+    /// `deliver`.
+    fn take_arrivals(&self, a: &mut Arrivals, mut deliver: impl FnMut(WorkCompletion)) {
+        self.inbox.take(a, |d| {
+            let Some((src_qpn, msg)) = parse(d) else {
+                tracing::debug!(qpn = self.qpn, "shm: UD: malformed datagram dropped");
+                return;
+            };
+            if let Some(wc) = self.place(src_qpn, msg) {
+                deliver(wc);
+            }
+        });
+    }
+
     /// Places one message into the oldest posted receive (of the SRQ, when the queue pair has
-    /// one); false when none is posted.
-    fn place(&self, src_qpn: u32, msg: &[u8]) -> bool {
+    /// one): its completion; none when no receive is posted.
+    fn place(&self, src_qpn: u32, msg: &[u8]) -> Option<WorkCompletion> {
         let mut sges = SgeList::EMPTY;
         let taken = match &self.srq {
             Some(srq) => srq.take(&mut sges),
@@ -267,7 +328,7 @@ impl UdShared {
         };
         let Some(wr_id) = taken else {
             tracing::debug!(qpn = self.qpn, src_qpn, "shm: UD: no receive posted, datagram dropped");
-            return false;
+            return None;
         };
         let len = msg.len() as u64;
         let writable = Access { local_write: true, ..Access::default() };
@@ -284,9 +345,14 @@ impl UdShared {
             WcStatus::Success
         };
         let byte_len = if status == WcStatus::Success { UD_HEADER_LEN + len } else { 0 };
-        let wc =
-            WorkCompletion { wr_id, context: self.context, status, opcode: WcOpcode::RecvUd, immed: src_qpn, byte_len };
-        self.recv_cq.as_ref().is_some_and(|cq| cq.push(wc))
+        Some(WorkCompletion {
+            wr_id,
+            context: self.context,
+            status,
+            opcode: WcOpcode::RecvUd,
+            immed: src_qpn,
+            byte_len,
+        })
     }
 
     /// Our hello: who we are; `ip` the IPv4 address a connect dialled (the request's remote
@@ -443,7 +509,7 @@ impl QueuePair for ShmUdQp {
             head[..4].copy_from_slice(&MAGIC.to_le_bytes());
             head[4..].copy_from_slice(&sh.qpn.to_le_bytes());
             // SAFETY: the SGEs were validated as registered memory of this process.
-            if let Err(e) = unsafe { send_to(&sh.sock, peer, &head, wr.sges) } {
+            if let Err(e) = unsafe { sh.send_to(peer, &head, wr.sges) } {
                 // Lost, as a UD datagram may be; the send itself completed.
                 tracing::debug!(?peer, "shm: UD send: datagram lost: {e}");
             }
@@ -468,36 +534,29 @@ impl QueuePair for ShmUdQp {
     }
 }
 
-/// Sends one datagram, `head` and then the bytes of `sges`, to the UD queue pair `peer`; waits
-/// up to [`FULL_PEER_WAIT`] while the peer's socket queue is full.
-///
-/// # Safety
-/// The SGEs must describe readable memory (validated against the memory table), at most
-/// [`MAX_IOV`] of them.
-unsafe fn send_to(sock: &OwnedFd, peer: UdPeer, head: &[u8; DGRAM_HEADER], sges: &[Sge]) -> std::io::Result<()> {
-    let addr = ud_addr(peer.node, peer.qpn)?;
-    let mut iov = [libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; 1 + MAX_IOV];
-    iov[0] = libc::iovec { iov_base: head.as_ptr() as *mut libc::c_void, iov_len: DGRAM_HEADER };
-    let mut n = 1;
-    for s in sges.iter().filter(|s| s.length != 0) {
-        iov[n] = libc::iovec { iov_base: s.addr as *mut libc::c_void, iov_len: s.length as usize };
-        n += 1;
-    }
-    // SAFETY: msghdr is plain old data.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_name = &addr as *const libc::sockaddr_un as *mut libc::c_void;
-    msg.msg_namelen = ADDR_LEN;
-    msg.msg_iov = iov.as_mut_ptr();
-    msg.msg_iovlen = n as _;
-    loop {
-        // SAFETY: msg names a filled sockaddr_un and `n` iovecs of readable memory (the
-        // header, and the SGEs per the contract), all live for the call.
-        if unsafe { libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) } >= 0 {
-            return Ok(());
+impl UdShared {
+    /// Sends one datagram, `head` and then the bytes of `sges`, to the UD queue pair `peer`;
+    /// while the peer is full, places our own arrivals (the peer may be waiting for room here,
+    /// and we do not poll meanwhile), and kicks our receive thread before sleeping.
+    ///
+    /// # Safety
+    /// The SGEs must describe readable memory (validated against the memory table), at most
+    /// [`MAX_IOV`] of them.
+    unsafe fn send_to(&self, peer: UdPeer, head: &[u8; DGRAM_HEADER], sges: &[Sge]) -> std::io::Result<()> {
+        let mut iov = [libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; 1 + MAX_IOV];
+        iov[0] = libc::iovec { iov_base: head.as_ptr() as *mut libc::c_void, iov_len: DGRAM_HEADER };
+        let mut n = 1;
+        for s in sges.iter().filter(|s| s.length != 0) {
+            iov[n] = libc::iovec { iov_base: s.addr as *mut libc::c_void, iov_len: s.length as usize };
+            n += 1;
         }
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(e);
-        }
+        let stalled = |sleeping| {
+            self.place_arrivals(false);
+            if sleeping {
+                self.kick();
+            }
+        };
+        // SAFETY: the header and (per the contract) the SGEs are readable memory.
+        unsafe { self.outbox.send(peer.node, peer.qpn, &iov[..n], stalled) }
     }
 }
