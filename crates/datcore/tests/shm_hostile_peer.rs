@@ -18,7 +18,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::Child;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -146,6 +146,7 @@ fn peer_main() {
         "bad_indices" | "unsealed_segment" => v.use_until_broken(&v.connect_hostile(p)),
         "unsealed_area" => v.use_until_broken(&v.accept_hostile(p).0),
         "unsealed_lmr_file" => victim_unsealed_lmr_file(&v, p),
+        "pinned_mark" => victim_pinned_mark(&v, p),
         r => panic!("unknown role {r}"),
     }
     v.check_honest();
@@ -461,5 +462,57 @@ fn a_registration_in_a_file_that_can_shrink_is_not_mapped() {
         peer.send(&bytes(&[2]))?;
         assert_eq!(words(&peer.next_send(T)?), [3]);
         Ok(())
+    });
+}
+
+// ---- 5. a copy mark the peer never clears -------------------------------------------------------
+
+/// The hostile peer marks a copy through the victim's table slot of a memory window (bound on
+/// the victim's honest connection) and never clears the mark. While the victim rebinds the
+/// window, which waits for that mark, its other work goes on (a registration freed, the
+/// honest queue pair moving data), and the rebind ends the hostile connection.
+fn victim_pinned_mark(v: &Victim, p: u64) {
+    let (ep, _l) = v.accept_hostile(p);
+    assert_eq!(ep.event().0, ConnEvent::Established);
+    let (a, b) = (&v.a, &v.b);
+    let region = Buf::new(&a.pd, 8192, ALL);
+    let mw = a.pd.alloc_mw().unwrap();
+    let bind = BindWr {
+        wr_id: 3,
+        mw: &mw,
+        mr: &region.mr,
+        addr: region.addr(),
+        length: 4096,
+        access: Access { remote_write: true, ..Access::default() },
+        signaled: false,
+    };
+    let rkey = a.qp.bind_mw(&bind).unwrap();
+    send_words(&ep, 1, &[rkey as u64]);
+    assert_eq!(recv_words(&ep, 2, 1), [0x919], "pinned");
+    let rebound = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            a.qp.bind_mw(&bind).unwrap();
+            rebound.store(true, Ordering::SeqCst);
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        drop(Buf::new(&b.pd, 64, ALL));
+        let rx = Buf::new(&b.pd, 64, ALL);
+        b.qp.post_recv(4, &[rx.sge(0, 64)]).unwrap();
+        send_words(a, 5, &[0x600d]);
+        assert_eq!(b.rcq.expect().status, WcStatus::Success);
+        assert!(!rebound.load(Ordering::SeqCst), "other work waited for the peer's mark");
+    });
+    v.expect_broken(&ep);
+}
+
+#[test]
+fn a_copy_mark_the_peer_never_clears_holds_up_nothing_else() {
+    case("pinned_mark", 9, |p| {
+        let mut peer = RawPeer::connect(p, Files::default(), T)?;
+        let rkey = words(&peer.next_send(T)?)[0] as u32;
+        peer.pin_in_flight(rkey);
+        peer.send(&bytes(&[0x919]))?;
+        expect_closed(&peer)
     });
 }

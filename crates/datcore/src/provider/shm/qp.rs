@@ -862,29 +862,32 @@ impl QueuePair for ShmQp {
         if wr.access.remote_write && !mr.access.local_write {
             return Err(DatError::new(DAT_PRIVILEGES_VIOLATION, 0));
         }
-        let mut a = After::default();
-        let rkey;
-        {
-            let st = sh.st.lock();
-            if st.phase != Phase::Connected {
-                return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
-            }
-            let access = Access { local_read: false, local_write: false, ..wr.access };
-            let share = mr.share.map(|s| s.shifted(wr.addr - mr.addr));
-            rkey = mw.bind(Entry { kind: Kind::Window, pd: sh.pd, addr: wr.addr, len: wr.length, access, share });
-            if wr.signaled {
-                if let Some(cq) = &sh.send_cq {
-                    cq.push(WorkCompletion {
-                        wr_id: wr.wr_id,
-                        context: sh.context,
-                        opcode: WcOpcode::Bind,
-                        ..WorkCompletion::EMPTY
-                    });
-                    a.wake_send = true;
+        if sh.st.lock().phase != Phase::Connected {
+            return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
+        }
+        // Without the queue pair's lock: a rebind waits out peers' copies under the old key
+        // (see memtable::quiesce), and the queue pair's other work must not wait with it.
+        let access = Access { local_read: false, local_write: false, ..wr.access };
+        let share = mr.share.map(|s| s.shifted(wr.addr - mr.addr));
+        let rkey = mw.bind(Entry { kind: Kind::Window, pd: sh.pd, addr: wr.addr, len: wr.length, access, share });
+        if wr.signaled {
+            if let Some(cq) = &sh.send_cq {
+                let wc = WorkCompletion {
+                    wr_id: wr.wr_id,
+                    context: sh.context,
+                    opcode: WcOpcode::Bind,
+                    ..WorkCompletion::EMPTY
+                };
+                // Under the queue pair's lock, as every completion of it (see `Handout::offer`).
+                let queued = {
+                    let _st = sh.st.lock();
+                    cq.push(wc)
+                };
+                if queued {
+                    cq.wake();
                 }
             }
         }
-        sh.finish(a);
         Ok(rkey)
     }
 
