@@ -147,6 +147,7 @@ fn peer_main() {
         "unsealed_area" => v.use_until_broken(&v.accept_hostile(p).0),
         "unsealed_lmr_file" => victim_unsealed_lmr_file(&v, p),
         "pinned_mark" => victim_pinned_mark(&v, p),
+        "wrapping_entry" => victim_wrapping_entry(&v, p),
         r => panic!("unknown role {r}"),
     }
     v.check_honest();
@@ -513,6 +514,37 @@ fn a_copy_mark_the_peer_never_clears_holds_up_nothing_else() {
         let rkey = words(&peer.next_send(T)?)[0] as u32;
         peer.pin_in_flight(rkey);
         peer.send(&bytes(&[0x919]))?;
+        expect_closed(&peer)
+    });
+}
+
+// ---- 6. arithmetic on the peer's numbers --------------------------------------------------------
+
+/// The hostile peer publishes a region whose end lies past the end of the address space; the
+/// victim's RDMA write into it (checked against the peer's table, as every initiator does)
+/// must neither overflow (a debug build panics) nor be taken for an ordinary refusal.
+fn victim_wrapping_entry(v: &Victim, p: u64) {
+    let (ep, _l) = v.accept_hostile(p);
+    assert_eq!(ep.event().0, ConnEvent::Established);
+    let w = recv_words(&ep, 1, 2);
+    let (rkey, addr) = (w[0] as u32, w[1]);
+    let src = Buf::new(&ep.pd, 64, ALL);
+    ep.op(10, SendOp::RdmaWrite { remote_addr: addr + 8, rkey }, &[src.sge(0, 8)], true).unwrap();
+    let wc = ep.scq.expect();
+    assert_eq!((wc.wr_id, wc.status), (10, WcStatus::Flushed));
+    v.expect_broken(&ep);
+}
+
+#[test]
+fn a_table_entry_past_the_end_of_the_address_space_breaks_the_connection() {
+    case("wrapping_entry", 10, |p| {
+        let mut peer = RawPeer::connect(p, Files::default(), T)?;
+        // A sealed file: the victim would map it, so it checks the entry.
+        let file = raw_peer::memfd(4096, false)?;
+        let addr = u64::MAX - 4095;
+        let rights = Access { remote_read: true, remote_write: true, ..Access::default() };
+        let rkey = peer.publish(6, addr, 8192, rights, Some(&file));
+        peer.send(&bytes(&[rkey as u64, addr]))?;
         expect_closed(&peer)
     });
 }

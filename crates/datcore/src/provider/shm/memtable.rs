@@ -43,9 +43,15 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// The end of the entry's range; None for one past the end of the address space (no
+    /// registration of ours: a peer's table can say anything).
+    pub fn end(&self) -> Option<u64> {
+        self.addr.checked_add(self.len)
+    }
+
     /// True when `[addr, addr+len)` lies inside this entry.
     pub fn covers(&self, addr: u64, len: u64) -> bool {
-        addr >= self.addr && addr.checked_add(len).is_some_and(|end| end <= self.addr + self.len)
+        addr >= self.addr && addr.checked_add(len).zip(self.end()).is_some_and(|(end, limit)| end <= limit)
     }
 }
 
