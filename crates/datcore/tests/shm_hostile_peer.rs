@@ -233,7 +233,7 @@ fn fail(what: String) -> io::Error {
     io::Error::other(what)
 }
 
-// ---- 1. the memory table a peer can write -------------------------------------------------------
+// ---- the memory table a peer can write -------------------------------------------------------
 
 /// A slot the victim never uses (slots are taken from 0 up).
 const FORGED_SLOT: u32 = 60_000;
@@ -314,7 +314,7 @@ fn forged_table_entries_grant_nothing() {
     });
 }
 
-// ---- 2. a malformed record ----------------------------------------------------------------------
+// ---- a malformed record ----------------------------------------------------------------------
 
 /// The hostile peer writes a pad record as long as the whole ring where the victim reads its
 /// next request: consuming it would bring the victim back to the same place forever.
@@ -337,7 +337,7 @@ fn a_pad_record_as_long_as_the_ring_breaks_the_connection() {
     });
 }
 
-// ---- 3. ring indices in a listener's segment ----------------------------------------------------
+// ---- ring indices in a listener's segment ----------------------------------------------------
 
 /// The hostile peer listens and hands the victim a segment whose ring indices are not those
 /// of a fresh connection: `preset` (the victim is side 0).
@@ -375,7 +375,7 @@ fn a_ring_head_ahead_of_its_tail_is_refused() {
     bad_indices(5, Preset { producer_side: 0, response: false, head: true, value: 64 });
 }
 
-// ---- 4. files a peer shrinks under our mappings -------------------------------------------------
+// ---- files a peer shrinks under our mappings -------------------------------------------------
 
 /// The hostile peer passes its published area in files it can shrink, and shrinks them.
 #[test]
@@ -466,7 +466,7 @@ fn a_registration_in_a_file_that_can_shrink_is_not_mapped() {
     });
 }
 
-// ---- 5. a copy mark the peer never clears -------------------------------------------------------
+// ---- a copy mark the peer never clears -------------------------------------------------------
 
 /// The hostile peer marks a copy through the victim's table slot of a memory window (bound on
 /// the victim's honest connection) and never clears the mark. While the victim rebinds the
@@ -518,7 +518,7 @@ fn a_copy_mark_the_peer_never_clears_holds_up_nothing_else() {
     });
 }
 
-// ---- 6. arithmetic on the peer's numbers --------------------------------------------------------
+// ---- arithmetic on the peer's numbers --------------------------------------------------------
 
 /// The hostile peer publishes a region whose end lies past the end of the address space; the
 /// victim's RDMA write into it (checked against the peer's table, as every initiator does)
