@@ -399,7 +399,7 @@ pub struct After<'o> {
     pub wake_send: bool,
     pub wake_recv: bool,
     pub event: Option<(ConnEvent, Vec<u8>)>,
-    /// The peer broke the protocol: the queue pair went to error (reported with `event`).
+    /// The peer broke the protocol: the queue pair went to error (reported after `event`).
     pub qp_error: bool,
     pub handout: Option<Handout<'o>>,
 }
@@ -523,9 +523,9 @@ impl QpShared {
         }
         if let Some((ev, data)) = a.event {
             self.deliver(ev, &data);
-        }
-        if a.qp_error {
-            self.async_events.async_error(AsyncError::QpError { context: self.context });
+            if a.qp_error {
+                self.async_events.async_error(AsyncError::QpError { context: self.context });
+            }
         }
     }
 
@@ -628,17 +628,18 @@ impl QpShared {
     /// delivered from inside a poll).
     pub fn drive_from_poll(&self, h: Handout<'_>) -> usize {
         let cq = h.cq;
-        let mut a = After { handout: Some(h), ..After::default() };
+        let mut a;
         {
             let mut st = self.st.lock();
             if st.phase != Phase::Connected || st.fault.is_some() || st.peer_gone || st.peer_disc {
-                return a.handout.map_or(0, |h| h.n);
+                return h.n;
             }
             let is = |c: &Option<Arc<ShmCq>>| c.as_ref().is_some_and(|c| std::ptr::eq(&**c, cq));
             let part = Part { requests: is(&self.recv_cq), completions: is(&self.send_cq) };
             if super::xfer::idle(&st, part) {
-                return a.handout.map_or(0, |h| h.n);
+                return h.n;
             }
+            a = After { handout: Some(h), ..After::default() };
             self.data_step(&mut st, &mut a, part);
         }
         let n = a.handout.take().map_or(0, |h| h.n);

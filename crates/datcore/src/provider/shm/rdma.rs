@@ -85,16 +85,17 @@ pub fn execute(link: &mut Link, reads_out: u32, op: &Op<'_>) -> Result<Outcome, 
     mark.store(memtable::slot_of(op.rkey) + 1, Ordering::SeqCst);
     fence(Ordering::SeqCst);
     let entry = memtable::lookup_in(slots, op.rkey);
-    if entry.is_some_and(|e| e.end().is_none()) {
-        mark.store(0, Ordering::Release);
-        return Err(Fault::Malformed("a table entry past the end of the address space"));
-    }
     let allowed = entry.filter(|e| {
         e.pd == link.peer.pd
             && e.covers(op.remote_addr, op.total)
             && if write { e.access.remote_write } else { e.access.remote_read }
     });
     let moved = match allowed {
+        // An entry past the end of the address space covers nothing; the peer broke the protocol.
+        None if entry.is_some_and(|e| e.end().is_none()) => {
+            mark.store(0, Ordering::Release);
+            return Err(Fault::Malformed("a table entry past the end of the address space"));
+        }
         None => Moved::Refused,
         Some(e) => copy(&mut link.peer_maps, link.peer_pid, link.we_copy, op, &e),
     };
