@@ -33,8 +33,8 @@
  * both ends' steps (latency tests and send_bw, -p only): the polling latency and message rate
  * without a second spinning process, which on one CPU would take turns at the scheduler's tick.
  * Memory (-M, both sides): heap (default: posix_memalign, DAT_MEM_TYPE_VIRTUAL LMRs) or shm (a
- * memfd mapped MAP_SHARED, DAT_MEM_TYPE_SHARED_VIRTUAL LMRs: memory a peer process can map, so
- * that shm's RDMA can copy straight into it).
+ * memfd sealed against shrinking, mapped MAP_SHARED, DAT_MEM_TYPE_SHARED_VIRTUAL LMRs: memory
+ * a peer process can map, so that shm's RDMA can copy straight into it).
  * Round trips are stamped with the TSC on x86 (see ticks()), like perftest.
  * Each result carries the CPU time (getrusage user+system) and the voluntary and involuntary
  * context switches per operation of both sides, both processes' thread counts (from
@@ -50,6 +50,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -618,7 +619,8 @@ static void create_ep(struct side *s)
 }
 
 /* len zeroed bytes, page aligned: from the heap, or (shm) in a memfd mapped MAP_SHARED, which
- * the memfd's descriptor, closed here, does not outlive: the mapping keeps the file. */
+ * the memfd's descriptor, closed here, does not outlive: the mapping keeps the file. The file
+ * is sealed against shrinking: shm's peers map only memory nobody can shrink under them. */
 static void *alloc_buffer(size_t len, int shm)
 {
     void *mem = NULL;
@@ -628,8 +630,8 @@ static void *alloc_buffer(size_t len, int shm)
         memset(mem, 0, len);
         return mem;
     }
-    int fd = memfd_create("datperf", MFD_CLOEXEC);
-    if (fd < 0 || ftruncate(fd, (off_t)len) != 0)
+    int fd = memfd_create("datperf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0 || ftruncate(fd, (off_t)len) != 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0)
         fail("memfd of %zu bytes: %s", len, strerror(errno));
     mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (mem == MAP_FAILED)

@@ -18,7 +18,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::Child;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -143,7 +143,11 @@ fn peer_main() {
     match role.as_str() {
         "forged_table" => victim_forged_table(&v, p),
         "pad_loop" => victim_pad_loop(&v, p),
-        "bad_indices" => v.use_until_broken(&v.connect_hostile(p)),
+        "bad_indices" | "unsealed_segment" => v.use_until_broken(&v.connect_hostile(p)),
+        "unsealed_area" => v.use_until_broken(&v.accept_hostile(p).0),
+        "unsealed_lmr_file" => victim_unsealed_lmr_file(&v, p),
+        "pinned_mark" => victim_pinned_mark(&v, p),
+        "wrapping_entry" => victim_wrapping_entry(&v, p),
         r => panic!("unknown role {r}"),
     }
     v.check_honest();
@@ -229,7 +233,7 @@ fn fail(what: String) -> io::Error {
     io::Error::other(what)
 }
 
-// ---- 1. the memory table a peer can write -------------------------------------------------------
+// ---- the memory table a peer can write -------------------------------------------------------
 
 /// A slot the victim never uses (slots are taken from 0 up).
 const FORGED_SLOT: u32 = 60_000;
@@ -310,7 +314,7 @@ fn forged_table_entries_grant_nothing() {
     });
 }
 
-// ---- 2. a malformed record ----------------------------------------------------------------------
+// ---- a malformed record ----------------------------------------------------------------------
 
 /// The hostile peer writes a pad record as long as the whole ring where the victim reads its
 /// next request: consuming it would bring the victim back to the same place forever.
@@ -333,7 +337,7 @@ fn a_pad_record_as_long_as_the_ring_breaks_the_connection() {
     });
 }
 
-// ---- 3. ring indices in a listener's segment ----------------------------------------------------
+// ---- ring indices in a listener's segment ----------------------------------------------------
 
 /// The hostile peer listens and hands the victim a segment whose ring indices are not those
 /// of a fresh connection: `preset` (the victim is side 0).
@@ -369,4 +373,178 @@ fn a_ring_tail_at_the_end_of_the_position_space_is_refused() {
 #[test]
 fn a_ring_head_ahead_of_its_tail_is_refused() {
     bad_indices(5, Preset { producer_side: 0, response: false, head: true, value: 64 });
+}
+
+// ---- files a peer shrinks under our mappings -------------------------------------------------
+
+/// The hostile peer passes its published area in files it can shrink, and shrinks them.
+#[test]
+fn a_published_area_that_can_shrink_is_refused() {
+    case("unsealed_area", 6, |p| {
+        let mut peer = RawPeer::connect(p, Files { unsealed_area: true, ..Files::default() }, T)?;
+        // Once the victim uses the connection (it mapped the area by then), or refused it.
+        let end = Instant::now() + T;
+        while !peer.closed_by_other(Duration::from_millis(5)) {
+            if peer.next_send(Duration::from_millis(5)).is_ok() {
+                peer.truncate_area()?;
+                return expect_closed(&peer);
+            }
+            if Instant::now() > end {
+                return Err(fail("the victim neither used nor refused the connection".into()));
+            }
+        }
+        Ok(())
+    });
+}
+
+/// The hostile peer listens, hands over a segment it can shrink, and shrinks it.
+#[test]
+fn a_segment_that_can_shrink_is_refused() {
+    case_listening("unsealed_segment", 7, |l| {
+        match l.accept(Files { unsealed_segment: true, ..Files::default() }, &[], T) {
+            Ok(peer) => {
+                peer.truncate_segment()?;
+                expect_closed(&peer)
+            }
+            Err(e) => {
+                eprintln!("accept: {e}");
+                Ok(())
+            }
+        }
+    });
+}
+
+/// The hostile peer publishes a region in a memfd it can shrink (the victim, an RDMA
+/// initiator, would map it and copy through the mapping) and shrinks it between two of the
+/// victim's RDMA writes. The victim must not map it: its writes go through the ring instead.
+fn victim_unsealed_lmr_file(v: &Victim, p: u64) {
+    let (ep, _l) = v.accept_hostile(p);
+    assert_eq!(ep.event().0, ConnEvent::Established);
+    let w = recv_words(&ep, 1, 3);
+    let (rkey, addr, ino) = (w[0] as u32, w[1], w[2]);
+    let src = Buf::new(&ep.pd, 64, ALL);
+    let write = |wr_id| {
+        ep.op(wr_id, SendOp::RdmaWrite { remote_addr: addr, rkey }, &[src.sge(0, 64)], true).unwrap();
+        let wc = ep.scq.expect();
+        assert_eq!((wc.wr_id, wc.status), (wr_id, WcStatus::Success));
+    };
+    write(10);
+    send_words(&ep, 11, &[1]);
+    assert_eq!(recv_words(&ep, 12, 1), [2], "shrunk");
+    write(13);
+    assert!(!maps_memfd(ino), "the victim mapped a file its owner can shrink");
+    send_words(&ep, 14, &[3]);
+    assert_eq!(ep.event().0, ConnEvent::Broken, "the hostile peer left");
+}
+
+/// Whether this process has a shared mapping of the memfd with inode `ino`.
+fn maps_memfd(ino: u64) -> bool {
+    let ino = ino.to_string();
+    std::fs::read_to_string("/proc/self/maps").unwrap().lines().any(|l| {
+        // start-end perms offset dev inode path
+        let f: Vec<&str> = l.split_ascii_whitespace().collect();
+        f.len() > 5 && f[1].ends_with('s') && f[4] == ino && f[5].starts_with("/memfd:")
+    })
+}
+
+#[test]
+fn a_registration_in_a_file_that_can_shrink_is_not_mapped() {
+    use std::os::unix::fs::MetadataExt;
+    case("unsealed_lmr_file", 8, |p| {
+        let mut peer = RawPeer::connect(p, Files::default(), T)?;
+        let file = raw_peer::memfd(65536, true)?;
+        let ino = std::fs::File::from(file.try_clone()?).metadata()?.ino();
+        let addr = 0x7000_0000_0000;
+        let rights = Access { remote_read: true, remote_write: true, ..Access::default() };
+        let rkey = peer.publish(5, addr, 65536, rights, Some(&file));
+        peer.send(&bytes(&[rkey as u64, addr, ino]))?;
+        assert_eq!(words(&peer.next_send(T)?), [1]);
+        raw_peer::truncate(&file, 0)?;
+        peer.send(&bytes(&[2]))?;
+        assert_eq!(words(&peer.next_send(T)?), [3]);
+        Ok(())
+    });
+}
+
+// ---- a copy mark the peer never clears -------------------------------------------------------
+
+/// The hostile peer marks a copy through the victim's table slot of a memory window (bound on
+/// the victim's honest connection) and never clears the mark. While the victim rebinds the
+/// window, which waits for that mark, its other work goes on (a registration freed, the
+/// honest queue pair moving data), and the rebind ends the hostile connection.
+fn victim_pinned_mark(v: &Victim, p: u64) {
+    let (ep, _l) = v.accept_hostile(p);
+    assert_eq!(ep.event().0, ConnEvent::Established);
+    let (a, b) = (&v.a, &v.b);
+    let region = Buf::new(&a.pd, 8192, ALL);
+    let mw = a.pd.alloc_mw().unwrap();
+    let bind = BindWr {
+        wr_id: 3,
+        mw: &mw,
+        mr: &region.mr,
+        addr: region.addr(),
+        length: 4096,
+        access: Access { remote_write: true, ..Access::default() },
+        signaled: false,
+    };
+    let rkey = a.qp.bind_mw(&bind).unwrap();
+    send_words(&ep, 1, &[rkey as u64]);
+    assert_eq!(recv_words(&ep, 2, 1), [0x919], "pinned");
+    let rebound = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            a.qp.bind_mw(&bind).unwrap();
+            rebound.store(true, Ordering::SeqCst);
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        drop(Buf::new(&b.pd, 64, ALL));
+        let rx = Buf::new(&b.pd, 64, ALL);
+        b.qp.post_recv(4, &[rx.sge(0, 64)]).unwrap();
+        send_words(a, 5, &[0x600d]);
+        assert_eq!(b.rcq.expect().status, WcStatus::Success);
+        assert!(!rebound.load(Ordering::SeqCst), "other work waited for the peer's mark");
+    });
+    v.expect_broken(&ep);
+}
+
+#[test]
+fn a_copy_mark_the_peer_never_clears_holds_up_nothing_else() {
+    case("pinned_mark", 9, |p| {
+        let mut peer = RawPeer::connect(p, Files::default(), T)?;
+        let rkey = words(&peer.next_send(T)?)[0] as u32;
+        peer.pin_in_flight(rkey);
+        peer.send(&bytes(&[0x919]))?;
+        expect_closed(&peer)
+    });
+}
+
+// ---- arithmetic on the peer's numbers --------------------------------------------------------
+
+/// The hostile peer publishes a region whose end lies past the end of the address space; the
+/// victim's RDMA write into it (checked against the peer's table, as every initiator does)
+/// must neither overflow (a debug build panics) nor be taken for an ordinary refusal.
+fn victim_wrapping_entry(v: &Victim, p: u64) {
+    let (ep, _l) = v.accept_hostile(p);
+    assert_eq!(ep.event().0, ConnEvent::Established);
+    let w = recv_words(&ep, 1, 2);
+    let (rkey, addr) = (w[0] as u32, w[1]);
+    let src = Buf::new(&ep.pd, 64, ALL);
+    ep.op(10, SendOp::RdmaWrite { remote_addr: addr + 8, rkey }, &[src.sge(0, 8)], true).unwrap();
+    let wc = ep.scq.expect();
+    assert_eq!((wc.wr_id, wc.status), (10, WcStatus::Flushed));
+    v.expect_broken(&ep);
+}
+
+#[test]
+fn a_table_entry_past_the_end_of_the_address_space_breaks_the_connection() {
+    case("wrapping_entry", 10, |p| {
+        let mut peer = RawPeer::connect(p, Files::default(), T)?;
+        // A sealed file: the victim would map it, so it checks the entry.
+        let file = raw_peer::memfd(4096, false)?;
+        let addr = u64::MAX - 4095;
+        let rights = Access { remote_read: true, remote_write: true, ..Access::default() };
+        let rkey = peer.publish(6, addr, 8192, rights, Some(&file));
+        peer.send(&bytes(&[rkey as u64, addr]))?;
+        expect_closed(&peer)
+    });
 }

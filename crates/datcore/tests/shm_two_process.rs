@@ -252,8 +252,8 @@ fn dereg_waits_out(target: &mut [u8], n: u64) {
 
 // ---- shared-memory LMRs: the initiator copies through its own mapping ---------------------------
 
-/// Memory in a shared mapping another process can map: a memfd or a System V segment
-/// (removed at once: it lives while attached).
+/// Memory in a shared mapping another process can map: a memfd sealed against shrinking or a
+/// System V segment (removed at once: it lives while attached).
 struct SharedMem {
     ptr: *mut u8,
     len: usize,
@@ -267,12 +267,15 @@ impl SharedMem {
         use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
         use std::os::unix::fs::MetadataExt;
         // SAFETY: NUL-terminated name; the result is checked.
-        let raw = unsafe { libc::memfd_create(MEMFD_NAME.as_ptr(), libc::MFD_CLOEXEC) };
+        let raw = unsafe { libc::memfd_create(MEMFD_NAME.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
         assert!(raw >= 0);
         // SAFETY: a fresh descriptor.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         let file = std::fs::File::from(fd.try_clone().unwrap());
         file.set_len(len as u64).unwrap();
+        // Peers map only memory files nobody can shrink under them.
+        // SAFETY: fcntl on our own descriptor.
+        assert_eq!(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, libc::F_SEAL_SHRINK) }, 0);
         let ino = file.metadata().unwrap().ino();
         // SAFETY: mapping our own file; checked.
         let p = unsafe {

@@ -14,6 +14,7 @@
 #include "dct.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -50,17 +51,17 @@ struct rmr_msg {
     DAT_UINT64 len;
 };
 
-/* The side's buffer: heap memory, or (shared) a memfd mapped MAP_SHARED, which another process
- * could map too. */
+/* The side's buffer: heap memory, or (shared) a memfd sealed against shrinking and mapped
+ * MAP_SHARED, which another process could map too. */
 static char *side_alloc(DAT_VLEN buflen, int shared)
 {
     if (!shared)
         return aligned_alloc(4096, buflen);
-    int fd = memfd_create("dct-shared", MFD_CLOEXEC);
+    int fd = memfd_create("dct-shared", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
         return NULL;
-    void *p = ftruncate(fd, (off_t)buflen) == 0 ? mmap(NULL, buflen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                                                 : MAP_FAILED;
+    int ok = ftruncate(fd, (off_t)buflen) == 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) == 0;
+    void *p = ok ? mmap(NULL, buflen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
     close(fd); /* the mapping keeps the file */
     return p == MAP_FAILED ? NULL : p;
 }

@@ -182,8 +182,12 @@ pub struct PeerArea {
 }
 
 impl PeerArea {
-    /// Maps a peer's wake words (read-write) and memory table (read-only).
+    /// Maps a peer's wake words (read-write) and memory table (read-only): files sealed
+    /// against shrinking (else the peer could shrink them under our mappings), and long enough.
     pub fn map(wake_fd: &OwnedFd, table_fd: &OwnedFd) -> std::io::Result<PeerArea> {
+        if !sys::sealed_against_shrinking(wake_fd) || !sys::sealed_against_shrinking(table_fd) {
+            return Err(std::io::Error::other("published area not sealed against shrinking"));
+        }
         if sys::file_size(wake_fd)? < WAKE_BYTES as u64
             || sys::file_size(table_fd)? < super::memtable::TABLE_BYTES as u64
         {

@@ -97,7 +97,7 @@ pub fn transfer(pid: i32, local: &[(u64, u64)], remote: &[(u64, u64)], write: bo
             while d > 0 && *i < *n {
                 let take = d.min(v[*i].iov_len as u64);
                 v[*i].iov_len -= take as usize;
-                v[*i].iov_base = (v[*i].iov_base as u64 + take) as *mut libc::c_void;
+                v[*i].iov_base = (v[*i].iov_base as u64).wrapping_add(take) as *mut libc::c_void;
                 d -= take;
                 if v[*i].iov_len == 0 {
                     *i += 1;

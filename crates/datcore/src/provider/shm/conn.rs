@@ -255,6 +255,9 @@ pub fn on_socket(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<(), F
             (_, wire::Msg::Bell) => {}
             (Phase::Connecting, wire::Msg::Acc(h, pd)) => {
                 let fd = fds.first().ok_or(Fault::Malformed("accept without segment"))?;
+                if !sys::sealed_against_shrinking(fd) {
+                    return Err(Fault::Malformed("segment not sealed against shrinking"));
+                }
                 let area = peer_area(&fds[1..])?;
                 let peer_pid = sys::peer_pid_same_uid(&sock).map_err(|_| Fault::PeerGone)?;
                 let len = sys::file_size(fd).map_err(|_| Fault::Malformed("bad segment"))?;

@@ -43,9 +43,15 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// The end of the entry's range; None for one past the end of the address space (no
+    /// registration of ours: a peer's table can say anything).
+    pub fn end(&self) -> Option<u64> {
+        self.addr.checked_add(self.len)
+    }
+
     /// True when `[addr, addr+len)` lies inside this entry.
     pub fn covers(&self, addr: u64, len: u64) -> bool {
-        addr >= self.addr && addr.checked_add(len).is_some_and(|end| end <= self.addr + self.len)
+        addr >= self.addr && addr.checked_add(len).zip(self.end()).is_some_and(|(end, limit)| end <= limit)
     }
 }
 
@@ -175,12 +181,14 @@ pub fn free(index: u32) {
 // memory the slot's previous key named (nor do our own threads executing a peer's request).
 // An initiator stores `in_flight = 1 + slot` in the connection segment (SeqCst), then looks the
 // key up in our published table, copies, and clears the mark; our threads executing a request
-// do the same with `target_busy` and our private table. We clear the key in both (SeqCst), then
-// wait while any connection's mark names the slot. By
-// the SeqCst total order either the initiator's lookup sees the cleared key (and copies
-// nothing), or its mark precedes our check and we wait for the copy to end. A dead peer's mark
-// goes with its connection; a peer that neither finishes nor dies is given up on after
-// `QUIESCE_LIMIT` (logged).
+// do the same with the connection's private `target_busy` word and our private table. We clear
+// the key in both (SeqCst), then wait while any connection's mark names the slot. By the SeqCst
+// total order either the initiator's lookup sees the cleared key (and copies nothing), or its
+// mark precedes our check and we wait for the copy to end. A dead peer's mark goes with its
+// connection. The `in_flight` word is the peer's to write: a peer whose mark outlives
+// `QUIESCE_LIMIT` (one that neither finishes nor dies, or holds it on purpose) is given up
+// on, and its connection broken (logged); no lock is held while we wait, so nothing else
+// waits with us.
 
 const QUIESCE_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -198,17 +206,17 @@ pub fn add_target(seg: &std::sync::Arc<Segment>, peer_side: usize) {
 pub fn quiesce(index: u32) {
     std::sync::atomic::fence(Ordering::SeqCst);
     let mark = index + 1;
+    let live: Vec<_> = TARGETS.lock().iter().filter_map(|(w, side)| Some((w.upgrade()?, *side))).collect();
     let start = std::time::Instant::now();
-    let t = TARGETS.lock();
-    for (w, side) in t.iter() {
-        let Some(seg) = w.upgrade() else { continue };
+    for (seg, side) in live {
         let busy = |seg: &Segment| {
-            seg.in_flight(*side).load(Ordering::SeqCst) == mark
-                || seg.target_busy(1 - side).load(Ordering::SeqCst) == mark
+            seg.in_flight(side).load(Ordering::SeqCst) == mark || seg.target_busy().load(Ordering::SeqCst) == mark
         };
         while busy(&seg) {
             if start.elapsed() > QUIESCE_LIMIT {
-                tracing::warn!(slot = index, "shm: a peer's copy through a freed region did not end");
+                tracing::warn!(slot = index, "shm: a copy through a freed region did not end; breaking the connection");
+                seg.condemn();
+                super::progress::engine().kick();
                 break;
             }
             std::thread::yield_now();

@@ -219,6 +219,9 @@ fn service(qp: &QpShared, look: bool, kick: bool) -> bool {
                     return Ok(());
                 }
             }
+            if st.link.as_ref().is_some_and(|l| l.seg.condemned()) {
+                return Err(Fault::Malformed("a copy mark held past the limit"));
+            }
             match st.phase {
                 Phase::Connecting => {
                     if st.peer_gone {

@@ -399,7 +399,7 @@ pub struct After<'o> {
     pub wake_send: bool,
     pub wake_recv: bool,
     pub event: Option<(ConnEvent, Vec<u8>)>,
-    /// The peer broke the protocol: the queue pair went to error (reported with `event`).
+    /// The peer broke the protocol: the queue pair went to error (reported after `event`).
     pub qp_error: bool,
     pub handout: Option<Handout<'o>>,
 }
@@ -523,9 +523,9 @@ impl QpShared {
         }
         if let Some((ev, data)) = a.event {
             self.deliver(ev, &data);
-        }
-        if a.qp_error {
-            self.async_events.async_error(AsyncError::QpError { context: self.context });
+            if a.qp_error {
+                self.async_events.async_error(AsyncError::QpError { context: self.context });
+            }
         }
     }
 
@@ -628,17 +628,18 @@ impl QpShared {
     /// delivered from inside a poll).
     pub fn drive_from_poll(&self, h: Handout<'_>) -> usize {
         let cq = h.cq;
-        let mut a = After { handout: Some(h), ..After::default() };
+        let mut a;
         {
             let mut st = self.st.lock();
             if st.phase != Phase::Connected || st.fault.is_some() || st.peer_gone || st.peer_disc {
-                return a.handout.map_or(0, |h| h.n);
+                return h.n;
             }
             let is = |c: &Option<Arc<ShmCq>>| c.as_ref().is_some_and(|c| std::ptr::eq(&**c, cq));
             let part = Part { requests: is(&self.recv_cq), completions: is(&self.send_cq) };
             if super::xfer::idle(&st, part) {
-                return a.handout.map_or(0, |h| h.n);
+                return h.n;
             }
+            a = After { handout: Some(h), ..After::default() };
             self.data_step(&mut st, &mut a, part);
         }
         let n = a.handout.take().map_or(0, |h| h.n);
@@ -862,29 +863,32 @@ impl QueuePair for ShmQp {
         if wr.access.remote_write && !mr.access.local_write {
             return Err(DatError::new(DAT_PRIVILEGES_VIOLATION, 0));
         }
-        let mut a = After::default();
-        let rkey;
-        {
-            let st = sh.st.lock();
-            if st.phase != Phase::Connected {
-                return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
-            }
-            let access = Access { local_read: false, local_write: false, ..wr.access };
-            let share = mr.share.map(|s| s.shifted(wr.addr - mr.addr));
-            rkey = mw.bind(Entry { kind: Kind::Window, pd: sh.pd, addr: wr.addr, len: wr.length, access, share });
-            if wr.signaled {
-                if let Some(cq) = &sh.send_cq {
-                    cq.push(WorkCompletion {
-                        wr_id: wr.wr_id,
-                        context: sh.context,
-                        opcode: WcOpcode::Bind,
-                        ..WorkCompletion::EMPTY
-                    });
-                    a.wake_send = true;
+        if sh.st.lock().phase != Phase::Connected {
+            return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
+        }
+        // Without the queue pair's lock: a rebind waits out peers' copies under the old key
+        // (see memtable::quiesce), and the queue pair's other work must not wait with it.
+        let access = Access { local_read: false, local_write: false, ..wr.access };
+        let share = mr.share.map(|s| s.shifted(wr.addr - mr.addr));
+        let rkey = mw.bind(Entry { kind: Kind::Window, pd: sh.pd, addr: wr.addr, len: wr.length, access, share });
+        if wr.signaled {
+            if let Some(cq) = &sh.send_cq {
+                let wc = WorkCompletion {
+                    wr_id: wr.wr_id,
+                    context: sh.context,
+                    opcode: WcOpcode::Bind,
+                    ..WorkCompletion::EMPTY
+                };
+                // Under the queue pair's lock, as every completion of it (see `Handout::offer`).
+                let queued = {
+                    let _st = sh.st.lock();
+                    cq.push(wc)
+                };
+                if queued {
+                    cq.wake();
                 }
             }
         }
-        sh.finish(a);
         Ok(rkey)
     }
 

@@ -410,14 +410,15 @@ impl RawPeer {
         k
     }
 
-    /// Shrinks our published area's files (and the segment, if we made it) to nothing.
-    pub fn truncate_files(&self) -> io::Result<()> {
+    /// Shrinks our published area's files to nothing.
+    pub fn truncate_area(&self) -> io::Result<()> {
         truncate(&self.own.wake_fd, 0)?;
-        truncate(&self.own.table_fd, 0)?;
-        if let Some(fd) = &self.seg_fd {
-            truncate(fd, 0)?;
-        }
-        Ok(())
+        truncate(&self.own.table_fd, 0)
+    }
+
+    /// Shrinks the segment to nothing (a passive raw peer's: it made the file).
+    pub fn truncate_segment(&self) -> io::Result<()> {
+        truncate(self.seg_fd.as_ref().ok_or(io::ErrorKind::NotFound)?, 0)
     }
 
     /// Whether the other side closed the connection (within `timeout`), reading and dropping

@@ -91,6 +91,11 @@ pub fn execute(link: &mut Link, reads_out: u32, op: &Op<'_>) -> Result<Outcome, 
             && if write { e.access.remote_write } else { e.access.remote_read }
     });
     let moved = match allowed {
+        // An entry past the end of the address space covers nothing; the peer broke the protocol.
+        None if entry.is_some_and(|e| e.end().is_none()) => {
+            mark.store(0, Ordering::Release);
+            return Err(Fault::Malformed("a table entry past the end of the address space"));
+        }
         None => Moved::Refused,
         Some(e) => copy(&mut link.peer_maps, link.peer_pid, link.we_copy, op, &e),
     };

@@ -28,7 +28,7 @@
 //! does its progress thread's periodic look.
 
 use super::sys::Mapping;
-use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// Ring capacities: powers of two (offsets are positions masked by `cap - 1`).
 pub const REQ_CAP: u64 = 512 * 1024;
@@ -70,9 +70,6 @@ struct SegHeader {
     /// `in_flight[side]`: 1 + the slot of the peer's memory table that side is copying to or
     /// from right now (0: none); see [`super::memtable::quiesce`].
     in_flight: [Line<AtomicU32>; 2],
-    /// `target_busy[side]`: 1 + the slot of its own table that side copies through while it
-    /// executes a request of the peer (target-executed RDMA), else 0.
-    target_busy: [Line<AtomicU32>; 2],
     rings: [RingCtl; 4],
 }
 
@@ -99,9 +96,17 @@ fn ring_data_off(i: usize) -> u64 {
     DATA_OFF + (0..i).map(ring_cap).sum::<u64>()
 }
 
-/// A mapped connection segment.
+/// A mapped connection segment, and the words about the connection this process keeps to
+/// itself (in its own memory: the peer must not write them).
 pub struct Segment {
     map: Mapping,
+    /// 1 + the slot of our own table a thread of ours copies through while it executes a
+    /// request of the peer (target-executed RDMA, an atomic), else 0; see
+    /// [`super::memtable::quiesce`].
+    target_busy: AtomicU32,
+    /// A deregistration gave up waiting for the peer's in-flight mark: the connection is to be
+    /// broken.
+    condemned: AtomicBool,
 }
 
 impl Segment {
@@ -112,7 +117,7 @@ impl Segment {
         if map.len < segment_len() {
             return None;
         }
-        let s = Segment { map };
+        let s = Segment { map, target_busy: AtomicU32::new(0), condemned: AtomicBool::new(false) };
         if init {
             // SAFETY: the mapping is at least DATA_OFF bytes, page aligned, and zero-filled
             // (fresh memfd), which is a valid SegHeader; we only set the magic.
@@ -144,8 +149,18 @@ impl Segment {
         &self.header().in_flight[side].0
     }
 
-    pub fn target_busy(&self, side: usize) -> &AtomicU32 {
-        &self.header().target_busy[side].0
+    /// Our threads' mark while they execute a request of the peer (private).
+    pub fn target_busy(&self) -> &AtomicU32 {
+        &self.target_busy
+    }
+
+    /// Asks for the connection to be broken (the peer held a mark too long).
+    pub fn condemn(&self) {
+        self.condemned.store(true, Ordering::SeqCst);
+    }
+
+    pub fn condemned(&self) -> bool {
+        self.condemned.load(Ordering::Relaxed)
     }
 
     /// The first byte and the capacity of the ring `side` produces into.

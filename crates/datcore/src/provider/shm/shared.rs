@@ -5,17 +5,20 @@
 //! in ([`crate::provider::mapped`]) tells whether the whole range lies in one shared mapping of
 //! something another process can map:
 //!
-//! - a file (a `/dev/shm` or other file, a memfd, an unlinked file): we keep a descriptor of it
+//! - a memfd sealed against shrinking (`F_SEAL_SHRINK`; the holder of any other file could
+//!   truncate it under the peer's mapping, which would then fault): we keep a descriptor of it
 //!   open for the life of the registration and publish its number with the file's device and
 //!   inode; the peer opens `/proc/<our pid>/fd/<number>` (allowed for a same-user process:
 //!   it needs ptrace *read* access, which Yama does not restrict; `pidfd_getfd` and opening
-//!   `/proc/<pid>/map_files` would need ptrace attach or `CAP_SYS_ADMIN`) and checks the
-//!   device and inode, so a number reused for another file is never mapped;
+//!   `/proc/<pid>/map_files` would need ptrace attach or `CAP_SYS_ADMIN`), checks the device
+//!   and inode, so a number reused for another file is never mapped, and maps it only if it is
+//!   such a memfd ([`super::sys::open_memory_file`]: nothing else the peer names is opened);
 //! - a System V segment (`/SYSV<key>` in the maps, whose inode is the shmid): the peer
 //!   `shmat`s the shmid.
 //!
-//! Anything else (private or anonymous shared memory, a range spanning mappings, a file we
-//! cannot reopen read-write) publishes nothing and RDMA on it keeps using cross-memory attach.
+//! Anything else (private or anonymous shared memory, a range spanning mappings, a file that
+//! can shrink or that we cannot reopen read-write) publishes nothing and RDMA on it keeps
+//! using cross-memory attach.
 //! What the peer does with the description is in [`PeerMaps`].
 
 use super::memtable::Entry;
@@ -107,6 +110,11 @@ pub fn export(mapping: &Mapping, addr: u64, len: u64) -> Option<Exported> {
     }
     let fd = kept(dev, ino)
         .or_else(|| keep(dev, ino, reopen(path, dev, ino).or_else(|| reopen_from_fd_table(dev, ino))?))?;
+    if !super::sys::sealed_against_shrinking(&fd) {
+        // A peer would refuse it: whoever holds the file could shrink it under its mapping.
+        tracing::debug!(addr, len, path, "shm: registration in a file that can shrink; peers copy with CMA");
+        return None;
+    }
     let size = super::sys::file_size(&fd).ok()?;
     if offset.checked_add(len).is_none_or(|e| e > size) {
         return None;
@@ -170,19 +178,9 @@ impl PeerMapping {
         let end = |offset: u64| offset.checked_add(len).ok_or(io::Error::from_raw_os_error(libc::EOVERFLOW));
         match share {
             Share::File { fd, dev, ino, offset } => {
+                // Closed when this returns; the mapping keeps the file.
                 let path = CString::new(format!("/proc/{pid}/fd/{fd}"))?;
-                // SAFETY: path is NUL-terminated; the result is checked.
-                let raw = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-                if raw < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                // SAFETY: a fresh descriptor we own (closed when this returns; the mapping
-                // keeps the file).
-                let file = unsafe { OwnedFd::from_raw_fd(raw) };
-                let (d, i, size) = super::sys::identity(&file)?;
-                if (d, i) != (dev, ino) {
-                    return Err(io::Error::other("descriptor names another file now"));
-                }
+                let (file, size) = super::sys::open_memory_file(&path, dev, ino)?;
                 if end(offset)? > size {
                     return Err(io::Error::other("file shorter than the registration"));
                 }
@@ -356,6 +354,9 @@ mod tests {
         assert!(export(p as u64 + 4096, 1 << 16).is_none(), "runs past the mapping");
         let private = vec![0u8; 8192];
         assert!(export(private.as_ptr() as u64, 8192).is_none(), "private memory");
+        let unsealed = super::super::raw_peer::memfd(1 << 16, true).unwrap();
+        let m = super::super::sys::Mapping::map(&unsealed, 1 << 16).unwrap();
+        assert!(export(m.ptr as u64, 4096).is_none(), "a memfd that can shrink");
         // Our own mapping through our own descriptor, as a peer would (pid = us).
         let mut maps = PeerMaps::default();
         let entry = Entry {

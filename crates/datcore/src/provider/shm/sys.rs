@@ -255,24 +255,67 @@ fn add_seals(fd: &OwnedFd, seals: libc::c_int) -> io::Result<()> {
 
 /// A read-only descriptor of the same file as `fd` (through /proc/self/fd).
 pub fn reopen_read_only(fd: &OwnedFd) -> io::Result<OwnedFd> {
-    let path = std::ffi::CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd()))?;
-    // SAFETY: path is NUL-terminated; the result is checked.
-    let r = cvt(unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })?;
-    // SAFETY: fresh fd.
-    Ok(unsafe { OwnedFd::from_raw_fd(r) })
+    open(&std::ffi::CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd()))?, libc::O_RDONLY)
 }
 
 pub fn file_size(fd: &OwnedFd) -> io::Result<u64> {
     Ok(identity(fd)?.2)
 }
 
-/// (device, inode, size) of an open file.
-pub fn identity(fd: &OwnedFd) -> io::Result<(u64, u64, u64)> {
+fn stat(fd: &OwnedFd) -> io::Result<libc::stat> {
     // SAFETY: stat is plain old data; fstat fills it.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: st is a valid stat buffer.
     cvt(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) })?;
+    Ok(st)
+}
+
+/// (device, inode, size) of an open file.
+pub fn identity(fd: &OwnedFd) -> io::Result<(u64, u64, u64)> {
+    let st = stat(fd)?;
     Ok((st.st_dev, st.st_ino, st.st_size as u64))
+}
+
+/// Whether `fd` is a file sealed against shrinking (`F_SEAL_SHRINK`): nobody can truncate it
+/// under a mapping of it (only memfds and hugetlbfs files take seals).
+pub fn sealed_against_shrinking(fd: &OwnedFd) -> bool {
+    // SAFETY: F_GET_SEALS on a descriptor we hold; a file without seals answers EINVAL.
+    let seals = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GET_SEALS) };
+    seals >= 0 && seals & libc::F_SEAL_SHRINK != 0
+}
+
+fn open(path: &std::ffi::CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
+    // SAFETY: path is NUL-terminated; the result is checked.
+    let r = cvt(unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC) })?;
+    // SAFETY: a fresh descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(r) })
+}
+
+/// Opens read-write the file `path` names (a peer's `/proc/<pid>/fd/<n>`) if it is file
+/// (`dev`, `ino`), a regular file of tmpfs or hugetlbfs sealed against shrinking (a memfd):
+/// returns it and its size. Nothing else is opened: the name is first resolved without
+/// opening what it names (`O_PATH`), so no peer makes us open a device, a FIFO or a file whose
+/// open may block.
+pub fn open_memory_file(path: &std::ffi::CStr, dev: u64, ino: u64) -> io::Result<(OwnedFd, u64)> {
+    let handle = open(path, libc::O_PATH)?;
+    let st = stat(&handle)?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG || (st.st_dev, st.st_ino) != (dev, ino) {
+        return Err(io::Error::other("not the regular file named"));
+    }
+    // SAFETY: statfs is plain old data; fstatfs fills it.
+    let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: fs is a valid statfs buffer; fstatfs takes an O_PATH descriptor.
+    cvt(unsafe { libc::fstatfs(handle.as_raw_fd(), &mut fs) })?;
+    if ![libc::TMPFS_MAGIC, libc::HUGETLBFS_MAGIC].contains(&fs.f_type) {
+        return Err(io::Error::other("not a memory file"));
+    }
+    let again = std::ffi::CString::new(format!("/proc/self/fd/{}", handle.as_raw_fd()))?;
+    let file = open(&again, libc::O_RDWR | libc::O_NOCTTY)?;
+    let (d, i, size) = identity(&file)?;
+    if (d, i) != (dev, ino) || !sealed_against_shrinking(&file) {
+        return Err(io::Error::other("a file its owner can shrink"));
+    }
+    Ok((file, size))
 }
 
 /// A shared mapping, unmapped on drop.

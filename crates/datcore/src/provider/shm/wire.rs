@@ -17,7 +17,7 @@ pub const M_RTU: u32 = 0x5554_5244; // ready to use (+ the published area fds)
 pub const M_DISC: u32 = 0x4353_4444; // graceful disconnect
 /// The doorbell is a one-byte datagram.
 pub const BELL: u8 = 0xb1;
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
 /// The identity/credential block each side sends: who it is and how to test cross-memory
 /// attach on it.

@@ -431,7 +431,7 @@ fn remote_ok(sh: &QpShared, rkey: u32, addr: u64, len: u64, right: Right) -> boo
 }
 
 /// Runs `copy` (touching our memory under `rkey`) if the access is allowed, with the copy
-/// announced in `busy` (the segment's `target_busy` word of our side) so deregistration waits
+/// announced in `busy` (the connection's private `target_busy` word) so deregistration waits
 /// for it; see [`memtable::quiesce`]. None when not allowed.
 fn guarded<T>(
     sh: &QpShared,
@@ -599,7 +599,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
             while off < total {
                 let c = (total - off).min(CHUNK);
                 let from = src + off;
-                let busy = link.seg.target_busy(link.side);
+                let busy = link.seg.target_busy();
                 let pushed = guarded(sh, busy, (rkey, src, total, Right::Read), || {
                     // SAFETY: [src, src+total) was checked against the rkey just now.
                     link.tx_resp.push(R_READ_DATA, 0, c as usize, |b| unsafe {
@@ -639,7 +639,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                         // SAFETY: the receive SGEs were re-validated when the op started.
                         Dest::Recv(..) => unsafe { scatter(st.recv_sges.as_slice(), off, rec.payload, n) },
                         Dest::Mem { addr, rkey, .. } => {
-                            let busy = link.seg.target_busy(link.side);
+                            let busy = link.seg.target_busy();
                             // SAFETY: [addr, addr+total) is checked against the rkey first.
                             let copy = || unsafe {
                                 std::ptr::copy_nonoverlapping(rec.payload, (addr + off) as *mut u8, n as usize)
@@ -673,7 +673,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                 } else {
                     super::super::AtomicOp::FetchAdd { add: hdr.arg }
                 };
-                let (status, old) = execute_atomic(sh, link.seg.target_busy(link.side), &hdr, op);
+                let (status, old) = execute_atomic(sh, link.seg.target_busy(), &hdr, op);
                 st.pending_ack = Some(Ack { status, len: old, pos: end, then_consume: true });
             }
             (Rx::Idle, R_SEND | R_WRITE | R_READ) => {
@@ -747,7 +747,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                         };
                         let recv = immed.map(|(w, i)| (w, Some(i)));
                         let Some(link) = st.link.as_mut() else { return Ok(()) };
-                        let busy = link.seg.target_busy(link.side);
+                        let busy = link.seg.target_busy();
                         let access = (hdr.rkey, hdr.remote_addr, total, Right::Write);
                         let dest = Dest::Mem { addr: hdr.remote_addr, rkey: hdr.rkey, immed };
                         if inline {
@@ -786,7 +786,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                         } else if total == 0 {
                             st.pending_ack = ack(WcStatus::Success);
                         } else if we_copy && !riov.is_empty() {
-                            let busy = link.seg.target_busy(link.side);
+                            let busy = link.seg.target_busy();
                             let copy = || cma::transfer(peer, &[(hdr.remote_addr, total)], riov, true);
                             st.pending_ack =
                                 ack(match guarded(sh, busy, (hdr.rkey, hdr.remote_addr, total, Right::Read), copy) {
