@@ -62,11 +62,6 @@ if [ "$two" = a ]; then
     trap 'python3 "$remote" --quit impi-b' EXIT
 fi
 
-# Known failure, cause not found yet: Intel MPI's UD mode with 4 ranks in one rxe guest ran out
-# its 300 s (the 1- and 2-rank UD cases pass; OFED's library cannot open UD there at all).
-# Reported XFAIL under a shorter timeout (XPASS when it passes) until it is fixed.
-export IMPI_XFAIL="${IMPI_XFAIL:-ours-rxe.dapl-ud.collectives.4}"
-
 failed=0
 for stack in $stacks; do
     case $stack in
