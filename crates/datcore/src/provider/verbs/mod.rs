@@ -16,8 +16,9 @@
 //! the real headers' offsets to compare when rdma-core's ABI is in doubt.
 //!
 //! **Fork safety:** `ibv_fork_init()` is called once right after loading the libraries, before
-//! any device is opened or memory registered (skip it with `RDMAV_FORK_SAFE=0`). On kernels
-//! with copy-on-fork for pinned pages (5.13+) it is a no-op; on older ones registered pages are
+//! any device is opened or memory registered (skip it with `RDMAV_FORK_SAFE=0`), unless the
+//! kernel copies pinned pages on fork (5.13+, `ibv_is_fork_initialized`), where it is not needed
+//! and would cost two madvise calls per registration; on older kernels registered pages are
 //! MADV_DONTFORK, so a forked child must not touch registered buffers (exec is fine).
 //!
 //! **Objects:** IA = the `ibv_context` of an rdma_cm id bound to the IA's IP address (kept for

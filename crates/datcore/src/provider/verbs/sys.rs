@@ -667,17 +667,34 @@ fn load() -> Result<Lib, String> {
     let cm = open(c"librdmacm.so.1")?;
     // SAFETY: both handles are live and never closed.
     let lib = unsafe { Lib::resolve(ibv, cm)? };
-    fork_init(&lib);
+    fork_init(&lib, ibv);
     Ok(lib)
 }
 
+/// `enum ibv_fork_status`'s IBV_FORK_UNNEEDED: the kernel copies pinned pages on fork.
+const IBV_FORK_UNNEEDED: c_int = 2;
+
 /// Fork safety: `ibv_fork_init()` runs once, right after loading and before any other verb,
-/// so registered memory is marked MADV_DONTFORK and a forked child cannot corrupt it (on
-/// kernels with copy-on-fork for pinned pages it is a no-op). `RDMAV_FORK_SAFE=0` skips it.
-fn fork_init(lib: &Lib) {
+/// so registered memory is marked MADV_DONTFORK and a forked child cannot corrupt it; skipped
+/// where the kernel copies pinned pages on fork (`ibv_is_fork_initialized()` says
+/// IBV_FORK_UNNEEDED, Linux 5.13+): rdma-core's `ibv_fork_init` does not check that itself and
+/// would cost two madvise calls per registration and deregistration. `RDMAV_FORK_SAFE=0`
+/// skips it too. `ibv` is libibverbs' live dlopen handle.
+fn fork_init(lib: &Lib, ibv: *mut c_void) {
     if std::env::var("RDMAV_FORK_SAFE").is_ok_and(|v| v == "0") {
         tracing::debug!("verbs: RDMAV_FORK_SAFE=0, ibv_fork_init skipped");
         return;
+    }
+    // SAFETY: live handle, NUL-terminated name; the symbol is absent before rdma-core v32.
+    let status = unsafe { libc::dlsym(ibv, c"ibv_is_fork_initialized".as_ptr()) };
+    if !status.is_null() {
+        // SAFETY: `enum ibv_fork_status ibv_is_fork_initialized(void)` in rdma-core's verbs.h.
+        let status = unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn() -> c_int>(status) };
+        // SAFETY: no arguments; reads the kernel's capability only.
+        if unsafe { status() } == IBV_FORK_UNNEEDED {
+            tracing::debug!("verbs: the kernel copies pinned pages on fork; ibv_fork_init not needed");
+            return;
+        }
     }
     // SAFETY: no verbs resource exists yet; ibv_fork_init takes no arguments.
     let r = unsafe { (lib.ibv_fork_init)() };
