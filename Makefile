@@ -3,7 +3,8 @@
 #   make                 build build/lib/libdat.so.1 and build/lib/libdat2.so.2 (+ libdat.so,
 #                        libdat2.so links), build/bin/datinfo, build/bin/datperf,
 #                        build/bin/datperf2 (DAT 2.0) and build/bin/rawperf
-#   make check           build and run every test: lint, Rust unit/integration tests, ABI checks,
+#   make check           build and run every test: lint, Rust unit/integration tests, model
+#                        checking of the handle slot protocol (loom), ABI checks,
 #                        ELF export check, prototype check, C conformance suite on shm (also
 #                        under valgrind), Debian's dapl2-utils and Intel MPI 2018 on shm, man pages, datperf smoke test, install check, and the
 #                        verbs tests in rxe/siw guests
@@ -45,7 +46,7 @@ DATINFO     := $(BUILD)/bin/datinfo
 TOOLS       := $(BUILD)/bin/datperf $(BUILD)/bin/datperf2 $(BUILD)/bin/rawperf
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror
 
-.PHONY: all rust check check-lint check-rust check-abi check-elf check-prototypes check-c check-dat2 check-dapl2-shm check-impi check-valgrind check-install check-tools check-vm check-vm-auto example bench bench-callgrind install clean
+.PHONY: all rust check check-lint check-rust check-loom check-abi check-elf check-prototypes check-c check-dat2 check-dapl2-shm check-impi check-valgrind check-install check-tools check-vm check-vm-auto example bench bench-callgrind install clean
 
 all: $(LIB) $(LIB2) $(DATINFO) $(TOOLS)
 
@@ -106,7 +107,7 @@ $(BUILD)/bin/rawperf: tools/baselines/rawperf.c
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c11 $(TOOL_CFLAGS) -o $@ tools/baselines/rawperf.c
 
-check: check-deps all check-lint check-rust check-abi check-elf check-prototypes check-c check-dat2 check-dapl2-shm check-impi check-valgrind check-man check-tools check-install check-vm-auto
+check: check-deps all check-lint check-rust check-loom check-abi check-elf check-prototypes check-c check-dat2 check-dapl2-shm check-impi check-valgrind check-man check-tools check-install check-vm-auto
 	@echo "make check: all checks passed"
 
 # The Debian packages the tests and make bench use (tests/deps.sh): installed when missing if we
@@ -126,6 +127,11 @@ check-docs:
 
 check-rust:
 	$(CARGO) test --workspace --release
+
+# Model checking (loom) of the lock-free protocols, every interleaving of the modelled threads;
+# built with --cfg loom in a target directory of its own, so the library's build is untouched.
+check-loom:
+	CARGO_TARGET_DIR=$(CARGO_TARGET_DIR)/loom RUSTFLAGS="--cfg loom" $(CARGO) test -p datcore --lib --release loom_model
 
 check-abi:
 	sh tests/abi/run.sh include dat

@@ -68,6 +68,8 @@ use std::collections::VecDeque;
 use std::ops::Deref;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+
+mod slot_word;
 use std::sync::Arc;
 
 /// Object types, numbered as `DAT_HANDLE_TYPE`.
@@ -224,24 +226,12 @@ macro_rules! dat_object {
 }
 pub(crate) use dat_object;
 
-// The slot state word (see the module comment):
-//  63      37 36  33   32     31    30       0
-// [  unused  | type | LIVE | DYING |   uses   ]
-const USES_MASK: u64 = (1 << 31) - 1;
-const DYING: u64 = 1 << 31;
-const LIVE: u64 = 1 << 32;
-const KIND_SHIFT: u32 = 33;
+use slot_word::{DYING, LIVE, USES_MASK};
 
 /// The type number in a slot word.
 #[inline(always)]
 fn word_kind(word: u64) -> u64 {
-    (word >> KIND_SHIFT) & 0xf
-}
-
-/// True if `word` is the state of a live slot of type number `kind`: one shift and compare.
-#[inline(always)]
-fn is_live_word_of(word: u64, kind: u64) -> bool {
-    word >> 32 == kind << 1 | 1
+    slot_word::kind(word)
 }
 
 #[repr(C, align(32))]
@@ -316,22 +306,20 @@ impl Slot {
     #[inline(always)]
     fn enter(&'static self, kind: u64) -> Option<Use> {
         let used = Use(self);
-        let word = self.state.fetch_add(1, Ordering::Acquire);
-        is_live_word_of(word, kind).then_some(used)
+        slot_word::is_live_of(slot_word::enter(&self.state), kind).then_some(used)
     }
 
     /// Takes a use of a live slot of any type; returns the use and the type number.
     fn enter_any(&'static self) -> Option<(Use, u64)> {
         let used = Use(self);
-        let word = self.state.fetch_add(1, Ordering::Acquire);
+        let word = slot_word::enter(&self.state);
         (word & LIVE != 0).then_some((used, word_kind(word)))
     }
 
     /// Gives a use back; the last use of a freed (`DYING`) slot reclaims it.
     #[inline(always)]
     fn leave(&'static self) {
-        let before = self.state.fetch_sub(1, Ordering::Release);
-        if before & (DYING | USES_MASK) == DYING | 1 {
+        if slot_word::leave(&self.state) {
             self.reclaim();
         }
     }
@@ -341,16 +329,7 @@ impl Slot {
     #[cold]
     #[inline(never)]
     fn reclaim(&'static self) {
-        let mut word = self.state.load(Ordering::Acquire);
-        loop {
-            if word & DYING == 0 || word & USES_MASK != 0 {
-                return; // someone else reclaims (or a racing lookup will, when it leaves)
-            }
-            match self.state.compare_exchange_weak(word, 0, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => break,
-                Err(now) => word = now,
-            }
-        }
+        let Some(word) = slot_word::reclaim(&self.state) else { return };
         // SAFETY: the winning CAS made the slot neither live nor DYING and it is not queued for
         // reuse yet: no lookup reads `object` and no insert writes it; we own it.
         let data = unsafe { std::mem::replace(&mut *self.object.get(), std::ptr::null()) };
@@ -474,7 +453,7 @@ fn insert_numbered<T: DatObject>(object: Arc<T>) -> DatResult<(Handle, u32)> {
     unsafe { *s.object.get() = Arc::into_raw(object).cast::<()>() };
     s.context.store(0, Ordering::Relaxed);
     s.provider.store(PROVIDER_TABLE.load(Ordering::Relaxed), Ordering::Relaxed);
-    s.state.fetch_or(LIVE | kind_of::<T>() << KIND_SHIFT, Ordering::Release);
+    slot_word::publish(&s.state, kind_of::<T>());
     Ok((s.handle(), number))
 }
 
@@ -510,18 +489,10 @@ pub fn get_ptr<T: DatObject>(p: *const libc::c_void, invalid: u32) -> DatResult<
 /// this call, not a concurrent one, removed it). Lookups in flight keep their object.
 pub fn remove<T: DatObject>(h: Handle) -> Option<Arc<T>> {
     let found = get::<T>(h, 0).ok()?;
-    let state = &found._use.0.state;
-    let mut word = state.load(Ordering::Relaxed);
-    loop {
-        // Our use keeps the slot from being reclaimed, so only a concurrent remove can have
-        // cleared LIVE.
-        if word & LIVE == 0 {
-            return None;
-        }
-        match state.compare_exchange_weak(word, word & !LIVE | DYING, Ordering::AcqRel, Ordering::Relaxed) {
-            Ok(_) => break,
-            Err(now) => word = now,
-        }
+    // Our use keeps the slot from being reclaimed, so only a concurrent remove can have
+    // cleared LIVE.
+    if !slot_word::mark_dying(&found._use.0.state) {
+        return None;
     }
     Some(found.arc()) // dropping `found` gives our use back; the last use reclaims the slot
 }
