@@ -84,6 +84,11 @@ two_guests_siw() {
   [ $crc = 0 ] && [ $src = 0 ]
 }
 
+# A hostile plain rdma_cm / verbs peer against a DAT server on our library (hostile-verbs.sh;
+# the seed is printed: `tests/vm/hostile-verbs.sh ROUNDS SEED` in a guest repeats a run).
+hostile_rxe() { "$G" --timing --rxe --timeout 900 -- "$HERE/hostile-verbs.sh" 100; }
+hostile_siw() { "$G" --timing --siw --timeout 900 -- "$HERE/hostile-verbs.sh" 100; }
+
 dapl2_utils() { # rxe|siw [known failures]
     "$G" --timing "--$1" --timeout 1500 --env DAPL2_UTILS_XFAIL="${2:-}" -- \
         "$HERE/dapl2-utils.sh" -L "$ROOT/build/lib" -p "dtest dtestx dtestcm dtestsrq dapltest" path preload ofed/path path/ofed wire
@@ -124,6 +129,8 @@ impi_two_guests_siw() {
 section rxe one_guest_rxe
 section siw one_guest_siw
 section siw-two-guests two_guests_siw
+section hostile-rxe hostile_rxe
+section hostile-siw hostile_siw
 section dapl2-utils-rxe dapl2_utils_rxe
 section dapl2-utils-siw dapl2_utils_siw
 if [ -z "$IMPI_SKIP" ]; then

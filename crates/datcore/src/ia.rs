@@ -272,6 +272,7 @@ pub fn close(h: Handle, abrupt: bool) -> DatResult<()> {
     let others: Vec<Handle> = ia.children().into_iter().filter(|c| Some(*c) != own_async).collect();
     if !others.is_empty() {
         if !abrupt {
+            tracing::debug!(ia = %ia.name, in_use = ?others.iter().map(|c| c.held_type()).collect::<Vec<_>>(), "dat_ia_close: objects still exist");
             return Err(DatError::invalid_state(DAT_INVALID_STATE_IA_IN_USE));
         }
         crate::teardown::free_all(&others);

@@ -1616,10 +1616,14 @@ impl QueuePair for VerbsQp {
         // SAFETY: live id with our QP; private data outlives the call.
         let r = unsafe { (lib.rdma_accept)(id, &mut param) };
         if r != 0 {
-            let e = sys::err_of(r);
-            st.phase = Phase::Closed;
-            self.to_error();
-            return Err(fail("rdma_accept", e, DatError::new(DAT_INVALID_STATE, 0)));
+            // The requester went away (its cancel or reject arrived before our reply): the
+            // request's id now carries this QP, so the request is used up either way. The
+            // accept is taken, and the connection ends as when the requester vanishes right
+            // after an accept: DAT_CONNECTION_EVENT_BROKEN, so that the consumer frees the EP
+            // on its usual path and nothing of the request is left behind.
+            tracing::debug!("verbs: rdma_accept: {}; the requester is gone", sys::errno_str(sys::err_of(r)));
+            self.fail_connect(&mut st, ConnEvent::Broken, &[]);
+            self.deliver_final(st);
         }
         Ok(())
     }
