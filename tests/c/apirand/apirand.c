@@ -521,14 +521,15 @@ static DAT_LMR_TRIPLET *ltrips(struct th *t, DAT_COUNT n)
     unsigned fill = n < 0 ? 0 : n > NIOV ? NIOV : (unsigned)n;
     memset(t->lt, 0, sizeof t->lt);
     for (unsigned i = 0; i < fill && i < 8; i++) {
-        unsigned pick = below(t, NREGS), y = below(t, 10);
+        /* a clean step: the latest registrations, their contexts, lengths that fit */
+        unsigned pick = t->clean ? below(t, 2) : below(t, NREGS), y = below(t, t->clean ? 8 : 10);
         struct region e = region_at(lmrs, LD(&lmr_next) - 1 - pick % 4 - (pick >= 16 ? pick : 0));
         uint64_t r = rnd(t);
         t->lt[i].lmr_context = y < 8 ? e.lctx : y == 8 ? (DAT_LMR_CONTEXT)r : 0;
         uintptr_t a = address(t, &e);
         t->lt[i].virtual_address = (DAT_VADDR)a;
         uint64_t room = a >= e.addr && a < e.addr + e.len ? e.addr + e.len - a : 64;
-        unsigned z = below(t, 10);
+        unsigned z = below(t, t->clean ? 7 : 10);
         t->lt[i].segment_length = z < 7 ? (room ? rnd(t) % (room + 1) : 0) : z < 8 ? room + 1 : z < 9 ? 0 : rnd(t);
     }
     for (unsigned i = 8; i < fill; i++)
@@ -543,7 +544,7 @@ static DAT_LMR_TRIPLET *ltrips(struct th *t, DAT_COUNT n)
 
 static DAT_RMR_TRIPLET *rtrip(struct th *t)
 {
-    unsigned x = below(t, 40), pick = below(t, NREGS), y = below(t, 10);
+    unsigned x = below(t, 40), pick = t->clean ? below(t, 2) : below(t, NREGS), y = below(t, t->clean ? 5 : 10);
     struct region e = region_at(y < 5 ? rmrs : lmrs, LD(y < 5 ? &rmr_next : &lmr_next) - 1 - pick % 4 -
                                                          (pick >= 16 ? pick : 0));
     uint64_t r = rnd(t);
@@ -552,7 +553,7 @@ static DAT_RMR_TRIPLET *rtrip(struct th *t)
     uintptr_t a = address(t, &e);
     t->rt[0].RMR_ADDR = (DAT_VADDR)a;
     uint64_t room = a >= e.addr && a < e.addr + e.len ? e.addr + e.len - a : 64;
-    unsigned z = below(t, 10);
+    unsigned z = below(t, t->clean ? 7 : 10);
     t->rt[0].segment_length = z < 7 ? (room ? rnd(t) % (room + 1) : 0) : z < 9 ? room + 1 : rnd(t);
     if (x == 0) {
         arg(t, "riov NULL");
@@ -631,6 +632,10 @@ static DAT_EP_ATTR *ep_attr(struct th *t, DAT_EP_ATTR *a)
 /* What an event hands over: a connection request's CR. */
 static void take_event(struct th *t, const DAT_EVENT *ev)
 {
+    if (g_verbose)
+        printf("    event 0x%x%s%d\n", (unsigned)ev->event_number,
+               ev->event_number == DAT_DTO_COMPLETION_EVENT ? " status " : "",
+               ev->event_number == DAT_DTO_COMPLETION_EVENT ? (int)ev->event_data.dto_completion_event_data.status : 0);
     switch (ev->event_number) {
     case DAT_DTO_COMPLETION_EVENT:
         t->events[ev->event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS ? EV_DTO_OK : EV_DTO_ERR]++;
@@ -1477,7 +1482,7 @@ static void op_connect_pair(struct th *t)
             break;
     si %= SLOTS;
     DAT_PSP_HANDLE psp = LD(&pool[K_PSP][pi]);
-    unsigned k = LD(&pool_aux[K_PSP][pi]);
+    unsigned k = LD(&pool_aux[K_PSP][pi]) & 0xffffffu;
     DAT_EP_HANDLE cep = LD(&pool[K_EP][ci]);
     DAT_EVENT ev;
     if (psp == NULL || k == 0xffff || cep == NULL)
@@ -1569,6 +1574,38 @@ static void populate(struct th *t)
         put(K_PSP, psp, 0);
 }
 
+/* Traffic on purpose: a receive on one live EP, a send and an RDMA write on another (connected
+ * to it or not), over the latest registrations; then one event from every DTO EVD. */
+static void op_traffic(struct th *t)
+{
+    unsigned ri = live_slot(K_EP, below(t, SLOTS), 0), si = live_slot(K_EP, below(t, SLOTS), 0);
+    DAT_EP_HANDLE rep_ = LD(&pool[K_EP][ri]), sep = LD(&pool[K_EP][si]);
+    DAT_EVENT ev;
+    t->clean = 1;
+    begin(t, "dat_ep_post_recv");
+    arg(t, "EP[%u],1", ri);
+    DAT_LMR_TRIPLET *iov = ltrips(t, 1);
+    end(t, dat_ep_post_recv(rep_, 1, iov, ck(t), DAT_COMPLETION_DEFAULT_FLAG));
+    begin(t, "dat_ep_post_send");
+    arg(t, "EP[%u],1", si);
+    iov = ltrips(t, 1);
+    end(t, dat_ep_post_send(sep, 1, iov, ck(t), DAT_COMPLETION_DEFAULT_FLAG));
+    begin(t, "dat_ep_post_rdma_write");
+    arg(t, "EP[%u],1", si);
+    iov = ltrips(t, 1);
+    DAT_RMR_TRIPLET *riov = rtrip(t);
+    end(t, dat_ep_post_rdma_write(sep, 1, iov, ck(t), riov, DAT_COMPLETION_DEFAULT_FLAG));
+    for (unsigned i = 0; i < SLOTS; i++) {
+        DAT_EVD_HANDLE evd = LD(&pool[K_EVD][i]);
+        if (evd == NULL || !(LD(&pool_aux[K_EVD][i]) & DAT_EVD_DTO_FLAG))
+            continue;
+        begin(t, "dat_evd_dequeue");
+        arg(t, "EVD[%u]", i);
+        if (end(t, dat_evd_dequeue(evd, &ev)) == DAT_SUCCESS)
+            take_event(t, &ev);
+    }
+}
+
 struct op {
     void (*fn)(struct th *);
     unsigned weight;
@@ -1577,7 +1614,7 @@ static const struct op ops[] = {
     {op_ia_open, 3},      {op_ia_close, 1},   {op_ia_query, 3}, {op_pz, 6},           {op_evd, 16},
     {op_cno, 4},          {op_lmr, 8},        {op_rmr, 6},      {op_psp, 5},          {op_rsp, 3},
     {op_cr, 5},           {op_ep_create, 6},  {op_ep_post, 14}, {op_ep_connect, 5},   {op_ep_misc, 10},
-    {op_srq, 5},          {op_misc, 4},       {op_connect_pair, 6},
+    {op_srq, 5},          {op_misc, 4},       {op_connect_pair, 6}, {op_traffic, 6},
 #if DAT_VERSION_MAJOR >= 2
     {op_ext, 3},
 #endif
@@ -1801,7 +1838,7 @@ int main(int argc, char **argv)
             continue;
         const char *maj = NULL, *min = NULL;
         dat_strerror((DAT_RETURN)(DAT_CLASS_ERROR | (k << 16)), &maj, &min);
-        printf(" %s %llu", k == 0 ? "DAT_INVALID_PARAMETER(no class bit, dat_strerror)" : maj ? maj : "?",
+        printf(" %s %llu", k == 0 ? "DAT_INVALID_PARAMETER(no class bit, dat_strerror)" : k == 63 ? "DAT_NOT_IMPLEMENTED" : maj ? maj : "?",
                (unsigned long long)by_type[k]);
     }
     printf("\napirand: events taken: %llu connection requests, %llu established, %llu DTO completions"
