@@ -276,8 +276,12 @@ static int valid_code(const char *call, DAT_RETURN r)
         return 1;
     if ((r & (DAT_CLASS_ERROR | DAT_CLASS_WARNING)) != DAT_CLASS_ERROR)
         return 0;
+    /* DAT_NOT_IMPLEMENTED's type bits with the error class is what a provider returns for "not
+     * implemented" (DAT_ERROR(DAT_NOT_IMPLEMENTED, 0)) */
     DAT_UINT32 type = DAT_GET_TYPE(r);
-    if (type < DAT_ABORT || type > LAST_TYPE || DAT_GET_SUBTYPE(r) > DAT_THREAD_SAFETY_NOT_FOUND)
+    if ((type < DAT_ABORT || type > LAST_TYPE) && type != DAT_GET_TYPE(DAT_NOT_IMPLEMENTED))
+        return 0;
+    if (DAT_GET_SUBTYPE(r) > DAT_THREAD_SAFETY_NOT_FOUND)
         return 0;
     const char *maj = NULL, *min = NULL;
     return dat_strerror(r, &maj, &min) == DAT_SUCCESS && maj != NULL;
