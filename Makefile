@@ -6,7 +6,7 @@
 #   make check           build and run every test: lint, Rust unit/integration tests, model
 #                        checking of the handle slot protocol (loom), ABI checks,
 #                        ELF export check, prototype check, C conformance suite on shm (also
-#                        under valgrind), Debian's dapl2-utils and Intel MPI 2018 on shm, man pages, datperf smoke test, install check, and the
+#                        under valgrind), random call sequences on shm, Debian's dapl2-utils and Intel MPI 2018 on shm, man pages, datperf smoke test, install check, and the
 #                        verbs tests in rxe/siw guests
 #                        (first check-deps: the Debian packages the tests use, installed when
 #                        missing as root with apt, else named with the apt-get line)
