@@ -1467,7 +1467,8 @@ static void op_ext(struct th *t)
         break;
     }
     default: {
-        DAT_EXTENDED_OP op = (DAT_EXTENDED_OP)(0x1000 + below(t, 0x1000));
+        /* past the IB operations (0x00-0x1d), below DAT_IB_OPEN_QUERY_OP (0x1000) */
+        DAT_EXTENDED_OP op = (DAT_EXTENDED_OP)(0x100 + below(t, 0xe00));
         arg(t, "op 0x%x", (unsigned)op);
         end(t, dat_extension_op(h, op));
         break;
