@@ -1477,24 +1477,41 @@ static void op_ext(struct th *t)
 }
 #endif
 
+/* The first EP slot from `start` on (other than `skip`) whose EP is in `state`, asked with
+ * dat_ep_get_status; -1 if none. */
+static int ep_in_state(struct th *t, unsigned start, DAT_EP_STATE state, int skip)
+{
+    for (unsigned n = 0; n < SLOTS; n++) {
+        unsigned i = (start + n) % SLOTS;
+        DAT_EP_HANDLE ep = LD(&pool[K_EP][i]);
+        DAT_EP_STATE st;
+        if (ep == NULL || (int)i == skip)
+            continue;
+        begin(t, "dat_ep_get_status");
+        arg(t, "EP[%u]", i);
+        if (end(t, dat_ep_get_status(ep, &st, NULL, NULL)) == DAT_SUCCESS && st == state)
+            return (int)i;
+    }
+    return -1;
+}
+
 /* A connection on purpose: connect an EP to a PSP's qualifier, look for the request on every
  * CR EVD, accept it with another EP. Every choice is drawn before the first call. */
 static void op_connect_pair(struct th *t)
 {
-    unsigned pi = live_slot(K_PSP, below(t, SLOTS), 0), ci = live_slot(K_EP, below(t, SLOTS), 0);
-    unsigned si = below(t, SLOTS);
-    for (unsigned n = 0; n < SLOTS; n++, si++)
-        if (si % SLOTS != ci && LD(&pool[K_EP][si % SLOTS]) != NULL)
-            break;
-    si %= SLOTS;
+    unsigned pi = live_slot(K_PSP, below(t, SLOTS), 0), c0 = below(t, SLOTS), s0 = below(t, SLOTS);
     DAT_PSP_HANDLE psp = LD(&pool[K_PSP][pi]);
     unsigned k = LD(&pool_aux[K_PSP][pi]) & 0xffffffu;
-    DAT_EP_HANDLE cep = LD(&pool[K_EP][ci]);
     DAT_EVENT ev;
-    if (psp == NULL || k == 0xffff || cep == NULL)
+    if (psp == NULL || k == 0xffff)
         return;
+    int ci = ep_in_state(t, c0, DAT_EP_STATE_UNCONNECTED, -1);
+    int si = ci < 0 ? -1 : ep_in_state(t, s0, DAT_EP_STATE_UNCONNECTED, ci);
+    if (si < 0)
+        return;
+    DAT_EP_HANDLE cep = LD(&pool[K_EP][ci]);
     begin(t, "dat_ep_connect");
-    arg(t, "EP[%u],127.0.0.1,PSP[%u] qual base+%u,2s", ci, pi, k);
+    arg(t, "EP[%d],127.0.0.1,PSP[%u] qual base+%u,2s", ci, pi, k);
     DAT_RETURN r = end(t, dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&addr_lo, g_qbase + k, 2000000, 8, private_data,
                                          DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
     if (r != DAT_SUCCESS)
@@ -1516,91 +1533,75 @@ static void op_connect_pair(struct th *t)
         DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
         DAT_EP_HANDLE sep = LD(&pool[K_EP][si]);
         begin(t, "dat_cr_accept");
-        arg(t, "new CR,EP[%u]", si);
+        arg(t, "new CR,EP[%d]", si);
         if (end(t, dat_cr_accept(cr, sep, 0, NULL)) != DAT_SUCCESS) {
             begin(t, "dat_cr_reject");
             arg(t, "new CR");
             end(t, cr_reject(cr));
+            break;
+        }
+        /* both sides' connection events (ESTABLISHED), on every connection EVD */
+        for (unsigned j = 0; j < SLOTS; j++) {
+            DAT_EVD_HANDLE cevd = LD(&pool[K_EVD][j]);
+            if (cevd == NULL || !(LD(&pool_aux[K_EVD][j]) & DAT_EVD_CONNECTION_FLAG))
+                continue;
+            begin(t, "dat_evd_wait");
+            arg(t, "EVD[%u],20ms,1", j);
+            if (end(t, dat_evd_wait(cevd, 20000, 1, &ev, &nmore)) == DAT_SUCCESS)
+                take_event(t, &ev);
         }
         break;
     }
 }
 
-/* A first set of objects, so that the first steps have live handles to work on: an IA, a PZ,
- * EVDs for completions, connections and requests, two EPs, an LMR over the first arena block and
- * a PSP. */
-static void populate(struct th *t)
-{
-    DAT_IA_HANDLE ia = NULL;
-    DAT_EVD_HANDLE async = NULL, evd;
-    DAT_PZ_HANDLE pz = NULL;
-    DAT_EP_HANDLE ep;
-    DAT_LMR_HANDLE lmr;
-    DAT_LMR_CONTEXT lctx;
-    DAT_RMR_CONTEXT rctx;
-    DAT_PSP_HANDLE psp;
-    static const DAT_EVD_FLAGS fl[] = {DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG, DAT_EVD_DTO_FLAG,
-                                       DAT_EVD_CONNECTION_FLAG, DAT_EVD_CR_FLAG};
-    DAT_EVD_HANDLE evds[4] = {NULL, NULL, NULL, NULL};
-    begin(t, "dat_ia_open");
-    arg(t, "IA");
-    if (end(t, dat_ia_open((const DAT_NAME_PTR)g_ia, 16, &async, &ia)) != DAT_SUCCESS)
-        fail_exit(t, 2, "cannot open IA %s", g_ia);
-    put(K_IA, ia, 0);
-    put(K_EVD, async, DAT_EVD_ASYNC_FLAG); /* IA_TAG 0: the IA in slot 0 */
-    begin(t, "dat_pz_create");
-    if (end(t, dat_pz_create(ia, &pz)) == DAT_SUCCESS)
-        put(K_PZ, pz, 0);
-    for (unsigned i = 0; i < 4; i++) {
-        begin(t, "dat_evd_create");
-        arg(t, "0x%x", (unsigned)fl[i]);
-        if (end(t, dat_evd_create(ia, 64, NULL, fl[i], &evd)) == DAT_SUCCESS && put(K_EVD, evd, fl[i]))
-            evds[i] = evd;
-    }
-    for (unsigned i = 0; i < 2; i++) {
-        begin(t, "dat_ep_create");
-        if (end(t, dat_ep_create(ia, pz, evds[1], evds[0], evds[2], NULL, &ep)) == DAT_SUCCESS)
-            put(K_EP, ep, 0);
-    }
-    DAT_REGION_DESCRIPTION rd;
-    DAT_VLEN rlen;
-    DAT_VADDR raddr;
-    memset(&rd, 0, sizeof rd);
-    rd.for_va = arena;
-    begin(t, "dat_lmr_create");
-    arg(t, "arena block 0");
-    if (end(t, lmr_create(ia, DAT_MEM_TYPE_VIRTUAL, rd, BLOCK, pz, DAT_MEM_PRIV_ALL_FLAG, &lmr, &lctx, &rctx, &rlen,
-                          &raddr)) == DAT_SUCCESS) {
-        put(K_LMR, lmr, 0);
-        record(lmrs, &lmr_next, lctx, rctx, (uintptr_t)arena, BLOCK);
-    }
-    begin(t, "dat_psp_create");
-    arg(t, "qual base+0");
-    if (end(t, dat_psp_create(ia, g_qbase, evds[3], DAT_PSP_CONSUMER_FLAG, &psp)) == DAT_SUCCESS)
-        put(K_PSP, psp, 0);
-}
-
-/* Traffic on purpose: a receive on one live EP, a send and an RDMA write on another (connected
- * to it or not), over the latest registrations; then one event from every DTO EVD. */
+/* Traffic on purpose: a receive on every connected EP, a send and an RDMA write on one of them,
+ * over the latest registrations; then one event from every DTO EVD. */
 static void op_traffic(struct th *t)
 {
-    unsigned ri = live_slot(K_EP, below(t, SLOTS), 0), si = live_slot(K_EP, below(t, SLOTS), 0);
-    DAT_EP_HANDLE rep_ = LD(&pool[K_EP][ri]), sep = LD(&pool[K_EP][si]);
+    unsigned s0 = below(t, SLOTS);
+    DAT_LMR_TRIPLET recv_iov[SLOTS], send_iov, write_iov;
+    DAT_RMR_TRIPLET write_riov;
+    DAT_DTO_COOKIE ck_recv = ck(t), ck_send = ck(t), ck_write = ck(t);
     DAT_EVENT ev;
     t->clean = 1;
-    begin(t, "dat_ep_post_recv");
-    arg(t, "EP[%u],1", ri);
-    DAT_LMR_TRIPLET *iov = ltrips(t, 1);
-    end(t, dat_ep_post_recv(rep_, 1, iov, ck(t), DAT_COMPLETION_DEFAULT_FLAG));
-    begin(t, "dat_ep_post_send");
-    arg(t, "EP[%u],1", si);
-    iov = ltrips(t, 1);
-    end(t, dat_ep_post_send(sep, 1, iov, ck(t), DAT_COMPLETION_DEFAULT_FLAG));
-    begin(t, "dat_ep_post_rdma_write");
-    arg(t, "EP[%u],1", si);
-    iov = ltrips(t, 1);
-    DAT_RMR_TRIPLET *riov = rtrip(t);
-    end(t, dat_ep_post_rdma_write(sep, 1, iov, ck(t), riov, DAT_COMPLETION_DEFAULT_FLAG));
+    begin(t, "(choices of a traffic step)"); /* names the triplets drawn, should they crash */
+    for (unsigned i = 0; i < SLOTS; i++) {
+        ltrips(t, 1);
+        recv_iov[i] = t->lt[0];
+    }
+    ltrips(t, 1);
+    send_iov = t->lt[0];
+    ltrips(t, 1);
+    write_iov = t->lt[0];
+    rtrip(t);
+    write_riov = t->rt[0];
+    /* every choice drawn: from here on, what the pool holds decides */
+    int si = -1;
+    for (unsigned n = 0; n < SLOTS; n++) {
+        unsigned i = (s0 + n) % SLOTS;
+        DAT_EP_HANDLE ep = LD(&pool[K_EP][i]);
+        DAT_EP_STATE st;
+        if (ep == NULL)
+            continue;
+        begin(t, "dat_ep_get_status");
+        arg(t, "EP[%u]", i);
+        if (end(t, dat_ep_get_status(ep, &st, NULL, NULL)) != DAT_SUCCESS || st != DAT_EP_STATE_CONNECTED)
+            continue;
+        if (si < 0)
+            si = (int)i;
+        begin(t, "dat_ep_post_recv");
+        arg(t, "EP[%u],1", i);
+        end(t, dat_ep_post_recv(ep, 1, &recv_iov[i], ck_recv, DAT_COMPLETION_DEFAULT_FLAG));
+    }
+    if (si >= 0) {
+        DAT_EP_HANDLE sep = LD(&pool[K_EP][si]);
+        begin(t, "dat_ep_post_send");
+        arg(t, "EP[%d],1", si);
+        end(t, dat_ep_post_send(sep, 1, &send_iov, ck_send, DAT_COMPLETION_DEFAULT_FLAG));
+        begin(t, "dat_ep_post_rdma_write");
+        arg(t, "EP[%d],1", si);
+        end(t, dat_ep_post_rdma_write(sep, 1, &write_iov, ck_write, &write_riov, DAT_COMPLETION_DEFAULT_FLAG));
+    }
     for (unsigned i = 0; i < SLOTS; i++) {
         DAT_EVD_HANDLE evd = LD(&pool[K_EVD][i]);
         if (evd == NULL || !(LD(&pool_aux[K_EVD][i]) & DAT_EVD_DTO_FLAG))
@@ -1612,6 +1613,116 @@ static void op_traffic(struct th *t)
     }
 }
 
+/* The live handle of `kind` (with flags `want`) of IA slot `ia`, creating one with `create` when
+ * there is none; NULL when that fails. */
+static DAT_HANDLE need(struct th *t, int kind, unsigned want, unsigned ia,
+                       DAT_RETURN (*create)(DAT_IA_HANDLE, unsigned, DAT_HANDLE *), free_fn fr, const char *what,
+                       const char *frname)
+{
+    unsigned i = live_slot_of(kind, 0, want, ia);
+    DAT_HANDLE h = LD(&pool[kind][i]);
+    if (h != NULL && IA_TAG(LD(&pool_aux[kind][i])) == ia && (LD(&pool_aux[kind][i]) & want) == want)
+        return h;
+    h = NULL;
+    begin(t, what);
+    arg(t, "IA[%u],0x%x", ia, want);
+    if (end(t, create(LD(&pool[K_IA][ia]), want, &h)) != DAT_SUCCESS || h == NULL)
+        return NULL;
+    t->ia_slot = ia;
+    keep(t, kind, h, want, fr, frname);
+    /* with every slot taken keep freed it: an older one of that kind serves */
+    i = live_slot_of(kind, 0, want, ia);
+    return LD(&pool[kind][i]);
+}
+
+static DAT_RETURN create_pz(DAT_IA_HANDLE ia, unsigned want, DAT_HANDLE *h)
+{
+    (void)want;
+    return dat_pz_create(ia, h);
+}
+
+static DAT_RETURN create_evd(DAT_IA_HANDLE ia, unsigned want, DAT_HANDLE *h)
+{
+    return dat_evd_create(ia, 64, NULL, (DAT_EVD_FLAGS)want, h);
+}
+
+/* Objects to work on, made with valid arguments: at the start, and now and then later, since the
+ * random steps free and close what they find. On a live IA (one is opened when none is): a PZ,
+ * EVDs for completions, connections and requests, two EPs, an LMR over an arena block and a PSP
+ * on one of the qualifiers the connecting steps use. Takes no random draws: what it does depends
+ * on the pool only. */
+static void populate(struct th *t, int first)
+{
+    DAT_IA_HANDLE ia;
+    DAT_EVD_HANDLE async = NULL;
+    unsigned slot = live_slot(K_IA, 0, 0);
+    ia = LD(&pool[K_IA][slot]);
+    if (ia == NULL) {
+        begin(t, "dat_ia_open");
+        arg(t, "IA");
+        if (end(t, dat_ia_open((const DAT_NAME_PTR)g_ia, 16, &async, &ia)) != DAT_SUCCESS) {
+            if (first)
+                fail_exit(t, 2, "cannot open IA %s", g_ia);
+            return;
+        }
+        if (!put(K_IA, ia, 0)) {
+            begin(t, "dat_ia_close");
+            arg(t, "new IA");
+            end(t, dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+            return;
+        }
+        slot = live_slot(K_IA, 0, 0);
+        for (unsigned i = 0; i < IA_SLOTS; i++)
+            if (LD(&pool[K_IA][i]) == ia)
+                slot = i;
+        put(K_EVD, async, DAT_EVD_ASYNC_FLAG | (slot << 24));
+    }
+    t->ia_slot = slot;
+    DAT_PZ_HANDLE pz = need(t, K_PZ, 0, slot, create_pz, (free_fn)dat_pz_free, "dat_pz_create", "dat_pz_free");
+    DAT_EVD_HANDLE req = need(t, K_EVD, DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG, slot, create_evd,
+                              (free_fn)dat_evd_free, "dat_evd_create", "dat_evd_free");
+    DAT_EVD_HANDLE recv = need(t, K_EVD, DAT_EVD_DTO_FLAG, slot, create_evd, (free_fn)dat_evd_free,
+                               "dat_evd_create", "dat_evd_free");
+    DAT_EVD_HANDLE conn = need(t, K_EVD, DAT_EVD_CONNECTION_FLAG, slot, create_evd, (free_fn)dat_evd_free,
+                               "dat_evd_create", "dat_evd_free");
+    DAT_EVD_HANDLE cr = need(t, K_EVD, DAT_EVD_CR_FLAG, slot, create_evd, (free_fn)dat_evd_free,
+                             "dat_evd_create", "dat_evd_free");
+    for (unsigned i = 0; i < 2; i++) {
+        DAT_EP_HANDLE ep = NULL;
+        begin(t, "dat_ep_create");
+        arg(t, "IA[%u],its PZ and EVDs", slot);
+        if (end(t, dat_ep_create(ia, pz, recv, req, conn, NULL, &ep)) == DAT_SUCCESS)
+            keep(t, K_EP, ep, 0, (free_fn)dat_ep_free, "dat_ep_free");
+    }
+    DAT_REGION_DESCRIPTION rd;
+    DAT_LMR_HANDLE lmr = NULL;
+    DAT_LMR_CONTEXT lctx;
+    DAT_RMR_CONTEXT rctx;
+    DAT_VLEN rlen;
+    DAT_VADDR raddr;
+    unsigned blk = (unsigned)(t->step % ARENA_REGIONS);
+    memset(&rd, 0, sizeof rd);
+    rd.for_va = arena + blk * BLOCK;
+    begin(t, "dat_lmr_create");
+    arg(t, "IA[%u],arena block %u", slot, blk);
+    if (end(t, lmr_create(ia, DAT_MEM_TYPE_VIRTUAL, rd, BLOCK, pz, DAT_MEM_PRIV_ALL_FLAG, &lmr, &lctx, &rctx, &rlen,
+                          &raddr)) == DAT_SUCCESS) {
+        record(lmrs, &lmr_next, lctx, rctx, (uintptr_t)rd.for_va, BLOCK);
+        keep(t, K_LMR, lmr, 0, (free_fn)dat_lmr_free, "dat_lmr_free");
+    }
+    unsigned k = (unsigned)(t->step % 8);
+    DAT_PSP_HANDLE psp = NULL;
+    begin(t, "dat_psp_create");
+    arg(t, "IA[%u],qual base+%u", slot, k);
+    if (end(t, dat_psp_create(ia, g_qbase + k, cr, DAT_PSP_CONSUMER_FLAG, &psp)) == DAT_SUCCESS)
+        keep(t, K_PSP, psp, k, (free_fn)dat_psp_free, "dat_psp_free");
+}
+
+static void op_populate(struct th *t)
+{
+    populate(t, 0);
+}
+
 struct op {
     void (*fn)(struct th *);
     unsigned weight;
@@ -1619,8 +1730,8 @@ struct op {
 static const struct op ops[] = {
     {op_ia_open, 3},      {op_ia_close, 1},   {op_ia_query, 3}, {op_pz, 6},           {op_evd, 16},
     {op_cno, 4},          {op_lmr, 8},        {op_rmr, 6},      {op_psp, 5},          {op_rsp, 3},
-    {op_cr, 5},           {op_ep_create, 6},  {op_ep_post, 14}, {op_ep_connect, 5},   {op_ep_misc, 10},
-    {op_srq, 5},          {op_misc, 4},       {op_connect_pair, 6}, {op_traffic, 6},
+    {op_cr, 5},           {op_ep_create, 8},  {op_ep_post, 14}, {op_ep_connect, 5},   {op_ep_misc, 10},
+    {op_srq, 5},          {op_misc, 4},       {op_connect_pair, 6}, {op_traffic, 6}, {op_populate, 2},
 #if DAT_VERSION_MAJOR >= 2
     {op_ext, 3},
 #endif
@@ -1808,7 +1919,7 @@ int main(int argc, char **argv)
     static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
     for (unsigned i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         signal(sigs[i], on_crash);
-    populate(&threads[0]);
+    populate(&threads[0], 1);
     pthread_t wd, *tid = calloc(g_nthreads, sizeof *tid);
     pthread_create(&wd, NULL, watchdog, NULL);
     for (unsigned i = 0; i < g_nthreads; i++)
