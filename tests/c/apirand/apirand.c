@@ -21,7 +21,8 @@
  * Reproducible from the seed: every choice of a thread comes from its own generator seeded with
  * (SEED, thread index), and the number of draws never depends on what a call returned. One
  * thread: the same seed makes the same calls with the same arguments (what they return can differ
- * where it depends on timing: connection events, completions). Several threads: each makes the
+ * where it depends on timing: connection events, completions; and the connection and traffic
+ * steps post on the EPs dat_ep_get_status finds connected). Several threads: each makes the
  * same choices step by step; which object a pool slot holds depends on the others.
  * -v prints each call as "thread.step call(args) -> code", arguments by their pool slot
  * ("EP[3]", "stale LMR", "NULL"), not by address, so two traces of one seed compare with diff.
