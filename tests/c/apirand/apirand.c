@@ -15,7 +15,7 @@
  * type and a subtype the face's header defines, which dat_strerror describes); DAT_INTERNAL_ERROR
  * (a panic caught at the library's boundary) counts as a failure too. A crash prints the calls
  * each thread was making; no progress of a thread for HANG_SECONDS (default 20) is a hang, reported
- * the same way (APIRAND_GDB=1 adds the backtraces of every thread). Exit status 0 when every call
+ * the same way (APIRAND_GDB=1 adds the backtraces of every thread; APIRAND_GDB=vgdb under valgrind). Exit status 0 when every call
  * returned a valid code, 1 on an invalid one, 3 on a hang; a crash ends with its signal.
  *
  * Reproducible from the seed: every choice of a thread comes from its own generator seeded with
@@ -40,6 +40,7 @@
 
 #include <arpa/inet.h>
 #include <getopt.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -57,6 +58,7 @@
 /* ------------------------------------------------------------------ */
 
 static const char *g_ia = "shm";
+static const char *g_prog; /* argv[0], for gdb */
 static uint64_t g_seed;
 static uint64_t g_steps = 2000;
 static unsigned g_secs;     /* 0: no time limit */
@@ -1787,8 +1789,8 @@ static void on_crash(int sig)
 static void *watchdog(void *p)
 {
     (void)p;
-    uint64_t *last = calloc(g_nthreads, sizeof *last), start = now_s();
-    uint64_t *seen = calloc(g_nthreads, sizeof *seen);
+    static uint64_t last[64], seen[64]; /* per thread (at most 64) */
+    uint64_t start = now_s();
     for (;;) {
         sleep(1);
         uint64_t now = now_s();
@@ -1813,9 +1815,15 @@ static void *watchdog(void *p)
             fprintf(stderr, "  last calls of thread %u:\n", i);
             print_ring(stderr, t);
             fflush(stderr);
-            if (getenv("APIRAND_GDB")) {
-                char cmd[128];
-                snprintf(cmd, sizeof cmd, "gdb -batch -p %d -ex 'thread apply all bt' >&2", (int)getpid());
+            const char *gdb = getenv("APIRAND_GDB");
+            if (gdb) {
+                /* APIRAND_GDB=vgdb: the process runs under valgrind, whose gdbserver answers */
+                char cmd[PATH_MAX + 160];
+                if (strcmp(gdb, "vgdb") == 0)
+                    snprintf(cmd, sizeof cmd, "gdb -batch -ex 'target remote | vgdb --pid=%d' -ex 'thread apply all bt' %s >&2",
+                             (int)getpid(), g_prog);
+                else
+                    snprintf(cmd, sizeof cmd, "gdb -batch -p %d -ex 'thread apply all bt' >&2", (int)getpid());
                 if (system(cmd) != 0)
                     fprintf(stderr, "(gdb failed)\n");
             }
@@ -1885,6 +1893,7 @@ int main(int argc, char **argv)
 {
     int c;
     int seeded = 0;
+    g_prog = argv[0];
     while ((c = getopt(argc, argv, "P:s:n:d:t:w:v")) != -1) {
         switch (c) {
         case 'P': g_ia = optarg; break;
