@@ -1791,6 +1791,8 @@ static void *watchdog(void *p)
     (void)p;
     static uint64_t last[64], seen[64]; /* per thread (at most 64) */
     uint64_t start = now_s();
+    for (unsigned i = 0; i < g_nthreads; i++)
+        seen[i] = start; /* a thread not yet at its first call has made none for 0 s */
     for (;;) {
         sleep(1);
         uint64_t now = now_s();
