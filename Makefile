@@ -6,7 +6,7 @@
 #   make check           build and run every test: lint, Rust unit/integration tests, model
 #                        checking of the handle slot protocol (loom), ABI checks,
 #                        ELF export check, prototype check, C conformance suite on shm (also
-#                        under valgrind), Debian's dapl2-utils and Intel MPI 2018 on shm, man pages, datperf smoke test, install check, and the
+#                        under valgrind), random call sequences on shm, Debian's dapl2-utils and Intel MPI 2018 on shm, man pages, datperf smoke test, install check, and the
 #                        verbs tests in rxe/siw guests
 #                        (first check-deps: the Debian packages the tests use, installed when
 #                        missing as root with apt, else named with the apt-get line)
@@ -46,7 +46,7 @@ DATINFO     := $(BUILD)/bin/datinfo
 TOOLS       := $(BUILD)/bin/datperf $(BUILD)/bin/datperf2 $(BUILD)/bin/rawperf
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror
 
-.PHONY: all rust check check-lint check-rust check-loom check-abi check-elf check-prototypes check-c check-dat2 check-dapl2-shm check-impi check-valgrind check-install check-tools check-vm check-vm-auto example bench bench-callgrind install clean
+.PHONY: all rust check check-lint check-rust check-loom check-abi check-elf check-prototypes check-c check-apirand check-dat2 check-dapl2-shm check-impi check-valgrind check-install check-tools check-vm check-vm-auto example bench bench-callgrind install clean
 
 all: $(LIB) $(LIB2) $(DATINFO) $(TOOLS)
 
@@ -107,7 +107,7 @@ $(BUILD)/bin/rawperf: tools/baselines/rawperf.c
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c11 $(TOOL_CFLAGS) -o $@ tools/baselines/rawperf.c
 
-check: check-deps all check-lint check-rust check-loom check-abi check-elf check-prototypes check-c check-dat2 check-dapl2-shm check-impi check-valgrind check-man check-tools check-install check-vm-auto
+check: check-deps all check-lint check-rust check-loom check-abi check-elf check-prototypes check-c check-apirand check-dat2 check-dapl2-shm check-impi check-valgrind check-man check-tools check-install check-vm-auto
 	@echo "make check: all checks passed"
 
 # The Debian packages the tests and make bench use (tests/deps.sh): installed when missing if we
@@ -161,6 +161,13 @@ check-c: $(LIB) $(LIB2)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c dat2
 	$(call conformance_both_faces,)
+
+# Random call sequences with valid and invalid arguments on both faces over $(IA), one and four
+# threads, a few seconds per seed, and a short run under valgrind (tests/c/apirand/run.sh).
+check-apirand: $(LIB) $(LIB2)
+	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
+	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c dat2
+	sh tests/c/apirand/run.sh $(IA)
 
 # The DAT 2.0 face from C: tests/dat2/smoke.c over $(IA) (two processes).
 check-dat2: $(LIB2)

@@ -7,7 +7,7 @@ use crate::ia::ia_of;
 use datcore::codes::{
     DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNSUPPORTED, DAT_INVALID_HANDLE_EP, DAT_INVALID_HANDLE_SRQ,
 };
-use datcore::endpoint::{self, Endpoint, EpAttr, EpCreate, EpModify, CONNECT_EVD, RECV_EVD, REQUEST_EVD};
+use datcore::endpoint::{self, Endpoint, EpAttr, EpCreate, EpModify, PostKind, CONNECT_EVD, RECV_EVD, REQUEST_EVD};
 use datcore::handle;
 use datcore::provider::Rdma;
 use datcore::{DatError, DatResult};
@@ -425,6 +425,7 @@ unsafe fn post_rdma(
     let ep = ep_of(ep_handle)?;
     // SAFETY: remote triplet from the consumer.
     let (remote_addr, rkey) = unsafe { remote(remote_iov)? };
+    ep.check_segment_count(if read { PostKind::RdmaRead } else { PostKind::RdmaWrite }, num_segments)?;
     // SAFETY: the consumer passes `num_segments` readable triplets.
     let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
     // SAFETY: the cookie union is 8 bytes of plain data.
@@ -502,6 +503,7 @@ pub unsafe extern "C" fn dat_ep_post_send(
             return unsafe { post_send_not_ours(ep_handle, num_segments, local_iov, user_cookie, completion_flags) };
         }
         let ep = ep_of(ep_handle)?;
+        ep.check_segment_count(PostKind::Send, num_segments)?;
         // SAFETY: the consumer passes `num_segments` readable triplets.
         let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
         // SAFETY: the cookie union is 8 bytes of plain data.
@@ -556,6 +558,7 @@ pub unsafe extern "C" fn dat_ep_post_recv(
             return unsafe { post_recv_not_ours(ep_handle, num_segments, local_iov, user_cookie, completion_flags) };
         }
         let ep = ep_of(ep_handle)?;
+        ep.check_segment_count(PostKind::Recv, num_segments)?;
         // SAFETY: the consumer passes `num_segments` readable triplets.
         let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
         // SAFETY: the cookie union is 8 bytes of plain data.

@@ -82,6 +82,7 @@ pub unsafe extern "C" fn dat_srq_post_recv(
             return crate::registry::ret(r);
         }
         let s = srq_of(srq_handle)?;
+        s.check_segment_count(num_segments)?;
         // SAFETY: the consumer passes `num_segments` readable triplets.
         let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
         // SAFETY: the cookie union is 8 bytes of plain data.

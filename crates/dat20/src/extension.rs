@@ -238,9 +238,10 @@ unsafe fn post(
     let (remote_addr, rkey) =
         // SAFETY: the caller's contract.
         if segments == 0 && remote.is_null() { (0, 0) } else { unsafe { crate::ep::remote(remote)? } };
+    let op = op(remote_addr, rkey);
+    ep.check_segment_count(datcore::endpoint::PostKind::of(&op), segments)?;
     // SAFETY: the caller's contract.
     let iov = unsafe { crate::ffi::slice(local, segments as i64, 3, 2)? };
-    let op = op(remote_addr, rkey);
     crate::convert::with_sges(iov, |sges| ep.post_request(op, sges, cookie, flags))
 }
 
@@ -262,6 +263,7 @@ unsafe fn post_send_ud(
     // SAFETY: the caller's contract.
     let ah = unsafe { crate::ffi::input(ah, 4)? };
     let peer = datcore::ud::destination(&ep, Handle::from_ptr(ah.ah), ah.qpn)?;
+    ep.check_segment_count(datcore::endpoint::PostKind::Send, segments)?;
     // SAFETY: the caller's contract.
     let iov = unsafe { crate::ffi::slice(local, segments as i64, 3, 2)? };
     crate::convert::with_sges(iov, |sges| ep.post_send_ud(sges, peer, cookie, flags))

@@ -219,6 +219,27 @@ pub struct EpModify {
     pub evds: [Option<Handle>; 3],
 }
 
+/// The kind of a post, for [`Endpoint::check_segment_count`]: which IOV limit applies
+/// (atomics, sends with immediate data and datagram sends are requests).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PostKind {
+    Recv,
+    Send,
+    RdmaWrite,
+    RdmaRead,
+}
+
+impl PostKind {
+    /// The limit a request of `op` is under.
+    pub fn of(op: &SendOp) -> Self {
+        match op {
+            SendOp::Send | SendOp::Atomic { .. } => PostKind::Send,
+            SendOp::RdmaWrite { .. } | SendOp::RdmaWriteImmed { .. } => PostKind::RdmaWrite,
+            SendOp::RdmaRead { .. } => PostKind::RdmaRead,
+        }
+    }
+}
+
 /// How many SGEs each kind of post may carry (from the EP attributes; an RDMA op may use the
 /// request limit when it is the larger).
 #[derive(Default)]
@@ -705,6 +726,24 @@ impl Endpoint {
 
     pub fn attr(&self) -> EpAttr {
         *self.attr.lock()
+    }
+
+    /// `DAT_INVALID_PARAMETER|DAT_INVALID_ARG2` when `count` segments are more than one post of
+    /// `kind` takes on this EP. The faces check the count before they read the consumer's
+    /// triplets, so a count past the limit is refused without reading past the array the
+    /// consumer passed (which need only hold `count` triplets when `count` is allowed).
+    #[inline(always)]
+    pub fn check_segment_count(&self, kind: PostKind, count: i32) -> DatResult<()> {
+        let limit = match kind {
+            PostKind::Recv => &self.iov_limits.recv,
+            PostKind::Send => &self.iov_limits.request,
+            PostKind::RdmaWrite => &self.iov_limits.rdma_write,
+            PostKind::RdmaRead => &self.iov_limits.rdma_read,
+        };
+        if i64::from(count) > i64::from(limit.load(Ordering::Relaxed)) {
+            return Err(DatError::invalid_arg(2));
+        }
+        Ok(())
     }
 
     fn set_attr(&self, attr: EpAttr) {

@@ -72,6 +72,16 @@ impl SharedReceiveQueue {
         *self.limits.lock()
     }
 
+    /// `DAT_INVALID_PARAMETER|DAT_INVALID_ARG2` when `count` segments are more than one receive
+    /// takes: checked by the faces before they read the consumer's triplets (as
+    /// `Endpoint::check_segment_count`).
+    pub fn check_segment_count(&self, count: i32) -> DatResult<()> {
+        if i64::from(count) > i64::from(self.max_recv_iov) {
+            return Err(DatError::invalid_arg(2));
+        }
+        Ok(())
+    }
+
     /// `dat_srq_post_recv`.
     pub fn post_recv(&self, sges: &[Sge], cookie: u64) -> DatResult<()> {
         if sges.len() > self.max_recv_iov as usize {

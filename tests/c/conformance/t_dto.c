@@ -4,6 +4,7 @@
  */
 #include "dct.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* A post that the man pages let fail immediately (with one of the listed types) or succeed
@@ -727,11 +728,57 @@ static tres evd_threshold_dto(void)
     return T_PASS;
 }
 
+/*
+ * A count of segments past the EP's (or SRQ's) limit is refused before the triplets are read:
+ * the consumer's array holds one triplet, at the end of a page followed by an inaccessible one,
+ * and the count is 1 << 20. Reading the triplets first would fault in the library.
+ */
+static tres segment_count_past_limit(void)
+{
+    struct conn c;
+    TRY(conn_setup(&c));
+    long pg = sysconf(_SC_PAGESIZE);
+    char *m = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(m != MAP_FAILED, "mmap");
+    CHECK(mprotect(m + pg, (size_t)pg, PROT_NONE) == 0, "mprotect");
+    DAT_LMR_TRIPLET *t = (DAT_LMR_TRIPLET *)(m + pg) - 1;
+    *t = trip(c.lctx, c.buf, 64);
+    DAT_RMR_TRIPLET rt;
+    memset(&rt, 0, sizeof rt);
+    rt.rmr_context = c.rctx;
+    rt.RMR_ADDR = (DAT_VADDR)(uintptr_t)c.buf;
+    rt.segment_length = 64;
+    const DAT_COUNT n = 1 << 20;
+    for (int i = 0; i < 2; i++) {
+        DAT_EP_HANDLE ep = i ? c.sep : c.cep;
+        EXPECT_ERR(dat_ep_post_send(ep, n, t, cookie(1), DAT_COMPLETION_DEFAULT_FLAG), DAT_INVALID_PARAMETER,
+                   DAT_INVALID_ARG2);
+        EXPECT_ERR(dat_ep_post_recv(ep, n, t, cookie(2), DAT_COMPLETION_DEFAULT_FLAG), DAT_INVALID_PARAMETER,
+                   DAT_INVALID_ARG2);
+        EXPECT_ERR(dat_ep_post_rdma_write(ep, n, t, cookie(3), &rt, DAT_COMPLETION_DEFAULT_FLAG),
+                   DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+        EXPECT_ERR(dat_ep_post_rdma_read(ep, n, t, cookie(4), &rt, DAT_COMPLETION_DEFAULT_FLAG),
+                   DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+    }
+    DAT_SRQ_ATTR sa = {8, 1, 0};
+    DAT_SRQ_HANDLE srq = DAT_HANDLE_NULL;
+    DAT_RETURN r = dat_srq_create(c.ia, c.pz, &sa, &srq);
+    if (r == DAT_SUCCESS)
+        EXPECT_ERR(dat_srq_post_recv(srq, n, t, cookie(5)), DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+    else
+        CHECK(is_not_impl(r), "dat_srq_create: %s", rs(r));
+    munmap(m, 2 * (size_t)pg);
+    OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+    free(c.buf);
+    return T_PASS;
+}
+
 const struct tcase dto_cases[] = {
     {"loopback.connect", loopback_connect, 0},
     {"cr.query_accept_private_data", cr_query_accept, 0},
     {"cr.reject", cr_reject_loopback, 0},
     {"dto.send_recv_multiseg", send_recv_multiseg, 0},
+    {"dto.segment_count_past_limit", segment_count_past_limit, 0},
     {"dto.completion_flags", send_flags, 0},
     {"dto.send_iov_outside_lmr", send_iov_outside_lmr, 0},
     {"dto.send_bad_lmr_context", send_bad_lmr_context, 0},
