@@ -110,6 +110,7 @@ pub fn transport_name(t: Transport) -> &'static str {
         Transport::InfiniBand => "InfiniBand",
         Transport::RoCE => "RoCE",
         Transport::IWarp => "iWARP",
+        Transport::Fabric => "libfabric",
     }
 }
 
