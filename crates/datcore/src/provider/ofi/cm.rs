@@ -129,12 +129,18 @@ impl Cm {
         self.wake.ring();
     }
 
-    /// One look at every CQ; whether there are any.
-    fn look(&self) -> bool {
+    /// One look at every CQ.
+    fn look(&self) {
         let cqs: Vec<Arc<OfiCq>> = self.cqs.lock().iter().filter_map(Weak::upgrade).collect();
         for cq in &cqs {
             cq.look();
         }
+    }
+
+    /// Whether any CQ is looked at.
+    fn watching(&self) -> bool {
+        let mut cqs = self.cqs.lock();
+        cqs.retain(|w| w.strong_count() > 0);
         !cqs.is_empty()
     }
 
@@ -185,7 +191,6 @@ fn run(d: &Arc<DevInner>) {
     let mut buf = EventBuf([0; 512]);
     let every = look_every();
     let mut last_look = Instant::now();
-    let mut looking = false;
     while !cm.stop.load(Ordering::SeqCst) {
         loop {
             let mut ev = 0u32;
@@ -211,10 +216,10 @@ fn run(d: &Arc<DevInner>) {
         let mut next = cm.run_deadlines();
         if let Some(every) = every {
             if last_look.elapsed() >= every {
-                looking = cm.look();
+                cm.look();
                 last_look = Instant::now();
             }
-            if looking {
+            if cm.watching() {
                 let to_look = every.saturating_sub(last_look.elapsed());
                 next = Some(next.map_or(to_look, |n| n.min(to_look)));
             }

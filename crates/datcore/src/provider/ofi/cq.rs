@@ -15,13 +15,14 @@
 //! `fi_trywait` on the CQ: 0 means nothing is pending and the CQ's wait fd will become readable
 //! when a completion arrives; `-FI_EAGAIN` means something is pending, and the next `block`
 //! returns at once (the re-poll takes it). `block` sleeps in `epoll_wait` on the wait fd and an
-//! eventfd that [`CompletionQueue::interrupt`] rings. No other thread is involved.
+//! eventfd that [`CompletionQueue::interrupt`] rings. No other thread is involved. A CNO's
+//! waiter arms the same way ([`CompletionQueue::arm_group`]) and sleeps on the wait fd.
 
 use super::super::epoll::EpollSet;
 use super::super::eventfd::EventFd;
 use super::super::lookup::Reg;
 use super::super::spin::SpinLock;
-use super::super::{CompletionQueue, Waker, WcStatus, WorkCompletion};
+use super::super::{CompletionQueue, WakeSource, Waker, WcStatus, WorkCompletion};
 use super::ep::Queue;
 use super::{fail, sys, DevInner};
 use crate::codes::*;
@@ -41,6 +42,10 @@ pub struct OfiCq {
     pub(super) dev: Arc<DevInner>,
     pub(super) cq: *mut sys::fid_cq,
     intr: EventFd,
+    /// The CQ's wait fd (`FI_GETWAIT`).
+    wait_fd: libc::c_int,
+    /// Readable while a CNO's waiter armed with completions already pending.
+    group_ready: EventFd,
     sleep_set: EpollSet,
     /// A waiter armed and has not left `block` yet: `interrupt` must ring `intr`.
     sleeping: AtomicBool,
@@ -65,10 +70,13 @@ impl OfiCq {
         if min_entries > dev.attr.max_cqe {
             return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
         }
-        let intr = EventFd::new().map_err(|e| {
-            tracing::warn!("ofi: eventfd for a CQ failed: {e}");
-            DatError::insufficient(DAT_RESOURCE_MEMORY)
-        })?;
+        let eventfd = || {
+            EventFd::new().map_err(|e| {
+                tracing::warn!("ofi: eventfd for a CQ failed: {e}");
+                DatError::insufficient(DAT_RESOURCE_MEMORY)
+            })
+        };
+        let (intr, group_ready) = (eventfd()?, eventfd()?);
         let cq = open_cq(dev, min_entries.max(1) as usize)?;
         let mut fd: libc::c_int = -1;
         // SAFETY: a live CQ of FI_WAIT_FD: FI_GETWAIT writes its fd.
@@ -88,6 +96,8 @@ impl OfiCq {
             dev: dev.clone(),
             cq,
             intr,
+            wait_fd: fd,
+            group_ready,
             sleep_set,
             sleeping: AtomicBool::new(false),
             pending: AtomicBool::new(false),
@@ -118,6 +128,14 @@ impl OfiCq {
     pub fn detach(&self, q: &Arc<Queue>) {
         let mut qs = self.queues.lock();
         qs.retain(|x| !Arc::ptr_eq(x, q));
+    }
+
+    /// `fi_trywait` on this CQ: true when the wait fd will become readable at the next
+    /// completion, false when something is pending already (the next poll finds it).
+    fn trywait(&self) -> bool {
+        let mut fid = self.cq.cast::<sys::fid>();
+        // SAFETY: a live fabric and CQ of it.
+        unsafe { ((*(*self.dev.fabric).ops).trywait)(self.dev.fabric, &mut fid, 1) == 0 }
     }
 
     /// Queues a completion made in software and wakes whoever sleeps on the EVD.
@@ -288,10 +306,7 @@ impl CompletionQueue for OfiCq {
 
     fn arm(&self) -> bool {
         self.sleeping.store(true, Ordering::SeqCst);
-        let mut fid = self.cq.cast::<sys::fid>();
-        // SAFETY: a live fabric and CQ of it.
-        let r = unsafe { ((*(*self.dev.fabric).ops).trywait)(self.dev.fabric, &mut fid, 1) };
-        if r != 0 {
+        if !self.trywait() {
             self.pending.store(true, Ordering::SeqCst);
         }
         true
@@ -314,5 +329,21 @@ impl CompletionQueue for OfiCq {
         if self.sleeping.load(Ordering::SeqCst) {
             self.intr.ring();
         }
+    }
+
+    /// Arms the CQ for a CNO's waiter, which sleeps on its wait fd among its other queues:
+    /// `fi_trywait`, and where completions are pending already, a descriptor that is readable
+    /// at once.
+    fn arm_group(&self) -> Option<WakeSource> {
+        if self.trywait() {
+            Some(WakeSource::Fd(self.wait_fd))
+        } else {
+            self.group_ready.ring();
+            Some(WakeSource::Fd(self.group_ready.fd()))
+        }
+    }
+
+    fn disarm_group(&self, _queue_waiter: bool) {
+        self.group_ready.clear();
     }
 }

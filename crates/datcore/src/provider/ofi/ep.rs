@@ -13,6 +13,7 @@ use super::super::{
 };
 use super::cm::{self, Owner};
 use super::cq::{OfiCq, CQS};
+use super::mr::Refused;
 use super::{fail, sys, DevInner, MAX_SGE};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
@@ -122,18 +123,19 @@ impl Queue {
         }
     }
 
-    /// Ends the queue: every slot in use completes as flushed, later posts too.
+    /// Ends the queue: receives held for an endpoint that never came complete as flushed, and
+    /// so do later posts. What libfabric holds it flushes itself (`FI_ECANCELED`, after the
+    /// completions it made before), in order.
     fn kill(&self) {
         let mut st = self.state.lock();
         st.dead = true;
-        st.pending.clear();
-        let mut wcs = Vec::new();
-        for i in 0..st.slots.len() {
-            if st.slots[i].busy {
-                st.slots[i].busy = false;
-                wcs.push(self.flushed(&st.slots[i]));
-                st.free.push(i as u32);
-            }
+        let held = std::mem::take(&mut st.pending);
+        let mut wcs = Vec::with_capacity(held.len());
+        for p in &held {
+            let i = p.slot as usize;
+            st.slots[i].busy = false;
+            wcs.push(self.flushed(&st.slots[i]));
+            st.free.push(p.slot);
         }
         drop(st);
         if let Some(cq) = &self.cq {
@@ -251,12 +253,29 @@ impl OfiQp {
         Ok(Took::Held)
     }
 
-    /// The descriptors of `sges` (NULL each where the provider wants none) and their iovecs.
+    /// Checks `sges` against the registered regions (local write where `write`).
+    #[inline]
+    fn check(&self, sges: &[Sge], write: bool) -> DatResult<()> {
+        for s in sges.iter().filter(|s| s.length > 0) {
+            if let Err(why) = self.dev.mr_keys.check(s.lkey, s.addr, s.length, write) {
+                return Err(match why {
+                    Refused::Protection => DatError::new(DAT_PROTECTION_VIOLATION, 0),
+                    Refused::Privileges => DatError::new(DAT_PRIVILEGES_VIOLATION, 0),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The iovecs of `sges` and their descriptors (NULL where the provider wants none).
     #[inline]
     fn iov(&self, sges: &[Sge], iov: &mut [sys::iovec; MAX_SGE], desc: &mut [*mut c_void; MAX_SGE]) {
         for (i, s) in sges.iter().enumerate() {
             iov[i] = sys::iovec { iov_base: s.addr as *mut c_void, iov_len: s.length as usize };
-            desc[i] = self.dev.mr_keys.desc(s.lkey);
+            desc[i] = match self.dev.mr_keys.check(s.lkey, s.addr, s.length, false) {
+                Ok(d) => d,
+                Err(_) => std::ptr::null_mut(),
+            };
         }
     }
 
@@ -420,6 +439,7 @@ impl OfiQp {
         if sges.len() > self.dev.iov_limit {
             return Err(DatError::invalid_arg(3));
         }
+        self.check(sges, op == WcOpcode::RdmaRead)?;
         let slot = match Self::take(&self.send, wr.wr_id, op, sges, wr.signaled, false)? {
             Took::Slot(s) => s,
             Took::Flushed | Took::Held => return Ok(()),
@@ -511,6 +531,7 @@ impl QueuePair for OfiQp {
         if sges.len() > self.dev.iov_limit {
             return Err(DatError::invalid_arg(3));
         }
+        self.check(sges, true)?;
         match Self::take(&self.recv, wr_id, WcOpcode::Recv, sges, true, true)? {
             Took::Flushed | Took::Held => Ok(()),
             Took::Slot(slot) => {

@@ -28,8 +28,11 @@
 //! 32-bit keys (a per-IA counter), so the rkey a consumer sends its peer is the libfabric key.
 //! Where the provider picks them (`FI_MR_PROV_KEY`), its key is used when it fits 32 bits and
 //! the registration fails with `DAT_INSUFFICIENT_RESOURCES` otherwise (a key table published to
-//! the peer is future work). The lkey is the same number; where the provider wants local
-//! descriptors (`FI_MR_LOCAL`), a per-IA table maps it to the MR's `fi_mr_desc`. RMA
+//! the peer is future work). The lkey is the same number. A per-IA table by key holds each
+//! region's bounds, its local write access and, where the provider wants local descriptors
+//! (`FI_MR_LOCAL`), its `fi_mr_desc`: every posted segment is checked against it
+//! (`DAT_PROTECTION_VIOLATION` outside a region, `DAT_PRIVILEGES_VIOLATION` for a sink without
+//! local write), since libfabric's tcp checks no local keys. RMA
 //! addresses are virtual addresses: the domain is always opened with `FI_MR_VIRT_ADDR` (a
 //! provider that does not need it, as tcp, would otherwise address by offset); one that
 //! cannot address virtually fails `fi_domain` and the IA does not open (offset addressing
@@ -136,6 +139,8 @@ pub(crate) struct DevInner {
     /// `iov_limit` of the provider's transmit and receive queues (at most [`MAX_SGE`]).
     pub iov_limit: usize,
     pub mr_keys: mr::Keys,
+    /// The provider wants local descriptors (`FI_MR_LOCAL`).
+    pub mr_local: bool,
     pub cm: cm::Cm,
     pub async_events: Arc<dyn AsyncEvents>,
 }
@@ -208,7 +213,8 @@ impl DevInner {
             attr: DeviceAttr { max_sge: iov_limit as u32, ..attr },
             addr,
             iov_limit,
-            mr_keys: mr::Keys::new(mr_mode),
+            mr_keys: mr::Keys::new(),
+            mr_local: mr_mode & sys::FI_MR_LOCAL != 0,
             cm,
             async_events,
         }))

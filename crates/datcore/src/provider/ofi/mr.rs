@@ -6,50 +6,103 @@ use super::{fail, sys, DevInner};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Slots of the local-descriptor table (`FI_MR_LOCAL`): the low bits of a key index it.
-const DESC_SLOTS: usize = 1 << 16;
+/// Slots of the key table: the low bits of a key index it.
+const SLOTS: usize = 1 << 16;
 
-/// An IA's key allocator and, where the provider wants local descriptors, the table from our
-/// 32-bit lkey to the MR's descriptor (read on the post path with one atomic load per SGE).
+/// One registered region, as the post path checks it.
+struct Entry {
+    /// The key (0: free).
+    key: AtomicU32,
+    addr: AtomicU64,
+    len: AtomicU64,
+    /// Local write access (a receive's or an RDMA read's sink).
+    write: AtomicBool,
+    /// `fi_mr_desc` where the provider wants local descriptors (`FI_MR_LOCAL`), else NULL.
+    desc: AtomicPtr<c_void>,
+}
+
+/// An IA's registered regions by key: the keys we request, and the table the post path checks
+/// each segment against (libfabric's tcp checks no local keys) and takes the descriptor from,
+/// with a few atomic loads per segment and no lock.
 pub(crate) struct Keys {
     next: AtomicU32,
-    /// Present only with `FI_MR_LOCAL`.
-    descs: Option<Box<[AtomicPtr<c_void>]>>,
+    table: Box<[Entry]>,
+}
+
+/// Why a segment is refused.
+pub(crate) enum Refused {
+    /// No region under the key covers it.
+    Protection,
+    /// The region lacks local write access.
+    Privileges,
 }
 
 impl Keys {
-    pub fn new(mr_mode: i32) -> Keys {
-        let descs = (mr_mode & sys::FI_MR_LOCAL != 0)
-            .then(|| (0..DESC_SLOTS).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect());
-        Keys { next: AtomicU32::new(1), descs }
+    pub fn new() -> Keys {
+        let table = (0..SLOTS)
+            .map(|_| Entry {
+                key: AtomicU32::new(0),
+                addr: AtomicU64::new(0),
+                len: AtomicU64::new(0),
+                write: AtomicBool::new(false),
+                desc: AtomicPtr::new(std::ptr::null_mut()),
+            })
+            .collect();
+        Keys { next: AtomicU32::new(1), table }
     }
 
-    /// A key we ask for: never 0 (DAT consumers read 0 as "no context").
-    fn requested(&self) -> u32 {
-        loop {
+    /// Claims a free slot for a key we ask for (never 0: DAT consumers read 0 as "no
+    /// context"); None when every slot is taken.
+    fn claim_requested(&self) -> Option<u32> {
+        for _ in 0..SLOTS {
             let k = self.next.fetch_add(1, Ordering::Relaxed);
-            if k != 0 {
-                return k;
+            if k != 0 && self.claim(k) {
+                return Some(k);
             }
         }
+        None
     }
 
-    /// The descriptor to pass for local memory under `lkey` (NULL where none is needed).
+    /// Claims `key`'s slot; false if another key holds it.
+    fn claim(&self, key: u32) -> bool {
+        self.table[key as usize % SLOTS].key.compare_exchange(0, key, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+    }
+
+    fn release(&self, key: u32) {
+        let e = &self.table[key as usize % SLOTS];
+        e.len.store(0, Ordering::Release);
+        e.desc.store(std::ptr::null_mut(), Ordering::Release);
+        let _ = e.key.compare_exchange(key, 0, Ordering::AcqRel, Ordering::Relaxed);
+    }
+
+    fn publish(&self, key: u32, addr: u64, len: u64, write: bool, desc: *mut c_void) {
+        let e = &self.table[key as usize % SLOTS];
+        e.addr.store(addr, Ordering::Relaxed);
+        e.write.store(write, Ordering::Relaxed);
+        e.desc.store(desc, Ordering::Relaxed);
+        e.len.store(len, Ordering::Release);
+    }
+
+    /// Checks that `[addr, addr + len)` lies in the region under `lkey` (with local write
+    /// access when `write`); returns the descriptor to pass for it.
     #[inline]
-    pub fn desc(&self, lkey: u32) -> *mut c_void {
-        match &self.descs {
-            Some(t) => t[lkey as usize % DESC_SLOTS].load(Ordering::Acquire),
-            None => std::ptr::null_mut(),
+    pub fn check(&self, lkey: u32, addr: u64, len: u32, write: bool) -> Result<*mut c_void, Refused> {
+        let e = &self.table[lkey as usize % SLOTS];
+        if e.key.load(Ordering::Acquire) != lkey || lkey == 0 {
+            return Err(Refused::Protection);
         }
-    }
-
-    fn set_desc(&self, lkey: u32, desc: *mut c_void) {
-        if let Some(t) = &self.descs {
-            t[lkey as usize % DESC_SLOTS].store(desc, Ordering::Release);
+        let (base, size) = (e.addr.load(Ordering::Relaxed), e.len.load(Ordering::Acquire));
+        let end = addr.checked_add(len as u64).ok_or(Refused::Protection)?;
+        if addr < base || end > base + size {
+            return Err(Refused::Protection);
         }
+        if write && !e.write.load(Ordering::Relaxed) {
+            return Err(Refused::Privileges);
+        }
+        Ok(e.desc.load(Ordering::Relaxed))
     }
 }
 
@@ -85,7 +138,10 @@ impl ProtectionDomain for OfiPd {
         if !super::super::mapped::is_mapped(addr, len, access.needs_write()) {
             return Err(DatError::new(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
         }
-        let want = d.mr_keys.requested();
+        let Some(want) = d.mr_keys.claim_requested() else {
+            tracing::warn!("ofi: every one of the IA's {SLOTS} memory keys is in use");
+            return Err(DatError::insufficient(DAT_RESOURCE_MEMORY_REGION));
+        };
         let mut mr = std::ptr::null_mut();
         // SAFETY: a live domain; the range is mapped (checked above) and stays the consumer's.
         let r = unsafe {
@@ -102,19 +158,27 @@ impl ProtectionDomain for OfiPd {
             )
         };
         if r != 0 {
+            d.mr_keys.release(want);
             return Err(fail(d.lib, "fi_mr_reg", r as isize, DatError::insufficient(DAT_RESOURCE_MEMORY_REGION)));
         }
         // SAFETY: a live MR.
         let (key, desc) = unsafe { ((*mr).key, (*mr).mem_desc) };
-        let Ok(key) = u32::try_from(key) else {
-            tracing::warn!(
-                "ofi: the provider chose a {key:#x} key, wider than DAT's 32-bit contexts: not supported yet"
-            );
-            // SAFETY: ours, closed once.
-            unsafe { sys::FiOps::close(&mr) };
-            return Err(DatError::insufficient(DAT_RESOURCE_MEMORY_REGION));
+        let key = match u32::try_from(key) {
+            Ok(k) if k == want => k,
+            Ok(k) if k != 0 && d.mr_keys.claim(k) => {
+                // The provider chose the key (FI_MR_PROV_KEY).
+                d.mr_keys.release(want);
+                k
+            }
+            _ => {
+                tracing::warn!("ofi: the provider chose key {key:#x}, which DAT's 32-bit contexts cannot carry here");
+                d.mr_keys.release(want);
+                // SAFETY: ours, closed once.
+                unsafe { sys::FiOps::close(&mr) };
+                return Err(DatError::insufficient(DAT_RESOURCE_MEMORY_REGION));
+            }
         };
-        d.mr_keys.set_desc(key, desc);
+        d.mr_keys.publish(key, addr, len, access.local_write, if d.mr_local { desc } else { std::ptr::null_mut() });
         Ok(Arc::new(OfiMr { dev: d.clone(), mr, key, addr, len }))
     }
 
@@ -158,7 +222,7 @@ impl MemoryRegion for OfiMr {
 
 impl Drop for OfiMr {
     fn drop(&mut self) {
-        self.dev.mr_keys.set_desc(self.key, std::ptr::null_mut());
+        self.dev.mr_keys.release(self.key);
         // SAFETY: the MR is live and closed once.
         let r = unsafe { sys::FiOps::close(&self.mr) };
         if r != 0 {
