@@ -58,6 +58,12 @@ pub struct OfiCq {
     has_soft: AtomicBool,
     /// A consumer polled since the CM thread's last look ([`OfiCq::look`]).
     polled: AtomicBool,
+    /// A CNO's waiter armed this CQ and has not disarmed it.
+    group_armed: AtomicBool,
+    /// Held by a look while it drives progress, and by a sleeper while it arms: libfabric's
+    /// progress clears the wait fd's signal, so a look running across an arm could take the
+    /// wake-up of a completion it wrote after the sleeper's re-poll.
+    look_lock: SpinLock<()>,
 }
 
 // SAFETY: the CQ belongs to a FI_THREAD_SAFE domain; it is closed once, in Drop.
@@ -106,6 +112,8 @@ impl OfiCq {
             soft: Mutex::new(VecDeque::new()),
             has_soft: AtomicBool::new(false),
             polled: AtomicBool::new(false),
+            group_armed: AtomicBool::new(false),
+            look_lock: SpinLock::new(()),
         }))
     }
 
@@ -113,7 +121,11 @@ impl OfiCq {
     /// here, drives libfabric's progress of this CQ's endpoints (`fi_cq_read` of 0 entries,
     /// which takes none), so that a peer's RDMA to an idle consumer completes.
     pub fn look(&self) {
-        if self.polled.swap(false, Ordering::Relaxed) || self.sleeping.load(Ordering::SeqCst) {
+        if self.polled.swap(false, Ordering::Relaxed) {
+            return;
+        }
+        let Some(_held) = self.look_lock.try_lock() else { return };
+        if self.sleeping.load(Ordering::SeqCst) || self.group_armed.load(Ordering::SeqCst) {
             return;
         }
         let mut e = std::mem::MaybeUninit::<sys::fi_cq_data_entry>::uninit();
@@ -305,6 +317,7 @@ impl CompletionQueue for OfiCq {
     }
 
     fn arm(&self) -> bool {
+        drop(self.look_lock.lock());
         self.sleeping.store(true, Ordering::SeqCst);
         if !self.trywait() {
             self.pending.store(true, Ordering::SeqCst);
@@ -335,6 +348,8 @@ impl CompletionQueue for OfiCq {
     /// `fi_trywait`, and where completions are pending already, a descriptor that is readable
     /// at once.
     fn arm_group(&self) -> Option<WakeSource> {
+        drop(self.look_lock.lock());
+        self.group_armed.store(true, Ordering::SeqCst);
         if self.trywait() {
             Some(WakeSource::Fd(self.wait_fd))
         } else {
@@ -345,5 +360,6 @@ impl CompletionQueue for OfiCq {
 
     fn disarm_group(&self, _queue_waiter: bool) {
         self.group_ready.clear();
+        self.group_armed.store(false, Ordering::SeqCst);
     }
 }
