@@ -33,6 +33,7 @@ export CARGO_TARGET_DIR
 VERSION    := 1.2.0
 VERSION2   := 2.0.0
 IA         ?= shm
+OFI_IA     ?= ofi-tcp-lo
 
 RUST_STATIC := $(CARGO_TARGET_DIR)/release/libdat12.a
 EXPORTS     := $(shell cat crates/dat12/exports.txt)
@@ -46,7 +47,7 @@ DATINFO     := $(BUILD)/bin/datinfo
 TOOLS       := $(BUILD)/bin/datperf $(BUILD)/bin/datperf2 $(BUILD)/bin/rawperf
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror
 
-.PHONY: all rust check check-lint check-rust check-loom check-abi check-elf check-prototypes check-c check-apirand check-dat2 check-dapl2-shm check-impi check-valgrind check-install check-tools check-vm check-vm-auto example bench bench-callgrind install clean
+.PHONY: all rust check check-lint check-rust check-loom check-abi check-elf check-prototypes check-c check-ofi check-apirand check-dat2 check-dapl2-shm check-impi check-valgrind check-install check-tools check-vm check-vm-auto example bench bench-callgrind install clean
 
 all: $(LIB) $(LIB2) $(DATINFO) $(TOOLS)
 
@@ -107,7 +108,7 @@ $(BUILD)/bin/rawperf: tools/baselines/rawperf.c
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c11 $(TOOL_CFLAGS) -o $@ tools/baselines/rawperf.c
 
-check: check-deps all check-lint check-rust check-loom check-abi check-elf check-prototypes check-c check-apirand check-dat2 check-dapl2-shm check-impi check-valgrind check-man check-tools check-install check-vm-auto
+check: check-deps all check-lint check-rust check-loom check-abi check-elf check-prototypes check-c check-ofi check-apirand check-dat2 check-dapl2-shm check-impi check-valgrind check-man check-tools check-install check-vm-auto
 	@echo "make check: all checks passed"
 
 # The Debian packages the tests and make bench use (tests/deps.sh): installed when missing if we
@@ -152,8 +153,8 @@ check-prototypes: $(LIB) $(LIB2)
 # prints a header and a summary naming its face; both run even when the first fails, and the
 # failure names the face(s). $(1): environment for both runs (VALGRIND=1).
 define conformance_both_faces
-	@failed=; $(1) sh tests/c/run.sh $(IA) || failed="$$failed 1.2"; \
-	$(1) DAT_FACE=dat2 sh tests/c/run.sh $(IA) || failed="$$failed 2.0"; \
+	@failed=; $(1) sh tests/c/run.sh $(or $(2),$(IA)) || failed="$$failed 1.2"; \
+	$(1) DAT_FACE=dat2 sh tests/c/run.sh $(or $(2),$(IA)) || failed="$$failed 2.0"; \
 	[ -z "$$failed" ] || { echo "FAIL $@: the C conformance suite failed on DAT$$failed"; exit 1; }
 endef
 
@@ -168,6 +169,13 @@ check-apirand: $(LIB) $(LIB2)
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
 	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c dat2
 	sh tests/c/apirand/run.sh $(IA)
+
+# The C conformance suite, both faces, over the ofi provider on libfabric's tcp provider on the
+# loopback (libfabric1 from check-deps); OFI_IA picks another ofi IA.
+check-ofi: $(LIB) $(LIB2)
+	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c
+	sh tests/c/build.sh include $(BUILD)/lib $(BUILD)/tests/c dat2
+	$(call conformance_both_faces,,$(OFI_IA))
 
 # The DAT 2.0 face from C: tests/dat2/smoke.c over $(IA) (two processes).
 check-dat2: $(LIB2)

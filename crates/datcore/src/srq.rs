@@ -41,6 +41,10 @@ impl SharedReceiveQueue {
     ) -> DatResult<Handle> {
         let pz = handle::get::<ProtectionZone>(pz_handle, DAT_INVALID_HANDLE_PZ)?.arc();
         let attr = ia.device.attr();
+        if attr.max_srq == 0 {
+            // The provider has no shared receive queues (ofi).
+            return Err(DatError::NOT_IMPLEMENTED);
+        }
         if max_recv_dtos <= 0 || max_recv_dtos as u32 > attr.max_srq_wr {
             return Err(DatError::invalid_arg(3));
         }

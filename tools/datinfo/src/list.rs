@@ -3,7 +3,7 @@
 
 use crate::output::{cell, Json, Table};
 use crate::probe::{self, Face, Probe, State};
-use datcore::provider::verbs;
+use datcore::provider::{ofi, verbs};
 use datcore::registry::builtin::builtins;
 use datcore::registry::conf::{ApiKind, ConfEntry, DEFAULT_PATHS, OVERRIDE_VAR};
 use datcore::registry::{builtin_for_lib_path, library_for_lib_path, Registry, Resolution};
@@ -125,6 +125,18 @@ pub fn gather(reg: &Registry, face: Face) -> (Vec<Row>, Vec<String>) {
             for (name, probe) in inactive_port_names(&ports) {
                 if !rows.iter().any(|r| r.name == name) {
                     rows.push(Row { name, api: api.clone(), source: "built-in".into(), probe });
+                }
+            }
+        }
+    }
+    match ofi::offers() {
+        Err(why) => notes.push(format!("ofi: {why}: no ofi IA names")),
+        Ok(offers) => {
+            for o in offers.iter().filter(|o| o.unusable.is_some()) {
+                if !rows.iter().any(|r| r.name == o.ia_name) {
+                    let mut probe = Probe::unusable(o.unusable.clone().unwrap_or_default());
+                    probe::describe_offer(&mut probe, o);
+                    rows.push(Row { name: o.ia_name.clone(), api: api.clone(), source: "built-in".into(), probe });
                 }
             }
         }

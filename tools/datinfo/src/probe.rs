@@ -5,7 +5,7 @@ use crate::capture;
 use crate::face_library::{self, dlerror_text};
 use datcore::handle::Handle;
 use datcore::ia::InterfaceAdapter;
-use datcore::provider::{verbs, DeviceAttr, Transport};
+use datcore::provider::{ofi, verbs, DeviceAttr, Transport};
 use datcore::registry::conf::ConfEntry;
 use datcore::registry::{builtin_by_name, builtin_for_lib_path, library_for_lib_path, Library, Resolution};
 use std::ffi::CString;
@@ -110,6 +110,7 @@ pub fn transport_name(t: Transport) -> &'static str {
         Transport::InfiniBand => "InfiniBand",
         Transport::RoCE => "RoCE",
         Transport::IWarp => "iWARP",
+        Transport::Fabric => "libfabric",
     }
 }
 
@@ -148,6 +149,11 @@ pub fn conf_entry(e: &ConfEntry) -> Probe {
 pub fn builtin(provider: &std::sync::Arc<dyn datcore::provider::Provider>, ia_name: &str, params: &str) -> Probe {
     let mut p = Probe::unusable("");
     p.provider = Some(provider.name().to_string());
+    if provider.name() == "ofi" {
+        if let Some(o) = ofi::offers().ok().and_then(|l| l.into_iter().find(|o| o.ia_name == ia_name)) {
+            describe_offer(&mut p, &o);
+        }
+    }
     if provider.name() == "verbs" {
         match verbs::open_target(ia_name, params) {
             Ok(t) => {
@@ -182,6 +188,18 @@ pub fn builtin(provider: &std::sync::Arc<dyn datcore::provider::Provider>, ia_na
         }
     }
     p
+}
+
+/// What libfabric says of an ofi IA: its provider and domain as the device, its fabric and
+/// endpoint type in a note.
+pub fn describe_offer(p: &mut Probe, o: &ofi::Offer) {
+    p.provider = Some("ofi".into());
+    p.device = Some(format!("{}:{}", o.prov, o.domain));
+    p.address = o.addr.map(|a| SocketAddr::new(a.ip(), 0));
+    p.notes.push(format!(
+        "{}: libfabric provider {}, fabric {}, domain {}, {}",
+        o.ia_name, o.prov, o.fabric, o.domain, o.ep_type
+    ));
 }
 
 /// The netdev rdma_cm maps `ip` on that port to.

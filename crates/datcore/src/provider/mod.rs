@@ -43,6 +43,7 @@ pub mod futex;
 pub mod group_sleep;
 mod lookup;
 pub mod mapped;
+pub mod ofi;
 pub mod serve;
 pub mod shm;
 mod spin;
@@ -66,6 +67,8 @@ pub enum Transport {
     InfiniBand,
     RoCE,
     IWarp,
+    /// A libfabric provider (the `ofi` provider).
+    Fabric,
 }
 
 /// Device limits (`ibv_device_attr` and friends), used to fill DAT_IA_ATTR and to validate.

@@ -46,7 +46,11 @@ static SEED: Once = Once::new();
 
 /// The providers compiled into this build. One line per provider.
 fn compiled_in() -> Vec<Arc<dyn Provider>> {
-    vec![Arc::new(crate::provider::shm::ShmProvider::new()), Arc::new(crate::provider::verbs::VerbsProvider::new())]
+    vec![
+        Arc::new(crate::provider::shm::ShmProvider::new()),
+        Arc::new(crate::provider::verbs::VerbsProvider::new()),
+        Arc::new(crate::provider::ofi::OfiProvider::new()),
+    ]
 }
 
 fn seed() {

@@ -1,0 +1,365 @@
+//! Completion queues: a libfabric CQ (`FI_CQ_FORMAT_DATA`, wait object `FI_WAIT_FD`), polled
+//! and slept on in the consumer's thread.
+//!
+//! libfabric's `tcp` provider moves data only inside calls on a CQ (its progress runs in
+//! `fi_cq_read` and `fi_trywait`), so a consumer that neither polls nor waits would leave a
+//! peer's RDMA read or write to its memory unanswered: the IA's CM thread looks at such CQs every
+//! `DAT_OFI_LOOK_US` microseconds (default 1000) and drives their progress ([`OfiCq::look`]).
+//!
+//! `poll` is `fi_cq_read` into a stack array and a translation of each entry through the slot
+//! of its queue ([`Queue`]; the operation context is the slot's address); an error entry
+//! (`-FI_EAVAIL`) is read with `fi_cq_readerr`. Completions made in software (work flushed by a
+//! disconnect) wait in a small queue checked through one atomic flag.
+//!
+//! **Sleeping** (the core's arm / re-poll / block protocol, see [`CompletionQueue`]): `arm` is
+//! `fi_trywait` on the CQ: 0 means nothing is pending and the CQ's wait fd will become readable
+//! when a completion arrives; `-FI_EAGAIN` means something is pending, and the next `block`
+//! returns at once (the re-poll takes it). `block` sleeps in `epoll_wait` on the wait fd and an
+//! eventfd that [`CompletionQueue::interrupt`] rings. No other thread is involved. A CNO's
+//! waiter arms the same way ([`CompletionQueue::arm_group`]) and sleeps on the wait fd.
+
+use super::super::epoll::EpollSet;
+use super::super::eventfd::EventFd;
+use super::super::lookup::Reg;
+use super::super::spin::SpinLock;
+use super::super::{CompletionQueue, WakeSource, Waker, WcStatus, WorkCompletion};
+use super::ep::Queue;
+use super::{fail, sys, DevInner};
+use crate::codes::*;
+use crate::error::{DatError, DatResult};
+use parking_lot::Mutex;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub(super) static CQS: Reg<OfiCq> = Reg::new();
+
+const BATCH: usize = 16;
+const SLEEP_INTR: u32 = 1 << 1;
+
+pub struct OfiCq {
+    pub(super) dev: Arc<DevInner>,
+    pub(super) cq: *mut sys::fid_cq,
+    intr: EventFd,
+    /// The CQ's wait fd (`FI_GETWAIT`).
+    wait_fd: libc::c_int,
+    /// Readable while a CNO's waiter armed with completions already pending.
+    group_ready: EventFd,
+    sleep_set: EpollSet,
+    /// A waiter armed and has not left `block` yet: `interrupt` must ring `intr`.
+    sleeping: AtomicBool,
+    /// `arm` found completions pending: the next `block` returns at once.
+    pending: AtomicBool,
+    waker: Arc<dyn Waker>,
+    /// The queues completing here.
+    queues: SpinLock<Vec<Arc<Queue>>>,
+    soft: Mutex<VecDeque<WorkCompletion>>,
+    has_soft: AtomicBool,
+    /// A consumer polled since the CM thread's last look ([`OfiCq::look`]).
+    polled: AtomicBool,
+    /// A CNO's waiter armed this CQ and has not disarmed it.
+    group_armed: AtomicBool,
+    /// Held by a look while it drives progress, and by a sleeper while it arms: libfabric's
+    /// progress clears the wait fd's signal, so a look running across an arm could take the
+    /// wake-up of a completion it wrote after the sleeper's re-poll.
+    look_lock: SpinLock<()>,
+}
+
+// SAFETY: the CQ belongs to a FI_THREAD_SAFE domain; it is closed once, in Drop.
+unsafe impl Send for OfiCq {}
+// SAFETY: as above.
+unsafe impl Sync for OfiCq {}
+
+impl OfiCq {
+    pub fn new(dev: &Arc<DevInner>, min_entries: u32, waker: Arc<dyn Waker>) -> DatResult<Arc<OfiCq>> {
+        if min_entries > dev.attr.max_cqe {
+            return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
+        }
+        let eventfd = || {
+            EventFd::new().map_err(|e| {
+                tracing::warn!("ofi: eventfd for a CQ failed: {e}");
+                DatError::insufficient(DAT_RESOURCE_MEMORY)
+            })
+        };
+        let (intr, group_ready) = (eventfd()?, eventfd()?);
+        let cq = open_cq(dev, min_entries.max(1) as usize)?;
+        let mut fd: libc::c_int = -1;
+        // SAFETY: a live CQ of FI_WAIT_FD: FI_GETWAIT writes its fd.
+        let r = unsafe { sys::FiOps::control(&cq, sys::FI_GETWAIT, (&mut fd as *mut libc::c_int).cast()) };
+        let set = if r == 0 { EpollSet::new(&[fd, intr.fd()]).ok() } else { None };
+        let Some(sleep_set) = set else {
+            // SAFETY: ours, closed once.
+            unsafe { sys::FiOps::close(&cq) };
+            return Err(fail(
+                dev.lib,
+                "fi_control(FI_GETWAIT)",
+                r as isize,
+                DatError::insufficient(DAT_RESOURCE_MEMORY),
+            ));
+        };
+        Ok(Arc::new(OfiCq {
+            dev: dev.clone(),
+            cq,
+            intr,
+            wait_fd: fd,
+            group_ready,
+            sleep_set,
+            sleeping: AtomicBool::new(false),
+            pending: AtomicBool::new(false),
+            waker,
+            queues: SpinLock::new(Vec::new()),
+            soft: Mutex::new(VecDeque::new()),
+            has_soft: AtomicBool::new(false),
+            polled: AtomicBool::new(false),
+            group_armed: AtomicBool::new(false),
+            look_lock: SpinLock::new(()),
+        }))
+    }
+
+    /// The CM thread's look: where no consumer polled since the last look and none sleeps
+    /// here, drives libfabric's progress of this CQ's endpoints (`fi_cq_read` of 0 entries,
+    /// which takes none), so that a peer's RDMA to an idle consumer completes.
+    pub fn look(&self) {
+        if self.polled.swap(false, Ordering::Relaxed) {
+            return;
+        }
+        let Some(_held) = self.look_lock.try_lock() else { return };
+        if self.sleeping.load(Ordering::SeqCst) || self.group_armed.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut e = std::mem::MaybeUninit::<sys::fi_cq_data_entry>::uninit();
+        // SAFETY: a live CQ; no entry is written for a count of 0.
+        unsafe { ((*(*self.cq).ops).read)(self.cq, e.as_mut_ptr().cast(), 0) };
+    }
+
+    pub fn attach(&self, q: &Arc<Queue>) {
+        self.queues.lock().push(q.clone());
+    }
+
+    pub fn detach(&self, q: &Arc<Queue>) {
+        let mut qs = self.queues.lock();
+        qs.retain(|x| !Arc::ptr_eq(x, q));
+    }
+
+    /// `fi_trywait` on this CQ: true when the wait fd will become readable at the next
+    /// completion, false when something is pending already (the next poll finds it).
+    fn trywait(&self) -> bool {
+        let mut fid = self.cq.cast::<sys::fid>();
+        // SAFETY: a live fabric and CQ of it.
+        unsafe { ((*(*self.dev.fabric).ops).trywait)(self.dev.fabric, &mut fid, 1) == 0 }
+    }
+
+    /// Queues a completion made in software and wakes whoever sleeps on the EVD.
+    pub fn push_soft(&self, wcs: impl IntoIterator<Item = WorkCompletion>) {
+        let mut s = self.soft.lock();
+        let before = s.len();
+        s.extend(wcs);
+        if s.len() == before {
+            return;
+        }
+        self.has_soft.store(true, Ordering::SeqCst);
+        drop(s);
+        self.interrupt();
+        if self.waker.wants_wake() {
+            self.waker.wake();
+        }
+    }
+
+    #[cold]
+    fn poll_soft(&self, out: &mut [WorkCompletion]) -> usize {
+        let mut s = self.soft.lock();
+        let mut n = 0;
+        while n < out.len() {
+            let Some(wc) = s.pop_front() else { break };
+            out[n] = wc;
+            n += 1;
+        }
+        if s.is_empty() {
+            self.has_soft.store(false, Ordering::Release);
+        }
+        n
+    }
+
+    /// Reads libfabric's completions into `out` from `n`; returns the new `n`.
+    fn poll_fabric(&self, out: &mut [WorkCompletion], mut n: usize) -> usize {
+        let mut buf = std::mem::MaybeUninit::<[sys::fi_cq_data_entry; BATCH]>::uninit();
+        while n < out.len() {
+            let want = (out.len() - n).min(BATCH);
+            // SAFETY: a live CQ; `buf` has room for `want` entries of the CQ's format.
+            let got = unsafe { ((*(*self.cq).ops).read)(self.cq, buf.as_mut_ptr().cast(), want) };
+            if got == -(sys::FI_EAVAIL as isize) {
+                if let Some(wc) = self.read_error() {
+                    out[n] = wc;
+                    n += 1;
+                }
+                continue;
+            }
+            if got <= 0 {
+                if got != -(sys::FI_EAGAIN as isize) {
+                    tracing::warn!("ofi: fi_cq_read failed: {}", sys::strerror(self.dev.lib, got));
+                }
+                return n;
+            }
+            // SAFETY: fi_cq_read wrote the first `got` entries.
+            let entries =
+                unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<sys::fi_cq_data_entry>(), got as usize) };
+            let qs = self.queues.lock();
+            for e in entries {
+                if let Some(wc) =
+                    find(&qs, e.op_context).and_then(|(q, i)| q.complete(i, WcStatus::Success, e.len as u64))
+                {
+                    out[n] = wc;
+                    n += 1;
+                }
+            }
+            drop(qs);
+            if (got as usize) < want {
+                return n;
+            }
+        }
+        n
+    }
+
+    /// One error completion (`fi_cq_readerr`), translated.
+    #[cold]
+    fn read_error(&self) -> Option<WorkCompletion> {
+        // SAFETY: plain old data.
+        let mut e: sys::fi_cq_err_entry = unsafe { std::mem::zeroed() };
+        // SAFETY: a live CQ and a live entry.
+        let r = unsafe { ((*(*self.cq).ops).readerr)(self.cq, &mut e, 0) };
+        if r <= 0 {
+            return None;
+        }
+        let status = status(e.err);
+        if status != WcStatus::Flushed {
+            tracing::debug!(
+                err = e.err,
+                prov_errno = e.prov_errno,
+                "ofi: error completion: {}",
+                sys::strerror(self.dev.lib, e.err as isize)
+            );
+        }
+        let qs = self.queues.lock();
+        find(&qs, e.op_context).and_then(|(q, i)| q.complete(i, status, e.len as u64))
+    }
+}
+
+/// The queue whose slot `ctx` is, and the slot's index.
+#[inline]
+fn find(qs: &[Arc<Queue>], ctx: *mut libc::c_void) -> Option<(&Arc<Queue>, usize)> {
+    qs.iter().find_map(|q| q.slot_of(ctx as usize).map(|i| (q, i)))
+}
+
+/// DAT's status for a libfabric error of a completion.
+fn status(err: i32) -> WcStatus {
+    match err {
+        libc::ECANCELED | libc::ECONNRESET | libc::ENOTCONN | libc::EPIPE | libc::ECONNABORTED | libc::ESHUTDOWN => {
+            WcStatus::Flushed
+        }
+        sys::FI_ETRUNC | libc::EMSGSIZE => WcStatus::LocalLength,
+        libc::EACCES | libc::EPERM | libc::EKEYREJECTED | libc::ENOKEY => WcStatus::RemoteAccess,
+        libc::EINVAL | libc::EFAULT => WcStatus::LocalProtection,
+        libc::ETIMEDOUT | libc::EIO => WcStatus::TransportRetry,
+        _ => WcStatus::LocalOperation,
+    }
+}
+
+/// Opens a CQ of at least `size` entries with an fd to sleep on.
+fn open_cq(dev: &DevInner, size: usize) -> DatResult<*mut sys::fid_cq> {
+    let mut attr = sys::fi_cq_attr {
+        size,
+        flags: 0,
+        format: sys::FI_CQ_FORMAT_DATA,
+        wait_obj: sys::FI_WAIT_FD,
+        signaling_vector: 0,
+        wait_cond: 0,
+        wait_set: std::ptr::null_mut(),
+    };
+    let mut cq = std::ptr::null_mut();
+    // SAFETY: a live domain and attributes.
+    let r = unsafe { ((*(*dev.domain).ops).cq_open)(dev.domain, &mut attr, &mut cq, std::ptr::null_mut()) };
+    if r != 0 {
+        return Err(fail(dev.lib, "fi_cq_open", r as isize, DatError::insufficient(DAT_RESOURCE_MEMORY)));
+    }
+    Ok(cq)
+}
+
+impl Drop for OfiCq {
+    fn drop(&mut self) {
+        // SAFETY: no endpoint is bound any more (they hold Arcs to this CQ); closed once.
+        let r = unsafe { sys::FiOps::close(&self.cq) };
+        if r != 0 {
+            tracing::warn!("ofi: closing a CQ failed: {}", sys::strerror(self.dev.lib, r as isize));
+        }
+    }
+}
+
+impl CompletionQueue for OfiCq {
+    fn poll(&self, out: &mut [WorkCompletion]) -> usize {
+        self.polled.store(true, Ordering::Relaxed);
+        let mut n = 0;
+        // SeqCst pairs with `push_soft`'s store: the re-poll after `arm` sees the completion
+        // or `push_soft` sees the sleeper.
+        if self.has_soft.load(Ordering::SeqCst) {
+            n = self.poll_soft(out);
+        }
+        self.poll_fabric(out, n)
+    }
+
+    fn resize(&self, min_entries: u32) -> DatResult<()> {
+        // libfabric CQs do not resize; ours grow as the provider needs (tcp), so any size up
+        // to the limit is accepted.
+        if min_entries > self.dev.attr.max_cqe {
+            return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
+        }
+        Ok(())
+    }
+
+    fn arm(&self) -> bool {
+        drop(self.look_lock.lock());
+        self.sleeping.store(true, Ordering::SeqCst);
+        if !self.trywait() {
+            self.pending.store(true, Ordering::SeqCst);
+        }
+        true
+    }
+
+    fn block(&self, timeout: Option<Duration>) -> bool {
+        if self.pending.swap(false, Ordering::SeqCst) {
+            self.sleeping.store(false, Ordering::SeqCst);
+            return false;
+        }
+        let woke = self.sleep_set.wait(timeout);
+        if woke.unwrap_or(0) & SLEEP_INTR != 0 {
+            self.intr.clear();
+        }
+        self.sleeping.store(false, Ordering::SeqCst);
+        woke.is_none()
+    }
+
+    fn interrupt(&self) {
+        if self.sleeping.load(Ordering::SeqCst) {
+            self.intr.ring();
+        }
+    }
+
+    /// Arms the CQ for a CNO's waiter, which sleeps on its wait fd among its other queues:
+    /// `fi_trywait`, and where completions are pending already, a descriptor that is readable
+    /// at once.
+    fn arm_group(&self) -> Option<WakeSource> {
+        drop(self.look_lock.lock());
+        self.group_armed.store(true, Ordering::SeqCst);
+        if self.trywait() {
+            Some(WakeSource::Fd(self.wait_fd))
+        } else {
+            self.group_ready.ring();
+            Some(WakeSource::Fd(self.group_ready.fd()))
+        }
+    }
+
+    fn disarm_group(&self, _queue_waiter: bool) {
+        self.group_ready.clear();
+        self.group_armed.store(false, Ordering::SeqCst);
+    }
+}

@@ -1,0 +1,651 @@
+//! Endpoints: an `FI_EP_MSG` endpoint per DAT EP, made when the EP connects or accepts, and
+//! the slot queues that carry each work request's cookie through libfabric.
+//!
+//! Posts run in the caller's thread: a slot from the queue's free list (one spin lock of the
+//! queue), then `fi_sendv` / `fi_recvv` / `fi_writev` / `fi_readv` (`fi_sendmsg` where a fence
+//! is asked for) with the slot's address as the operation context. Receives posted before the
+//! libfabric endpoint exists wait in the queue and are posted when it is made.
+
+use super::super::spin::SpinLock;
+use super::super::{
+    BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpInit, QueuePair, SendOp, SendWr, Sge, WcOpcode, WcStatus,
+    WorkCompletion,
+};
+use super::cm::{self, Owner};
+use super::cq::{OfiCq, CQS};
+use super::mr::Refused;
+use super::{fail, sys, DevInner, MAX_SGE};
+use crate::codes::*;
+use crate::error::{DatError, DatResult};
+use parking_lot::Mutex;
+use std::ffi::c_void;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+/// One work request in flight.
+#[derive(Clone, Copy)]
+struct Slot {
+    wr_id: u64,
+    op: WcOpcode,
+    len: u64,
+    busy: bool,
+    signaled: bool,
+}
+
+const IDLE: Slot = Slot { wr_id: 0, op: WcOpcode::Send, len: 0, busy: false, signaled: true };
+
+/// A receive posted before the libfabric endpoint existed.
+struct Pending {
+    slot: u32,
+    sges: [Sge; MAX_SGE],
+    n: usize,
+}
+
+struct QState {
+    slots: Box<[Slot]>,
+    free: Vec<u32>,
+    /// The endpoint exists (receives go to it, not to `pending`).
+    live: bool,
+    /// The connection ended: new work completes as flushed at once.
+    dead: bool,
+    pending: Vec<Pending>,
+}
+
+/// A send or receive queue of one endpoint.
+pub struct Queue {
+    /// One byte per slot: the address of byte `i` is slot `i`'s operation context.
+    anchors: Box<[u8]>,
+    state: SpinLock<QState>,
+    cq: Option<Arc<OfiCq>>,
+    /// The QP's [`QpInit::context`].
+    context: u64,
+}
+
+impl Queue {
+    fn new(size: u32, cq: Option<Arc<OfiCq>>, context: u64) -> Arc<Queue> {
+        let size = size.max(1) as usize;
+        let q = Arc::new(Queue {
+            anchors: vec![0u8; size].into_boxed_slice(),
+            state: SpinLock::new(QState {
+                slots: vec![IDLE; size].into_boxed_slice(),
+                free: (0..size as u32).rev().collect(),
+                live: false,
+                dead: false,
+                pending: Vec::new(),
+            }),
+            cq,
+            context,
+        });
+        if let Some(cq) = &q.cq {
+            cq.attach(&q);
+        }
+        q
+    }
+
+    /// The slot whose operation context is `addr`, if it is one of this queue's.
+    #[inline]
+    pub fn slot_of(&self, addr: usize) -> Option<usize> {
+        let base = self.anchors.as_ptr() as usize;
+        addr.checked_sub(base).filter(|&i| i < self.anchors.len())
+    }
+
+    fn ctx(&self, slot: u32) -> *mut c_void {
+        self.anchors.as_ptr().wrapping_add(slot as usize) as *mut c_void
+    }
+
+    /// The completion of slot `i` (None: a stale entry, or a successful unsignaled one).
+    pub fn complete(&self, i: usize, status: WcStatus, len: u64) -> Option<WorkCompletion> {
+        let mut st = self.state.lock();
+        let s = st.slots[i];
+        if !s.busy {
+            return None;
+        }
+        st.slots[i].busy = false;
+        st.free.push(i as u32);
+        drop(st);
+        if !s.signaled && status == WcStatus::Success {
+            return None;
+        }
+        let byte_len = if s.op == WcOpcode::Recv { len } else { s.len };
+        Some(WorkCompletion { wr_id: s.wr_id, context: self.context, status, opcode: s.op, immed: 0, byte_len })
+    }
+
+    fn flushed(&self, s: &Slot) -> WorkCompletion {
+        WorkCompletion {
+            wr_id: s.wr_id,
+            context: self.context,
+            status: WcStatus::Flushed,
+            opcode: s.op,
+            immed: 0,
+            byte_len: 0,
+        }
+    }
+
+    /// Ends the queue: receives held for an endpoint that never came complete as flushed, and
+    /// so do later posts. What libfabric holds it flushes itself (`FI_ECANCELED`, after the
+    /// completions it made before), in order.
+    fn kill(&self) {
+        let mut st = self.state.lock();
+        st.dead = true;
+        let held = std::mem::take(&mut st.pending);
+        let mut wcs = Vec::with_capacity(held.len());
+        for p in &held {
+            let i = p.slot as usize;
+            st.slots[i].busy = false;
+            wcs.push(self.flushed(&st.slots[i]));
+            st.free.push(p.slot);
+        }
+        drop(st);
+        if let Some(cq) = &self.cq {
+            cq.push_soft(wcs);
+        }
+    }
+
+    fn busy(&self) -> u32 {
+        let st = self.state.lock();
+        (st.slots.len() - st.free.len()) as u32
+    }
+
+    fn release(&self, slot: u32) {
+        let mut st = self.state.lock();
+        st.slots[slot as usize].busy = false;
+        st.free.push(slot);
+    }
+}
+
+/// Total bytes of `sges`.
+fn total(sges: &[Sge]) -> u64 {
+    sges.iter().map(|s| s.length as u64).sum()
+}
+
+/// Where an allocation of a slot left the post.
+enum Took {
+    /// Post it with this slot.
+    Slot(u32),
+    /// Held in the queue until the endpoint exists.
+    Held,
+    /// The queue is dead: it completed as flushed.
+    Flushed,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    Connecting,
+    Accepting,
+    Connected,
+    Closed,
+}
+
+pub struct OfiQp {
+    me: Weak<OfiQp>,
+    dev: Arc<DevInner>,
+    ep: AtomicPtr<sys::fid_ep>,
+    send: Arc<Queue>,
+    recv: Arc<Queue>,
+    /// CQs made for a side the EP has no EVD for (libfabric wants both bound).
+    spare_cqs: Mutex<Vec<Arc<OfiCq>>>,
+    events: Arc<dyn ConnectionEvents>,
+    phase: Mutex<Phase>,
+}
+
+// SAFETY: the endpoint belongs to a FI_THREAD_SAFE domain; it is closed once, in Drop.
+unsafe impl Send for OfiQp {}
+// SAFETY: as above.
+unsafe impl Sync for OfiQp {}
+
+impl OfiQp {
+    pub fn new(dev: &Arc<DevInner>, init: QpInit) -> DatResult<Arc<OfiQp>> {
+        let own = |c: &Option<Arc<dyn super::super::CompletionQueue>>| -> DatResult<Option<Arc<OfiCq>>> {
+            match c {
+                None => Ok(None),
+                Some(c) => CQS.get(c).map(Some).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_EVD_REQUEST)),
+            }
+        };
+        let send_cq = own(&init.send_cq)?;
+        let recv_cq = own(&init.recv_cq)?;
+        let c = init.caps;
+        if c.max_send_wr > dev.attr.max_qp_wr || c.max_recv_wr > dev.attr.max_qp_wr {
+            return Err(DatError::insufficient(DAT_RESOURCE_TEP));
+        }
+        if c.max_send_sge as usize > dev.iov_limit || c.max_recv_sge as usize > dev.iov_limit {
+            return Err(DatError::invalid_arg(2));
+        }
+        Ok(Arc::new_cyclic(|me| OfiQp {
+            me: me.clone(),
+            dev: dev.clone(),
+            ep: AtomicPtr::new(std::ptr::null_mut()),
+            send: Queue::new(c.max_send_wr, send_cq, init.context),
+            recv: Queue::new(c.max_recv_wr, recv_cq, init.context),
+            spare_cqs: Mutex::new(Vec::new()),
+            events: init.events,
+            phase: Mutex::new(Phase::Idle),
+        }))
+    }
+
+    /// A slot of `q` for a work request, or where it went instead: a receive (`held` its
+    /// segments) waits in the queue until the endpoint exists; a send there is refused.
+    fn take(q: &Queue, wr_id: u64, op: WcOpcode, sges: &[Sge], signaled: bool, held: bool) -> DatResult<Took> {
+        let mut st = q.state.lock();
+        if st.dead {
+            drop(st);
+            let s = Slot { wr_id, op, len: total(sges), busy: false, signaled };
+            if let Some(cq) = &q.cq {
+                cq.push_soft([q.flushed(&s)]);
+            }
+            return Ok(Took::Flushed);
+        }
+        if !st.live && !held {
+            return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
+        }
+        let Some(i) = st.free.pop() else {
+            return Err(DatError::insufficient(DAT_RESOURCE_TEP));
+        };
+        st.slots[i as usize] = Slot { wr_id, op, len: total(sges), busy: true, signaled };
+        if st.live {
+            return Ok(Took::Slot(i));
+        }
+        let mut p = Pending { slot: i, sges: [Sge::default(); MAX_SGE], n: sges.len() };
+        p.sges[..sges.len()].copy_from_slice(sges);
+        st.pending.push(p);
+        Ok(Took::Held)
+    }
+
+    /// Checks `sges` against the registered regions (local write where `write`).
+    #[inline]
+    fn check(&self, sges: &[Sge], write: bool) -> DatResult<()> {
+        for s in sges.iter().filter(|s| s.length > 0) {
+            if let Err(why) = self.dev.mr_keys.check(s.lkey, s.addr, s.length, write) {
+                return Err(match why {
+                    Refused::Protection => DatError::new(DAT_PROTECTION_VIOLATION, 0),
+                    Refused::Privileges => DatError::new(DAT_PRIVILEGES_VIOLATION, 0),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The iovecs of `sges` and their descriptors (NULL where the provider wants none).
+    #[inline]
+    fn iov(&self, sges: &[Sge], iov: &mut [sys::iovec; MAX_SGE], desc: &mut [*mut c_void; MAX_SGE]) {
+        for (i, s) in sges.iter().enumerate() {
+            iov[i] = sys::iovec { iov_base: s.addr as *mut c_void, iov_len: s.length as usize };
+            desc[i] = match self.dev.mr_keys.check(s.lkey, s.addr, s.length, false) {
+                Ok(d) => d,
+                Err(_) => std::ptr::null_mut(),
+            };
+        }
+    }
+
+    /// Posts a receive to the live endpoint.
+    fn post_recv_now(&self, ep: *mut sys::fid_ep, slot: u32, sges: &[Sge]) -> isize {
+        let mut iov = [const { sys::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 } }; MAX_SGE];
+        let mut desc = [std::ptr::null_mut(); MAX_SGE];
+        self.iov(sges, &mut iov, &mut desc);
+        // SAFETY: a live enabled endpoint; the buffers are registered consumer memory that
+        // stays valid until the completion; the context is our slot.
+        unsafe { ((*(*ep).msg).recvv)(ep, iov.as_ptr(), desc.as_mut_ptr(), sges.len(), 0, self.recv.ctx(slot)) }
+    }
+
+    /// The error of a failed post of `slot` on `q` (the slot is released).
+    #[cold]
+    fn post_failed(&self, q: &Queue, slot: u32, what: &str, r: isize) -> DatError {
+        q.release(slot);
+        if r == -(sys::FI_EAGAIN as isize) {
+            return DatError::insufficient(DAT_RESOURCE_TEP);
+        }
+        fail(self.dev.lib, what, r, DatError::invalid_state(DAT_INVALID_STATE_EP_DISCONNECTED))
+    }
+
+    /// Makes the libfabric endpoint from `info`, binds it to the EQ and the CQs and enables it.
+    fn open_ep(&self, info: *mut sys::fi_info) -> DatResult<*mut sys::fid_ep> {
+        let d = &self.dev;
+        let mut ep = std::ptr::null_mut();
+        // SAFETY: a live domain and info.
+        let r = unsafe { ((*(*d.domain).ops).endpoint)(d.domain, info, &mut ep, std::ptr::null_mut()) };
+        if r != 0 {
+            return Err(fail(d.lib, "fi_endpoint", r as isize, DatError::insufficient(DAT_RESOURCE_TEP)));
+        }
+        let cq_for = |q: &Queue| -> DatResult<*mut sys::fid_cq> {
+            match &q.cq {
+                Some(c) => Ok(c.cq),
+                None => {
+                    let c = OfiCq::new(d, 1, Arc::new(NoWaker))?;
+                    let p = c.cq;
+                    self.spare_cqs.lock().push(c);
+                    Ok(p)
+                }
+            }
+        };
+        let bound = (|| {
+            let (scq, rcq) = (cq_for(&self.send)?, cq_for(&self.recv)?);
+            // SAFETY: live endpoint, EQ and CQs of the same domain and fabric.
+            let r = unsafe {
+                let mut r = sys::FiOps::bind(&ep, d.cm.eq.cast(), 0);
+                if r == 0 {
+                    r = sys::FiOps::bind(&ep, scq.cast(), sys::FI_TRANSMIT);
+                }
+                if r == 0 {
+                    r = sys::FiOps::bind(&ep, rcq.cast(), sys::FI_RECV);
+                }
+                if r == 0 {
+                    r = sys::FiOps::control(&ep, sys::FI_ENABLE, std::ptr::null_mut());
+                }
+                r
+            };
+            if r != 0 {
+                return Err(fail(d.lib, "binding an endpoint", r as isize, DatError::insufficient(DAT_RESOURCE_TEP)));
+            }
+            Ok(())
+        })();
+        if let Err(e) = bound {
+            // SAFETY: ours, closed once.
+            unsafe { sys::FiOps::close(&ep) };
+            return Err(e);
+        }
+        Ok(ep)
+    }
+
+    /// Installs the endpoint: the CM thread routes its events here, queued receives go to it.
+    fn go_live(&self, ep: *mut sys::fid_ep) {
+        self.dev.cm.register(ep as usize, Owner::Qp(self.me.clone()));
+        self.ep.store(ep, Ordering::Release);
+        self.send.state.lock().live = true;
+        let mut st = self.recv.state.lock();
+        st.live = true;
+        let pending = std::mem::take(&mut st.pending);
+        // Posted under the lock, so that a receive posted meanwhile goes after these.
+        for p in &pending {
+            let r = self.post_recv_now(ep, p.slot, &p.sges[..p.n]);
+            if r != 0 {
+                tracing::warn!("ofi: posting a held receive failed: {}", sys::strerror(self.dev.lib, r));
+                st.slots[p.slot as usize].busy = false;
+                st.free.push(p.slot);
+            }
+        }
+    }
+
+    /// Moves the phase from one of `from` to `to`; false if it was elsewhere.
+    fn step(&self, from: &[Phase], to: Phase) -> bool {
+        let mut p = self.phase.lock();
+        if from.contains(&p) {
+            *p = to;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The connection ended with `ev` (once): `fi_shutdown`, posted work flushed, `ev`
+    /// delivered.
+    fn end(&self, ev: ConnEvent, private_data: &[u8]) {
+        if !self.step(&[Phase::Connecting, Phase::Accepting, Phase::Connected], Phase::Closed) {
+            return;
+        }
+        let ep = self.ep.load(Ordering::Acquire);
+        if !ep.is_null() {
+            // SAFETY: a live endpoint (closed only in Drop).
+            unsafe { ((*(*ep).cm).shutdown)(ep, 0) };
+        }
+        self.send.kill();
+        self.recv.kill();
+        self.events.event(ev, private_data);
+    }
+
+    /// The CM thread's `FI_CONNECTED` for this endpoint.
+    pub(super) fn on_connected(&self, private_data: &[u8]) {
+        if self.step(&[Phase::Connecting, Phase::Accepting], Phase::Connected) {
+            self.events.event(ConnEvent::Established, private_data);
+        }
+    }
+
+    /// The CM thread's `FI_SHUTDOWN` for this endpoint.
+    pub(super) fn on_shutdown(&self) {
+        self.end(ConnEvent::Disconnected, &[]);
+    }
+
+    /// The CM thread's error event for this endpoint.
+    pub(super) fn on_error(&self, err: i32, data: &[u8]) {
+        let phase = *self.phase.lock();
+        let ev = match (phase, err) {
+            (Phase::Connecting, libc::ECONNREFUSED) => match data.strip_prefix(cm::REJECT_MARKER) {
+                Some(rest) => return self.end(ConnEvent::PeerRejected, rest),
+                None => ConnEvent::NonPeerRejected,
+            },
+            (Phase::Connecting, libc::ETIMEDOUT) => ConnEvent::TimedOut,
+            (Phase::Connecting, _) => ConnEvent::Unreachable,
+            _ => ConnEvent::Broken,
+        };
+        self.end(ev, &[]);
+    }
+
+    /// A connect's deadline passed.
+    pub(super) fn on_timeout(&self) {
+        if *self.phase.lock() == Phase::Connecting {
+            self.end(ConnEvent::TimedOut, &[]);
+        }
+    }
+
+    fn post(&self, wr: &SendWr<'_>) -> DatResult<()> {
+        let sges = wr.sges;
+        let (op, rma) = match wr.op {
+            SendOp::Send => (WcOpcode::Send, None),
+            SendOp::RdmaWrite { remote_addr, rkey } => (WcOpcode::RdmaWrite, Some((remote_addr, rkey, false))),
+            SendOp::RdmaRead { remote_addr, rkey } => (WcOpcode::RdmaRead, Some((remote_addr, rkey, true))),
+            SendOp::RdmaWriteImmed { .. } | SendOp::Atomic { .. } => return Err(DatError::NOT_IMPLEMENTED),
+        };
+        if sges.len() > self.dev.iov_limit {
+            return Err(DatError::invalid_arg(3));
+        }
+        self.check(sges, op == WcOpcode::RdmaRead)?;
+        let slot = match Self::take(&self.send, wr.wr_id, op, sges, wr.signaled, false)? {
+            Took::Slot(s) => s,
+            Took::Flushed | Took::Held => return Ok(()),
+        };
+        let ep = self.ep.load(Ordering::Acquire);
+        let mut iov = [const { sys::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 } }; MAX_SGE];
+        let mut desc = [std::ptr::null_mut(); MAX_SGE];
+        self.iov(sges, &mut iov, &mut desc);
+        let ctx = self.send.ctx(slot);
+        let flags = sys::FI_COMPLETION | if wr.fence { sys::FI_FENCE } else { 0 };
+        // SAFETY: a live enabled endpoint (live queues imply it); the buffers are registered
+        // consumer memory valid until the completion; the context is our slot.
+        let r = unsafe {
+            match rma {
+                None if wr.fence => {
+                    let msg = sys::fi_msg {
+                        msg_iov: iov.as_ptr(),
+                        desc: desc.as_mut_ptr(),
+                        iov_count: sges.len(),
+                        addr: 0,
+                        context: ctx,
+                        data: 0,
+                    };
+                    ((*(*ep).msg).sendmsg)(ep, &msg, flags)
+                }
+                None => ((*(*ep).msg).sendv)(ep, iov.as_ptr(), desc.as_mut_ptr(), sges.len(), 0, ctx),
+                Some((addr, key, read)) => {
+                    let rma_iov = sys::fi_rma_iov { addr, len: total(sges) as usize, key: key as u64 };
+                    let msg = sys::fi_msg_rma {
+                        msg_iov: iov.as_ptr(),
+                        desc: desc.as_mut_ptr(),
+                        iov_count: sges.len(),
+                        addr: 0,
+                        rma_iov: &rma_iov,
+                        rma_iov_count: 1,
+                        context: ctx,
+                        data: 0,
+                    };
+                    if read {
+                        ((*(*ep).rma).readmsg)(ep, &msg, flags)
+                    } else {
+                        ((*(*ep).rma).writemsg)(ep, &msg, flags)
+                    }
+                }
+            }
+        };
+        if r != 0 {
+            return Err(self.post_failed(&self.send, slot, "posting a send", r));
+        }
+        Ok(())
+    }
+}
+
+/// The waker of a spare CQ, which nobody waits on.
+struct NoWaker;
+
+impl super::super::Waker for NoWaker {
+    fn wake(&self) {}
+    fn wants_wake(&self) -> bool {
+        false
+    }
+}
+
+impl Drop for OfiQp {
+    fn drop(&mut self) {
+        for q in [&self.send, &self.recv] {
+            if let Some(cq) = &q.cq {
+                cq.detach(q);
+            }
+        }
+        let ep = *self.ep.get_mut();
+        if !ep.is_null() {
+            self.dev.cm.unregister(ep as usize);
+            // SAFETY: our endpoint, closed once; no post can run any more.
+            let r = unsafe { sys::FiOps::close(&ep) };
+            if r != 0 {
+                tracing::warn!("ofi: closing an endpoint failed: {}", sys::strerror(self.dev.lib, r as isize));
+            }
+        }
+    }
+}
+
+impl QueuePair for OfiQp {
+    fn post_send(&self, wr: &SendWr<'_>) -> DatResult<()> {
+        self.post(wr)
+    }
+
+    fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
+        if sges.len() > self.dev.iov_limit {
+            return Err(DatError::invalid_arg(3));
+        }
+        self.check(sges, true)?;
+        match Self::take(&self.recv, wr_id, WcOpcode::Recv, sges, true, true)? {
+            Took::Flushed | Took::Held => Ok(()),
+            Took::Slot(slot) => {
+                let ep = self.ep.load(Ordering::Acquire);
+                let r = self.post_recv_now(ep, slot, sges);
+                if r != 0 {
+                    return Err(self.post_failed(&self.recv, slot, "posting a receive", r));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn bind_mw(&self, _wr: &BindWr<'_>) -> DatResult<u32> {
+        Err(DatError::new(DAT_MODEL_NOT_SUPPORTED, 0))
+    }
+
+    fn connect(&self, remote: SocketAddr, port: u64, private_data: &[u8], timeout: Option<Duration>) -> DatResult<()> {
+        let Ok(port) = u16::try_from(port) else {
+            tracing::warn!("ofi: connection qualifier {port} does not fit a TCP port (16 bits)");
+            return Err(DatError::invalid_arg(3));
+        };
+        if private_data.len() > self.dev.attr.max_private_data {
+            return Err(DatError::invalid_arg(5));
+        }
+        if !self.step(&[Phase::Idle], Phase::Connecting) {
+            return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_CONNECTED));
+        }
+        let d = &self.dev;
+        // SAFETY: the IA's live info; the duplicate is freed below.
+        let info = unsafe { (d.lib.fi_dupinfo)(d.info) };
+        if info.is_null() {
+            *self.phase.lock() = Phase::Idle;
+            return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
+        }
+        let ep = self.open_ep(info);
+        // SAFETY: ours, freed once (the endpoint keeps what it needs).
+        unsafe { (d.lib.fi_freeinfo)(info) };
+        let ep = match ep {
+            Ok(ep) => ep,
+            Err(e) => {
+                *self.phase.lock() = Phase::Idle;
+                return Err(e);
+            }
+        };
+        self.go_live(ep);
+        if let Some(t) = timeout {
+            d.cm.deadline(t, self.me.clone());
+        }
+        let dst = crate::ia::to_sockaddr(SocketAddr::new(remote.ip(), port));
+        // SAFETY: a live enabled endpoint; the address and data are read during the call.
+        let r = unsafe {
+            ((*(*ep).cm).connect)(
+                ep,
+                (&dst as *const libc::sockaddr_storage).cast(),
+                private_data.as_ptr().cast(),
+                private_data.len(),
+            )
+        };
+        if r != 0 {
+            let e = fail(
+                d.lib,
+                "fi_connect",
+                r as isize,
+                DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE),
+            );
+            self.end(ConnEvent::Unreachable, &[]);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn accept(&self, req: &Arc<dyn ConnectionRequest>, private_data: &[u8]) -> DatResult<()> {
+        if private_data.len() > self.dev.attr.max_private_data {
+            return Err(DatError::invalid_arg(3));
+        }
+        let cr = cm::CRS.get(req).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_CR))?;
+        if !self.step(&[Phase::Idle], Phase::Accepting) {
+            return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_CONNECTED));
+        }
+        let Some(info) = cr.take_info() else {
+            *self.phase.lock() = Phase::Idle;
+            return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_CR));
+        };
+        let ep = self.open_ep(info.0);
+        drop(info);
+        let ep = match ep {
+            Ok(ep) => ep,
+            Err(e) => {
+                *self.phase.lock() = Phase::Idle;
+                return Err(e);
+            }
+        };
+        self.go_live(ep);
+        // SAFETY: a live endpoint made from the request's info.
+        let r = unsafe { ((*(*ep).cm).accept)(ep, private_data.as_ptr().cast(), private_data.len()) };
+        if r != 0 {
+            let e = fail(self.dev.lib, "fi_accept", r as isize, DatError::invalid_state(0));
+            self.end(ConnEvent::Broken, &[]);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn disconnect(&self, _graceful: bool) -> DatResult<()> {
+        self.end(ConnEvent::Disconnected, &[]);
+        Ok(())
+    }
+
+    fn posted_recvs(&self) -> u32 {
+        self.recv.busy()
+    }
+
+    fn posted_sends(&self) -> u32 {
+        self.send.busy()
+    }
+}
