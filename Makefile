@@ -17,6 +17,8 @@
 #                        interleaved rounds, medians; writes build/bench/table.md (BENCHMARKS.md)
 #                        and a shm size sweep drawn as build/bench/shm-{latency,bandwidth}.png
 #   make bench-callgrind instructions per steady-state operation (valgrind callgrind)
+#   make fuzz            each fuzz target (fuzz/) for FUZZ_SECONDS, then datinfo --conf on the
+#                        dat.conf inputs found (docs/testing.md, "Fuzzing")
 
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
@@ -108,7 +110,7 @@ $(BUILD)/bin/rawperf: tools/baselines/rawperf.c
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c11 $(TOOL_CFLAGS) -o $@ tools/baselines/rawperf.c
 
-check: check-deps all check-lint check-rust check-loom check-abi check-elf check-prototypes check-c check-ofi check-apirand check-dat2 check-dapl2-shm check-impi check-valgrind check-man check-tools check-install check-vm-auto
+check: check-deps all check-lint check-rust check-loom check-fuzz check-abi check-elf check-prototypes check-c check-ofi check-apirand check-dat2 check-dapl2-shm check-impi check-valgrind check-man check-tools check-install check-vm-auto
 	@echo "make check: all checks passed"
 
 # The Debian packages the tests and make bench use (tests/deps.sh): installed when missing if we
@@ -122,6 +124,7 @@ check-deps:
 check-lint: check-docs
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
+	$(CARGO) clippy -p datcore --features fuzzing --release -- -D warnings
 
 check-docs:
 	bash tests/docs/check-words.sh
@@ -209,6 +212,23 @@ check-install: $(LIB) $(LIB2)
 check-tools: $(TOOLS)
 	sh tests/tools/datperf-smoke.sh $(BUILD)/bin
 	DATPERF=datperf2 sh tests/tools/datperf-smoke.sh $(BUILD)/bin
+
+# Coverage-guided fuzzing (fuzz/: libFuzzer through libfuzzer-sys on the stable compiler;
+# docs/testing.md, "Fuzzing"). check-fuzz: lint the fuzz crate, replay every target's corpus and
+# run each target FUZZ_CHECK_SECONDS, then `datinfo --conf` on every committed dat.conf seed;
+# `make fuzz`: each target FUZZ_SECONDS, then datinfo on every dat.conf input found.
+FUZZ_CHECK_SECONDS ?= 5
+FUZZ_SECONDS ?= 600
+.PHONY: check-fuzz fuzz
+check-fuzz: $(DATINFO) $(LIB2)
+	$(CARGO) fmt --manifest-path fuzz/Cargo.toml --check
+	RUSTFLAGS= $(CARGO) clippy --manifest-path fuzz/Cargo.toml --release --target-dir $(BUILD)/fuzz/lint -- -D warnings
+	bash fuzz/run.sh $(FUZZ_CHECK_SECONDS)
+	bash fuzz/datinfo-conf.sh $(BUILD)/bin
+
+fuzz: $(DATINFO) $(LIB2)
+	bash fuzz/run.sh $(FUZZ_SECONDS)
+	bash fuzz/datinfo-conf.sh $(BUILD)/bin $(BUILD)/fuzz/corpus/conf
 
 # Not part of check: timings, minutes long, and guests.
 bench: $(TOOLS)

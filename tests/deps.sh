@@ -12,7 +12,7 @@ export DEBIAN_FRONTEND=noninteractive
 # package  probe (a command on PATH, or an absolute path that must exist)  what uses it
 deps=(
     "gcc            cc                               C conformance suite, tools, examples"
-    "g++            c++                              the headers' C++ checks (check-abi)"
+    "g++            c++                              the headers' C++ checks (check-abi), libFuzzer (check-fuzz)"
     "make           make                             the build"
     "binutils       readelf                          the ELF export check (check-elf)"
     "pkg-config     pkg-config                       the install check (check-install)"

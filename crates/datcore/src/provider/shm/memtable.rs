@@ -350,6 +350,19 @@ fn read_slot(slots: &[Slot], key: u32, with_share: bool) -> Option<Entry> {
 mod tests {
     use super::*;
 
+    /// A peer's entry whose range runs past the end of the address space covers nothing
+    /// (found by the shm_table fuzz target: an overflow panic where overflow is checked, as in
+    /// `cargo test` and the fuzz targets; its input is in fuzz/corpus/shm_table).
+    #[test]
+    fn an_entry_past_the_end_of_the_address_space_covers_nothing() {
+        let e = Entry { kind: Kind::Region, pd: 1, addr: u64::MAX - 8, len: 64, access: RIGHTS, share: None };
+        assert!(!e.covers(u64::MAX - 8, 4));
+        assert!(!e.covers(u64::MAX, 0));
+        let fits = Entry { addr: u64::MAX - 64, len: 64, ..e };
+        assert!(fits.covers(u64::MAX - 8, 8));
+        assert!(!fits.covers(u64::MAX - 8, 9));
+    }
+
     const RIGHTS: Access =
         Access { local_read: true, local_write: true, remote_read: true, remote_write: true, remote_atomic: true };
 

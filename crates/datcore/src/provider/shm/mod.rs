@@ -39,6 +39,8 @@ mod area;
 mod cma;
 mod conn;
 mod cq;
+#[cfg(feature = "fuzzing")]
+pub mod fuzz;
 mod memtable;
 mod progress;
 mod qp;

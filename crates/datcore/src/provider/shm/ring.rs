@@ -188,6 +188,15 @@ impl Segment {
         let (data, cap) = self.ring_data(side, response);
         Consumer { ctl: &self.header().rings[ring_index(side, response)], data, cap, head: 0, looked: 0 }
     }
+
+    /// The consuming end of the ring `side` produces into, at record position `head` (the
+    /// fuzz targets start anywhere in a lap).
+    #[cfg(feature = "fuzzing")]
+    pub fn consumer_at(&self, side: usize, response: bool, head: u64) -> Consumer {
+        let c = self.consumer(side, response);
+        let head = head & !7;
+        Consumer { head, looked: head & !(c.cap / LOOKS_PER_LAP - 1), ..c }
+    }
 }
 
 /// A malformed ring: the peer broke the protocol.

@@ -410,7 +410,7 @@ impl UdShared {
 }
 
 /// The sender's queue pair number and the message of a datagram, if it is one of ours.
-fn parse(d: &[u8]) -> Option<(u32, &[u8])> {
+pub(super) fn parse(d: &[u8]) -> Option<(u32, &[u8])> {
     let (head, msg) = d.split_first_chunk::<DGRAM_HEADER>()?;
     let magic = u32::from_le_bytes(head[..4].try_into().ok()?);
     let src_qpn = u32::from_le_bytes(head[4..].try_into().ok()?);

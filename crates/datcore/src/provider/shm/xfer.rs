@@ -491,7 +491,7 @@ fn answer(st: &mut QpState, status: WcStatus, len: u64, end: u64) {
 
 /// Reads the `niov` initiator iovecs after a request record's header into `buf`; their lengths
 /// must add up to the op's `total`.
-fn read_iovs<'a>(
+pub(super) fn read_iovs<'a>(
     rec: &Record,
     niov: u32,
     total: u64,

@@ -9,7 +9,7 @@
 //! asynchronous events (QP fatal errors, device fatal) and runs connect/disconnect deadlines.
 
 use super::super::serve::Served;
-use super::super::{AsyncError, ConnectionEvents, ConnectionRequest, Listener, ListenerEvents};
+use super::super::{AsyncError, ConnEvent, ConnectionEvents, ConnectionRequest, Listener, ListenerEvents};
 use super::qp::{set_nonblock, VerbsQp};
 use super::ud;
 use super::{fail, sys, DevInner, Reg};
@@ -27,6 +27,17 @@ use std::time::Instant;
 pub const REJECT_MARKER: &[u8] = b"DATREJ";
 /// The most private data a reject carries on every transport (an IB CM REJ has 148 bytes).
 pub const REJECT_DATA_MAX: usize = 148;
+
+/// What a REJECTED event of a connect says, from its private data and status: the peer's
+/// consumer rejected (our marker, or the IB CM's consumer-reject status 28; the data is what
+/// follows the marker), or nobody listens there (IB CM status 8; iWARP: ECONNREFUSED for both).
+pub fn rejected(pd: &[u8], status: i32) -> (ConnEvent, &[u8]) {
+    match pd.strip_prefix(REJECT_MARKER) {
+        Some(data) => (ConnEvent::PeerRejected, data),
+        None if status == 28 => (ConnEvent::PeerRejected, pd),
+        None => (ConnEvent::NonPeerRejected, pd),
+    }
+}
 
 pub(crate) static CRS: Reg<VerbsCr> = Reg::new();
 

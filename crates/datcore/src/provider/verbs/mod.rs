@@ -86,6 +86,8 @@ mod cm;
 #[doc(hidden)]
 pub use cm::{report_comm_est_for_test, report_qp_error_for_test};
 mod cq;
+#[cfg(feature = "fuzzing")]
+pub mod fuzz;
 mod inline;
 mod names;
 mod notify;

@@ -1042,16 +1042,11 @@ impl VerbsQp {
                 self.fail_connect(&mut st, e, &[]);
             }
             (sys::RDMA_CM_EVENT_REJECTED, Phase::Resolving | Phase::Connecting | Phase::Accepting) => {
-                // IB CM: 28 = consumer reject, 8 = invalid service id (nobody listens).
-                // iWARP: ECONNREFUSED for both; our reject carries the marker.
-                let ours = pd.starts_with(cm::REJECT_MARKER);
-                let peer = ours || status == 28;
+                let (ev, data) = cm::rejected(pd, status);
                 tracing::debug!(
                     "verbs: connect rejected (status {status}, {})",
-                    if peer { "by the peer" } else { "no listener" }
+                    if ev == ConnEvent::PeerRejected { "by the peer" } else { "no listener" }
                 );
-                let ev = if peer { ConnEvent::PeerRejected } else { ConnEvent::NonPeerRejected };
-                let data: &[u8] = if ours { &pd[cm::REJECT_MARKER.len()..] } else { pd };
                 self.fail_connect(&mut st, ev, data);
             }
             (sys::RDMA_CM_EVENT_ESTABLISHED, Phase::Accepting) if lose_passive_established_for_test() => {

@@ -83,7 +83,7 @@ impl Params {
 }
 
 /// The private data of a SIDR request or reply of UD queue pair `qpn`: our header, then `pd`.
-fn framed(qpn: u32, pd: &[u8]) -> Vec<u8> {
+pub(super) fn framed(qpn: u32, pd: &[u8]) -> Vec<u8> {
     let mut d = Vec::with_capacity(HEADER_LEN + pd.len());
     d.extend_from_slice(&MAGIC);
     d.extend_from_slice(&qpn.to_be_bytes());
