@@ -324,6 +324,30 @@ impl RawPeer {
         self.push(wire::R_ATOMIC, 0, Self::op(8, addr, rkey, 0, add), &0u64.to_le_bytes())
     }
 
+    /// Writes one record of `kind` with `flags` and `payload` as they are (whatever they say)
+    /// where the other side reads our next request; false when the ring has no room for it.
+    pub fn push_record(&mut self, kind: u16, flags: u16, payload: &[u8]) -> io::Result<bool> {
+        let payload = &payload[..payload.len().min(ring::MAX_PAYLOAD)];
+        let ok =
+            self.tx_req.push(kind, flags, payload.len(), |b| b.copy_from_slice(payload)).map_err(|m| malformed(m.0))?;
+        if ok {
+            self.notify();
+        }
+        Ok(ok)
+    }
+
+    /// Sends `bytes` as one message on the connection's socket (a disconnect, a doorbell, or
+    /// anything else).
+    pub fn send_message(&self, bytes: &[u8]) -> io::Result<()> {
+        sys::send(&self.sock, bytes, &[])
+    }
+
+    /// Whether the other side consumed every request we wrote (Err: it made our ring's head
+    /// index say something no consumer does).
+    pub fn drained(&mut self) -> io::Result<bool> {
+        self.tx_req.drained().map_err(|m| malformed(m.0))
+    }
+
     /// Writes the header of a pad record of `len` bytes where the other side reads our next
     /// request (a real producer pads only from a record that does not fit to the ring's end).
     pub fn pad_request_ring(&mut self, len: u32) {
