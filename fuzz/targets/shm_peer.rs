@@ -5,13 +5,17 @@
 //! with local rights only, and guard bytes around both, which must never change; the
 //! endpoint must not crash or hang, and a connection it breaks is made again.
 //!
-//! Input: records, each a kind selector, flags, a length and that many payload bytes; an
-//! operation header's rkey below 4 names one of the endpoint's keys and an address below
-//! 1 MiB is an offset from the start of the first region (so that valid requests are easy to
-//! make). Then an optional socket message.
+//! Input: first how a connection is made when one is to be made: the raw peer connects to the
+//! endpoint's listener, or the endpoint connects to the raw peer's, which accepts with a
+//! segment whose ring index words it set (up to two, from the input) and with its files sealed
+//! or not. Then
+//! records, each a kind selector, flags, a length and that many payload bytes; an operation
+//! header's rkey below 4 names one of the endpoint's keys and an address below 1 MiB is an
+//! offset from the start of the first region (so that valid requests are easy to make).
+//! Then an optional socket message.
 #![no_main]
 
-use datcore::provider::shm::raw_peer::{Files, RawPeer};
+use datcore::provider::shm::raw_peer::{Files, Preset, RawListener, RawPeer};
 use datcore::provider::shm::ShmProvider;
 use datcore::provider::*;
 use std::sync::{Arc, Mutex};
@@ -57,6 +61,8 @@ struct Victim {
     port: u64,
     requests: Arc<Requests>,
     _listener: Arc<dyn Listener>,
+    /// The raw peer's listener (on `port + 1`).
+    raw_listener: Arc<RawListener>,
     mem: Vec<u8>,
     open: Arc<dyn MemoryRegion>,
     local: Arc<dyn MemoryRegion>,
@@ -69,11 +75,12 @@ impl Victim {
         let port = 0x6600_0000 + u64::from(std::process::id());
         let requests = Arc::new(Requests(Mutex::new(Vec::new())));
         let listener = dev.listen(port, requests.clone()).expect("a listener");
+        let raw_listener = Arc::new(RawListener::listen(port + 1).expect("the raw peer's listener"));
         let mem = vec![GUARD; 5 * PAGE];
         let base = mem.as_ptr() as u64;
         let open = pd.reg_mr(base + PAGE as u64, PAGE as u64, ALL).expect("a region");
         let local = pd.reg_mr(base + 3 * PAGE as u64, PAGE as u64, LOCAL).expect("a region");
-        Victim { dev, pd, port, requests, _listener: listener, mem, open, local }
+        Victim { dev, pd, port, requests, _listener: listener, raw_listener, mem, open, local }
     }
 
     /// The guard pages and the region without remote rights are as they were.
@@ -95,7 +102,9 @@ struct Link {
 }
 
 impl Link {
-    fn new(v: &Victim) -> Link {
+    /// A connection made as the input says (None: the endpoint refused it, or the raw peer
+    /// could not complete it).
+    fn new(v: &Victim, how: &How) -> Option<Link> {
         let (rcq, scq) =
             (v.dev.create_cq(256, Arc::new(Quiet)).unwrap(), v.dev.create_cq(256, Arc::new(Quiet)).unwrap());
         let events = Arc::new(Events(Mutex::new(Vec::new())));
@@ -119,21 +128,36 @@ impl Link {
                 datagram: false,
             })
             .expect("a queue pair");
-        let port = v.port;
-        let peer = std::thread::spawn(move || RawPeer::connect(port, Files::default(), Duration::from_secs(5)));
-        let end = Instant::now() + Duration::from_secs(5);
-        let req = loop {
-            if let Some(r) = v.requests.0.lock().unwrap_or_else(|e| e.into_inner()).pop() {
-                break r;
+        let peer = if !how.active {
+            let port = v.port;
+            let peer = std::thread::spawn(move || RawPeer::connect(port, Files::default(), Duration::from_secs(5)));
+            let end = Instant::now() + Duration::from_secs(5);
+            let req = loop {
+                if let Some(r) = v.requests.0.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+                    break r;
+                }
+                assert!(Instant::now() < end, "no connect request from the raw peer");
+                std::thread::sleep(Duration::from_micros(50));
+            };
+            qp.accept(&req, b"").expect("accept");
+            peer.join().expect("the raw peer's thread").expect("the raw peer's connect")
+        } else {
+            let (files, preset) = (how.files, how.preset.clone());
+            let l = v.raw_listener.clone();
+            let peer = std::thread::spawn(move || l.accept(files, &preset, Duration::from_secs(5)));
+            let peer_addr = "127.0.0.1:0".parse().expect("an address");
+            qp.connect(peer_addr, v.port + 1, b"", Some(Duration::from_secs(5))).expect("connect");
+            match peer.join().expect("the raw peer's thread") {
+                Ok(p) => p,
+                Err(_) => {
+                    let _ = qp.disconnect(false);
+                    return None;
+                }
             }
-            assert!(Instant::now() < end, "no connect request from the raw peer");
-            std::thread::sleep(Duration::from_micros(50));
         };
-        qp.accept(&req, b"").expect("accept");
-        let peer = peer.join().expect("the raw peer's thread").expect("the raw peer's connect");
         let mut link = Link { peer, qp, rcq, scq, events, posted: 0 };
         link.repost(v);
-        link
+        Some(link)
     }
 
     /// Takes the completions and posts receives again (into the region with every right).
@@ -155,6 +179,32 @@ impl Link {
 
     fn ended(&self) -> bool {
         !self.events.0.lock().unwrap_or_else(|e| e.into_inner()).iter().all(|&e| e == ConnEvent::Established)
+    }
+}
+
+/// How a connection is made.
+struct How {
+    /// The endpoint connects (else the raw peer does).
+    active: bool,
+    files: Files,
+    preset: Vec<Preset>,
+}
+
+impl How {
+    fn parse(i: &mut Input) -> How {
+        let mode = i.u8();
+        let preset = (0..(mode >> 3) % 3)
+            .map(|_| {
+                let f = i.u8();
+                let value = u64::from_le_bytes(i.take(8).try_into().unwrap_or_default());
+                Preset { producer_side: usize::from(f & 1), response: f & 2 != 0, head: f & 4 != 0, value }
+            })
+            .collect();
+        How {
+            active: mode & 1 != 0,
+            files: Files { unsealed_area: mode & 2 != 0, unsealed_segment: mode & 4 != 0 },
+            preset,
+        }
     }
 }
 
@@ -202,8 +252,12 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let mut guard = STATE.lock().unwrap_or_else(|e| e.into_inner());
     let st = guard.get_or_insert_with(|| State { victim: Victim::new(), link: None });
     let v = &st.victim;
-    let link = st.link.get_or_insert_with(|| Link::new(v));
     let mut i = Input(data);
+    let how = How::parse(&mut i);
+    if st.link.is_none() {
+        st.link = Link::new(v, &how);
+    }
+    let Some(link) = st.link.as_mut() else { return };
     let mut records = 0;
     while i.0.len() >= 4 && records < 16 {
         let kind = KINDS[(i.u8() & 7) as usize];
