@@ -268,6 +268,18 @@ dapltest_client() {
     *) ! grep -Eq "$dapltest_errors" "$log" || { echo "dapltest $test: an error line"; st=1; } ;;
     esac
     loaded_as "$stack" "$log" || st=1
+    if [ $st != 0 ] && [ "$transport" = siw ] && [[ $test == P-* ]] &&
+        grep -q 'conn_event_wait DAT_CONNECTION_EVENT_UNREACHABLE' "$log"; then
+        # siw's MPA race (tests/vm/README.md, "Known intermittent failures"): dapltest -T P's
+        # server sends at once, before the initiator's first message; when siw's initiator
+        # takes the MPA reply late it finds that message behind it and fails the connection.
+        # OFED's stack runs the same race. Reported, not counted; the server's error lines of
+        # this test are then its consequence (dapltest_stop).
+        echo "XFAIL dapl2-utils.$run.dapltest-$test (siw MPA race: the connect failed UNREACHABLE, see tests/vm/README.md)"
+        xfailed=$((xfailed + 1))
+        dapltest_mpa_race=1
+        return 0
+    fi
     report "$run.dapltest-$test" $st "$log"
     return $st
 }
@@ -280,7 +292,13 @@ dapltest_stop() {
     stop_server && { echo "dapltest server: still running 60 s after -T Q"; st=1; }
     wait "$server_pid" || { echo "dapltest server: exit status $?"; st=1; }
     grep -q 'Exiting' "$log" || { echo "dapltest server: no exit line"; st=1; }
-    ! grep -Eq "$dapltest_errors" "$log" || { echo "dapltest server: an error line"; st=1; }
+    if [ "${dapltest_mpa_race:-0}" = 1 ]; then
+        # only the performance test's connection failed (siw's MPA race, dapltest_client)
+        ! grep -Eq "$dapltest_errors" "$log" || echo "dapltest server: error lines of the performance test that hit siw's MPA race (not counted)"
+    else
+        ! grep -Eq "$dapltest_errors" "$log" || { echo "dapltest server: an error line"; st=1; }
+    fi
+    dapltest_mpa_race=0
     loaded_as "$2" "$log" || st=1
     report "$1.dapltest-server" $st "$log"
 }
