@@ -9,7 +9,7 @@ use datcore::codes::{
 };
 use datcore::endpoint::{self, Endpoint, EpAttr, EpCreate, EpModify, PostKind, CONNECT_EVD, RECV_EVD, REQUEST_EVD};
 use datcore::handle;
-use datcore::provider::Rdma;
+use datcore::provider::{Rdma, Sge};
 use datcore::{DatError, DatResult};
 
 pub fn ep_of(p: DAT_EP_HANDLE) -> DatResult<handle::Ref<Endpoint>> {
@@ -425,16 +425,44 @@ unsafe fn post_rdma(
     let ep = ep_of(ep_handle)?;
     // SAFETY: remote triplet from the consumer.
     let (remote_addr, rkey) = unsafe { remote(remote_iov)? };
-    ep.check_segment_count(if read { PostKind::RdmaRead } else { PostKind::RdmaWrite }, num_segments)?;
-    // SAFETY: the consumer passes `num_segments` readable triplets.
-    let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
+    let kind = if read { PostKind::RdmaRead } else { PostKind::RdmaWrite };
     // SAFETY: the cookie union is 8 bytes of plain data.
     let cookie = unsafe { cookie.as_64 };
+    let rdma = Rdma { remote_addr, rkey, read };
+    if !ep.segment_count_is_fast(kind, num_segments) {
+        let ep = &*ep;
+        let post = move |sges: &[Sge]| ep.post_rdma(sges, cookie, flags, rdma);
+        // SAFETY: the consumer passes `num_segments` readable triplets.
+        return unsafe { post_checked(ep, kind, num_segments, local_iov, post) };
+    }
+    // SAFETY: the consumer passes `num_segments` readable triplets.
+    let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
     with_sges(
         iov,
         #[inline(always)]
-        |sges| ep.post_rdma(sges, cookie, flags, Rdma { remote_addr, rkey, read }),
+        |sges| ep.post_rdma_fast(sges, cookie, flags, rdma),
     )
+}
+
+/// A post the fast path does not take ([`Endpoint::segment_count_is_fast`] said no): the
+/// consumer's segment count checked against the EP's limit before its `count` triplets at
+/// `iov` are read, then `post` (the post with every check) of them.
+///
+/// # Safety
+/// `iov` is NULL or points at `count` readable triplets when `count` is within the limit.
+#[cold]
+#[inline(never)]
+unsafe fn post_checked(
+    ep: &Endpoint,
+    kind: PostKind,
+    count: DAT_COUNT,
+    iov: *mut DAT_LMR_TRIPLET,
+    post: impl FnOnce(&[Sge]) -> DatResult<()>,
+) -> DatResult<()> {
+    ep.check_segment_count(kind, count)?;
+    // SAFETY: the count is within the limit; the caller's contract.
+    let iov = unsafe { slice(iov as *const DAT_LMR_TRIPLET, count as i64, 3, 2)? };
+    with_sges(iov, post)
 }
 
 /// [`post_rdma`] of a value that is not an EP handle of ours: a third-party provider's EP gets
@@ -503,15 +531,20 @@ pub unsafe extern "C" fn dat_ep_post_send(
             return unsafe { post_send_not_ours(ep_handle, num_segments, local_iov, user_cookie, completion_flags) };
         }
         let ep = ep_of(ep_handle)?;
-        ep.check_segment_count(PostKind::Send, num_segments)?;
-        // SAFETY: the consumer passes `num_segments` readable triplets.
-        let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
         // SAFETY: the cookie union is 8 bytes of plain data.
         let cookie = unsafe { user_cookie.as_64 };
+        if !ep.segment_count_is_fast(PostKind::Send, num_segments) {
+            let (ep, flags) = (&*ep, completion_flags);
+            let post = move |sges: &[Sge]| ep.post_send(sges, cookie, flags);
+            // SAFETY: the consumer passes `num_segments` readable triplets.
+            return unsafe { post_checked(ep, PostKind::Send, num_segments, local_iov, post) };
+        }
+        // SAFETY: the consumer passes `num_segments` readable triplets.
+        let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
         with_sges(
             iov,
             #[inline(always)]
-            |sges| ep.post_send(sges, cookie, completion_flags),
+            |sges| ep.post_send_fast(sges, cookie, completion_flags),
         )
     })
 }
@@ -558,15 +591,20 @@ pub unsafe extern "C" fn dat_ep_post_recv(
             return unsafe { post_recv_not_ours(ep_handle, num_segments, local_iov, user_cookie, completion_flags) };
         }
         let ep = ep_of(ep_handle)?;
-        ep.check_segment_count(PostKind::Recv, num_segments)?;
-        // SAFETY: the consumer passes `num_segments` readable triplets.
-        let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
         // SAFETY: the cookie union is 8 bytes of plain data.
         let cookie = unsafe { user_cookie.as_64 };
+        if !ep.segment_count_is_fast(PostKind::Recv, num_segments) {
+            let (ep, flags) = (&*ep, completion_flags);
+            let post = move |sges: &[Sge]| ep.post_recv(sges, cookie, flags);
+            // SAFETY: the consumer passes `num_segments` readable triplets.
+            return unsafe { post_checked(ep, PostKind::Recv, num_segments, local_iov, post) };
+        }
+        // SAFETY: the consumer passes `num_segments` readable triplets.
+        let iov = unsafe { slice(local_iov as *const DAT_LMR_TRIPLET, num_segments as i64, 3, 2)? };
         with_sges(
             iov,
             #[inline(always)]
-            |sges| ep.post_recv(sges, cookie, completion_flags),
+            |sges| ep.post_recv_fast(sges, cookie, completion_flags),
         )
     })
 }

@@ -746,6 +746,24 @@ impl Endpoint {
         Ok(())
     }
 
+    /// Whether a post of `kind` with `count` segments takes the fast path: `count` is below
+    /// that kind's fast-limit word (the EP connected, `count` within the IOV limit, and for
+    /// receives no SRQ or watermarks). The face's posts ask this before they read the
+    /// consumer's triplets, then call [`Self::post_send_fast`], [`Self::post_rdma_fast`] or
+    /// [`Self::post_recv_fast`], which compare nothing again; any other post goes through
+    /// [`Self::check_segment_count`] and the checked post.
+    #[inline(always)]
+    pub fn segment_count_is_fast(&self, kind: PostKind, count: i32) -> bool {
+        let fast_limit = match kind {
+            PostKind::Recv => &self.recv_fast_limit,
+            PostKind::Send => &self.send_fast_limit,
+            PostKind::RdmaWrite => &self.rdma_fast_limits[0],
+            PostKind::RdmaRead => &self.rdma_fast_limits[1],
+        };
+        // A negative count is a huge u32: never below the word.
+        (count as u32) < fast_limit.load(Ordering::Acquire)
+    }
+
     fn set_attr(&self, attr: EpAttr) {
         let mut a = self.attr.lock();
         *a = attr;
@@ -831,7 +849,17 @@ impl Endpoint {
     /// through [`Self::post_counted`]).
     #[inline(always)]
     pub fn post_send(&self, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
-        if flags & !FAST_POST_FLAGS == 0 && sges.len() < self.send_fast_limit.load(Ordering::Acquire) as usize {
+        if sges.len() < self.send_fast_limit.load(Ordering::Acquire) as usize {
+            return self.post_send_fast(sges, cookie, flags);
+        }
+        self.post_send_checked(sges, cookie, flags)
+    }
+
+    /// [`Self::post_send`] of segments fewer than `send_fast_limit` says (compared by the
+    /// caller, [`Self::segment_count_is_fast`]).
+    #[inline(always)]
+    pub fn post_send_fast(&self, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
+        if flags & !FAST_POST_FLAGS == 0 {
             if let Some(qp) = self.qp.get() {
                 if counters::counting() {
                     return self.post_counted(qp, SendOp::Send, sges, cookie, flags);
@@ -848,7 +876,17 @@ impl Endpoint {
     #[inline(always)]
     pub fn post_rdma(&self, sges: &[Sge], cookie: u64, flags: u32, rdma: Rdma) -> DatResult<()> {
         let fast_limit = &self.rdma_fast_limits[usize::from(rdma.read)];
-        if flags & !FAST_POST_FLAGS == 0 && sges.len() < fast_limit.load(Ordering::Acquire) as usize {
+        if sges.len() < fast_limit.load(Ordering::Acquire) as usize {
+            return self.post_rdma_fast(sges, cookie, flags, rdma);
+        }
+        self.post_rdma_checked(sges, cookie, flags, rdma)
+    }
+
+    /// [`Self::post_rdma`] of segments fewer than its `rdma_fast_limits` word says (compared
+    /// by the caller, [`Self::segment_count_is_fast`]).
+    #[inline(always)]
+    pub fn post_rdma_fast(&self, sges: &[Sge], cookie: u64, flags: u32, rdma: Rdma) -> DatResult<()> {
+        if flags & !FAST_POST_FLAGS == 0 {
             if let Some(qp) = self.qp.get() {
                 if counters::counting() {
                     return self.post_counted(qp, rdma.op(), sges, cookie, flags);
@@ -979,7 +1017,17 @@ impl Endpoint {
     /// checks); any other call takes [`Self::post_recv_checked`].
     #[inline(always)]
     pub fn post_recv(&self, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
-        if flags & !ALL_COMPLETION_FLAGS == 0 && sges.len() < self.recv_fast_limit.load(Ordering::Acquire) as usize {
+        if sges.len() < self.recv_fast_limit.load(Ordering::Acquire) as usize {
+            return self.post_recv_fast(sges, cookie, flags);
+        }
+        self.post_recv_checked(sges, cookie, flags)
+    }
+
+    /// [`Self::post_recv`] of segments fewer than `recv_fast_limit` says (compared by the
+    /// caller, [`Self::segment_count_is_fast`]).
+    #[inline(always)]
+    pub fn post_recv_fast(&self, sges: &[Sge], cookie: u64, flags: u32) -> DatResult<()> {
+        if flags & !ALL_COMPLETION_FLAGS == 0 {
             if let Some(qp) = self.qp.get() {
                 return self.post_recv_on(qp, sges, cookie);
             }
