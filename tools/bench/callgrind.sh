@@ -124,9 +124,16 @@ opcost() {
     local takes="dat_evd_dequeue:2"
     [ "$2" = empty_polls ] && takes="dat_evd_dequeue:1"
     [ "$2" = waited_cycles ] && takes="dat_evd_wait:2"
+    local per_call
     for f in dat_ep_post_send:1 dat_ep_post_recv:1 $takes; do
-        inclusive "$file" "${f%:*}" | awk -v f="${f%:*}" -v n=$((OPCOST_N * ${f#*:})) \
-            '$1 > 0 { printf "| `%s` | %.1f |\n", f, $1 / n }'
+        per_call=$(inclusive "$file" "${f%:*}" | awk -v n=$((OPCOST_N * ${f#*:})) '$1 > 0 { printf "%.1f", $1 / n }')
+        [ -n "$per_call" ] || continue
+        echo "| \`${f%:*}\` | $per_call |"
+        # the summary keeps each post's cost in the message cycle, and the empty dequeue's
+        [ "$2" = message_cycles ] && [ "${f%:*}" != dat_evd_dequeue ] &&
+            echo "| opcost, $(face_name "$1"): one \`${f%:*}\` of the cycle | $per_call |" >>"$SUMMARY"
+        [ "$2" = empty_polls ] &&
+            echo "| opcost, $(face_name "$1"): one empty \`${f%:*}\`, the call alone | $per_call |" >>"$SUMMARY"
     done
     echo
     echo "| instructions per op | function |"
