@@ -13,7 +13,9 @@
 #      dapltest -T P, one datperf2 binary and Debian's dtestcm on our libdat2 and on OFED's,
 #      datperf -t lmr_reg against rawperf reg_mr (ibv_reg_mr + ibv_dereg_mr), and Intel MPI 2018
 #      (dapl:dapl on ours and on OFED's libdat2, tcp:tcp)
-#      (BENCH_GUEST_PARTS="data dtestcm callgrind reg impi" picks parts; BENCH_GUEST_CM_CONNS is dtestcm's
+#      and a size sweep, datperf2 on both libraries against perftest from 2 B to 4 MiB, drawn as
+#      build/bench/<type>-latency.png and -bandwidth.png by tools/bench/sweep.sh --guest <type>
+#      (BENCH_GUEST_PARTS="data dtestcm callgrind reg impi sweep" picks parts; BENCH_GUEST_CM_CONNS is dtestcm's
 #      -c, BENCH_GUEST_CM_PAIRS its runs per library and round, BENCH_GUEST_RATE_ITERS the
 #      message rate's messages, default 20000, BENCH_GUEST_REG_ITERS lmr_reg's pairs, default
 #      2000; on the host BENCH_REG_ITERS, default 20000).
@@ -164,17 +166,19 @@ if [ "${BENCH_VM:-1}" = 1 ]; then
         start=$(date -u +%Y-%m-%dT%H:%MZ) # (the lock's wait included)
         envs=(--env BENCH_ROUNDS="$VM_ROUNDS")
         for v in BENCH_GUEST_PARTS BENCH_GUEST_CM_CONNS BENCH_GUEST_CM_PAIRS BENCH_GUEST_RATE_ITERS BENCH_GUEST_REG_ITERS BENCH_GUEST_LAT_ITERS \
-            BENCH_GUEST_BW_ITERS BENCH_GUEST_IMPI_ARGS; do [ -z "${!v:-}" ] || envs+=(--env "$v=${!v}"); done
+            BENCH_GUEST_BW_ITERS BENCH_GUEST_IMPI_ARGS BENCH_GUEST_SWEEP_ROUNDS BENCH_GUEST_SWEEP_SIZES; do [ -z "${!v:-}" ] || envs+=(--env "$v=${!v}"); done
         if [ -n "${BENCH_GUEST_KEEP:-}" ]; then # keep the guest's callgrind profiles there
             mkdir -p "$BENCH_GUEST_KEEP" && BENCH_GUEST_KEEP=$(cd "$BENCH_GUEST_KEEP" && pwd -P)
             envs+=(--rw "$BENCH_GUEST_KEEP" --env "BENCH_GUEST_KEEP=$BENCH_GUEST_KEEP")
         fi
-        flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --"$t" --accel "${BENCH_VM_ACCEL:-auto}" --timeout "${BENCH_VM_TIMEOUT:-1500}" "${envs[@]}" \
+        flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --"$t" --accel "${BENCH_VM_ACCEL:-auto}" --timeout "${BENCH_VM_TIMEOUT:-2700}" "${envs[@]}" \
             -- bash tools/bench/guest-bench.sh >"$OUT/guest-$t.log" 2>&1
         echo "bench: $t guest exit $?" >&2
         cat "$OUT/guest-$t.log" >>"$RAWLOG"
         grep -E '^(result|datperf) name=' "$OUT/guest-$t.log" >>"$RESULTS"
         echo "run part=$t rounds=$VM_ROUNDS accel=${BENCH_VM_ACCEL:-auto} $(run_stamp "$start")" >>"$RESULTS"
+        # the guest's size sweep, drawn (build/bench/<type>-latency.png, -bandwidth.png)
+        grep -q "^result name=$t\.sweep\." "$RESULTS" && bash tools/bench/sweep.sh --guest "$t"
     done
 fi
 

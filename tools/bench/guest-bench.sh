@@ -11,7 +11,10 @@
 # BENCH_GUEST_PARTS picks parts (default all): data (datperf, perftest, datperf2, dapltest -T P),
 # dtestcm, callgrind, reg (datperf -t lmr_reg against rawperf reg_mr), impi (Intel MPI 2018's
 # ping-pong, tools/bench/impi-bench.sh: dapl:dapl on our libdat2 and on OFED's, and Intel's tcp
-# fabric; BENCH_GUEST_IMPI_ARGS are pingpong's arguments).
+# fabric; BENCH_GUEST_IMPI_ARGS are pingpong's arguments), sweep (by message size, 2 B to 4 MiB:
+# datperf2 on ours and on OFED's libdat2 against ib_send_lat / ib_write_bw at each size,
+# BENCH_GUEST_SWEEP_ROUNDS rounds, default 2, BENCH_GUEST_SWEEP_SIZES; drawn on the host by
+# tools/bench/sweep.sh --guest <type>).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -56,7 +59,7 @@ perftest() {
          END { if (v != "") print v }')"
 }
 
-PARTS=" ${BENCH_GUEST_PARTS:-data dtestcm callgrind reg impi} "
+PARTS=" ${BENCH_GUEST_PARTS:-data dtestcm callgrind reg impi sweep} "
 # With one CPU (`rdma-guest.sh --accel icount`, whose times repeat run to run) two spinning
 # processes take turns at the scheduler's tick, and a polling ping-pong between them measures
 # the tick: the two-process polling latencies and message rate are left out there, and the
@@ -172,6 +175,35 @@ if part impi; then
     getent hosts "$(hostname)" >/dev/null || echo "$ip $(hostname)" >>/etc/hosts
     BENCH_ROUNDS=$ROUNDS BENCH_IMPI_ARGS=${BENCH_GUEST_IMPI_ARGS:--n 1000 -N 100 -M 20} bash tools/bench/impi-bench.sh -n "$t" \
         ours-dapl=build/lib,"$ia",dapl ofed-dapl=system,"$dapl_ia",dapl tcp=system,-,tcp >>"$RAWLOG" 2>&1
+fi
+
+# By message size: at each size the same datperf2 binary on our libdat2.so.2 and on OFED's, and
+# perftest on the device, back to back; two processes polling (with one vCPU, where they would
+# take turns at the tick, datperf2 -l holds both ends and perftest's latency is left out).
+# Iterations: latency about 400 at every size, bandwidth about 16 MiB moved (16 to 2000 posts).
+if part sweep && [ -x "$DATPERF2" ]; then
+    SWEEP_ROUNDS=${BENCH_GUEST_SWEEP_ROUNDS:-2}
+    for r in $(seq 1 "$SWEEP_ROUNDS"); do
+        echo "guest-bench: $t size sweep, round $r of $SWEEP_ROUNDS" >&2
+        for s in ${BENCH_GUEST_SWEEP_SIZES:-2 16 256 4096 65536 1048576 4194304}; do
+            bwn=$((16777216 / s))
+            [ $bwn -lt 16 ] && bwn=16
+            [ $bwn -gt 2000 ] && bwn=2000
+            for library in ours ofed; do
+                if [ $library = ours ]; then
+                    run2() { DATPERF=$DATPERF2 datperf_run "$1" "$2" "$ia" "${@:3}"; }
+                elif [ -n "$OFED_LIBDIR" ]; then
+                    run2() { LD_LIBRARY_PATH=$OFED_LIBDIR DATPERF=$DATPERF2 datperf_run "$1" "$2" "$dapl_ia" "${@:3}"; }
+                else
+                    continue
+                fi
+                run2 "$t.sweep.$library.send_lat.$s" lat_median_us "$(LOOP=$ONE_CPU host_of)" -t send_lat -s "$s" -n 400 -p
+                run2 "$t.sweep.$library.write_bw.$s" bw_MBps "$ip" -t write_bw -s "$s" -n "$bwn" -w 16 -p
+            done
+            [ $ONE_CPU = 1 ] || perftest "$t.sweep.perftest.send_lat.$s" 5 1 ib_send_lat -R -s "$s" -n 400
+            perftest "$t.sweep.perftest.write_bw.$s" 4 1.048576 ib_write_bw -R -s "$s" -n "$bwn" -t 16
+        done
+    done
 fi
 
 # Instructions per operation of the same datperf2 binary on both DAT 2.0 libraries (callgrind,
