@@ -26,6 +26,9 @@
 # build/bench/table.md, which BENCHMARKS.md shows as it is; every run's output in
 # build/bench/raw.log, every value in build/bench/results.txt. After the host rounds,
 # tools/bench/sweep.sh sweeps shm from 2 B to 4 MiB and draws build/bench/shm-*.png (BENCH_SWEEP=0 skips it).
+# After them the ofi provider (IA ofi-tcp-lo) against libfabric's fi_pingpong and
+# tools/baselines/fi_rma_bw.c on the same tcp provider (BENCH_OFI=0 skips it; BENCH_SHM=0 skips
+# the shm rounds and their sweep).
 # BENCH_VM=0 skips the guests (BENCH_VM_DEVICES="rxe" runs one kind only); BENCH_NATIVE=0 skips the host part (then the table is made
 # from the guests alone); BENCH_TABLE_ONLY=1 only makes the table from build/bench/results.txt;
 # BENCH_APPEND=1 adds to build/bench/results.txt and raw.log instead of starting them afresh, so
@@ -138,7 +141,7 @@ native_round() {
     fi
 }
 
-if [ "${BENCH_NATIVE:-1}" = 1 ]; then
+if [ "${BENCH_NATIVE:-1}" = 1 ] && [ "${BENCH_SHM:-1}" = 1 ]; then
     start=$(date -u +%Y-%m-%dT%H:%MZ)
     for r in $(seq 1 "$ROUNDS"); do
         echo "bench: shm round $r of $ROUNDS" >&2
@@ -147,6 +150,40 @@ if [ "${BENCH_NATIVE:-1}" = 1 ]; then
     echo "run part=shm rounds=$ROUNDS $(run_stamp "$start")" >>"$RESULTS"
     # latency and bandwidth from 2 B to 4 MiB against the baselines, drawn (tools/bench/sweep.sh)
     [ "${BENCH_SWEEP:-1}" = 1 ] && bash tools/bench/sweep.sh
+fi
+
+# ------------------------------------------------------------------ ofi on this host
+# The ofi provider on libfabric's tcp over the loopback (IA ofi-tcp-lo) against libfabric itself
+# on the same provider and endpoint type (FI_EP_MSG), interleaved: fi_pingpong (Debian's
+# libfabric-bin; it reports an average, so datperf's average stands beside it) and
+# tools/baselines/fi_rma_bw.c (RDMA write bandwidth, window 16, built here against
+# libfabric-dev). BENCH_OFI=0 skips it; skipped where either is missing.
+OFI_IA=${BENCH_OFI_IA:-ofi-tcp-lo}
+ofi_round() {
+    local port=$((BENCH_QUAL % 20000 + 20000)) out
+    BENCH_QUAL=$((BENCH_QUAL + 2))
+    datperf_run ofi.datperf.send_lat.8.poll lat_median_us "$OFI_IA" 127.0.0.1 -t send_lat -s 8 -n "$LAT_N" -W 500 -p
+    record ofi.datperf.send_lat.8.poll.avg "$(grep '^datperf name=ofi.datperf.send_lat.8.poll ' "$RESULTS" | tail -1 | kv lat_avg_us)"
+    out=$(server_client ofi.tcp.pingpong "fi_pingpong -p tcp -e msg -B $port -S 8 -I $LAT_N" \
+          "fi_pingpong -p tcp -e msg -P $port -S 8 -I $LAT_N 127.0.0.1")
+    record ofi.tcp.pingpong.8 "$(echo "$out" | awk '$1 == 8 && NF >= 8 { print $7 }' | tail -1)"
+    datperf_run ofi.datperf.write_bw.1M.poll bw_MBps "$OFI_IA" 127.0.0.1 -t write_bw -s 1M -n "$BW_N" -w 16 -p
+    out=$(server_client ofi.tcp.rma_bw "$OUT/fi_rma_bw -p $((port + 1)) -s 1048576 -n $BW_N -w 16" \
+          "$OUT/fi_rma_bw -p $((port + 1)) -s 1048576 -n $BW_N -w 16 127.0.0.1")
+    record ofi.tcp.rma_bw.1M "$(echo "$out" | kv bw_MBps)"
+}
+if [ "${BENCH_NATIVE:-1}" = 1 ] && [ "${BENCH_OFI:-1}" = 1 ] && [ $HAVE_OFI = 1 ]; then
+    if ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -o "$OUT/fi_rma_bw" tools/baselines/fi_rma_bw.c -lfabric >>"$RAWLOG" 2>&1 &&
+        "$ROOT/build/bin/datinfo" 2>/dev/null | grep -q "^$OFI_IA .* usable$"; then
+        start=$(date -u +%Y-%m-%dT%H:%MZ)
+        for r in $(seq 1 "$ROUNDS"); do
+            echo "bench: ofi round $r of $ROUNDS" >&2
+            ofi_round
+        done
+        echo "run part=ofi rounds=$ROUNDS $(run_stamp "$start")" >>"$RESULTS"
+    else
+        echo "bench: ofi part skipped (fi_rma_bw does not build against libfabric-dev, or no IA $OFI_IA: see $RAWLOG)" >&2
+    fi
 fi
 
 # ------------------------------------------------------------------ Intel MPI on this host
@@ -208,6 +245,10 @@ rows=(
     "shm send/recv 8 B latency, polling, average [us] vs libfabric fi_pingpong shm (its average)|shm.datperf.send_lat.8.poll.avg|ofi.pingpong.8|lat|"
     "shm LMR create + free 64 KiB, heap [pairs/s] (no raw floor: shm registers with no kernel)|shm.datperf.lmr_reg.64K||bw|"
     "shm LMR create + free 64 KiB [pairs/s]: shared-memory (memfd) LMRs vs heap|shm.datperf.lmr_reg.64K.shm|shm.datperf.lmr_reg.64K|bw|"
+    # the ofi provider on libfabric's tcp against libfabric on the same provider
+    "ofi-tcp-lo send/recv 8 B latency, polling, average [us] vs fi_pingpong -p tcp -e msg (its average)|ofi.datperf.send_lat.8.poll.avg|ofi.tcp.pingpong.8|lat|1.1"
+    "ofi-tcp-lo send/recv 8 B latency, polling, median [us] vs fi_pingpong (its average)|ofi.datperf.send_lat.8.poll|ofi.tcp.pingpong.8|lat|"
+    "ofi-tcp-lo RDMA write 1 MiB, polling [MB/s] vs fi_rma_bw (libfabric tcp, FI_EP_MSG)|ofi.datperf.write_bw.1M.poll|ofi.tcp.rma_bw.1M|bw|0.95"
     # Intel MPI 2018 (tests/impi/pingpong.c, one-way, the median of each run's iterations)
     "Intel MPI 8 B one-way latency [us]: dapl:dapl on ours (shm) vs Intel shm:shm|shm.impi.ours-dapl.lat.8|shm.impi.intel-shm.lat.8|lat|1.5"
     "Intel MPI 64 KiB bandwidth [MB/s]: dapl:dapl on ours (shm) vs Intel shm:shm|shm.impi.ours-dapl.bw.64K|shm.impi.intel-shm.bw.64K|bw|"
@@ -254,6 +295,7 @@ area_of() { # FIGURE-NAME: the section key
 area_title() {
     case $1 in
     shm) echo "shm on this host" ;;
+    ofi) echo "ofi (libfabric tcp) on this host" ;;
     shm.impi) echo "Intel MPI 2018 on this host" ;;
     *.impi) echo "Intel MPI 2018 in the ${1%.impi} guest" ;;
     *) echo "verbs in the $1 guest" ;;
