@@ -148,6 +148,11 @@ fn peer_main() {
         "unsealed_lmr_file" => victim_unsealed_lmr_file(&v, p),
         "pinned_mark" => victim_pinned_mark(&v, p),
         "wrapping_entry" => victim_wrapping_entry(&v, p),
+        "inline_freed_receive" => victim_inline_freed_receive(&v, p),
+        "ud_freed_receive" => victim_ud_freed_receive(&v, p),
+        "ud_forged_source" => victim_ud_forged_source(&v, p),
+        "ud_lying_listener" => victim_ud_lying_listener(&v, p),
+        "ud_lying_requester" => victim_ud_lying_requester(&v, p),
         r => panic!("unknown role {r}"),
     }
     v.check_honest();
@@ -546,5 +551,182 @@ fn a_table_entry_past_the_end_of_the_address_space_breaks_the_connection() {
         let rkey = peer.publish(6, addr, 8192, rights, Some(&file));
         peer.send(&bytes(&[rkey as u64, addr]))?;
         expect_closed(&peer)
+    });
+}
+
+// ---- receive buffers deregistered after their post ------------------------------------------
+
+/// The hostile peer sends a message of two inline records into the victim's receive; between
+/// them the victim frees the receive buffer's registration and writes a canary into the part
+/// the second record would fill. Nothing may land there, and the receive completes with a
+/// local protection error (as when the registration is gone before the first record).
+fn victim_inline_freed_receive(v: &Victim, p: u64) {
+    let (ep, _l) = v.accept_hostile(p);
+    assert_eq!(ep.event().0, ConnEvent::Established);
+    let chunk = raw_peer::CHUNK;
+    let big = Buf::new(&ep.pd, 2 * chunk, ALL);
+    ep.qp.post_recv(1, &[big.sge(0, 2 * chunk)]).unwrap();
+    send_words(&ep, 2, &[1]);
+    let end = Instant::now() + T;
+    while big.bytes()[chunk - 1] != 0xee {
+        assert!(ep.rcq.poll().is_none(), "the receive completed at its first record");
+        assert!(Instant::now() < end, "the first record never landed");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let Buf { mut mem, mr } = big;
+    drop(mr);
+    mem[chunk..].fill(0x11);
+    send_words(&ep, 3, &[2]);
+    let wc = ep.rcq.expect();
+    std::sync::atomic::fence(Ordering::SeqCst);
+    assert!(mem[chunk..].iter().all(|&b| b == 0x11), "the second record landed in deregistered memory");
+    assert_eq!((wc.wr_id, wc.status, wc.byte_len), (1, WcStatus::LocalProtection, 0));
+    assert_eq!(ep.event().0, ConnEvent::Broken, "the hostile peer left");
+}
+
+#[test]
+fn an_inline_send_continued_into_a_deregistered_receive_lands_nothing() {
+    case("inline_freed_receive", 11, |p| {
+        let mut peer = RawPeer::connect(p, Files::default(), T)?;
+        let chunk = raw_peer::CHUNK;
+        assert_eq!(words(&peer.next_send(T)?), [1]);
+        peer.send_first_chunk(2 * chunk as u64, &vec![0xee; chunk])?;
+        assert_eq!(words(&peer.next_send(T)?), [2], "deregistered");
+        if !peer.send_chunk(&vec![0xee; chunk])? {
+            return Err(fail("no room for the second record".into()));
+        }
+        match peer.next_response(T)? {
+            Response::Ack(WcStatus::RemoteOperation, _) => Ok(()),
+            r => Err(fail(format!("answer {r:?}, should be a remote operation error"))),
+        }
+    });
+}
+
+/// The UD queue pair on which the victim accepts the hostile peer's UD connect request
+/// (through the UD listener on `port`).
+fn accept_ud(v: &Victim, port: u64, ep: &Ep) -> UdPeer {
+    let crs = Q::new();
+    let _l = v.dev.listen(port, Arc::new(ListenQ(crs.clone()))).unwrap();
+    let req = crs.wait(T).expect("no UD connect request from the hostile peer");
+    ep.qp.accept(&req, b"").unwrap();
+    let (ev, _, peer, passive) = ep.ud_event();
+    assert_eq!((ev, passive), (ConnEvent::Established, true));
+    peer
+}
+
+/// The victim's UD queue pair posts two receives and frees the first one's registration (a
+/// canary written where it was) before it accepts the hostile peer, which sends two datagrams:
+/// the first receive completes with a local protection error and nothing landed in it.
+fn victim_ud_freed_receive(v: &Victim, p: u64) {
+    let ep = Ep::ud(&v.dev);
+    let (gone, kept) = (Buf::new(&ep.pd, 128, ALL), Buf::new(&ep.pd, 128, ALL));
+    ep.qp.post_recv(1, &[gone.sge(0, 128)]).unwrap();
+    ep.qp.post_recv(2, &[kept.sge(0, 128)]).unwrap();
+    let Buf { mut mem, mr } = gone;
+    drop(mr);
+    mem.fill(0x11);
+    let peer = accept_ud(v, p, &ep);
+    assert_eq!(peer.node, std::os::unix::process::parent_id() as u64);
+    let wc = ep.rcq.expect();
+    std::sync::atomic::fence(Ordering::SeqCst);
+    assert!(mem.iter().all(|&b| b == 0x11), "a datagram landed in deregistered memory");
+    assert_eq!((wc.wr_id, wc.status, wc.byte_len), (1, WcStatus::LocalProtection, 0));
+    let wc = ep.rcq.expect();
+    assert_eq!((wc.wr_id, wc.status, wc.immed), (2, WcStatus::Success, 9));
+    assert_eq!(&kept.bytes()[UD_HEADER_LEN as usize..][..8], b"second!!");
+}
+
+#[test]
+fn a_datagram_into_a_deregistered_receive_lands_nothing() {
+    case("ud_freed_receive", 12, |p| {
+        let (pid, qpn) = raw_peer::ud_request(p, std::process::id(), 9, b"", T)?;
+        raw_peer::ud_send(pid as u64, qpn, 9, b"first!!!")?;
+        raw_peer::ud_send(pid as u64, qpn, 9, b"second!!")
+    });
+}
+
+// ---- who may send to a UD queue pair ---------------------------------------------------------
+
+/// The victim's UD queue pair `a` has exchanged with its own `b` only; the hostile peer, told
+/// their addresses, sends `a` a datagram whose header names `b`'s queue pair, then `b` sends one.
+/// `a` takes `b`'s only.
+fn victim_ud_forged_source(v: &Victim, p: u64) {
+    let (hostile, _l) = v.accept_hostile(p);
+    assert_eq!(hostile.event().0, ConnEvent::Established);
+    let (a, b) = (Ep::ud(&v.dev), Ep::ud(&v.dev));
+    let crs = Q::new();
+    let _ul = v.dev.listen(p + 2, Arc::new(ListenQ(crs.clone()))).unwrap();
+    b.qp.connect(local(), p + 2, b"", None).unwrap();
+    a.qp.accept(&crs.wait(T).expect("no UD connect request"), b"").unwrap();
+    let (_, _, b_addr, _) = a.ud_event();
+    let (ev, _, a_addr, _) = b.ud_event();
+    assert_eq!(ev, ConnEvent::Established);
+    let bufs = [Buf::new(&a.pd, 128, ALL), Buf::new(&a.pd, 128, ALL)];
+    for (i, r) in bufs.iter().enumerate() {
+        a.qp.post_recv(i as u64 + 1, &[r.sge(0, 128)]).unwrap();
+    }
+    send_words(&hostile, 1, &[a_addr.node, a_addr.qpn as u64, b_addr.qpn as u64]);
+    assert_eq!(recv_words(&hostile, 2, 1), [0x5e7], "sent");
+    let mut tx = Buf::new(&b.pd, 8, ALL);
+    b.send_ud(3, &mut tx, b"honest!!", a_addr);
+    let wc = a.rcq.expect();
+    assert_eq!((wc.wr_id, wc.status, wc.immed), (1, WcStatus::Success, b_addr.qpn));
+    let h = UD_HEADER_LEN as usize;
+    assert_eq!(&bufs[0].bytes()[h..h + 8], b"honest!!", "the forged datagram was taken");
+    let late = a.rcq.wait(Duration::from_millis(200));
+    assert!(late.is_none(), "a datagram from a process the queue pair never exchanged with: {late:?}");
+    assert_eq!(hostile.event().0, ConnEvent::Broken, "the hostile peer left");
+}
+
+#[test]
+fn a_datagram_from_a_process_never_exchanged_with_is_dropped() {
+    case("ud_forged_source", 13, |p| {
+        let mut peer = RawPeer::connect(p, Files::default(), T)?;
+        let w = words(&peer.next_send(T)?);
+        let (pid, qpn, claimed) = (w[0], w[1] as u32, w[2] as u32);
+        raw_peer::ud_send(pid, qpn, claimed, b"forged!!")?;
+        peer.send(&bytes(&[0x5e7]))?;
+        peer.wait_drained(T)
+    });
+}
+
+// ---- who a UD connect exchange names ---------------------------------------------------------
+
+/// The victim's UD queue pair connects to the hostile listener, whose accept names another
+/// process (pid 1): the connect fails.
+fn victim_ud_lying_listener(v: &Victim, p: u64) {
+    let ep = Ep::ud(&v.dev);
+    ep.qp.connect(local(), p, b"", None).unwrap();
+    let (ev, _, peer, _) = ep.ud_event();
+    assert_eq!((ev, peer), (ConnEvent::Broken, UdPeer::default()), "an accept naming another process was taken");
+}
+
+#[test]
+fn a_ud_accept_naming_another_process_is_refused() {
+    case_listening("ud_lying_listener", 14, |l| l.answer_ud(1, 7, T));
+}
+
+/// The hostile peer sends a UD connect request naming another process (pid 1), then one naming
+/// itself: the victim hears the second only.
+fn victim_ud_lying_requester(v: &Victim, p: u64) {
+    let ep = Ep::ud(&v.dev);
+    let crs = Q::new();
+    let _l = v.dev.listen(p, Arc::new(ListenQ(crs.clone()))).unwrap();
+    let req = crs.wait(T).expect("no UD connect request");
+    assert_eq!(req.private_data(), b"true", "a request naming another process was heard");
+    ep.qp.accept(&req, b"").unwrap();
+    let (ev, _, peer, _) = ep.ud_event();
+    assert_eq!(ev, ConnEvent::Established);
+    assert_eq!((peer.node, peer.qpn), (std::os::unix::process::parent_id() as u64, 8));
+}
+
+#[test]
+fn a_ud_connect_request_naming_another_process_is_refused() {
+    case("ud_lying_requester", 15, |p| {
+        match raw_peer::ud_request(p, 1, 7, b"lie", T) {
+            Err(e) if matches!(e.kind(), io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionRefused) => {}
+            r => return Err(fail(format!("the request naming pid 1 was answered: {r:?}"))),
+        }
+        raw_peer::ud_request(p, std::process::id(), 8, b"true", T).map(drop)
     });
 }

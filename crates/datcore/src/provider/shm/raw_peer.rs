@@ -10,7 +10,8 @@ use super::memtable::{self, Entry, Kind};
 use super::ring::{self, segment_len, Consumer, Producer, Segment};
 use super::shared::Share;
 use super::sys::{self, Mapping, Recv};
-use super::{conn, qp, rendezvous, wire};
+use super::udsock::Outbox;
+use super::{conn, qp, rendezvous, ud, wire, xfer};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
@@ -18,6 +19,9 @@ use std::time::{Duration, Instant};
 
 /// The raw peer's protection domain (what its handshake announces).
 pub const PD: u32 = 0x7a;
+
+/// Most data bytes one inline record of a send carries.
+pub const CHUNK: usize = xfer::CHUNK as usize;
 
 /// Bytes of a published memory table.
 pub const TABLE_BYTES: usize = memtable::TABLE_BYTES;
@@ -306,6 +310,18 @@ impl RawPeer {
         self.push(wire::R_SEND, wire::F_INLINE, Self::op(data.len() as u64, 0, 0, 0, 0), data)
     }
 
+    /// The first record of an inline send of `total` bytes, carrying `first` (at most
+    /// [`CHUNK`] bytes); [`send_chunk`](Self::send_chunk) writes the rest.
+    pub fn send_first_chunk(&mut self, total: u64, first: &[u8]) -> io::Result<()> {
+        self.push(wire::R_SEND, wire::F_INLINE, Self::op(total, 0, 0, 0, 0), first)
+    }
+
+    /// A later record of an inline operation, carrying `data`; false when the ring has no
+    /// room for it.
+    pub fn send_chunk(&mut self, data: &[u8]) -> io::Result<bool> {
+        self.push_record(wire::R_DATA, 0, data)
+    }
+
     /// An RDMA write of `data` to `addr` under `rkey`, carried inline.
     pub fn write(&mut self, rkey: u32, addr: u64, data: &[u8]) -> io::Result<()> {
         self.push(wire::R_WRITE, wire::F_INLINE, Self::op(data.len() as u64, addr, rkey, 0, 0), data)
@@ -472,16 +488,32 @@ impl RawListener {
         Ok(RawListener { sock, _bound: bound })
     }
 
+    /// Takes the next connection (within `timeout`), reads its UD connect request and accepts
+    /// it with a hello saying our pid is `pid` and our UD queue pair `qpn`.
+    pub fn answer_ud(&self, pid: u32, qpn: u32, timeout: Duration) -> io::Result<()> {
+        let deadline = Instant::now() + timeout;
+        let sock = self.next(deadline)?;
+        let (msg, _) = recv_msg(&sock, deadline)?;
+        if !matches!(wire::decode(&msg).map_err(|m| malformed(m.0))?, wire::Msg::Req(h, _) if h.ud_qpn != wire::NO_UD) {
+            return Err(malformed("no UD connect request"));
+        }
+        send_msg(&sock, &wire::Msg::Acc(ud_hello(pid, qpn), b"raw"), &[])
+    }
+
+    fn next(&self, deadline: Instant) -> io::Result<OwnedFd> {
+        loop {
+            if let Some(s) = sys::accept(&self.sock)? {
+                return Ok(s);
+            }
+            wait_readable(&self.sock, deadline)?;
+        }
+    }
+
     /// Takes the next connection (within `timeout`) and accepts it with a segment whose index
     /// words are `preset`.
     pub fn accept(&self, files: Files, preset: &[Preset], timeout: Duration) -> io::Result<RawPeer> {
         let deadline = Instant::now() + timeout;
-        let sock = loop {
-            if let Some(s) = sys::accept(&self.sock)? {
-                break s;
-            }
-            wait_readable(&self.sock, deadline)?;
-        };
+        let sock = self.next(deadline)?;
         let (msg, _) = recv_msg(&sock, deadline)?;
         if !matches!(wire::decode(&msg).map_err(|m| malformed(m.0))?, wire::Msg::Req(..)) {
             return Err(malformed("no connect request"));
@@ -506,4 +538,37 @@ impl RawListener {
         let other_wake_fd = fds.pop().unwrap_or_else(|| unreachable!());
         Ok(RawPeer::new(sock, 1, Some(seg_fd), seg, own, other, other_wake_fd, other_table_fd))
     }
+}
+
+/// A UD hello saying our pid is `pid` and our queue pair `qpn`.
+fn ud_hello(pid: u32, qpn: u32) -> wire::Hello {
+    wire::Hello { pid, ud_qpn: qpn, send_cq: wire::NO_CQ, recv_cq: wire::NO_CQ, ..hello() }
+}
+
+/// A UD connect request to the listener on qualifier `port` from queue pair `qpn`, its hello
+/// saying our pid is `pid`: the pid and queue pair number the accept names, or the error of a
+/// refusal (`ConnectionRefused`: rejected; `ConnectionReset`: closed unanswered).
+pub fn ud_request(port: u64, pid: u32, qpn: u32, private: &[u8], timeout: Duration) -> io::Result<(u32, u32)> {
+    let deadline = Instant::now() + timeout;
+    let sock = sys::seqpacket()?;
+    conn::connect_listener(&sock, &rendezvous::socket_path(port)?, timeout)?;
+    send_msg(&sock, &wire::Msg::Req(ud_hello(pid, qpn), private), &[])?;
+    let (msg, _) = recv_msg(&sock, deadline)?;
+    match wire::decode(&msg).map_err(|m| malformed(m.0))? {
+        wire::Msg::Acc(h, _) => Ok((h.pid, h.ud_qpn)),
+        wire::Msg::Rej(_) => Err(io::ErrorKind::ConnectionRefused.into()),
+        m => Err(malformed(&format!("no answer: {m:?}"))),
+    }
+}
+
+/// Sends `msg` as one datagram to UD queue pair `qpn` of process `pid`, its header saying it
+/// comes from queue pair `src_qpn`.
+pub fn ud_send(pid: u64, qpn: u32, src_qpn: u32, msg: &[u8]) -> io::Result<()> {
+    let head = ud::datagram_header(src_qpn);
+    let iov = [
+        libc::iovec { iov_base: head.as_ptr() as *mut libc::c_void, iov_len: head.len() },
+        libc::iovec { iov_base: msg.as_ptr() as *mut libc::c_void, iov_len: msg.len() },
+    ];
+    // SAFETY: both iovecs describe live, readable buffers.
+    unsafe { Outbox::new().send(pid, qpn, &iov, |_| {}) }
 }

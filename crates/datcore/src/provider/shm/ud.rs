@@ -409,6 +409,14 @@ impl UdShared {
     }
 }
 
+/// The header of a datagram from queue pair `src_qpn`.
+pub(super) fn datagram_header(src_qpn: u32) -> [u8; DGRAM_HEADER] {
+    let mut head = [0u8; DGRAM_HEADER];
+    head[..4].copy_from_slice(&MAGIC.to_le_bytes());
+    head[4..].copy_from_slice(&src_qpn.to_le_bytes());
+    head
+}
+
 /// The sender's queue pair number and the message of a datagram, if it is one of ours.
 pub(super) fn parse(d: &[u8]) -> Option<(u32, &[u8])> {
     let (head, msg) = d.split_first_chunk::<DGRAM_HEADER>()?;
@@ -505,9 +513,7 @@ impl QueuePair for ShmUdQp {
         let status = if total > MAX_UD_MESSAGE {
             WcStatus::LocalLength
         } else {
-            let mut head = [0u8; DGRAM_HEADER];
-            head[..4].copy_from_slice(&MAGIC.to_le_bytes());
-            head[4..].copy_from_slice(&sh.qpn.to_le_bytes());
+            let head = datagram_header(sh.qpn);
             // SAFETY: the SGEs were validated as registered memory of this process.
             if let Err(e) = unsafe { sh.send_to(peer, &head, wr.sges) } {
                 // Lost, as a UD datagram may be; the send itself completed.
