@@ -87,6 +87,10 @@ pub fn check_receive(sges: &[Sge], pd: u32, max_sge: u32) -> DatResult<Checked> 
     Ok(Checked { total, keys_cleared })
 }
 
+/// The right a receive's local memory needs (and an RDMA read's or atomic's local sink).
+pub const LOCAL_WRITE: Access =
+    Access { local_read: false, local_write: true, remote_read: false, remote_write: false, remote_atomic: false };
+
 /// Re-checks SGEs at the moment data lands (the region may be gone since the post).
 pub fn still_valid(sges: &[Sge], pd: u32, need: Access) -> bool {
     sges.iter().filter(|s| s.length > 0).all(|s| {

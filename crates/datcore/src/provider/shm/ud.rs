@@ -43,7 +43,7 @@
 use super::super::eventfd::EventFd;
 use super::super::spin::SpinLock;
 use super::super::{
-    Access, BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair, SendWr, Sge, UdExchange, UdPeer,
+    BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QueuePair, SendWr, Sge, UdExchange, UdPeer,
     WcOpcode, WcStatus, WorkCompletion, UD_HEADER_LEN,
 };
 use super::cma::MAX_IOV;
@@ -331,10 +331,9 @@ impl UdShared {
             return None;
         };
         let len = msg.len() as u64;
-        let writable = Access { local_write: true, ..Access::default() };
         let status = if UD_HEADER_LEN + len > sges.total() {
             WcStatus::LocalLength
-        } else if !recvq::still_valid(sges.as_slice(), self.pd, writable) {
+        } else if !recvq::still_valid(sges.as_slice(), self.pd, recvq::LOCAL_WRITE) {
             // a region of the receive was deregistered since its post: nothing lands (a verbs
             // device completes such a receive with a local protection error too)
             WcStatus::LocalProtection

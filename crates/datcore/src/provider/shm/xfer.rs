@@ -9,12 +9,12 @@
 //! copy, one syscall); small payloads, and everything when attach is not permitted, travel
 //! inline through the rings (two copies, no syscall).
 
-use super::super::{Access, Sge, WcStatus};
+use super::super::{Sge, WcStatus};
 use super::cma::{self, MAX_IOV};
 use super::memtable;
 use super::qp::{status_code, status_from, Ack, After, Dest, Fault, OpKind, QpShared, QpState, Rx};
 use super::rdma;
-use super::recvq;
+use super::recvq::{self, LOCAL_WRITE};
 use super::ring::Record;
 use super::wire::*;
 
@@ -321,9 +321,7 @@ pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool,
                         return Err(Fault::Malformed("unexpected rdma read data"));
                     }
                     let sink = sq.sges_at(i);
-                    if e.err.is_none()
-                        && !recvq::still_valid(sink, sh.pd, Access { local_write: true, ..Access::default() })
-                    {
+                    if e.err.is_none() && !recvq::still_valid(sink, sh.pd, LOCAL_WRITE) {
                         e.err = Some(WcStatus::LocalProtection);
                     }
                     if e.err.is_none() {
@@ -354,7 +352,7 @@ pub fn pump_resp(sh: &QpShared, st: &mut QpState, a: &mut After) -> Result<bool,
 
 /// Writes an atomic's result (the remote word's old value) into its local buffer.
 fn place_old_value(sh: &QpShared, sink: &[Sge], old: u64) -> WcStatus {
-    if !recvq::still_valid(sink, sh.pd, Access { local_write: true, ..Access::default() }) {
+    if !recvq::still_valid(sink, sh.pd, LOCAL_WRITE) {
         return WcStatus::LocalProtection;
     }
     let bytes = old.to_ne_bytes();
@@ -566,8 +564,7 @@ fn receive_small_send(sh: &QpShared, st: &mut QpState, a: &mut After, ring: &mut
         return Ok(false);
     }
     let Some((wr_id, sges, checked)) = rq.front() else { return Ok(false) };
-    let local_write = Access { local_write: true, ..Access::default() };
-    if checked.total < total || !(checked.holds() || recvq::still_valid(sges, sh.pd, local_write)) {
+    if checked.total < total || !(checked.holds() || recvq::still_valid(sges, sh.pd, LOCAL_WRITE)) {
         return Ok(false);
     }
     // SAFETY: the receive's SGEs were validated just now and hold `total` bytes; the record's
@@ -629,14 +626,20 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
         let (peer, we_copy) = (link.peer_pid, link.we_copy);
         let end = link.rx_req.position_after(&rec);
         match (st.rx, rec.kind) {
-            (Rx::Inline { dest, total, off, status, mut ack }, R_DATA) => {
+            (Rx::Inline { dest, total, off, mut status, mut ack }, R_DATA) => {
                 let n = (total - off).min(CHUNK);
                 if !chunk_fits(rec.payload_len, n) {
                     return Err(Fault::Malformed("inline data overruns its operation"));
                 }
                 if status == WcStatus::Success && ack == WcStatus::Success {
                     match dest {
-                        // SAFETY: the receive SGEs were re-validated when the op started.
+                        // The receive's region may have been deregistered since the op's first
+                        // record: looked at again before each record lands, as at the first.
+                        Dest::Recv(..) if !recvq::still_valid(st.recv_sges.as_slice(), sh.pd, LOCAL_WRITE) => {
+                            status = WcStatus::LocalProtection;
+                            ack = WcStatus::RemoteOperation;
+                        }
+                        // SAFETY: the receive SGEs were re-validated just now.
                         Dest::Recv(..) => unsafe { scatter(st.recv_sges.as_slice(), off, rec.payload, n) },
                         Dest::Mem { addr, rkey, .. } => {
                             let busy = link.seg.target_busy();
@@ -709,7 +712,7 @@ fn pump_rx_inner(sh: &QpShared, st: &mut QpState, a: &mut After, did: &mut bool,
                         if total > cap {
                             status = WcStatus::LocalLength;
                             ack = WcStatus::RemoteOperation;
-                        } else if !recvq::still_valid(sges, sh.pd, Access { local_write: true, ..Access::default() }) {
+                        } else if !recvq::still_valid(sges, sh.pd, LOCAL_WRITE) {
                             status = WcStatus::LocalProtection;
                             ack = WcStatus::RemoteOperation;
                         }
