@@ -364,6 +364,11 @@ pub fn make_cr(sock: OwnedFd, port: u64, buf: &[u8]) -> Option<Arc<ShmCr>> {
             return None;
         }
     };
+    if h.ud_qpn != wire::NO_UD && h.pid != peer_pid as u32 {
+        // A UD peer is named by its pid: the request must name the process that sent it.
+        tracing::warn!(port, peer_pid, claimed = h.pid, "shm: UD connect request naming another process refused");
+        return None;
+    }
     let remote = SocketAddr::new(IpAddr::V4(Ipv4Addr::from(h.ip)), 0);
     let cr = Arc::new(ShmCr {
         sock: Mutex::new(Some(sock)),

@@ -382,6 +382,9 @@ impl UdShared {
         let path = rendezvous::socket_path(port).map_err(|_| ConnEvent::Unreachable)?;
         let sock = sys::seqpacket().map_err(|_| ConnEvent::Unreachable)?;
         connect_listener(&sock, &path, NO_LISTENER_GRACE).map_err(|_| ConnEvent::NonPeerRejected)?;
+        // Who listens, from the kernel: the accept must name that process.
+        let listener_pid = sys::peer_pid_same_uid(&sock).map_err(|_| ConnEvent::NonPeerRejected)?;
+        udsock::admit(listener_pid);
         send_msg(&sock, &wire::Msg::Req(self.hello(ip), private_data), &[]).map_err(|_| ConnEvent::NonPeerRejected)?;
         let mut buf = [0u8; wire::MAX_MSG];
         loop {
@@ -397,8 +400,8 @@ impl UdShared {
                 Ok(Recv::Closed) | Err(_) => return Err(ConnEvent::NonPeerRejected),
             };
             return match wire::decode(&buf[..n]) {
-                Ok(wire::Msg::Acc(h, pd)) if h.ud_qpn != wire::NO_UD => {
-                    let peer = UdPeer { node: h.pid as u64, qpn: h.ud_qpn, qkey: QKEY };
+                Ok(wire::Msg::Acc(h, pd)) if h.ud_qpn != wire::NO_UD && h.pid == listener_pid as u32 => {
+                    let peer = UdPeer { node: listener_pid as u64, qpn: h.ud_qpn, qkey: QKEY };
                     Ok((ConnEvent::Established, pd.to_vec(), peer))
                 }
                 Ok(wire::Msg::Rej(pd)) => Ok((ConnEvent::PeerRejected, pd.to_vec(), UdPeer::default())),
@@ -476,6 +479,8 @@ impl QueuePair for ShmUdQp {
         let sock = cr.sock.lock().take().ok_or(DatError::invalid_state(0))?;
         cr.decided.store(true, Ordering::SeqCst);
         let sh = self.sh.clone();
+        // The requester's pid is the kernel's (its request naming another was refused).
+        udsock::admit(cr.peer_pid);
         let acc = send_msg(&sock, &wire::Msg::Acc(sh.hello([0; 4]), private_data), &[]);
         let request_data = cr.private.clone();
         let peer = UdPeer { node: cr.peer_pid as u64, qpn: cr.hello.ud_qpn, qkey: QKEY };

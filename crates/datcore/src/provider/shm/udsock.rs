@@ -19,12 +19,14 @@
 use super::super::spin::SpinLock;
 use super::sys::{self, Recv};
 use super::{cma::MAX_IOV, rendezvous};
+use parking_lot::Mutex;
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 /// The send buffer a sender's connection asks for (the kernel caps it at `net.core.wmem_max`).
@@ -131,6 +133,21 @@ pub fn ready(ep: &OwnedFd) -> bool {
     unsafe { libc::epoll_wait(ep.as_raw_fd(), &mut ev, 1, 0) > 0 }
 }
 
+/// The processes whose datagrams this process's UD queue pairs take: those a connect exchange
+/// of one of them named, by the kernel's credentials of the exchange's connection.
+static SENDERS: LazyLock<Mutex<HashSet<i32>>> = LazyLock::new(Mutex::default);
+
+/// Lets process `pid` send to this process's UD queue pairs: a connect exchange with it is
+/// under way (before our request or our accept goes out, so that none of its datagrams comes
+/// first).
+pub fn admit(pid: i32) {
+    SENDERS.lock().insert(pid);
+}
+
+fn admitted(pid: i32) -> bool {
+    SENDERS.lock().contains(&pid)
+}
+
 /// A UD queue pair's receiving side: its listening socket and an epoll set of it and the
 /// connections it accepted. Dropping it removes the socket's name.
 pub struct Inbox {
@@ -205,8 +222,16 @@ impl Inbox {
     }
 
     fn accept(&self, a: &mut Arrivals) {
-        // Connections come from processes of this user only: the rendezvous directory is private.
+        // Connections come from processes of this user only (the rendezvous directory is
+        // private), and are kept from the processes a connect exchange named only.
         while let Ok(Some(c)) = sys::accept(&self.listener) {
+            match sys::peer_pid_same_uid(&c) {
+                Ok(pid) if admitted(pid) => {}
+                r => {
+                    tracing::debug!(?r, "shm: UD: a connection from a process no connect exchange named, closed");
+                    continue;
+                }
+            }
             if let Err(e) = watch(&self.epoll, c.as_raw_fd()) {
                 tracing::warn!("shm: UD: a sender's connection refused: {e}");
                 continue;
