@@ -14,6 +14,11 @@
 //!                       <--REJ(private data)--              reject: PeerRejected
 //! ```
 //! Nothing stays connected: either queue pair may connect and accept any number of times.
+//! Each side names the other by the pid the kernel gives for the handshake connection
+//! (`SO_PEERCRED`), never by the hello's: an ACC naming another process than the listener's ends
+//! the connect `Broken`, a REQ naming another than its sender is refused before the listener
+//! hears of it ([`super::conn::make_cr`]); both sides let that process send to this one's UD queue
+//! pairs ([`udsock::admit`]) before their REQ or ACC goes out.
 //!
 //! A send is one datagram (an 8-byte header: magic, sender's qpn; then the message, gathered
 //! by the kernel straight from the send's segments); it completes once sent. As on InfiniBand

@@ -8,7 +8,9 @@
 //! unconnected datagram socket, which a burst of MTU-sized datagrams (Intel MPI's UD transport
 //! sends a message as one) overruns at once, so the sender waited for the receiver to be
 //! scheduled every ten datagrams; over a connection the limit is the sender's send buffer,
-//! which [`SNDBUF`] asks to raise.
+//! which [`SNDBUF`] asks to raise. A connection is kept only from a process a UD connect
+//! exchange of this process named ([`admit`]), known by the connection's `SO_PEERCRED` at its
+//! accept (so no system call per datagram); others are closed unread.
 //!
 //! A sender whose connection is full tries again, yielding the processor between tries (a
 //! sender that slept in the kernel instead would, on a busy machine, wait milliseconds for a
