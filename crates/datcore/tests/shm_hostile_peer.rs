@@ -684,7 +684,10 @@ fn a_datagram_from_a_process_never_exchanged_with_is_dropped() {
         let mut peer = RawPeer::connect(p, Files::default(), T)?;
         let w = words(&peer.next_send(T)?);
         let (pid, qpn, claimed) = (w[0], w[1] as u32, w[2] as u32);
-        raw_peer::ud_send(pid, qpn, claimed, b"forged!!")?;
+        // The victim may close the connection before the datagram goes (then it is lost).
+        if let Err(e) = raw_peer::ud_send(pid, qpn, claimed, b"forged!!") {
+            eprintln!("the forged datagram: {e}");
+        }
         peer.send(&bytes(&[0x5e7]))?;
         peer.wait_drained(T)
     });
