@@ -15,6 +15,10 @@
 #      a checked ping-pong and collectives, I_MPI_FABRICS dapl:dapl (and with I_MPI_DAPL_UD=on on
 #      rxe) and shm:dapl) on our libdat2.so.2 and, as the reference column, on OFED's libdat2.so.2
 #      + libdaplofa.so.2 (SKIPPED when Intel MPI's wheel cannot be had: tests/impi/run.sh)
+#   6. two guests with no RDMA at all (rdma-guest.sh --tcp), joined by a virtual link: the ofi
+#      provider over libfabric's tcp (tests/vm/ofi-two-guests.sh: the ping-pong example, the
+#      conformance suite's e2e cases in two-host mode, Debian's dtest and dapltest), then Intel
+#      MPI 2018 across the two (impi-guest.sh -2 on IA ofi-tcp-rdma0)
 # Exits non-zero if anything failed inside a guest. Needs tests/vm/install.sh (root) first and
 # `make` (build/lib/libdat.so.1, build/lib/libdat2.so.2).
 set -u
@@ -111,10 +115,10 @@ impi_rxe() { "$G" --timing --rxe --timeout 1500 -- "$HERE/impi-guest.sh" -L "$RO
 impi_siw() { "$G" --timing --siw --timeout 1500 -- "$HERE/impi-guest.sh" -L "$ROOT/build/lib"; }
 # across two guests: the ping-pong and the 4-rank collectives (ranks alternate between the guests)
 impi_two_guests_siw() {
-  local link="datimpi$$-$RANDOM" crc src
-  "$G" --siw --timing --timeout 1500 --link "$link:b" -- "$HERE/impi-guest.sh" -2 b > /tmp/dat-vm-impi-b.$$ 2>&1 &
+  local link="datimpi$$-$RANDOM" crc src type=--${IMPI_TWO_TYPE:-siw}
+  "$G" "$type" --timing --timeout 1500 --link "$link:b" -- "$HERE/impi-guest.sh" -2 b > /tmp/dat-vm-impi-b.$$ 2>&1 &
   local bpid=$!
-  "$G" --siw --timing --timeout 1500 --link "$link:a" --env IMPI_CASES="pingpong.2 collectives.4" -- \
+  "$G" "$type" --timing --timeout 1500 --link "$link:a" --env IMPI_CASES="pingpong.2 collectives.4" -- \
     "$HERE/impi-guest.sh" -2 a -L "$ROOT/build/lib"
   crc=$?
   # the peer stops when guest a tells it to; should a not have got that far, end it here
@@ -125,6 +129,20 @@ impi_two_guests_siw() {
   echo "two guests: mpirun guest exit $crc, peer exit $src"
   [ $crc = 0 ] && [ $src = 0 ]
 }
+
+# Two guests with nothing but TCP between them: the ofi provider (ofi-two-guests.sh), then Intel MPI
+ofi_two_guests_tcp() {
+  local link="datofi$$-$RANDOM" crc src
+  "$G" --tcp --timing --timeout 1200 --link "$link:a" -- "$HERE/ofi-two-guests.sh" a > /tmp/dat-vm-ofi-a.$$ 2>&1 &
+  local apid=$!
+  "$G" --tcp --timing --timeout 1200 --link "$link:b" -- "$HERE/ofi-two-guests.sh" b
+  crc=$?
+  wait $apid; src=$?
+  sed 's/^/  server side: /' /tmp/dat-vm-ofi-a.$$; rm -f /tmp/dat-vm-ofi-a.$$
+  echo "two guests: client side exit $crc, server side exit $src"
+  [ $crc = 0 ] && [ $src = 0 ]
+}
+impi_two_guests_tcp() { IMPI_TWO_TYPE=tcp impi_two_guests_siw; }
 
 section rxe one_guest_rxe
 section siw one_guest_siw
@@ -137,6 +155,10 @@ if [ -z "$IMPI_SKIP" ]; then
   section impi-rxe impi_rxe
   section impi-siw impi_siw
   section impi-siw-two-guests impi_two_guests_siw
+fi
+section ofi-tcp-two-guests ofi_two_guests_tcp
+if [ -z "$IMPI_SKIP" ]; then
+  section impi-tcp-two-guests impi_two_guests_tcp
 else
   echo "$IMPI_SKIP"
 fi

@@ -53,10 +53,13 @@ for _ in $(seq 200); do
 done
 [ -c "$OUT" ] && [ -c "$ERR" ] || setup_fail "virtio-serial ports not found"
 
-# RDMA: core + user-space access, then the soft driver.
-modprobe ib_uverbs && modprobe rdma_ucm && modprobe ib_umad || setup_fail "modprobe ib_uverbs/rdma_ucm"
-modprobe "$( [ "$RDMA_TYPE" = siw ] && echo siw || echo rdma_rxe )" || setup_fail "modprobe $RDMA_TYPE"
+# RDMA: core + user-space access, then the soft driver (none for a plain TCP guest).
+if [ "$RDMA_TYPE" != tcp ]; then
+  modprobe ib_uverbs && modprobe rdma_ucm && modprobe ib_umad || setup_fail "modprobe ib_uverbs/rdma_ucm"
+  modprobe "$( [ "$RDMA_TYPE" = siw ] && echo siw || echo rdma_rxe )" || setup_fail "modprobe $RDMA_TYPE"
+fi
 RDMA_DEV=${RDMA_TYPE}0 RDMA_NETDEV=rdma0
+[ "$RDMA_TYPE" = tcp ] && RDMA_DEV=
 if [ -n "$LINK_MAC" ]; then
   # Two-guest mode: the virtio NIC joined to the other guest. Rename it to rdma0.
   modprobe virtio_net || setup_fail "modprobe virtio_net"
@@ -74,10 +77,12 @@ fi
 # Pitfall: at MTU 1500 rxe's active path MTU is only 1024; 9000 gives 4096.
 ip link set "$RDMA_NETDEV" mtu 9000 && ip addr add "$RDMA_IP/24" dev "$RDMA_NETDEV" &&
   ip link set "$RDMA_NETDEV" up || setup_fail "configuring $RDMA_NETDEV"
-rdma link add "$RDMA_DEV" type "$RDMA_TYPE" netdev "$RDMA_NETDEV" || setup_fail "rdma link add $RDMA_DEV"
-state=/sys/class/infiniband/$RDMA_DEV/ports/1/state
-for _ in $(seq 100); do grep -q ACTIVE "$state" 2>/dev/null && break; sleep 0.05; done
-grep -q ACTIVE "$state" || setup_fail "$RDMA_DEV port is not ACTIVE"
+if [ -n "$RDMA_DEV" ]; then
+  rdma link add "$RDMA_DEV" type "$RDMA_TYPE" netdev "$RDMA_NETDEV" || setup_fail "rdma link add $RDMA_DEV"
+  state=/sys/class/infiniband/$RDMA_DEV/ports/1/state
+  for _ in $(seq 100); do grep -q ACTIVE "$state" 2>/dev/null && break; sleep 0.05; done
+  grep -q ACTIVE "$state" || setup_fail "$RDMA_DEV port is not ACTIVE"
+fi
 
 # RoCE (rxe) tools that do not use rdma_cm (ibv_rc_pingpong -g, perftest -x) need the GID
 # index of the IPv4-mapped GID; iWARP (siw) has no GID table to speak of.
@@ -96,13 +101,17 @@ fi
 # A dat.conf for the OFED uDAPL provider (libdaplofa, rdma_cm) on this device, for running
 # the reference dapltest/dtest or loading the OFED provider through our registry.
 mkdir -p /run/dat
-echo "ofa-v2-$RDMA_TYPE u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \"$RDMA_NETDEV 0\" \"\"" \
-  > /run/dat/dat.conf
+if [ -n "$RDMA_DEV" ]; then
+  echo "ofa-v2-$RDMA_TYPE u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \"$RDMA_NETDEV 0\" \"\"" \
+    > /run/dat/dat.conf
+else
+  : >/run/dat/dat.conf
+fi
 export RDMA_TYPE RDMA_DEV RDMA_NETDEV RDMA_IP RDMA_GID_INDEX RDMA_DAT_CONF=/run/dat/dat.conf
 [ -n "$RDMA_PEER_IP" ] && export RDMA_PEER_IP
 export DAT_OVERRIDE=$RDMA_DAT_CONF
 apply_env                                    # host variables (may override DAT_OVERRIDE)
-log "$RDMA_DEV on $RDMA_NETDEV $RDMA_IP${RDMA_PEER_IP:+ (peer $RDMA_PEER_IP)}${RDMA_GID_INDEX:+ gid $RDMA_GID_INDEX}"
+log "${RDMA_DEV:-no RDMA device,} on $RDMA_NETDEV $RDMA_IP${RDMA_PEER_IP:+ (peer $RDMA_PEER_IP)}${RDMA_GID_INDEX:+ gid $RDMA_GID_INDEX}"
 
 set +x
 cd "$CWD" 2>/dev/null || cd /

@@ -7,10 +7,13 @@
 #   ofed   the system's libdat2.so.2 (libdapl2) and libdaplofa.so.2, IA ofa-v2-$RDMA_TYPE (the
 #          harness's dat.conf line); its failures are reported as REFFAIL, the reference's, and
 #          do not fail the run
+# In a guest without RDMA (rdma-guest.sh --tcp) ours runs on the ofi provider over libfabric's
+# tcp, IA ofi-tcp-$RDMA_NETDEV, and OFED's library, which has no provider for plain TCP, is left
+# out.
 # usage: impi-guest.sh [-L DIR] [-s "ours ofed"] [-2 a|b] [CONFIG...]
 #   CONFIG  tests/impi/run.sh's fabric configurations (default: dapl dapl-ud shm:dapl on rxe;
-#           dapl shm:dapl on siw: iWARP has no datagram service, so neither provider offers
-#           the IB UD extension there and Intel MPI refuses I_MPI_DAPL_UD)
+#           dapl shm:dapl on siw and tcp: iWARP has no datagram service, so neither provider
+#           offers the IB UD extension there and Intel MPI refuses I_MPI_DAPL_UD; nor does ofi)
 #   -2 a    two guests (rdma-guest.sh --link NAME:a and NAME:b): this guest runs mpirun, the ranks
 #           alternate between the two guests (-ppn 1), so every ping-pong message and the
 #           collectives' neighbours cross the link; hydra starts its proxy on the peer through
@@ -23,6 +26,8 @@ set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 lib=$root/build/lib stacks="ours ofed" two=
+ours_ia=ofa-v2-$RDMA_NETDEV
+[ "$RDMA_TYPE" = tcp ] && stacks=ours ours_ia=ofi-tcp-$RDMA_NETDEV
 while getopts L:s:2: opt; do
     case $opt in
     L) lib=$OPTARG ;;
@@ -33,7 +38,7 @@ while getopts L:s:2: opt; do
 done
 shift $((OPTIND - 1))
 case $RDMA_TYPE in
-siw) configs=${*:-dapl shm:dapl} ;;
+siw | tcp) configs=${*:-dapl shm:dapl} ;;
 *) configs=${*:-dapl dapl-ud shm:dapl} ;;
 esac
 export IMPI_PINGPONG_ARGS=${IMPI_PINGPONG_ARGS:--n 200 -N 20 -M 5} IMPI_COLL_ITERS=${IMPI_COLL_ITERS:-1}
@@ -65,7 +70,7 @@ fi
 failed=0
 for stack in $stacks; do
     case $stack in
-    ours) bash tests/impi/run.sh -n -L "$lib" -P "ofa-v2-$RDMA_NETDEV" -l "ours-$RDMA_TYPE${two:+-2}" $configs || failed=1 ;;
+    ours) bash tests/impi/run.sh -n -L "$lib" -P "$ours_ia" -l "ours-$RDMA_TYPE${two:+-2}" $configs || failed=1 ;;
     ofed) bash tests/impi/run.sh -n -L system -P "ofa-v2-$RDMA_TYPE" -l "ofed-$RDMA_TYPE${two:+-2}" -r $configs ;;
     *) echo "impi-guest: unknown stack $stack" >&2; exit 2 ;;
     esac

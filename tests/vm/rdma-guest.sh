@@ -1,6 +1,7 @@
 #!/bin/bash
 # tests/vm/rdma-guest.sh -- run a command inside a throw-away QEMU guest that has a soft RDMA
-# device (Soft-RoCE "rxe", or soft-iWARP "siw" with --siw). Setup: tests/vm/install.sh (root).
+# device (Soft-RoCE "rxe", or soft-iWARP "siw" with --siw), or none (--tcp: no RDMA module
+# loaded, plain TCP/IP only). Setup: tests/vm/install.sh (root).
 #
 #   tests/vm/rdma-guest.sh [options] -- CMD [ARGS...]
 #
@@ -9,13 +10,15 @@
 # are all there, guest writes vanish with the guest (except --rw directories). CMD runs as
 # root, in the current directory, stdin /dev/null; its stdout and stderr are streamed here.
 # Environment CMD sees:
-#   RDMA_TYPE rxe|siw   RDMA_DEV rxe0|siw0   RDMA_NETDEV rdma0   RDMA_IP 10.77.0.1 (or .2)
+#   RDMA_TYPE rxe|siw|tcp   RDMA_DEV rxe0|siw0 (none with --tcp)   RDMA_NETDEV rdma0
+#   RDMA_IP 10.77.0.1 (or .2)
 #   RDMA_PEER_IP (--link only)   RDMA_GID_INDEX (rxe: GID index of RDMA_IP, for perftest -x)
 #   RDMA_DAT_CONF, DAT_OVERRIDE: a dat.conf with "ofa-v2-<type>" (OFED libdaplofa on rdma0)
 #   PATH HOME USER LANG TERM TMPDIR LD_LIBRARY_PATH and DAT_* DAPL_* RUST_* CARGO_* RDMAV_*
 #   IBV_* from the host, plus --env ones.
 # Options:
-#   --siw | --rxe        soft device type (default rxe)
+#   --siw | --rxe | --tcp  soft device type (default rxe); --tcp: no RDMA device, no DAT
+#                        dat.conf entry of OFED's (the netdev is still rdma0)
 #   --timeout S          hard limit for the whole run, boot included (default 1800)
 #   --link NAME:a|b      two guests joined by a virtual wire (host unix datagram sockets
 #                        /tmp/dat-rdma-link.NAME.{a,b} -- no IP traffic on the host). Side a is
@@ -48,7 +51,7 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 TYPE=rxe TIMEOUT=1800 LINK= MEM=2G SMP= ACCEL=auto TIMING=0 VERBOSE=0 KEEP=0 RW=() ENVS=()
 while [ $# -gt 0 ]; do
   case $1 in
-    --siw|--rxe) TYPE=${1#--};;
+    --siw|--rxe|--tcp) TYPE=${1#--};;
     --timeout) TIMEOUT=$2; shift;;
     --link) LINK=$2; shift;;
     --rw) [ -d "$2" ] || die "--rw $2: not a directory"; RW+=("$(cd "$2" && pwd -P)"); shift;;
@@ -72,7 +75,7 @@ case $TIMEOUT in ''|*[!0-9]*|0) die "--timeout wants whole seconds";; esac
 KV=$(cat "$H/kernel-version" 2>/dev/null) || die "no cached kernel in $H: run tests/vm/install.sh as root"
 KDIR=$H/kernel VMLINUZ=$H/kernel/boot/vmlinuz-$KV KMODDIR=$H/kernel/lib/modules/$KV
 [ -r "$VMLINUZ" ] || die "$VMLINUZ missing or unreadable: run tests/vm/install.sh"
-[ "$TYPE" = rxe ] || [ -e "$KMODDIR/updates/siw.ko" ] || die "no siw.ko for $KV: run tests/vm/install.sh"
+[ "$TYPE" != siw ] || [ -e "$KMODDIR/updates/siw.ko" ] || die "no siw.ko for $KV: run tests/vm/install.sh"
 QEMU=(qemu-system-x86_64) QEMU_DATA=()
 if ! command -v qemu-system-x86_64 >/dev/null; then
   # install.sh extracted Debian's qemu here (see there why it is not installed). Its firmware
