@@ -34,7 +34,6 @@ use crate::error::{DatError, DatResult};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 mod area;
 mod cma;
@@ -45,7 +44,7 @@ pub mod fuzz;
 mod memtable;
 mod progress;
 mod qp;
-mod quota;
+pub(crate) mod quota;
 #[doc(hidden)]
 pub mod raw_peer;
 mod rdma;
@@ -191,60 +190,14 @@ impl Device for ShmDevice {
         let caps = super::QpCaps { max_send_wr: c.max_send_wr.max(1), max_recv_wr: c.max_recv_wr.max(1), ..c };
         let held = QPS.take().ok_or(DatError::insufficient(DAT_RESOURCE_TEP))?;
         if init.datagram {
-            let qp = ud::ShmUdQp::new(pd.id, send_cq, recv_cq, srq, caps, init.context, init.events)?;
-            return Ok(Arc::new(Counted { qp, _held: held }));
+            let mut qp = ud::ShmUdQp::new(pd.id, send_cq, recv_cq, srq, caps, init.context, init.events)?;
+            qp.held = Some(held);
+            return Ok(Arc::new(qp));
         }
         let events = self.events.clone();
-        let qp = qp::ShmQp::new(pd.id, send_cq, recv_cq, srq, caps, init.context, init.events, events);
-        Ok(Arc::new(Counted { qp, _held: held }))
-    }
-}
-
-/// A queue pair with its place in [`QPS`]: every call goes straight to `qp` (no indirection
-/// beyond the trait object's).
-struct Counted<Q> {
-    qp: Q,
-    _held: quota::Held,
-}
-
-impl<Q: QueuePair> QueuePair for Counted<Q> {
-    #[inline]
-    fn post_send(&self, wr: &super::SendWr<'_>) -> DatResult<()> {
-        self.qp.post_send(wr)
-    }
-    #[inline]
-    fn post_message(&self, wr_id: u64, sges: &[super::Sge], flags: super::SendFlags) -> DatResult<()> {
-        self.qp.post_message(wr_id, sges, flags)
-    }
-    #[inline]
-    fn post_rdma(&self, wr_id: u64, sges: &[super::Sge], rdma: super::Rdma, flags: super::SendFlags) -> DatResult<()> {
-        self.qp.post_rdma(wr_id, sges, rdma, flags)
-    }
-    #[inline]
-    fn post_recv(&self, wr_id: u64, sges: &[super::Sge]) -> DatResult<()> {
-        self.qp.post_recv(wr_id, sges)
-    }
-    fn bind_mw(&self, wr: &super::BindWr<'_>) -> DatResult<u32> {
-        self.qp.bind_mw(wr)
-    }
-    fn connect(&self, remote: SocketAddr, port: u64, private_data: &[u8], timeout: Option<Duration>) -> DatResult<()> {
-        self.qp.connect(remote, port, private_data, timeout)
-    }
-    fn accept(&self, req: &Arc<dyn super::ConnectionRequest>, private_data: &[u8]) -> DatResult<()> {
-        self.qp.accept(req, private_data)
-    }
-    fn disconnect(&self, graceful: bool) -> DatResult<()> {
-        self.qp.disconnect(graceful)
-    }
-    fn posted_recvs(&self) -> u32 {
-        self.qp.posted_recvs()
-    }
-    fn posted_sends(&self) -> u32 {
-        self.qp.posted_sends()
-    }
-    #[inline]
-    fn post_send_ud(&self, wr: &super::SendWr<'_>, peer: super::UdPeer) -> DatResult<()> {
-        self.qp.post_send_ud(wr, peer)
+        let mut qp = qp::ShmQp::new(pd.id, send_cq, recv_cq, srq, caps, init.context, init.events, events);
+        qp.held = Some(held);
+        Ok(Arc::new(qp))
     }
 }
 

@@ -704,6 +704,8 @@ impl QpShared {
 /// The `QueuePair` the core holds. Dropping it closes the connection without further events.
 pub struct ShmQp {
     pub sh: Arc<QpShared>,
+    /// Its place among the device's queue pairs.
+    pub held: Option<super::quota::Held>,
 }
 
 impl ShmQp {
@@ -753,7 +755,7 @@ impl ShmQp {
             need_recv: AtomicBool::new(false),
             attached: AtomicBool::new(false),
         });
-        ShmQp { sh }
+        ShmQp { sh, held: None }
     }
 }
 
