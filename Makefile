@@ -2,7 +2,7 @@
 #
 #   make                 build build/lib/libdat.so.1 and build/lib/libdat2.so.2 (+ libdat.so,
 #                        libdat2.so links), build/bin/datinfo, build/bin/datperf,
-#                        build/bin/datperf2 (DAT 2.0) and build/bin/rawperf
+#                        build/bin/datperf2 (DAT 2.0), build/bin/rawperf and build/bin/datscale
 #   make check           build and run every test: lint, Rust unit/integration tests, model
 #                        checking of the handle slot protocol (loom), ABI checks,
 #                        ELF export check, prototype check, C conformance suite on shm (also
