@@ -2,7 +2,7 @@
 #
 #   make                 build build/lib/libdat.so.1 and build/lib/libdat2.so.2 (+ libdat.so,
 #                        libdat2.so links), build/bin/datinfo, build/bin/datperf,
-#                        build/bin/datperf2 (DAT 2.0) and build/bin/rawperf
+#                        build/bin/datperf2 (DAT 2.0), build/bin/rawperf and build/bin/datscale
 #   make check           build and run every test: lint, Rust unit/integration tests, model
 #                        checking of the handle slot protocol (loom), ABI checks,
 #                        ELF export check, prototype check, C conformance suite on shm (also
@@ -17,6 +17,8 @@
 #                        interleaved rounds, medians; writes build/bench/table.md (BENCHMARKS.md)
 #                        and a shm size sweep drawn as build/bench/shm-{latency,bandwidth}.png
 #   make bench-callgrind instructions per steady-state operation (valgrind callgrind)
+#   make scale           EPs, LMRs and connections by count on shm: creation rate, memory,
+#                        and the data path's cost beside them (BENCHMARKS.md, "Scale")
 #   make fuzz            each fuzz target (fuzz/) for FUZZ_SECONDS, then datinfo --conf on the
 #                        dat.conf inputs found (docs/testing.md, "Fuzzing")
 
@@ -46,10 +48,10 @@ LIB2        := $(BUILD)/lib/libdat2.so.2
 DATINFO     := $(BUILD)/bin/datinfo
 # datperf finds libdat.so.1 (datperf2: libdat2.so.2) in ../lib beside its own directory:
 # build/lib here, $(PREFIX)/lib once installed.
-TOOLS       := $(BUILD)/bin/datperf $(BUILD)/bin/datperf2 $(BUILD)/bin/rawperf
+TOOLS       := $(BUILD)/bin/datperf $(BUILD)/bin/datperf2 $(BUILD)/bin/rawperf $(BUILD)/bin/datscale
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror
 
-.PHONY: all rust check check-lint check-rust check-loom check-abi check-elf check-prototypes check-c check-ofi check-apirand check-dat2 check-dapl2-shm check-impi check-valgrind check-install check-tools check-vm check-vm-auto example bench bench-callgrind install clean
+.PHONY: all rust check check-lint check-rust check-loom check-abi check-elf check-prototypes check-c check-ofi check-apirand check-dat2 check-dapl2-shm check-impi check-valgrind check-install check-tools check-vm check-vm-auto example bench bench-callgrind scale install clean
 
 all: $(LIB) $(LIB2) $(DATINFO) $(TOOLS)
 
@@ -105,6 +107,12 @@ $(BUILD)/bin/datperf2: tools/datperf/datperf.c tools/datperf/dat_compat.h $(LIB2
 	@mkdir -p $(BUILD)/bin
 	$(CC) -std=c99 $(TOOL_CFLAGS) -DDATPERF_DAT2 -Iinclude -o $@ tools/datperf/datperf.c \
 	  $(LIB2) -Wl,-rpath,'$$ORIGIN/../lib'
+
+# datscale: creation cost, memory and data-path cost by count of EPs, LMRs and connections
+# (DAT 2.0 face, linked with our libdat2.so.2 by path as datperf2).
+$(BUILD)/bin/datscale: tools/scale/datscale.c $(LIB2)
+	@mkdir -p $(BUILD)/bin
+	$(CC) -std=c11 $(TOOL_CFLAGS) -Iinclude -o $@ tools/scale/datscale.c $(LIB2) -Wl,-rpath,'$$ORIGIN/../lib'
 
 $(BUILD)/bin/rawperf: tools/baselines/rawperf.c
 	@mkdir -p $(BUILD)/bin
@@ -236,6 +244,10 @@ bench: $(TOOLS)
 
 bench-callgrind: $(TOOLS)
 	bash tools/bench/callgrind.sh
+
+# Scale on shm: EPs, LMRs and connections by count (tools/scale/datscale.c; BENCHMARKS.md, "Scale").
+scale: $(BUILD)/bin/datscale
+	$(BUILD)/bin/datscale -P $(IA)
 
 # Real verbs (rxe and siw) in QEMU guests. `make check-vm` fails loudly when the guest harness
 # is not installed; `make check` installs it on first use where it can (root with apt) and

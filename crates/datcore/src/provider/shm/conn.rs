@@ -119,15 +119,17 @@ pub(super) fn dialled_ip(remote: SocketAddr) -> [u8; 4] {
 pub const NO_LISTENER_GRACE: Duration = Duration::from_millis(250);
 
 /// Connects `sock` to the listener socket at `path`, trying again while nobody listens there
-/// (no socket file, or a dead listener's) for at most `grace`. The caller holds its QP's lock
-/// meanwhile: the QP is idle, so only a connect to a missing listener waits.
+/// (no socket file, or a dead listener's) or its backlog is full (EAGAIN: the listener's
+/// progress thread has not taken the connects before ours yet) for at most `grace`. The caller
+/// holds its QP's lock meanwhile: the QP is idle, so only a connect that cannot go in waits.
 pub(super) fn connect_listener(sock: &OwnedFd, path: &std::path::Path, grace: Duration) -> std::io::Result<()> {
     let give_up = Instant::now() + grace;
     let mut pause = Duration::from_millis(1);
     loop {
         match sys::connect(sock, path) {
             Err(e)
-                if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ECONNREFUSED)) && Instant::now() < give_up =>
+                if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ECONNREFUSED | libc::EAGAIN))
+                    && Instant::now() < give_up =>
             {
                 std::thread::sleep(pause.min(give_up.saturating_duration_since(Instant::now())));
                 pause = (pause * 2).min(Duration::from_millis(16));
@@ -148,6 +150,7 @@ pub fn connect(
     if pd.len() > wire::MAX_PRIVATE_DATA {
         return Err(DatError::invalid_arg(5));
     }
+    sh.attach();
     let mut st = sh.st.lock();
     if st.phase != Phase::Idle {
         return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
@@ -181,6 +184,7 @@ pub fn connect(
     }
     st.sock = Some(Arc::new(sock));
     st.deadline = timeout.map(|t| Instant::now() + t);
+    sh.make_send_queue(&mut st);
     st.phase = Phase::Connecting;
     drop(st);
     progress::engine().add_qp(sh.clone());
@@ -197,6 +201,7 @@ pub fn accept(sh: &Arc<QpShared>, req: &Arc<dyn ConnectionRequest>, pd: &[u8]) -
         // An unreliable datagram queue pair asks; only one of those may answer.
         return Err(DatError::invalid_arg(2));
     }
+    sh.attach();
     let mut st = sh.st.lock();
     if st.phase != Phase::Idle {
         return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
@@ -221,6 +226,7 @@ pub fn accept(sh: &Arc<QpShared>, req: &Arc<dyn ConnectionRequest>, pd: &[u8]) -
     let we_copy = cma::probe(cr.peer_pid, cr.hello.cookie_addr, cr.hello.cookie_val);
     // The peer's area arrives with RTU.
     st.link = Some(Link::new(seg, 1, cr.peer_pid, we_copy, PeerEnd::new(None, &cr.hello)));
+    sh.make_send_queue(&mut st);
     st.phase = Phase::Accepting;
     if let Err(e) = send_msg(&sock, &wire::Msg::Acc(hello(sh, we_copy, [0; 4]), pd), &[&fd, wake_fd, table_fd]) {
         tracing::debug!("shm: accept: peer gone: {e}");

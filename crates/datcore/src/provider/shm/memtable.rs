@@ -20,8 +20,10 @@ use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-const INDEX_BITS: u32 = 16;
+const INDEX_BITS: u32 = 17;
 const SLOTS: usize = 1 << INDEX_BITS;
+/// Keys in the table: LMRs and RMRs of the process together.
+pub const KEYS: u32 = SLOTS as u32;
 const GEN_MASK: u32 = (1 << (32 - INDEX_BITS)) - 1;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

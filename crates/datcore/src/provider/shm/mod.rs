@@ -44,6 +44,7 @@ pub mod fuzz;
 mod memtable;
 mod progress;
 mod qp;
+pub(crate) mod quota;
 #[doc(hidden)]
 pub mod raw_peer;
 mod rdma;
@@ -67,6 +68,14 @@ static PDS: lookup::Reg<ShmPd> = lookup::Reg::new();
 static SRQS: lookup::Reg<recvq::ShmSrq> = lookup::Reg::new();
 static MWS: lookup::Reg<ShmMw> = lookup::Reg::new();
 static CRS: lookup::Reg<conn::ShmCr> = lookup::Reg::new();
+
+/// The device's `max_qp`, `max_pd`, `max_mr` and `max_mw`, enforced per process ([`quota`]).
+/// Memory regions and windows share the memory table: their limits add up to its size, so
+/// neither kind can take the other's keys. (`max_cq` is the number of wake words.)
+static QPS: quota::Quota = quota::Quota::new(16384);
+static PD_QUOTA: quota::Quota = quota::Quota::new(16384);
+static MW_QUOTA: quota::Quota = quota::Quota::new(memtable::KEYS / 8);
+static MR_QUOTA: quota::Quota = quota::Quota::new(memtable::KEYS - memtable::KEYS / 8);
 
 /// The provider object registered with the core.
 #[derive(Default)]
@@ -105,15 +114,15 @@ fn device_attr(name: &str) -> DeviceAttr {
         firmware_version_major: 1,
         firmware_version_minor: 0,
         transport: Transport::SharedMemory,
-        max_qp: 4096,
+        max_qp: QPS.max(),
         max_qp_wr: 16384,
         max_sge: cma::MAX_IOV as u32,
-        max_cq: 4096,
+        max_cq: area::WAKE_SLOTS as u32,
         max_cqe: cq::MAX_CQE,
-        max_mr: 32768,
+        max_mr: MR_QUOTA.max(),
         max_mr_size: MAX_MESSAGE,
-        max_pd: 4096,
-        max_mw: 16384,
+        max_pd: PD_QUOTA.max(),
+        max_mw: MW_QUOTA.max(),
         max_srq: 1024,
         max_srq_wr: 16384,
         max_rdma_read_in: 64,
@@ -143,7 +152,9 @@ impl Device for ShmDevice {
 
     fn alloc_pd(&self) -> DatResult<Arc<dyn ProtectionDomain>> {
         static NEXT: AtomicU32 = AtomicU32::new(1);
-        let pd = Arc::new(ShmPd { id: NEXT.fetch_add(1, Ordering::Relaxed), events: self.events.clone() });
+        let held = PD_QUOTA.take().ok_or(DatError::insufficient(DAT_RESOURCE_PROTECTION_DOMAIN))?;
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        let pd = Arc::new(ShmPd { id, events: self.events.clone(), _held: held });
         PDS.insert(&pd);
         Ok(pd)
     }
@@ -177,11 +188,16 @@ impl Device for ShmDevice {
             return Err(DatError::new(DAT_PROTECTION_VIOLATION, 0));
         }
         let caps = super::QpCaps { max_send_wr: c.max_send_wr.max(1), max_recv_wr: c.max_recv_wr.max(1), ..c };
+        let held = QPS.take().ok_or(DatError::insufficient(DAT_RESOURCE_TEP))?;
         if init.datagram {
-            return Ok(Arc::new(ud::ShmUdQp::new(pd.id, send_cq, recv_cq, srq, caps, init.context, init.events)?));
+            let mut qp = ud::ShmUdQp::new(pd.id, send_cq, recv_cq, srq, caps, init.context, init.events)?;
+            qp.held = Some(held);
+            return Ok(Arc::new(qp));
         }
         let events = self.events.clone();
-        Ok(Arc::new(qp::ShmQp::new(pd.id, send_cq, recv_cq, srq, caps, init.context, init.events, events)))
+        let mut qp = qp::ShmQp::new(pd.id, send_cq, recv_cq, srq, caps, init.context, init.events, events);
+        qp.held = Some(held);
+        Ok(Arc::new(qp))
     }
 }
 
@@ -189,6 +205,7 @@ pub struct ShmPd {
     id: u32,
     /// The device's asynchronous events (an SRQ's low watermark).
     events: Arc<dyn AsyncEvents>,
+    _held: quota::Held,
 }
 
 impl ProtectionDomain for ShmPd {
@@ -203,17 +220,19 @@ impl ProtectionDomain for ShmPd {
             tracing::debug!(addr, len, ?access, "shm: registration of a range not mapped with that access");
             return Err(DatError::new(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
         }
+        let held = MR_QUOTA.take().ok_or(DatError::insufficient(DAT_RESOURCE_MEMORY_REGION))?;
         let slot = memtable::alloc().ok_or(DatError::insufficient(DAT_RESOURCE_MEMORY_REGION))?;
         let exported = range.first.as_ref().and_then(|m| shared::export(m, addr, len));
         let share = exported.as_ref().map(|e| e.share);
         let entry = memtable::Entry { kind: memtable::Kind::Region, pd: self.id, addr, len, access, share };
         let key = memtable::publish(slot, entry);
-        Ok(Arc::new(ShmMr { slot, key, addr, len, _exported: exported }))
+        Ok(Arc::new(ShmMr { slot, key, addr, len, _exported: exported, _held: held }))
     }
 
     fn alloc_mw(&self) -> DatResult<Arc<dyn MemoryWindow>> {
+        let held = MW_QUOTA.take().ok_or(DatError::insufficient(DAT_RESOURCE_MEMORY_REGION))?;
         let slot = memtable::alloc().ok_or(DatError::insufficient(DAT_RESOURCE_MEMORY_REGION))?;
-        let mw = Arc::new(ShmMw { slot, pd: self.id, key: AtomicU32::new(0) });
+        let mw = Arc::new(ShmMw { slot, pd: self.id, key: AtomicU32::new(0), _held: held });
         MWS.insert(&mw);
         Ok(mw)
     }
@@ -236,6 +255,7 @@ pub struct ShmMr {
     /// Keeps the published descriptor open; dropped after `Drop` has freed the slot (so after
     /// every peer copy through the key ended).
     _exported: Option<shared::Exported>,
+    _held: quota::Held,
 }
 
 impl MemoryRegion for ShmMr {
@@ -263,6 +283,7 @@ pub struct ShmMw {
     slot: u32,
     pd: u32,
     key: AtomicU32,
+    _held: quota::Held,
 }
 
 impl ShmMw {

@@ -219,6 +219,10 @@ pub struct SendQueue {
 }
 
 impl SendQueue {
+    /// The queue of an endpoint that is not connected: no storage (nothing can be posted).
+    const NONE: SendQueue =
+        SendQueue { e: Vec::new(), depth: 0, sges: Vec::new(), max_sge: 1, head: 0, acked: 0, issued: 0, tail: 0 };
+
     fn new(cap: u32, max_sge: u32) -> SendQueue {
         let depth = cap.max(1) as usize;
         let slots = depth.next_power_of_two();
@@ -435,6 +439,9 @@ pub struct QpShared {
     pub st: SpinLock<QpState>,
     /// Stalled on an empty receive queue: the next post_recv runs a data step itself.
     pub need_recv: AtomicBool,
+    /// On its completion queues' lists (from the first connect or accept): only then do their
+    /// polls look at it, so idle endpoints cost a poll nothing.
+    attached: AtomicBool,
 }
 
 pub fn status_code(s: WcStatus) -> u32 {
@@ -598,6 +605,24 @@ impl QpShared {
         while let Some(wr_id) = st.rq.pop(&mut st.recv_sges) {
             self.complete_recv(a, wr_id, WcStatus::Flushed, 0, None);
         }
+        // Nothing can be posted to a closed queue pair any more (posts complete as flushed).
+        st.sq = SendQueue::NONE;
+        st.rq = RecvQueue::new(0, self.caps.max_recv_sge);
+    }
+
+    /// Puts the queue pair on its completion queues' lists, once: called before a connect or an
+    /// accept (without the queue pair's lock, which a poll takes under the list's).
+    pub fn attach(self: &Arc<Self>) {
+        if !self.attached.swap(true, Ordering::AcqRel) {
+            for cq in self.cqs() {
+                cq.attach(self);
+            }
+        }
+    }
+
+    /// Gives the queue pair its send queue, as it starts connecting (under its lock).
+    pub fn make_send_queue(&self, st: &mut QpState) {
+        st.sq = SendQueue::new(self.caps.max_send_wr, self.caps.max_send_sge);
     }
 
     /// Ends the connection after `fault`: everything outstanding is flushed and the
@@ -679,6 +704,8 @@ impl QpShared {
 /// The `QueuePair` the core holds. Dropping it closes the connection without further events.
 pub struct ShmQp {
     pub sh: Arc<QpShared>,
+    /// Its place among the device's queue pairs.
+    pub held: Option<super::quota::Held>,
 }
 
 impl ShmQp {
@@ -693,14 +720,15 @@ impl ShmQp {
         events: Arc<dyn ConnectionEvents>,
         async_events: Arc<dyn AsyncEvents>,
     ) -> ShmQp {
-        let rq = RecvQueue::new(if srq.is_some() { 0 } else { caps.max_recv_wr.max(1) }, caps.max_recv_sge);
+        // The queues get their storage when they are used (the send queue at connect time, the
+        // receive queue at the first receive): an endpoint that is never connected stays small.
         let st = QpState {
             phase: Phase::Idle,
             sock: None,
             deadline: None,
             link: None,
-            sq: SendQueue::new(caps.max_send_wr, caps.max_send_sge),
-            rq,
+            sq: SendQueue::NONE,
+            rq: RecvQueue::new(0, caps.max_recv_sge),
             rx: Rx::Idle,
             recv_sges: SgeList::EMPTY,
             pending_ack: None,
@@ -725,11 +753,9 @@ impl ShmQp {
             async_events,
             st: SpinLock::new(st),
             need_recv: AtomicBool::new(false),
+            attached: AtomicBool::new(false),
         });
-        for cq in sh.cqs() {
-            cq.attach(&sh);
-        }
-        ShmQp { sh }
+        ShmQp { sh, held: None }
     }
 }
 
@@ -834,7 +860,14 @@ impl QueuePair for ShmQp {
             sh.finish(a);
             return Ok(());
         }
-        st.rq.push(wr_id, sges, checked)?;
+        if let Err(e) = st.rq.push(wr_id, sges, checked) {
+            // Full, or not yet given its storage (the first receive of the queue pair).
+            if st.rq.cap() != 0 {
+                return Err(e);
+            }
+            st.rq = RecvQueue::new(sh.caps.max_recv_wr.max(1), sh.caps.max_recv_sge);
+            st.rq.push(wr_id, sges, checked)?;
+        }
         // A send waits for this receive: place it now, in the caller's thread.
         if sh.need_recv.load(Ordering::Acquire) && sh.need_recv.swap(false, Ordering::AcqRel) {
             let mut a = After::default();

@@ -50,8 +50,10 @@ pub fn bind_listen(fd: &OwnedFd, path: &Path) -> io::Result<()> {
     let (addr, len) = sockaddr_un(path)?;
     // SAFETY: addr is a valid sockaddr_un of `len` bytes.
     cvt(unsafe { libc::bind(fd.as_raw_fd(), &addr as *const _ as *const libc::sockaddr, len) })?;
-    // SAFETY: listen on a bound socket we own.
-    cvt(unsafe { libc::listen(fd.as_raw_fd(), 128) })?;
+    // SAFETY: listen on a bound socket we own. The kernel's somaxconn caps the backlog: a
+    // consumer connecting hundreds of endpoints at once fills it faster than the listener's
+    // progress thread takes them (a connect finding it full tries again, see `conn`).
+    cvt(unsafe { libc::listen(fd.as_raw_fd(), libc::SOMAXCONN) })?;
     Ok(())
 }
 

@@ -166,6 +166,8 @@ pub struct ShmUdQp {
     sh: Arc<UdShared>,
     stop: Arc<EventFd>,
     receiver: Option<std::thread::JoinHandle<()>>,
+    /// Its place among the device's queue pairs.
+    pub held: Option<super::quota::Held>,
 }
 
 impl ShmUdQp {
@@ -211,7 +213,7 @@ impl ShmUdQp {
             .name("dat-shm-ud".into())
             .spawn(move || receive_loop(&thread_sh, &thread_stop, super::progress::look_every()))
             .map_err(|e| resource("receive thread", e))?;
-        Ok(ShmUdQp { sh, stop, receiver: Some(receiver) })
+        Ok(ShmUdQp { sh, stop, receiver: Some(receiver), held: None })
     }
 }
 
