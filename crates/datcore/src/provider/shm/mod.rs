@@ -54,6 +54,7 @@ mod shared;
 mod sys;
 mod ud;
 mod udsock;
+mod wake;
 mod wire;
 mod xfer;
 
