@@ -31,9 +31,9 @@
 //! validation and release) is generic over [`RingMem`], where the ring's words live, so that the
 //! provider runs it on the segment's `std` atomics ([`ShmRing`]) and the model checker
 //! (`loom`, `make check-loom`) runs the very same code on its own atomics (the `loom_model`
-//! tests below). Its functions are `#[inline(always)]`: on `std`'s atomics they compile to the
-//! same instructions as hand-written calls. Only the copying of payload bytes is the
-//! provider's alone.
+//! tests below). On `std`'s atomics they compile to the same instructions as the ring's code
+//! written for them alone (the accessors of [`RingMem`] are inlined away). Only the copying of
+//! payload bytes is the provider's alone.
 
 use super::sys::Mapping;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -326,18 +326,8 @@ pub struct Producer<M = ShmRing> {
     head_seen: u64,
 }
 
-/// Where a record goes ([`Producer::place`]): its offset and length, and the pad before it.
-struct Place {
-    off: u64,
-    len: u64,
-    /// The offset and length of the pad record before it, if it does not fit to the end.
-    pad: Option<(u64, u64)>,
-    end: u64,
-}
-
 impl<M: RingMem> Producer<M> {
     /// Bytes not yet consumed, reading the consumer's head afresh.
-    #[inline(always)]
     fn used(&mut self) -> Result<u64, Malformed> {
         let head = self.mem.head().load(Ordering::Acquire);
         let used = self.tail.wrapping_sub(head);
@@ -367,7 +357,6 @@ impl<M: RingMem> Producer<M> {
     /// Whether a record with `payload` bytes fits right now (counting any pad record and the
     /// zero header after it). Reads the consumer's head only when the last value seen leaves
     /// too little space.
-    #[inline(always)]
     pub fn fits(&mut self, payload: usize) -> Result<bool, Malformed> {
         let len = record_len(payload) as u64;
         let off = self.tail & (self.cap - 1);
@@ -379,17 +368,17 @@ impl<M: RingMem> Producer<M> {
         Ok(self.cap - self.used()? >= need)
     }
 
-    /// Finds room for a record with `payload` bytes and writes the zero header just past it;
-    /// None, leaving the ring untouched, when it does not fit: then `waiting` is set so the
-    /// consumer signals when it frees space.
+    /// Writes one record with `payload` bytes: `fill` gets the offset of the record in the
+    /// ring, and writes the payload after the record's header. Returns false, leaving the ring untouched,
+    /// when it does not fit; then `waiting` is set so the consumer signals when it frees space.
     #[inline(always)]
-    fn place(&mut self, payload: usize) -> Result<Option<Place>, Malformed> {
+    fn push_with(&mut self, kind: u16, flags: u16, payload: usize, fill: impl FnOnce(u64)) -> Result<bool, Malformed> {
         if !self.fits(payload)? {
             self.mem.waiting().store(1, Ordering::SeqCst);
             M::fence_seq_cst();
             // Re-check: the consumer may have freed space before seeing the flag.
             if !self.fits(payload)? {
-                return Ok(None);
+                return Ok(false);
             }
         }
         let len = record_len(payload) as u64;
@@ -398,27 +387,22 @@ impl<M: RingMem> Producer<M> {
         let padded = len > contiguous;
         let start = if padded { self.tail.wrapping_add(contiguous) } else { self.tail };
         let end = start.wrapping_add(len);
-        // SAFETY: masked below the capacity; positions are 8-aligned (records are). fits()
-        // guaranteed free space for the pad, the record and this zero header; the consumer
-        // reads none of it before `publish`'s release stores.
-        unsafe { self.mem.header(end & (self.cap - 1)) }.store(0, Ordering::Relaxed);
-        let pad = padded.then_some((first, contiguous));
-        Ok(Some(Place { off: start & (self.cap - 1), len, pad, end }))
-    }
-
-    /// Publishes the record at `p` (its payload written) with `kind` and `flags`.
-    #[inline(always)]
-    fn publish(&mut self, p: Place, kind: u16, flags: u16) {
-        // SAFETY: offsets `place` computed (masked, 8-aligned).
+        let off = start & (self.cap - 1);
+        // SAFETY: offsets masked below the capacity, 8-aligned (records are). fits() guaranteed
+        // free space for the pad, the record and the zero header after it; the consumer reads
+        // none of it before the release stores below publish it.
         unsafe {
-            self.mem.header(p.off).store(header_word(p.len as u32, kind, flags), Ordering::Release);
-            if let Some((first, contiguous)) = p.pad {
+            self.mem.header(end & (self.cap - 1)).store(0, Ordering::Relaxed);
+            fill(off);
+            self.mem.header(off).store(header_word(len as u32, kind, flags), Ordering::Release);
+            if padded {
                 // Last: the consumer reaches the record through the pad.
                 self.mem.header(first).store(header_word(contiguous as u32, PAD, 0), Ordering::Release);
             }
         }
-        self.tail = p.end;
-        self.mem.tail().store(p.end, Ordering::Release);
+        self.tail = end;
+        self.mem.tail().store(end, Ordering::Release);
+        Ok(true)
     }
 }
 
@@ -429,11 +413,6 @@ fn record_len(payload: usize) -> usize {
 }
 
 impl Producer {
-    /// Total bytes a record with `payload` bytes occupies.
-    pub fn record_len(payload: usize) -> usize {
-        record_len(payload)
-    }
-
     /// Writes one record: `fill` gets the payload buffer (exactly `payload` bytes). Returns
     /// false, leaving the ring untouched, when it does not fit; then `waiting` is set so the
     /// consumer signals when it frees space.
@@ -445,13 +424,12 @@ impl Producer {
         fill: impl FnOnce(&mut [u8]),
     ) -> Result<bool, Malformed> {
         debug_assert!(payload <= MAX_PAYLOAD);
-        let Some(p) = self.place(payload)? else { return Ok(false) };
-        // SAFETY: `place` found room for the record at `p.off` inside the ring; the consumer
-        // reads none of it before `publish`.
-        let buf = unsafe { std::slice::from_raw_parts_mut(self.mem.data.add(p.off as usize + HDR), payload) };
-        fill(buf);
-        self.publish(p, kind, flags);
-        Ok(true)
+        let data = self.mem.data;
+        self.push_with(kind, flags, payload, |off| {
+            // SAFETY: `push_with` found room for the record (its header and `payload` bytes)
+            // at `off`, inside the ring; the consumer reads none of it before it is published.
+            fill(unsafe { std::slice::from_raw_parts_mut(data.add(off as usize + HDR), payload) })
+        })
     }
 }
 
@@ -501,17 +479,8 @@ pub struct Consumer<M = ShmRing> {
     looked: u64,
 }
 
-/// A record's place and header, as the consumer validated them.
-struct Found {
-    off: u64,
-    len: u64,
-    kind: u16,
-    flags: u16,
-}
-
 impl<M: RingMem> Consumer<M> {
     /// The header word at our position: zero while no record is there (module invariant).
-    #[inline(always)]
     fn next_header(&self) -> u64 {
         // SAFETY: head is 8-aligned (records are), masked below cap.
         unsafe { self.mem.header(self.head & (self.cap - 1)) }.load(Ordering::Acquire)
@@ -522,9 +491,10 @@ impl<M: RingMem> Consumer<M> {
         self.next_header() == 0
     }
 
-    /// The oldest record's place, skipping pad records.
+    /// The oldest record, skipping pad records: `found` gets the ring, the offset of its
+    /// payload, its kind, flags and length, and makes what is returned.
     #[inline(always)]
-    fn find(&mut self) -> Result<Option<Found>, Malformed> {
+    fn peek_with<R>(&mut self, found: impl FnOnce(&M, u64, u16, u16, u64) -> R) -> Result<Option<R>, Malformed> {
         loop {
             let v = self.next_header();
             if v == 0 {
@@ -546,11 +516,10 @@ impl<M: RingMem> Consumer<M> {
                 self.advance(len);
                 continue;
             }
-            return Ok(Some(Found { off, len, kind, flags }));
+            return Ok(Some(found(&self.mem, off + HDR as u64, kind, flags, len)));
         }
     }
 
-    #[inline(always)]
     fn advance(&mut self, len: u64) {
         self.head = self.head.wrapping_add(len);
         self.mem.head().store(self.head, Ordering::Release);
@@ -576,14 +545,14 @@ impl<M: RingMem> Consumer<M> {
 impl Consumer {
     /// The oldest record, skipping pad records.
     pub fn peek(&mut self) -> Result<Option<Record>, Malformed> {
-        Ok(self.find()?.map(|f| Record {
-            kind: f.kind,
-            flags: f.flags,
-            // SAFETY: inside the ring, see the checks in `find`.
-            payload: unsafe { self.mem.data.add(f.off as usize + HDR) },
-            payload_len: f.len as usize - HDR,
-            len: f.len,
-        }))
+        self.peek_with(|mem, at, kind, flags, len| Record {
+            kind,
+            flags,
+            // SAFETY: inside the ring, see the checks in `peek_with`.
+            payload: unsafe { mem.data.add(at as usize) },
+            payload_len: len as usize - HDR,
+            len,
+        })
     }
 
     /// The ring position just past `rec` (the oldest record, from `peek`).
@@ -611,10 +580,7 @@ mod tests {
         for payload in (0..200usize).cycle().take(6000) {
             assert!(tx.push(7, payload as u16, payload, |b| b.fill(payload as u8)).unwrap());
             let rec = rx.peek().unwrap().expect("the record pushed");
-            assert_eq!(
-                (rec.kind, rec.flags, rec.payload_len),
-                (7, payload as u16, Producer::record_len(payload) - HDR)
-            );
+            assert_eq!((rec.kind, rec.flags, rec.payload_len), (7, payload as u16, record_len(payload) - HDR));
             // SAFETY: the record's payload is inside the ring until consumed.
             let data = unsafe { std::slice::from_raw_parts(rec.payload, payload) };
             assert!(data.iter().all(|&b| b == payload as u8));
@@ -645,7 +611,7 @@ mod tests {
         // A pad must end at the ring's end: one that does is taken, one short of it is refused.
         let mut tx = seg.producer(0, false);
         let mut rx = seg.consumer(0, false);
-        let chunk = Producer::record_len(MAX_PAYLOAD) as u64;
+        let chunk = record_len(MAX_PAYLOAD) as u64;
         while cap - tx.position() > chunk {
             assert!(tx.push(7, 0, MAX_PAYLOAD, |_| {}).unwrap());
             let rec = rx.peek().unwrap().unwrap();
@@ -728,29 +694,38 @@ mod loom_model {
     /// The third waits for the first to be consumed, the fourth for the second (full).
     const RECORDS: [usize; 5] = [1, 1, 1, 2, 1];
 
-    /// The producer writes every record, in order (the payload as relaxed stores between
-    /// `place` and `publish`, as the provider's copy); when one does not fit it waits for the
-    /// consumer's doorbell, and only for it, so a lost doorbell shows as a hang.
+    /// The producer writes every record, in order (the payload as relaxed stores where the
+    /// provider copies it); when one does not fit it waits for the consumer's doorbell, and
+    /// only for it, so a lost doorbell shows as a hang.
     fn produce(ring: ModelRing, bell: Arc<AtomicBool>) -> Producer<ModelRing> {
         let mut tx = Producer { mem: ring, cap: CAP, tail: 0, head_seen: 0 };
         for (i, &n) in RECORDS.iter().enumerate() {
-            let p = loop {
-                if let Some(p) = tx.place(n * 8).unwrap() {
-                    break p;
+            let mem = tx.mem.clone();
+            let write = |off: u64| {
+                for (k, w) in payload(i as u16, n).into_iter().enumerate() {
+                    // SAFETY: inside the record (the model's `header` checks the bounds).
+                    unsafe { mem.header(off + 8 + 8 * k as u64) }.store(w, Ordering::Relaxed);
                 }
+            };
+            while !tx.push_with(7, i as u16, n * 8, &write).unwrap() {
                 // (A swap only once it is rung: a spinning read-modify-write would add a store
                 // per turn for the model to explore.)
                 while !(bell.load(Ordering::SeqCst) && bell.swap(false, Ordering::SeqCst)) {
                     thread::yield_now();
                 }
-            };
-            for (k, w) in payload(i as u16, n).into_iter().enumerate() {
-                // SAFETY: inside the record `place` found room for (the model's check).
-                unsafe { tx.mem.header(p.off + 8 + 8 * k as u64) }.store(w, Ordering::Relaxed);
             }
-            tx.publish(p, 7, i as u16);
         }
         tx
+    }
+
+    /// The oldest record's kind, flags, length and payload words, if there is one.
+    fn next(rx: &mut Consumer<ModelRing>) -> Option<(u16, u16, u64, Vec<u64>)> {
+        rx.peek_with(|mem, at, kind, flags, len| {
+            // SAFETY: inside the record `peek_with` validated.
+            let words = (0..(len - 8) / 8).map(|k| unsafe { mem.header(at + 8 * k) }.load(Ordering::Relaxed));
+            (kind, flags, len, words.collect())
+        })
+        .unwrap()
     }
 
     /// The consumer takes records as they come and checks each: in order, whole, once; it
@@ -758,19 +733,15 @@ mod loom_model {
     fn consume(ring: ModelRing, bell: Arc<AtomicBool>) -> Consumer<ModelRing> {
         let mut rx = Consumer { mem: ring, cap: CAP, head: 0, looked: 0 };
         for (i, &n) in RECORDS.iter().enumerate() {
-            let f = loop {
-                match rx.find().unwrap() {
-                    Some(f) => break f,
+            let (kind, flags, len, words) = loop {
+                match next(&mut rx) {
+                    Some(r) => break r,
                     None => thread::yield_now(),
                 }
             };
-            assert_eq!((f.kind, f.flags, f.len), (7, i as u16, 8 + 8 * n as u64), "record {i} out of order");
-            let got: Vec<u64> = (0..n as u64)
-                // SAFETY: inside the record `find` validated.
-                .map(|k| unsafe { rx.mem.header(f.off + 8 + 8 * k) }.load(Ordering::Relaxed))
-                .collect();
-            assert_eq!(got, payload(i as u16, n), "record {i}'s payload");
-            if rx.release(f.len) {
+            assert_eq!((kind, flags, len), (7, i as u16, 8 + 8 * n as u64), "record {i} out of order");
+            assert_eq!(words, payload(i as u16, n), "record {i}'s payload");
+            if rx.release(len) {
                 bell.store(true, Ordering::SeqCst);
             }
         }
@@ -779,11 +750,11 @@ mod loom_model {
 
     /// Every record is consumed exactly once, in order, with its contents; a full ring is
     /// signalled (the producer waits for the doorbell alone); at the end the consumer sees an
-    /// empty ring and the producer a drained one. Bounded to 2 preemptions.
+    /// empty ring and the producer a drained one. Bounded to 3 preemptions.
     #[test]
     fn records_cross_a_full_wrapping_ring_once_in_order() {
         let mut model = loom::model::Builder::new();
-        model.preemption_bound = Some(2);
+        model.preemption_bound = Some(3);
         model.max_branches = 100_000;
         model.check(|| {
             let ring = ModelRing::new();
@@ -794,7 +765,7 @@ mod loom_model {
             };
             let mut rx = consume(ring, bell);
             let mut tx = producer.join().unwrap();
-            assert!(rx.find().unwrap().is_none(), "a record after the last one");
+            assert!(next(&mut rx).is_none(), "a record after the last one");
             assert!(tx.drained().unwrap(), "the producer does not see its ring drained");
             assert_eq!(tx.position(), rx.head, "producer and consumer name different positions");
         });
@@ -813,26 +784,25 @@ mod loom_model {
             let bell = Arc::new(AtomicBool::new(false));
             let mut tx = Producer { mem: ring.clone(), cap: CAP, tail: 0, head_seen: 0 };
             for n in [1, 1] {
-                let p = tx.place(n * 8).unwrap().expect("room in an empty ring");
-                tx.publish(p, 7, 0);
+                assert!(tx.push_with(7, 0, n * 8, |_| {}).unwrap(), "no room in an empty ring");
             }
             let consumer = {
                 let bell = bell.clone();
                 thread::spawn(move || {
                     let mut rx = Consumer { mem: ring, cap: CAP, head: 0, looked: 0 };
                     for _ in 0..2 {
-                        let f = rx.find().unwrap().expect("the records written");
-                        if rx.release(f.len) {
+                        let (_, _, len, _) = next(&mut rx).expect("the records written");
+                        if rx.release(len) {
                             bell.store(true, Ordering::SeqCst);
                         }
                     }
                 })
             };
-            if tx.place(3 * 8).unwrap().is_none() {
+            if !tx.push_with(7, 0, 3 * 8, |_| {}).unwrap() {
                 while !bell.load(Ordering::SeqCst) {
                     thread::yield_now();
                 }
-                assert!(tx.place(3 * 8).unwrap().is_some(), "no room after the doorbell");
+                assert!(tx.push_with(7, 0, 3 * 8, |_| {}).unwrap(), "no room after the doorbell");
             }
             consumer.join().unwrap();
         });
