@@ -789,7 +789,7 @@ fn victim_zeroed_sleepers(v: &Victim, p: u64) {
 
 #[test]
 fn a_peer_zeroing_the_sleepers_announcement_loses_no_wake_up() {
-    case("zeroed_sleepers", 11, |p| {
+    case("zeroed_sleepers", 20, |p| {
         let mut peer = RawPeer::connect(p, Files::default(), T)?;
         assert_eq!(words(&peer.next_send(T)?), [0x5eed]);
         let end = Instant::now() + T;
