@@ -15,6 +15,7 @@ use super::sys::{self, Mapping};
 use super::wake::{self, Armed, Wake, GROUP_SLEEPER};
 use parking_lot::Mutex;
 use std::os::fd::OwnedFd;
+use std::sync::atomic::AtomicU32;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -74,7 +75,7 @@ fn wake_at<'a>(base: *mut u8, i: u32) -> &'a WakeWord {
 /// (freed on drop) and its private word, which no peer can write (see [`super::wake`]).
 pub struct OwnWake {
     pub index: u32,
-    private: WakeWord,
+    private: Wake<AtomicU32, true>,
 }
 
 impl OwnWake {

@@ -48,8 +48,11 @@ pub trait FutexWord {
     fn fence_seq_cst();
     /// Wakes every thread sleeping on the word.
     fn wake(&self);
-    /// Sleeps while `a` holds `va` and `b` holds `vb`, until either is woken or `timeout`
-    /// passes (spurious returns allowed). True when it returned because `timeout` passed.
+    /// Wakes every thread sleeping on the word, a word of this process's private memory.
+    fn wake_private(&self);
+    /// Sleeps while `a` holds `va` and `b` (a word of this process's private memory) holds
+    /// `vb`, until either is woken or `timeout` passes (spurious returns allowed). True when it
+    /// returned because `timeout` passed.
     fn wait_either(a: &Self, va: u32, b: &Self, vb: u32, timeout: Option<Duration>) -> bool;
 }
 
@@ -82,10 +85,14 @@ impl FutexWord for AtomicU32 {
     fn wake(&self) {
         futex::futex_wake(self)
     }
+    #[inline(always)]
+    fn wake_private(&self) {
+        futex::futex_wake_private(self)
+    }
     /// One `futex_waitv` on both words; a kernel without it (before Linux 5.16) sleeps on `a`
     /// alone, at most [`UNCOVERED_LOOK`] (then `b`'s wakers reach the sleeper that late).
     fn wait_either(a: &Self, va: u32, b: &Self, vb: u32, timeout: Option<Duration>) -> bool {
-        match futex::futex_waitv(&[FutexWaitv::new(a, va), FutexWaitv::new(b, vb)], timeout) {
+        match futex::futex_waitv(&[FutexWaitv::new(a, va), FutexWaitv::new_private(b, vb)], timeout) {
             Waitv::Woken => false,
             Waitv::TimedOut => true,
             Waitv::Unsupported => {
@@ -96,10 +103,11 @@ impl FutexWord for AtomicU32 {
     }
 }
 
-/// One sleeping word: a sequence value to sleep on, and the sleepers' announcement.
+/// One sleeping word: a sequence value to sleep on, and the sleepers' announcement. `PRIVATE`:
+/// a word in this process's private memory, which only its own threads wake (a private futex).
 #[repr(C, align(64))]
 #[derive(Default)]
-pub struct Wake<W = AtomicU32> {
+pub struct Wake<W = AtomicU32, const PRIVATE: bool = false> {
     seq: W,
     sleeping: W,
 }
@@ -109,7 +117,7 @@ pub const SLEEPER: u32 = 1;
 /// [`Wake`]'s `sleeping` bit of a waiter sleeping on several queues at once.
 pub const GROUP_SLEEPER: u32 = 2;
 
-impl<W: FutexWord> Wake<W> {
+impl<W: FutexWord, const PRIVATE: bool> Wake<W, PRIVATE> {
     /// Producer side: call after the work is visible. A system call only when someone sleeps.
     #[inline(always)]
     pub fn notify(&self) {
@@ -125,7 +133,11 @@ impl<W: FutexWord> Wake<W> {
         self.seq.fetch_add(1, Ordering::SeqCst);
         W::fence_seq_cst();
         if self.sleeping.load(Ordering::Relaxed) != 0 {
-            self.seq.wake();
+            if PRIVATE {
+                self.seq.wake_private();
+            } else {
+                self.seq.wake();
+            }
         }
     }
 
@@ -174,14 +186,14 @@ pub struct Armed {
 
 /// The queue's own waiter: step 1, announces it in both words.
 #[inline(always)]
-pub fn arm<W: FutexWord>(public: &Wake<W>, private: &Wake<W>) -> Armed {
+pub fn arm<W: FutexWord>(public: &Wake<W>, private: &Wake<W, true>) -> Armed {
     Armed { private: private.announce(SLEEPER), public: public.announce(SLEEPER) }
 }
 
 /// Step 3: sleeps until either word moves past what `arm` read or `timeout` passes. True when
 /// it returned because `timeout` passed.
 #[inline(always)]
-pub fn block<W: FutexWord>(public: &Wake<W>, private: &Wake<W>, armed: Armed, timeout: Option<Duration>) -> bool {
+pub fn block<W: FutexWord>(public: &Wake<W>, private: &Wake<W, true>, armed: Armed, timeout: Option<Duration>) -> bool {
     if timeout.is_some_and(|t| t.is_zero()) {
         return true;
     }
@@ -192,7 +204,7 @@ pub fn block<W: FutexWord>(public: &Wake<W>, private: &Wake<W>, armed: Armed, ti
 
 /// After the block (or instead of it).
 #[inline(always)]
-pub fn disarm<W: FutexWord>(public: &Wake<W>, private: &Wake<W>) {
+pub fn disarm<W: FutexWord>(public: &Wake<W>, private: &Wake<W, true>) {
     private.withdraw(SLEEPER);
     public.withdraw(SLEEPER);
 }
@@ -239,6 +251,9 @@ mod loom_model {
             let _g = KERNEL.0.lock().unwrap();
             KERNEL.1.notify_all();
         }
+        fn wake_private(&self) {
+            self.wake();
+        }
         fn wait_either(a: &Self, va: u32, b: &Self, vb: u32, timeout: Option<Duration>) -> bool {
             assert!(timeout.is_none(), "the model sleeps without a limit");
             let g = KERNEL.0.lock().unwrap();
@@ -253,7 +268,7 @@ mod loom_model {
     #[derive(Default)]
     struct Queue {
         public: Wake<Word>,
-        private: Wake<Word>,
+        private: Wake<Word, true>,
         work: AtomicBool,
     }
 
@@ -278,7 +293,7 @@ mod loom_model {
 
         /// A CNO's waiter on this queue (and on its own word `own`, which our producers reach
         /// through the core's waker): announce the group bit, poll, block on both.
-        fn wait_group(&self, own: &Wake<Word>) {
+        fn wait_group(&self, own: &Wake<Word, true>) {
             loop {
                 if self.work.load(Ordering::SeqCst) {
                     return;
@@ -286,7 +301,7 @@ mod loom_model {
                 let at_own = own.announce(SLEEPER);
                 let at = self.public.announce(GROUP_SLEEPER);
                 if !self.work.load(Ordering::SeqCst) {
-                    Word::wait_either(own.seq(), at_own, self.public.seq(), at, None);
+                    Word::wait_either(self.public.seq(), at, own.seq(), at_own, None);
                 }
                 self.public.withdraw(GROUP_SLEEPER);
                 own.withdraw(SLEEPER);
