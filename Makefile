@@ -4,7 +4,7 @@
 #                        libdat2.so links), build/bin/datinfo, build/bin/datperf,
 #                        build/bin/datperf2 (DAT 2.0), build/bin/rawperf and build/bin/datscale
 #   make check           build and run every test: lint, Rust unit/integration tests, model
-#                        checking of the handle slot protocol (loom), ABI checks,
+#                        checking of the lock-free protocols (loom), ABI checks,
 #                        ELF export check, prototype check, C conformance suite on shm (also
 #                        under valgrind), random call sequences on shm, Debian's dapl2-utils and Intel MPI 2018 on shm, man pages, datperf smoke test, install check, and the
 #                        verbs tests in rxe/siw guests

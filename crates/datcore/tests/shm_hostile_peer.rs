@@ -153,6 +153,7 @@ fn peer_main() {
         "ud_forged_source" => victim_ud_forged_source(&v, p),
         "ud_lying_listener" => victim_ud_lying_listener(&v, p),
         "ud_lying_requester" => victim_ud_lying_requester(&v, p),
+        "zeroed_sleepers" => victim_zeroed_sleepers(&v, p),
         r => panic!("unknown role {r}"),
     }
     v.check_honest();
@@ -731,5 +732,79 @@ fn a_ud_connect_request_naming_another_process_is_refused() {
             r => return Err(fail(format!("the request naming pid 1 was answered: {r:?}"))),
         }
         raw_peer::ud_request(p, std::process::id(), 8, b"true", T).map(drop)
+    });
+}
+
+// ---- the sleepers' announcement a peer can write ---------------------------------------------
+
+/// Waits for one completion of `cq` with no time limit, as `dat_evd_wait` does: poll, arm,
+/// poll again, block.
+fn wait_without_limit(cq: &Arc<dyn CompletionQueue>) -> WorkCompletion {
+    let mut out = [WorkCompletion::EMPTY; 1];
+    loop {
+        if cq.poll(&mut out) == 1 || cq.arm() && cq.poll(&mut out) == 1 {
+            return out[0];
+        }
+        cq.block(None);
+    }
+}
+
+/// Starts a thread waiting without limit on `cq`, lets it fall asleep, runs `produce`, and
+/// checks the waiter returns with a completion (the victim fails with exit status 3 if not).
+fn waiter_returns(cq: &Arc<dyn CompletionQueue>, what: &str, produce: impl FnOnce()) {
+    let (tx, done) = std::sync::mpsc::channel();
+    let cq = cq.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(wait_without_limit(&cq));
+    });
+    std::thread::sleep(Duration::from_millis(100)); // asleep by now, announced (then zeroed)
+    produce();
+    match done.recv_timeout(Duration::from_secs(2)) {
+        Ok(wc) => assert_eq!(wc.status, WcStatus::Success),
+        Err(_) => {
+            eprintln!("victim: the waiter for a message from {what} did not return within 2 s");
+            std::process::exit(3)
+        }
+    }
+}
+
+/// Threads of the victim sleep without a time limit on receive queues while the hostile peer
+/// writes 0 over every sleeper's announcement in the victim's wake words; a message then
+/// arrives: on the honest connection (from a sender that wakes sleepers it sees announced),
+/// and on the hostile one (without any wake-up: the victim's progress thread finds it). Each
+/// waiter must return.
+fn victim_zeroed_sleepers(v: &Victim, p: u64) {
+    let (ep, _l) = v.accept_hostile(p);
+    assert_eq!(ep.event().0, ConnEvent::Established);
+    let rx = Buf::new(&ep.pd, 64, ALL);
+    let brx = Buf::new(&v.b.pd, 64, ALL);
+    v.b.qp.post_recv(20, &[brx.sge(0, 64)]).unwrap();
+    ep.qp.post_recv(21, &[rx.sge(0, 64)]).unwrap();
+    send_words(&ep, 1, &[0x5eed]);
+    waiter_returns(&v.b.rcq.cq, "the honest peer", || send_words(&v.a, 22, &[0x600d]));
+    assert_eq!(brx.word(0), 0x600d);
+    waiter_returns(&ep.rcq.cq, "the hostile peer", || send_words(&ep, 2, &[0x90]));
+    assert_eq!(rx.word(0), 0x5eed);
+}
+
+#[test]
+fn a_peer_zeroing_the_sleepers_announcement_loses_no_wake_up() {
+    case("zeroed_sleepers", 20, |p| {
+        let mut peer = RawPeer::connect(p, Files::default(), T)?;
+        assert_eq!(words(&peer.next_send(T)?), [0x5eed]);
+        let end = Instant::now() + T;
+        loop {
+            peer.zero_sleeping_words();
+            if peer.next_send(Duration::ZERO).is_ok() {
+                // The victim's waiter sleeps: a message without a wake-up.
+                peer.send_without_wake_up(&bytes(&[0x5eed]))?;
+            }
+            if peer.closed_by_other(Duration::ZERO) {
+                return Ok(());
+            }
+            if Instant::now() > end {
+                return Err(fail("the victim kept the hostile connection".into()));
+            }
+        }
     });
 }

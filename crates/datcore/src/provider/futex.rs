@@ -1,7 +1,9 @@
 //! Futex calls: one word (`FUTEX_WAIT` / `FUTEX_WAKE`), and several words at once
 //! (`futex_waitv`, Linux 5.16). Every word is waited on and woken as a shared futex (no
 //! `FUTEX_PRIVATE_FLAG`), so that a waker in another process mapping the word reaches the
-//! sleeper; both sides must agree on that, and every caller here does.
+//! sleeper; both sides must agree on that, and every caller here does. The exception: a word in
+//! this process's private memory, which only its own threads wake, is waited on and woken as a
+//! private futex (the `_private` calls; cheaper for the kernel to find).
 
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;
@@ -27,6 +29,23 @@ pub fn futex_wake(word: &AtomicU32) {
     unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX, 0usize, 0usize, 0u32) };
 }
 
+/// Wakes every sleeper on a word of this process's private memory that waits as a private
+/// futex ([`FutexWaitv::new_private`]).
+pub fn futex_wake_private(word: &AtomicU32) {
+    // SAFETY: word is a live, aligned u32; FUTEX_WAKE does not access memory.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            i32::MAX,
+            0usize,
+            0usize,
+            0u32,
+        )
+    };
+}
+
 /// The kernel's `struct futex_waitv` (linux/futex.h).
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -40,6 +59,9 @@ pub struct FutexWaitv {
 /// `FUTEX2_SIZE_U32`: a 32-bit word (shared: no `FUTEX2_PRIVATE`).
 const FUTEX2_SIZE_U32: u32 = 0x02;
 
+/// `FUTEX2_PRIVATE`: a word only this process's threads wake.
+const FUTEX2_PRIVATE: u32 = 128;
+
 /// The most words one [`futex_waitv`] takes (`FUTEX_WAITV_MAX`).
 pub const WAITV_MAX: usize = 128;
 
@@ -47,6 +69,12 @@ impl FutexWaitv {
     /// Sleep while `word` holds `value`. The word must stay mapped until the wait returns.
     pub fn new(word: *const AtomicU32, value: u32) -> Self {
         FutexWaitv { val: value as u64, uaddr: word as u64, flags: FUTEX2_SIZE_U32, reserved: 0 }
+    }
+
+    /// Sleep while `word`, in this process's private memory, holds `value`; woken by
+    /// [`futex_wake_private`].
+    pub fn new_private(word: *const AtomicU32, value: u32) -> Self {
+        FutexWaitv { val: value as u64, uaddr: word as u64, flags: FUTEX2_SIZE_U32 | FUTEX2_PRIVATE, reserved: 0 }
     }
 }
 

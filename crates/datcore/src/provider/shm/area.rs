@@ -1,8 +1,8 @@
 //! The process's published area: two sealed memfds that every connected peer maps:
 //!
-//! - the wake words, one [`WakeWord`] per completion queue (read-write for peers): a producer
-//!   in any process that adds work feeding that queue wakes its sleeper without a thread
-//!   hand-off;
+//! - the public wake words, one [`WakeWord`] per completion queue (read-write for peers): a
+//!   producer in a peer that adds work feeding that queue wakes its sleeper without a thread
+//!   hand-off (our own producers use the queue's private word, [`OwnWake`]);
 //! - a copy of the memory table ([`super::memtable`]), passed as a read-only fd: initiators
 //!   check rkey, bounds, protection domain and rights there before they copy. The file is
 //!   sealed against every write but through our own mapping, so no peer changes what another
@@ -10,12 +10,12 @@
 //!
 //! The fds travel with the connection handshake ([`super::conn`]).
 
-use super::super::futex;
 use super::super::WakeSource;
 use super::sys::{self, Mapping};
+use super::wake::{self, Armed, Wake, GROUP_SLEEPER};
 use parking_lot::Mutex;
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{fence, AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -24,86 +24,8 @@ pub const WAKE_SLOTS: usize = 4096;
 /// Bytes of the wake words in the published area.
 pub const WAKE_BYTES: usize = WAKE_SLOTS * std::mem::size_of::<WakeWord>();
 
-/// A cross-process sleeping word for one completion queue.
-///
-/// Lost-wake-up invariant: a producer makes its work visible (a ring record or queue entry), then
-/// `fence(SeqCst)` and reads `sleeping`; the sleeper sets its bit in `sleeping`, then (SeqCst)
-/// reads `seq`, then polls for work, then `FUTEX_WAIT`s on `seq` with the value it read. By the
-/// SeqCst order, either the sleeper's poll sees the work, or the producer sees `sleeping` and
-/// bumps `seq` (so the wait returns at once, or is woken by the `FUTEX_WAKE` that follows).
-///
-/// Two sleepers may use one word at once, each with its own bit of `sleeping`, so that neither
-/// clears the other's announcement: the EVD's own waiter ([`WakeWord::arm`], [`SLEEPER`]) and a
-/// CNO's waiter sleeping on several queues ([`WakeWord::arm_group`], [`GROUP_SLEEPER`]). Every
-/// wake-up (`FUTEX_WAKE` of all) reaches both. Peers only test `sleeping` for 0.
-#[repr(C, align(64))]
-pub struct WakeWord {
-    seq: AtomicU32,
-    sleeping: AtomicU32,
-}
-
-/// [`WakeWord`]'s `sleeping` bit of the queue's own waiter (in `block`).
-const SLEEPER: u32 = 1;
-/// [`WakeWord`]'s `sleeping` bit of a waiter sleeping on several queues at once.
-const GROUP_SLEEPER: u32 = 2;
-
-impl WakeWord {
-    /// Producer side: call after the work is visible. A system call only when someone sleeps.
-    pub fn notify(&self) {
-        fence(Ordering::SeqCst);
-        if self.sleeping.load(Ordering::Relaxed) != 0 {
-            self.interrupt();
-        }
-    }
-
-    /// Ends a current or coming sleep unconditionally.
-    pub fn interrupt(&self) {
-        self.seq.fetch_add(1, Ordering::SeqCst);
-        if self.sleeping.load(Ordering::SeqCst) != 0 {
-            futex::futex_wake(&self.seq);
-        }
-    }
-
-    /// Announces the queue's sleeper; returns the sequence value to wait on.
-    pub fn arm(&self) -> u32 {
-        self.sleeping.fetch_or(SLEEPER, Ordering::SeqCst);
-        self.seq.load(Ordering::SeqCst)
-    }
-
-    /// Announces a sleeper on several queues (the same protocol as [`WakeWord::arm`], then a
-    /// `futex_waitv` that holds this word among others); returns what it sleeps on here.
-    pub fn arm_group(&self) -> WakeSource {
-        self.sleeping.fetch_or(GROUP_SLEEPER, Ordering::SeqCst);
-        WakeSource::Futex { word: &self.seq, value: self.seq.load(Ordering::SeqCst) }
-    }
-
-    pub fn disarm_group(&self) {
-        self.sleeping.fetch_and(!GROUP_SLEEPER, Ordering::SeqCst);
-    }
-
-    /// Sleeps until `seq` moves past `armed_at` or `timeout` passes.
-    /// True when it returned because `timeout` passed.
-    pub fn block(&self, armed_at: u32, timeout: Option<Duration>) -> bool {
-        if timeout.is_some_and(|t| t.is_zero()) {
-            return true;
-        }
-        self.seq.load(Ordering::SeqCst) == armed_at && futex::futex_wait(&self.seq, armed_at, timeout)
-    }
-
-    pub fn disarm(&self) {
-        self.sleeping.fetch_and(!SLEEPER, Ordering::SeqCst);
-    }
-
-    /// Both sleepers gone (the queue is freed).
-    fn clear(&self) {
-        self.sleeping.store(0, Ordering::SeqCst);
-    }
-
-    /// Whether a sleeper is announced (between `arm` and `disarm`).
-    pub fn armed(&self) -> bool {
-        self.sleeping.load(Ordering::SeqCst) != 0
-    }
-}
+/// A queue's public sleeping word (see [`super::wake`]).
+pub type WakeWord = Wake;
 
 struct Area {
     wake_fd: OwnedFd,
@@ -149,26 +71,74 @@ fn wake_at<'a>(base: *mut u8, i: u32) -> &'a WakeWord {
     unsafe { &*(base.add(i as usize * std::mem::size_of::<WakeWord>()) as *const WakeWord) }
 }
 
-/// A wake word of our own, for one completion queue; freed on drop.
+/// The sleeping words of one of our completion queues: its public word in the published area
+/// (freed on drop) and its private word, which no peer can write (see [`super::wake`]).
 pub struct OwnWake {
     pub index: u32,
+    private: Wake<AtomicU32, true>,
 }
 
 impl OwnWake {
     pub fn alloc() -> Option<OwnWake> {
         let index = area()?.free_wake.lock().pop()?;
-        Some(OwnWake { index })
+        Some(OwnWake { index, private: Wake::default() })
     }
 
-    pub fn word(&self) -> &WakeWord {
+    fn public(&self) -> &WakeWord {
         let a = area().expect("allocated from the area");
         wake_at(a.wake.ptr, self.index)
+    }
+
+    /// Our producer side: call after the work is visible. A system call only when the queue's
+    /// own waiter sleeps.
+    #[inline(always)]
+    pub fn notify(&self) {
+        self.private.notify();
+    }
+
+    /// Ends the queue's own waiter's current or coming sleep.
+    pub fn interrupt(&self) {
+        self.private.interrupt();
+    }
+
+    /// Announces the queue's own waiter (step 1).
+    pub fn arm(&self) -> Armed {
+        wake::arm(self.public(), &self.private)
+    }
+
+    /// Sleeps until a producer here or in a peer wakes the waiter armed at `armed`, or
+    /// `timeout` passes. True when it returned because `timeout` passed.
+    pub fn block(&self, armed: Armed, timeout: Option<Duration>) -> bool {
+        wake::block(self.public(), &self.private, armed, timeout)
+    }
+
+    pub fn disarm(&self) {
+        wake::disarm(self.public(), &self.private);
+    }
+
+    /// Whether the queue's own waiter is announced (between `arm` and `disarm`).
+    #[inline(always)]
+    pub fn armed(&self) -> bool {
+        self.private.armed()
+    }
+
+    /// Announces a sleeper on several queues (the same protocol as [`OwnWake::arm`], then a
+    /// `futex_waitv` that holds the public word among others: our own producers reach that
+    /// sleeper through the core's waker); returns what it sleeps on here.
+    pub fn arm_group(&self) -> WakeSource {
+        let public = self.public();
+        let value = public.announce(GROUP_SLEEPER);
+        WakeSource::Futex { word: public.seq(), value }
+    }
+
+    pub fn disarm_group(&self) {
+        self.public().withdraw(GROUP_SLEEPER);
     }
 }
 
 impl Drop for OwnWake {
     fn drop(&mut self) {
-        self.word().clear();
+        self.public().clear();
         if let Some(a) = area() {
             a.free_wake.lock().push(self.index);
         }

@@ -4,20 +4,21 @@
 //! Polling drives the data path: [`ShmCq::poll`] first services the rings of every attached
 //! queue pair in the caller's own thread (as the receive queue: executing inbound requests,
 //! placing sends into posted receives; as the send queue: completing outbound work; either
-//! way: issuing queued work), then hands out what is queued. Sleeping uses the published wake
-//! word ([`super::area::WakeWord`]), which producers in either process bump when they add
-//! work that feeds this queue.
+//! way: issuing queued work), then hands out what is queued. Sleeping uses the queue's wake
+//! words ([`super::wake`]): producers in peers bump its public word, ours its private one,
+//! when they add work that feeds this queue.
 
 use super::super::spin::SpinLock;
 use super::super::{AsyncError, AsyncEvents, CompletionQueue, WakeSource, Waker, WorkCompletion};
 use super::area::OwnWake;
 use super::qp::QpShared;
 use super::ud::{UdSet, UdShared};
+use super::wake::Armed;
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,8 +44,8 @@ pub struct ShmCq {
     uds: UdSet,
     wake: OwnWake,
     phase: AtomicU8,
-    /// The wake word's sequence value at `arm`.
-    armed_at: AtomicU32,
+    /// The wake words' sequence values at `arm`.
+    armed_at: Mutex<Armed>,
     /// Which thread armed (see [`thread_id`]).
     armer: AtomicUsize,
 }
@@ -77,7 +78,7 @@ impl ShmCq {
             uds: UdSet::new(),
             wake,
             phase: AtomicU8::new(IDLE),
-            armed_at: AtomicU32::new(0),
+            armed_at: Mutex::new(Armed::default()),
             armer: AtomicUsize::new(0),
         })
     }
@@ -133,13 +134,13 @@ impl ShmCq {
     /// Whether a consumer waits for this queue rather than polls it: a sleeper armed, or the
     /// core's waker wants calls (a CNO is attached).
     pub fn has_waiter(&self) -> bool {
-        self.wake.word().armed() || self.waker.wants_wake()
+        self.wake.armed() || self.waker.wants_wake()
     }
 
     /// Wakes a sleeper in `block` (no lock taken); true when the core's waker wants a call too
     /// (a CNO is attached).
     pub fn wake_sleeper(&self) -> bool {
-        self.wake.word().notify();
+        self.wake.notify();
         self.waker.wants_wake()
     }
 
@@ -193,7 +194,7 @@ impl CompletionQueue for ShmCq {
             ARMED => self.phase.store(REPOLLED, Ordering::Relaxed),
             _ if self.armer.load(Ordering::Relaxed) == thread_id() => {
                 self.phase.store(IDLE, Ordering::Relaxed);
-                self.wake.word().disarm();
+                self.wake.disarm();
             }
             _ => {}
         }
@@ -231,7 +232,7 @@ impl CompletionQueue for ShmCq {
 
     fn arm(&self) -> bool {
         self.armer.store(thread_id(), Ordering::Relaxed);
-        self.armed_at.store(self.wake.word().arm(), Ordering::Relaxed);
+        *self.armed_at.lock() = self.wake.arm();
         self.phase.store(ARMED, Ordering::Relaxed);
         // UD receive threads leave arrivals to polls; a sleeper needs them placed.
         self.uds.kick();
@@ -239,23 +240,24 @@ impl CompletionQueue for ShmCq {
     }
 
     fn block(&self, timeout: Option<Duration>) -> bool {
-        let timed_out = self.wake.word().block(self.armed_at.load(Ordering::Relaxed), timeout);
+        let armed = *self.armed_at.lock();
+        let timed_out = self.wake.block(armed, timeout);
         self.phase.store(IDLE, Ordering::Relaxed);
-        self.wake.word().disarm();
+        self.wake.disarm();
         timed_out
     }
 
     fn interrupt(&self) {
-        self.wake.word().interrupt();
+        self.wake.interrupt();
     }
 
     fn arm_group(&self) -> Option<WakeSource> {
-        let source = self.wake.word().arm_group();
+        let source = self.wake.arm_group();
         self.uds.kick(); // as in `arm`
         Some(source)
     }
 
     fn disarm_group(&self, _queue_waiter: bool) {
-        self.wake.word().disarm_group();
+        self.wake.disarm_group();
     }
 }

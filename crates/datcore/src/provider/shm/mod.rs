@@ -55,6 +55,7 @@ mod shared;
 mod sys;
 mod ud;
 mod udsock;
+mod wake;
 mod wire;
 mod xfer;
 

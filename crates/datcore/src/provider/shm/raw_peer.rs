@@ -5,7 +5,7 @@
 //! Nothing in the provider uses it.
 
 use super::super::{Access, WcStatus};
-use super::area::{PeerArea, WAKE_BYTES};
+use super::area::{PeerArea, WAKE_BYTES, WAKE_SLOTS};
 use super::memtable::{self, Entry, Kind};
 use super::ring::{self, segment_len, Consumer, Producer, Segment};
 use super::shared::Share;
@@ -268,7 +268,24 @@ impl RawPeer {
         }
     }
 
+    /// Writes 0 over the sleepers' announcement of every wake word of the other side (which
+    /// suppresses the wake-ups of producers that trust it).
+    pub fn zero_sleeping_words(&self) {
+        if let Some(a) = &self.other_area {
+            for i in 0..WAKE_SLOTS as u32 {
+                if let Some(w) = a.wake(i) {
+                    w.overwrite_sleeping(0);
+                }
+            }
+        }
+    }
+
     fn push(&mut self, kind: u16, flags: u16, hdr: wire::OpHdr, tail: &[u8]) -> io::Result<()> {
+        self.push_then(kind, flags, hdr, tail, true)
+    }
+
+    /// Writes one request record, then (`wake`) wakes the other side's queues.
+    fn push_then(&mut self, kind: u16, flags: u16, hdr: wire::OpHdr, tail: &[u8], wake: bool) -> io::Result<()> {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let ok = self
@@ -279,7 +296,9 @@ impl RawPeer {
                 })
                 .map_err(|m| malformed(m.0))?;
             if ok {
-                self.notify();
+                if wake {
+                    self.notify();
+                }
                 return Ok(());
             }
             if Instant::now() > deadline {
@@ -320,6 +339,11 @@ impl RawPeer {
     /// room for it.
     pub fn send_chunk(&mut self, data: &[u8]) -> io::Result<bool> {
         self.push_record(wire::R_DATA, 0, data)
+    }
+
+    /// A send of `data`, as [`RawPeer::send`], but waking nobody.
+    pub fn send_without_wake_up(&mut self, data: &[u8]) -> io::Result<()> {
+        self.push_then(wire::R_SEND, wire::F_INLINE, Self::op(data.len() as u64, 0, 0, 0, 0), data, false)
     }
 
     /// An RDMA write of `data` to `addr` under `rkey`, carried inline.
