@@ -118,7 +118,7 @@ static uint64_t seed;
 static unsigned base_qual = 41000;
 static int wait_s = 30;
 static int kill_every = 15;
-static int pace_us = 2000;
+static int pace_us = 4000;
 static int warmup_s = -1;
 static int sample_every = 1;
 
@@ -801,7 +801,8 @@ static void *passive_main(void *arg)
         atomic_store(&w->beat_passive, t);
         if (t - last_sample >= (uint64_t) sample_every * 1000) {
             last_sample = t;
-            sample_resources();
+            if (atomic_load(&sh->stop) == 0) /* the steady state only, not the shutdown */
+                sample_resources();
             drain_async(ps->async);
             /* now and then: close the IA abruptly under live connections */
             if (atomic_load(&sh->stop) == 0 && range(&ps->rng, 1, (uint64_t) abrupt_every) == 1) {
@@ -825,7 +826,6 @@ static void *passive_main(void *arg)
     }
     /* stop phase 2: no active side connects any more; ended connections are reaped above,
      * the rest are freed with the IA */
-    sample_resources();
     passive_close(ps, 0);
     return NULL;
 }
