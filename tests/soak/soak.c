@@ -1385,12 +1385,13 @@ static void backtraces(pid_t p)
 /* A thread that did not come back from a call for long: reported, its process killed. */
 static void watchdog(void)
 {
-    uint64_t t = now_ms(), limit = (uint64_t) (2 * wait_s + 30) * 1000;
+    uint64_t limit = (uint64_t) (2 * wait_s + 30) * 1000;
     for (int i = 0; i < nworkers; i++) {
         struct wstate *w = &sh->w[i];
         if (w->pid <= 0)
             continue;
         uint64_t ba = atomic_load(&w->beat_active), bp = atomic_load(&w->beat_passive);
+        uint64_t t = now_ms(); /* read after the beats: never before one of them */
         int active_stuck = !atomic_load(&w->active_done) && t - ba > limit;
         if (active_stuck || t - bp > limit) {
             failures++;
