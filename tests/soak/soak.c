@@ -1052,7 +1052,8 @@ static int active_connect(struct active *a)
         active_post_recv(a);
     struct cpd pd = {PD_MAGIC, (uint32_t) self, t->conn_id, active_mark(self)};
     struct sockaddr_in sin = server_addr;
-    OK(dat_ep_connect(a->ep, (DAT_IA_ADDRESS_PTR) &sin, base_qual + (unsigned) peer, (DAT_TIMEOUT) wait_s * 1000000u,
+    /* the connect's own timeout (half the bound) ends it with an event before our wait gives up */
+    OK(dat_ep_connect(a->ep, (DAT_IA_ADDRESS_PTR) &sin, base_qual + (unsigned) peer, (DAT_TIMEOUT) wait_s * 500000u,
                       sizeof pd, &pd, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
     active_wait(a, conn_decided, "the connection to be established or refused");
     if (!t->established) {
