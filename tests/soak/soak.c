@@ -92,6 +92,7 @@ struct wstate {
     _Atomic uint64_t beat_active, beat_passive; /* monotonic ms of each thread's last progress */
     _Atomic uint64_t connects, connect_fail, rejects, msgs, bytes, rdma_writes, rdma_reads;
     _Atomic uint64_t ia_abrupt_active, ia_abrupt_passive, ep_abrupt, ends_seen, flushed, errors, async;
+    _Atomic uint64_t rejects_sent; /* connection requests its passive side rejected (no slot) */
     pid_t pid;
     uint32_t gen;
     uint64_t born_ms;
@@ -648,6 +649,7 @@ static void passive_cr(struct passive *ps, const DAT_CR_ARRIVAL_EVENT_DATA *cr)
         if (!ps->slot[i].used)
             s = &ps->slot[i];
     if (!s) {
+        atomic_fetch_add(&sh->w[self].rejects_sent, 1);
         OK(dat_cr_reject(cr->cr_handle, 0, NULL));
         return;
     }
@@ -1037,6 +1039,7 @@ static int active_connect(struct active *a)
         peer = (int) range(&a->rng, 0, (uint64_t) nworkers - 1);
     while (peer == self);
     int ready_before = atomic_load(&sh->w[peer].ready);
+    uint64_t rejects_before = atomic_load(&sh->w[peer].rejects_sent);
     DAT_EP_ATTR at = ep_attr();
     OK(dat_ep_create(a->ia, a->pz, a->evd, a->evd, a->evd, &at, &a->ep));
     memset(t, 0, sizeof *t);
@@ -1058,8 +1061,9 @@ static int active_connect(struct active *a)
     active_wait(a, conn_decided, "the connection to be established or refused");
     if (!t->established) {
         int excuse = !ready_before || !atomic_load(&sh->w[peer].ready) || passive_mark(peer) != t->peer_mark;
-        if (t->end_event == DAT_CONNECTION_EVENT_PEER_REJECTED)
-            atomic_fetch_add(&sh->w[self].rejects, 1);
+        if (t->end_event == DAT_CONNECTION_EVENT_PEER_REJECTED &&
+            atomic_load(&sh->w[peer].rejects_sent) != rejects_before)
+            atomic_fetch_add(&sh->w[self].rejects, 1); /* it had no slot free */
         else if (excuse)
             atomic_fetch_add(&sh->w[self].connect_fail, 1);
         else
@@ -1415,7 +1419,7 @@ static void summary(int secs)
     printf("| processes | %d (%u generations) |\n", nworkers, generations);
     printf("| duration | %d s |\n", secs);
     printf("| connections made | %" PRIu64 " |\n", TOTAL(connects));
-    printf("| connects refused (peer being killed or closing) / rejected | %" PRIu64 " / %" PRIu64 " |\n",
+    printf("| connects refused (peer being killed or closing) / rejected (no slot free) | %" PRIu64 " / %" PRIu64 " |\n",
            TOTAL(connect_fail), TOTAL(rejects));
     printf("| messages checked | %" PRIu64 " |\n", TOTAL(msgs));
     printf("| bytes checked | %" PRIu64 " |\n", TOTAL(bytes));
