@@ -179,6 +179,8 @@ static long check_pat(const unsigned char *b, size_t off, size_t len, uint64_t k
     return -1;
 }
 
+static void backtraces(pid_t p);
+
 static int self = -1;
 static uint32_t my_gen;
 static const char *thread_role = "supervisor";
@@ -214,6 +216,8 @@ static _Noreturn void die(int code, const char *fmt, ...)
     }
     say("FAIL %s", msg);
     fflush(stderr);
+    if (code == 3)
+        backtraces(getpid()); /* a hang: where the library's threads are */
     _exit(code);
 }
 
@@ -1376,6 +1380,7 @@ static void reap(int respawn, int *alive)
     }
 }
 
+/* Every thread's backtrace of process `p`, with SOAK_GDB set (gdb attaches). */
 static void backtraces(pid_t p)
 {
     char cmd[128];
