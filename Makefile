@@ -245,7 +245,8 @@ fuzz: $(DATINFO) $(LIB2)
 # Not part of check: a soak of SOAK_PROCS processes connecting, moving checked data, killing
 # and closing abruptly at random for SOAK_SECONDS (default an hour on shm, 20 minutes in an rxe
 # guest), every completion and byte checked, hangs and resource growth failing it
-# (tests/soak/soak.c; docs/testing.md, "Soak"). SOAK_SEED repeats a run's choices.
+# (tests/soak/soak.c; docs/testing.md, "Soak"). SOAK_SEED repeats a run's choices; SOAK_GDB=1
+# prints every thread's backtrace of a process that hangs.
 SOAK_PROCS ?= 8
 SOAK_SECONDS ?=
 SOAK_SEED ?=
@@ -260,7 +261,8 @@ soak-shm: $(LIB2)
 soak-vm: $(LIB2)
 	@bash tests/vm/install.sh --check || { echo "FAIL soak-vm: guest harness not installed: run sudo tests/vm/install.sh"; exit 1; }
 	sh tests/soak/run.sh --build-only
-	flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --timing --rxe --timeout $$(( $(or $(SOAK_SECONDS),1200) + 900 )) -- \
+	flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --timing --rxe --timeout $$(( $(or $(SOAK_SECONDS),1200) + 900 )) \
+	  $(if $(SOAK_GDB),--env SOAK_GDB=1) -- \
 	  tests/vm/soak-guest.sh -d $(or $(SOAK_SECONDS),1200) $(SOAK_ARGS)
 
 # Not part of check: timings, minutes long, and guests.
