@@ -21,6 +21,10 @@
 #                        and the data path's cost beside them (BENCHMARKS.md, "Scale")
 #   make fuzz            each fuzz target (fuzz/) for FUZZ_SECONDS, then datinfo --conf on the
 #                        dat.conf inputs found (docs/testing.md, "Fuzzing")
+#   make soak            SOAK_PROCS (8) processes connecting, sending, RDMA-ing, killed and closed
+#                        abruptly at random, everything checked: an hour on shm (soak-shm), then
+#                        20 minutes in an rxe guest (soak-vm); SOAK_SECONDS, SOAK_SEED
+#                        (docs/testing.md, "Soak")
 
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
@@ -237,6 +241,29 @@ check-fuzz: $(DATINFO) $(LIB2)
 fuzz: $(DATINFO) $(LIB2)
 	bash fuzz/run.sh $(FUZZ_SECONDS)
 	bash fuzz/datinfo-conf.sh $(BUILD)/bin $(BUILD)/fuzz/corpus/conf
+
+# Not part of check: a soak of SOAK_PROCS processes connecting, moving checked data, killing
+# and closing abruptly at random for SOAK_SECONDS (default an hour on shm, 20 minutes in an rxe
+# guest), every completion and byte checked, hangs and resource growth failing it
+# (tests/soak/soak.c; docs/testing.md, "Soak"). SOAK_SEED repeats a run's choices; SOAK_GDB=1
+# prints every thread's backtrace of a process that hangs.
+SOAK_PROCS ?= 8
+SOAK_SECONDS ?=
+SOAK_SEED ?=
+SOAK_ARGS = -n $(SOAK_PROCS) $(if $(SOAK_SEED),-s $(SOAK_SEED))
+.PHONY: soak soak-shm soak-vm
+soak: soak-shm soak-vm
+
+soak-shm: $(LIB2)
+	sh tests/soak/run.sh -P $(IA) -d $(or $(SOAK_SECONDS),3600) $(SOAK_ARGS)
+
+# One rxe guest at a time machine-wide: /tmp/dat-vm.lock, as make bench's guests.
+soak-vm: $(LIB2)
+	@bash tests/vm/install.sh --check || { echo "FAIL soak-vm: guest harness not installed: run sudo tests/vm/install.sh"; exit 1; }
+	sh tests/soak/run.sh --build-only
+	flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --timing --rxe --timeout $$(( $(or $(SOAK_SECONDS),1200) + 900 )) \
+	  $(if $(SOAK_GDB),--env SOAK_GDB=1) -- \
+	  tests/vm/soak-guest.sh -d $(or $(SOAK_SECONDS),1200) $(SOAK_ARGS)
 
 # Not part of check: timings, minutes long, and guests.
 bench: $(TOOLS)

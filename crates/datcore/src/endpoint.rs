@@ -1164,7 +1164,7 @@ impl Endpoint {
             data: EventData::Dto { ep: self.handle(), cookie, status, length: 0, op, immed: 0 },
         };
         match evd {
-            Some(e) => e.post(ev),
+            Some(e) => e.post_completion(ev),
             None => Ok(()),
         }
     }

@@ -213,6 +213,22 @@ impl EventDispatcher {
     pub fn post(&self, ev: Event) -> DatResult<()> {
         let mut st = self.state.lock();
         self.queue_pending(&mut st);
+        self.push_software(st, ev)
+    }
+
+    /// Adds a DTO completion made in software (a post on a disconnected EP, flushed at once)
+    /// behind every completion the provider already holds for this EVD: the EP's earlier work,
+    /// which the provider flushed when the connection ended, completes first, as the
+    /// completions of one queue come out in posting order.
+    pub fn post_completion(&self, ev: Event) -> DatResult<()> {
+        let mut st = self.state.lock();
+        self.drain(&mut st);
+        self.push_software(st, ev)
+    }
+
+    /// The rest of [`post`](Self::post) and [`post_completion`](Self::post_completion), with
+    /// the batch of a dequeue already queued.
+    fn push_software(&self, mut st: MutexGuard<'_, EvdState>, ev: Event) -> DatResult<()> {
         if st.queue.len() >= st.qlen {
             drop(st);
             tracing::warn!(evd = ?self.handle(), "EVD overflow: event {:#x} dropped", ev.number);

@@ -675,6 +675,32 @@ static tres disconnect_flush(void)
     return T_PASS;
 }
 
+/* A receive posted on an EP whose connection just ended is flushed at once, and completes
+ * after the receives posted before the end, which the provider flushed at the end: the
+ * completions of one queue come out in posting order, whoever made them. */
+static tres flush_order_after_disconnect(void)
+{
+    struct conn c;
+    TRY(conn_setup(&c));
+    for (int i = 0; i < 4; i++) {
+        DAT_LMR_TRIPLET r = trip(c.lctx, c.buf + i * 256, 256);
+        OK(dat_ep_post_recv(c.sep, 1, &r, cookie(100 + (DAT_UINT64)i), DAT_COMPLETION_DEFAULT_FLAG));
+    }
+    OK(dat_ep_disconnect(c.cep, DAT_CLOSE_GRACEFUL_FLAG));
+    DAT_EVENT ev;
+    DAT_RETURN r = wait_ev(c.s_conn, 5000000, &ev);
+    CHECK(r == DAT_SUCCESS && (ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED ||
+                               ev.event_number == DAT_CONNECTION_EVENT_BROKEN),
+          "server: expected DISCONNECTED: %s %s", rs(r), evname(ev.event_number));
+    /* nothing taken from the server's DTO EVD yet: the four flushed receives wait there */
+    DAT_LMR_TRIPLET t = trip(c.lctx, c.buf + 4 * 256, 256);
+    OK(dat_ep_post_recv(c.sep, 1, &t, cookie(104), DAT_COMPLETION_DEFAULT_FLAG));
+    for (int i = 0; i < 5; i++)
+        TRY(expect_dto(c.s_dto, 3000000, 100 + (DAT_UINT64)i, DAT_DTO_ERR_FLUSHED, 0, NULL));
+    OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+    return T_PASS;
+}
+
 static tres abrupt_disconnect_and_free(void)
 {
     struct conn c;
@@ -795,6 +821,7 @@ const struct tcase dto_cases[] = {
     {"dto.rmr_bind_rdma", rmr_bind_rdma, 0},
     {"dto.evd_threshold", evd_threshold_dto, 0},
     {"conn.disconnect_flush_reset", disconnect_flush, 0},
+    {"conn.flush_order_after_disconnect", flush_order_after_disconnect, 0},
     {"conn.free_connected_ep", abrupt_disconnect_and_free, 0},
     {NULL, NULL, 0},
 };
