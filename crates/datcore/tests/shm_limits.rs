@@ -59,4 +59,5 @@ fn each_reported_limit_is_enforced() {
     let addr = page.as_ptr() as u64;
     refused_at_limit("memory regions", attr.max_mr, || pd.reg_mr(addr, 4096, ALL));
     refused_at_limit("memory windows", attr.max_mw, || pd.alloc_mw());
+    refused_at_limit("shared receive queues", attr.max_srq, || pd.create_srq(16, 1));
 }

@@ -77,6 +77,7 @@ static QPS: quota::Quota = quota::Quota::new(16384);
 static PD_QUOTA: quota::Quota = quota::Quota::new(16384);
 static MW_QUOTA: quota::Quota = quota::Quota::new(memtable::KEYS / 8);
 static MR_QUOTA: quota::Quota = quota::Quota::new(memtable::KEYS - memtable::KEYS / 8);
+static SRQ_QUOTA: quota::Quota = quota::Quota::new(1024);
 
 /// The provider object registered with the core.
 #[derive(Default)]
@@ -124,7 +125,7 @@ fn device_attr(name: &str) -> DeviceAttr {
         max_mr_size: MAX_MESSAGE,
         max_pd: PD_QUOTA.max(),
         max_mw: MW_QUOTA.max(),
-        max_srq: 1024,
+        max_srq: SRQ_QUOTA.max(),
         max_srq_wr: 16384,
         max_rdma_read_in: 64,
         max_rdma_read_out: 64,
@@ -242,7 +243,8 @@ impl ProtectionDomain for ShmPd {
         if max_wr > 16384 || max_sge > cma::MAX_IOV as u32 {
             return Err(DatError::insufficient(DAT_RESOURCE_SRQ));
         }
-        let s = Arc::new(recvq::ShmSrq::new(self.id, max_wr, max_sge.max(1), self.events.clone()));
+        let held = SRQ_QUOTA.take().ok_or(DatError::insufficient(DAT_RESOURCE_SRQ))?;
+        let s = Arc::new(recvq::ShmSrq::new(self.id, max_wr, max_sge.max(1), self.events.clone(), Some(held)));
         SRQS.insert(&s);
         Ok(s)
     }

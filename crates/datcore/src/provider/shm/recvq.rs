@@ -217,10 +217,18 @@ pub struct ShmSrq {
     events: Arc<dyn AsyncEvents>,
     /// A queue pair stalls on an empty SRQ: kick the progress thread at the next post.
     pub starved: AtomicBool,
+    /// Its place under the device's `max_srq` (none in unit tests).
+    _held: Option<super::quota::Held>,
 }
 
 impl ShmSrq {
-    pub fn new(pd: u32, max_wr: u32, max_sge: u32, events: Arc<dyn AsyncEvents>) -> ShmSrq {
+    pub fn new(
+        pd: u32,
+        max_wr: u32,
+        max_sge: u32,
+        events: Arc<dyn AsyncEvents>,
+        held: Option<super::quota::Held>,
+    ) -> ShmSrq {
         ShmSrq {
             pd,
             max_sge,
@@ -229,6 +237,7 @@ impl ShmSrq {
             limit_context: AtomicU64::new(0),
             events,
             starved: AtomicBool::new(false),
+            _held: held,
         }
     }
 
@@ -326,7 +335,7 @@ mod tests {
     #[test]
     fn srq_low_watermark_fires_once_per_arming() {
         let events = Arc::new(Recorded::default());
-        let srq = ShmSrq::new(1, 8, 1, events.clone());
+        let srq = ShmSrq::new(1, 8, 1, events.clone(), None);
         for i in 0..6 {
             srq.post_recv(i, &[]).unwrap();
         }
