@@ -541,6 +541,29 @@ fn verbs_comm_est_passed_to_rdma_cm() {
     }
 }
 
+/// A connection the peer's CM rejects after this side took it as established: the peer's id
+/// went after its REP and before our RTU reached it (its process killed, its IA closed), so
+/// rdma_cm reports REJECTED on an established id, librdmacm moves the queue pair to error, and
+/// no DISCONNECTED follows. The receive is flushed and the connection ends BROKEN at once (a
+/// soak's connecting side once waited for that end forever).
+#[test]
+fn verbs_rejected_after_established() {
+    let Some(name) = ia_name() else { return };
+    let ia = open(&name);
+    let (c, s) = (ep(&ia), ep(&ia));
+    let b = Buf::new(&ia, 64, 0);
+    c.ep.post_recv(&[b.sge(0, 64)], 9, 0).unwrap();
+    connect(&ia, &c, &s, 20012, b"");
+    // 28, IB_CM_REJ_CONSUMER_DEFINED: what the peer's CM sends when its id goes in REP_SENT
+    assert!(datcore::provider::verbs::report_rejected_for_test(ia.addr.ip(), c.h.0, 28), "no queue pair for {:?}", c.h);
+    assert_eq!(dto(&c.recv, "the receive flushed"), (9, DAT_DTO_ERR_FLUSHED, 0));
+    let e = wait(&c.conn, "the connection's end after REJECTED");
+    assert_eq!(e.number, DAT_CONNECTION_EVENT_BROKEN, "{e:?}");
+    c.ep.disconnect(false).expect("disconnect after the end");
+    s.ep.disconnect(false).expect("server disconnect");
+    assert_eq!(wait(&s.conn, "server disconnected").number, DAT_CONNECTION_EVENT_DISCONNECTED);
+}
+
 /// The receiver of a connection's last message disconnecting abruptly as soon as it has it, as
 /// dapltest does (its `-T P` server after the client's closing message, its `-T Q` client after
 /// the server's reply): rounds of connect, one 8 KiB send, the receive, the receiver's abrupt

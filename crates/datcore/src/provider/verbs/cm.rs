@@ -285,6 +285,26 @@ pub fn report_comm_est_for_test(address: IpAddr) -> Option<Vec<Option<i32>>> {
     Some(qpns.into_iter().map(|qpn| notify_comm_est(&dev, qpn)).collect())
 }
 
+/// For tests: rdma_cm's REJECTED for the RC queue pair of the EP whose context is `context`,
+/// on the IA at `address`, as librdmacm hands it over (the queue pair moved to error first).
+/// The IB CM sends one for an established connection when the peer's id goes between its REP
+/// and our RTU's arrival, a window inside the two kernels no test can hold open. False when
+/// there is no such IA or queue pair.
+pub fn report_rejected_for_test(address: IpAddr, context: u64, status: i32) -> bool {
+    let Some(dev) = super::route::OPEN.find(|d| d.ip == address) else { return false };
+    let qpn = WATCHED
+        .lock()
+        .as_ref()
+        .and_then(|m| m.iter().find(|(k, v)| k.0 == dev.ctx as usize && v.0 == context).map(|(k, _)| k.1));
+    match qpn.and_then(|n| rc_queue_pairs(&dev).into_iter().find(|q| q.qp_num() == n)) {
+        Some(qp) => {
+            qp.rejected_for_test(status);
+            true
+        }
+        None => false,
+    }
+}
+
 /// For tests: reports an asynchronous error of queue pair `qpn` as if the device of the IA
 /// at `address` had read one (`IBV_EVENT_QP_FATAL`) from its context, through the same
 /// routing. rxe and siw never raise a QP error, so there is no other way to make one there.

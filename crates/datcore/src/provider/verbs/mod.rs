@@ -84,7 +84,7 @@ const RESOLVE_MS: i32 = 2000;
 
 mod cm;
 #[doc(hidden)]
-pub use cm::{report_comm_est_for_test, report_qp_error_for_test};
+pub use cm::{report_comm_est_for_test, report_qp_error_for_test, report_rejected_for_test};
 mod cq;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;

@@ -1049,6 +1049,21 @@ impl VerbsQp {
                 );
                 self.fail_connect(&mut st, ev, data);
             }
+            (sys::RDMA_CM_EVENT_REJECTED, Phase::Connected | Phase::Disconnecting) => {
+                // The peer's CM rejects a connection this side has established already: the
+                // peer's id went (its process killed, its IA closed, its EP freed) after its REP
+                // and before our RTU reached it, so its IB CM answers with a REJ, and no DREQ
+                // (no DISCONNECTED) ever comes. librdmacm moved the QP to error before handing
+                // the event over. Not an orderly end: BROKEN (DISCONNECTED when this side was
+                // disconnecting anyway).
+                tracing::debug!("verbs: an established connection rejected by the peer's CM (status {status})");
+                let ev = if st.phase == Phase::Disconnecting { ConnEvent::Disconnected } else { ConnEvent::Broken };
+                st.phase = Phase::Closed;
+                st.deadline = None;
+                self.to_error();
+                drop(st);
+                self.end(ev, &[]);
+            }
             (sys::RDMA_CM_EVENT_ESTABLISHED, Phase::Accepting) if lose_passive_established_for_test() => {
                 tracing::debug!("verbs: ESTABLISHED of an accepted connection dropped (test hook)");
             }
@@ -1098,6 +1113,13 @@ impl VerbsQp {
             }
             _ => {}
         }
+    }
+
+    /// For tests ([`cm::report_rejected_for_test`]): rdma_cm's REJECTED as librdmacm hands it
+    /// over, the queue pair moved to error first.
+    pub(super) fn rejected_for_test(&self, status: i32) {
+        self.to_error();
+        self.on_cm_event(sys::RDMA_CM_EVENT_REJECTED, status, &[]);
     }
 
     fn conn_param(&self, pd: &[u8], peer: Option<(u8, u8)>) -> sys::rdma_conn_param {
