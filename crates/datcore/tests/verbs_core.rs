@@ -545,7 +545,8 @@ fn verbs_comm_est_passed_to_rdma_cm() {
 /// went after its REP and before our RTU reached it (its process killed, its IA closed), so
 /// rdma_cm reports REJECTED on an established id, librdmacm moves the queue pair to error, and
 /// no DISCONNECTED follows. The receive is flushed and the connection ends BROKEN at once (a
-/// soak's connecting side once waited for that end forever).
+/// soak's connecting side once waited for that end forever). iWARP has no such event; there
+/// the test checks only that the connection ends.
 #[test]
 fn verbs_rejected_after_established() {
     let Some(name) = ia_name() else { return };
@@ -558,7 +559,13 @@ fn verbs_rejected_after_established() {
     assert!(datcore::provider::verbs::report_rejected_for_test(ia.addr.ip(), c.h.0, 28), "no queue pair for {:?}", c.h);
     assert_eq!(dto(&c.recv, "the receive flushed"), (9, DAT_DTO_ERR_FLUSHED, 0));
     let e = wait(&c.conn, "the connection's end after REJECTED");
-    assert_eq!(e.number, DAT_CONNECTION_EVENT_BROKEN, "{e:?}");
+    // On iWARP (siw) the queue pair's move to error closes the stream, and rdma_cm may report
+    // that DISCONNECTED before the REJECTED is handed over: either ends the connection.
+    let iwarp = ia.ia.device.attr().transport == datcore::provider::Transport::IWarp;
+    assert!(
+        e.number == DAT_CONNECTION_EVENT_BROKEN || (iwarp && e.number == DAT_CONNECTION_EVENT_DISCONNECTED),
+        "{e:?}"
+    );
     c.ep.disconnect(false).expect("disconnect after the end");
     s.ep.disconnect(false).expect("server disconnect");
     assert_eq!(wait(&s.conn, "server disconnected").number, DAT_CONNECTION_EVENT_DISCONNECTED);
