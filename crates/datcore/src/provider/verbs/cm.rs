@@ -291,12 +291,17 @@ pub fn report_comm_est_for_test(address: IpAddr) -> Option<Vec<Option<i32>>> {
 /// and our RTU's arrival, a window inside the two kernels no test can hold open. False when
 /// there is no such IA or queue pair.
 pub fn report_rejected_for_test(address: IpAddr, context: u64, status: i32) -> bool {
-    let Some(dev) = super::route::OPEN.find(|d| d.ip == address) else { return false };
-    let qpn = WATCHED
-        .lock()
-        .as_ref()
-        .and_then(|m| m.iter().find(|(k, v)| k.0 == dev.ctx as usize && v.0 == context).map(|(k, _)| k.1));
-    match qpn.and_then(|n| rc_queue_pairs(&dev).into_iter().find(|q| q.qp_num() == n)) {
+    // The EP's handle names one queue pair in the process, on a device context that the IAs
+    // open at `address` (tests running at once open several) may share: look in each.
+    let Some((ctx, qpn)) =
+        WATCHED.lock().as_ref().and_then(|m| m.iter().find(|(_, v)| v.0 == context).map(|(k, _)| *k))
+    else {
+        return false;
+    };
+    let devs = super::route::OPEN.on(ctx, None);
+    let qp =
+        devs.iter().filter(|d| d.ip == address).find_map(|d| rc_queue_pairs(d).into_iter().find(|q| q.qp_num() == qpn));
+    match qp {
         Some(qp) => {
             qp.rejected_for_test(status);
             true
