@@ -519,6 +519,7 @@ impl EventDispatcher {
                 if !ready(st) {
                     return MutexGuard::unlocked(st, || cq.block(timeout));
                 }
+                cq.disarm();
                 return false;
             }
         }
@@ -708,6 +709,7 @@ pub fn free_evd(h: Handle, force: bool) -> DatResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicUsize;
 
     /// A provider queue whose completions the test adds.
     struct ListedCompletions(Mutex<VecDeque<WorkCompletion>>);
@@ -724,6 +726,56 @@ mod tests {
         fn resize(&self, _: u32) -> DatResult<()> {
             Ok(())
         }
+    }
+
+    /// A provider queue whose completion arrives just as the waiter arms, so that the re-poll
+    /// after the arm finds it; counts arms and their ends (a block or a disarm).
+    #[derive(Default)]
+    struct ArrivesAtArm {
+        list: Mutex<VecDeque<WorkCompletion>>,
+        arms: AtomicUsize,
+        ends: AtomicUsize,
+    }
+
+    impl CompletionQueue for ArrivesAtArm {
+        fn poll(&self, out: &mut [WorkCompletion]) -> usize {
+            let mut list = self.list.lock();
+            let n = out.len().min(list.len());
+            for (slot, wc) in out.iter_mut().zip(list.drain(..n)) {
+                *slot = wc;
+            }
+            n
+        }
+        fn resize(&self, _: u32) -> DatResult<()> {
+            Ok(())
+        }
+        fn arm(&self) -> bool {
+            self.arms.fetch_add(1, Ordering::SeqCst);
+            self.list.lock().push_back(send_done(7));
+            true
+        }
+        fn block(&self, _: Option<Duration>) -> bool {
+            self.ends.fetch_add(1, Ordering::SeqCst);
+            false
+        }
+        fn disarm(&self) {
+            self.ends.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Every arm of a wait ends in a block or a disarm: a wait whose re-poll found its event
+    /// does not leave the provider's queue armed.
+    #[test]
+    fn a_wait_whose_repoll_finds_its_event_disarms_the_queue() {
+        let (ia_h, ia) = crate::ia::tests::open_shm();
+        let cq = Arc::new(ArrivesAtArm::default());
+        let evd = EventDispatcher::new(Weak::new(), &ia, DAT_EVD_DTO_FLAG, Some(cq.clone()), 8, None);
+        let (ev, left) = evd.wait(5_000_000, 1).expect("wait");
+        assert_eq!((cookie(&ev), left), (7, 0));
+        assert_eq!(cq.arms.load(Ordering::SeqCst), 1, "the wait slept once");
+        assert_eq!(cq.ends.load(Ordering::SeqCst), 1, "its arm was ended");
+        drop(evd);
+        crate::ia::close(ia_h, true).expect("close IA");
     }
 
     fn send_done(cookie: u64) -> WorkCompletion {

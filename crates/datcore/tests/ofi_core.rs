@@ -251,6 +251,49 @@ fn ofi_send_recv_rdma() {
     }
 }
 
+/// Receives posted while the peer's shutdown is on its way (libfabric's progress, in the
+/// consumer's own poll, ended the endpoint, and the CM thread has not read the event yet) are
+/// flushed like those posted before: each completes once, as flushed, in the order posted.
+/// (libfabric keeps a receive posted to an ended endpoint until the endpoint is closed.)
+#[test]
+fn ofi_receives_posted_as_the_peer_shuts_down_are_flushed() {
+    let Some(name) = ia_name() else { return };
+    let ia = open(&name);
+    let cbuf = Buf::new(&ia, 4096, 0);
+    for round in 0..5u16 {
+        let (c, s) = (ep(&ia), ep(&ia));
+        connect(&ia, &c, &s, 21010 + u64::from(round), b"");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut posted = 0u64;
+        let mut done = Vec::new();
+        let take = |done: &mut Vec<(u64, u32)>| {
+            while let Ok(ev) = c.recv.dequeue() {
+                let EventData::Dto { cookie, status, .. } = ev.data else { panic!("{ev:?}") };
+                done.push((cookie, status));
+            }
+        };
+        s.ep.disconnect(false).expect("disconnect");
+        // Post and poll (which drives libfabric's progress) until the disconnect arrives.
+        let ev = loop {
+            if let Ok(ev) = c.conn.dequeue() {
+                break ev;
+            }
+            if c.ep.post_recv(&[cbuf.sge(0, 64)], posted, 0).is_ok() {
+                posted += 1;
+            }
+            take(&mut done);
+            assert!(std::time::Instant::now() < deadline, "round {round}: no disconnect");
+        };
+        assert_eq!(ev.number, DAT_CONNECTION_EVENT_DISCONNECTED, "round {round}");
+        while done.len() < posted as usize && std::time::Instant::now() < deadline {
+            take(&mut done);
+        }
+        let want: Vec<(u64, u32)> = (0..posted).map(|i| (i, DAT_DTO_ERR_FLUSHED)).collect();
+        assert_eq!(done, want, "round {round}: {posted} receives posted");
+        assert_eq!(wait(&s.conn, "server disconnected").number, DAT_CONNECTION_EVENT_DISCONNECTED);
+    }
+}
+
 /// A consumer that sleeps in `dat_evd_wait` before the message is sent is woken by its arrival
 /// (the CQ's wait fd), many times over.
 #[test]

@@ -1667,12 +1667,12 @@ static tres wait_cr_on(DAT_EVD_HANDLE evd, DAT_EVENT *ev)
     return T_PASS;
 }
 
-static tres wait_conn_event_on(DAT_EVD_HANDLE conn, DAT_EVENT_NUMBER want)
+static tres wait_conn_event_on(const char *side, int ep, DAT_EVD_HANDLE conn, DAT_EVENT_NUMBER want)
 {
     DAT_EVENT ev;
     DAT_RETURN r = wait_ev(conn, E2E_WAIT, &ev);
-    CHECK(r == DAT_SUCCESS && ev.event_number == want, "waiting for %s: %s %s", evname(want), rs(r),
-          r == DAT_SUCCESS ? evname(ev.event_number) : "");
+    CHECK(r == DAT_SUCCESS && ev.event_number == want, "%s: EP%d: waiting for %s: %s %s", side, ep, evname(want),
+          rs(r), r == DAT_SUCCESS ? evname(ev.event_number) : "");
     return T_PASS;
 }
 
@@ -1971,7 +1971,7 @@ static tres st_server(void *v)
     /* all echoes are out and acknowledged: the server ends the connections */
     for (int e = 0; e < ST_NEP; e++) {
         OK(dat_ep_disconnect(s.ep[e], DAT_CLOSE_GRACEFUL_FLAG));
-        TRY(wait_conn_event_on(s.conn, DAT_CONNECTION_EVENT_DISCONNECTED));
+        TRY(wait_conn_event_on("server", e, s.conn, DAT_CONNECTION_EVENT_DISCONNECTED));
     }
     return st_finish(&s, 2 * ST_WIN);
 }
@@ -2001,7 +2001,7 @@ static tres st_client(void *v, struct peer *peer)
     TRY(st_run_threads(&s));
     vlog("stress: %d messages echoed on %d EPs in %.2f s", ST_NEP * ST_MSGS, ST_NEP, mono() - t0);
     for (int e = 0; e < ST_NEP; e++)
-        TRY(wait_conn_event_on(s.conn, DAT_CONNECTION_EVENT_DISCONNECTED));
+        TRY(wait_conn_event_on("client", e, s.conn, DAT_CONNECTION_EVENT_DISCONNECTED));
     return st_finish(&s, ST_WIN);
 }
 

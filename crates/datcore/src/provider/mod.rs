@@ -313,7 +313,8 @@ impl WorkCompletion {
 /// 1. [`arm`](CompletionQueue::arm): from now on, a completion added to this queue, or a call
 ///    to [`interrupt`](CompletionQueue::interrupt), makes the next `block` return promptly.
 /// 2. `poll` once more: what raced in between the last poll and `arm` is taken here.
-/// 3. [`block`](CompletionQueue::block) until such an event or the deadline.
+/// 3. [`block`](CompletionQueue::block) until such an event or the deadline; or, where step 2
+///    found enough, [`disarm`](CompletionQueue::disarm) instead.
 ///
 /// Invariant: an event that happens after step 1 is either seen by step 2 or ends step 3.
 /// A provider keeps it with a level-triggered notification (an armed `ibv_req_notify_cq` with
@@ -345,6 +346,10 @@ pub trait CompletionQueue: Send + Sync {
         let _ = timeout;
         false
     }
+    /// Step 3 not taken: the re-poll after `arm` found what the waiter wanted, and it will not
+    /// `block`. The queue forgets the sleeper (a provider that treats an armed queue as slept
+    /// on must not go on doing so).
+    fn disarm(&self) {}
     /// Ends a current `block`, or makes the next one after an `arm` return at once. Called
     /// when a software event is queued on the EVD or the EVD becomes unwaitable. Cheap (no
     /// system call) when nobody sleeps.

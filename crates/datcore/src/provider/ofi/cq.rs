@@ -119,18 +119,20 @@ impl OfiCq {
 
     /// The CM thread's look: where no consumer polled since the last look and none sleeps
     /// here, drives libfabric's progress of this CQ's endpoints (`fi_cq_read` of 0 entries,
-    /// which takes none), so that a peer's RDMA to an idle consumer completes.
-    pub fn look(&self) {
+    /// which takes none), so that a peer's RDMA to an idle consumer completes and its shutdown
+    /// is noticed. True when it did.
+    pub fn look(&self) -> bool {
         if self.polled.swap(false, Ordering::Relaxed) {
-            return;
+            return false;
         }
-        let Some(_held) = self.look_lock.try_lock() else { return };
+        let Some(_held) = self.look_lock.try_lock() else { return false };
         if self.sleeping.load(Ordering::SeqCst) || self.group_armed.load(Ordering::SeqCst) {
-            return;
+            return false;
         }
         let mut e = std::mem::MaybeUninit::<sys::fi_cq_data_entry>::uninit();
         // SAFETY: a live CQ; no entry is written for a count of 0.
         unsafe { ((*(*self.cq).ops).read)(self.cq, e.as_mut_ptr().cast(), 0) };
+        true
     }
 
     pub fn attach(&self, q: &Arc<Queue>) {
@@ -298,13 +300,16 @@ impl Drop for OfiCq {
 impl CompletionQueue for OfiCq {
     fn poll(&self, out: &mut [WorkCompletion]) -> usize {
         self.polled.store(true, Ordering::Relaxed);
-        let mut n = 0;
+        // libfabric's first: a completion made in software (a request posted to a dead queue)
+        // comes after every one libfabric made for that queue, which are all in the CQ by then
+        // (see `Queue::kill`).
+        let n = self.poll_fabric(out, 0);
         // SeqCst pairs with `push_soft`'s store: the re-poll after `arm` sees the completion
         // or `push_soft` sees the sleeper.
-        if self.has_soft.load(Ordering::SeqCst) {
-            n = self.poll_soft(out);
+        if n < out.len() && self.has_soft.load(Ordering::SeqCst) {
+            return n + self.poll_soft(&mut out[n..]);
         }
-        self.poll_fabric(out, n)
+        n
     }
 
     fn resize(&self, min_entries: u32) -> DatResult<()> {
@@ -338,6 +343,11 @@ impl CompletionQueue for OfiCq {
         woke.is_none()
     }
 
+    fn disarm(&self) {
+        self.pending.store(false, Ordering::SeqCst);
+        self.sleeping.store(false, Ordering::SeqCst);
+    }
+
     fn interrupt(&self) {
         if self.sleeping.load(Ordering::SeqCst) {
             self.intr.ring();
@@ -361,5 +371,40 @@ impl CompletionQueue for OfiCq {
     fn disarm_group(&self, _queue_waiter: bool) {
         self.group_ready.clear();
         self.group_armed.store(false, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::{Provider, RecordedAsyncEvents};
+    use super::super::OfiProvider;
+    use super::*;
+
+    struct NoWaker;
+
+    impl Waker for NoWaker {
+        fn wake(&self) {}
+    }
+
+    /// A waiter that armed and then found its completion in the re-poll does not block; once it
+    /// disarms, the CM thread looks at the CQ again. (A queue left looking slept on was never
+    /// looked at again: with no consumer polling, a peer's shutdown went unnoticed.)
+    #[test]
+    fn the_cm_thread_looks_at_a_queue_again_once_its_waiter_disarms() {
+        let provider = OfiProvider::new();
+        if !provider.ia_names().iter().any(|n| n == "ofi-tcp-lo") {
+            eprintln!("skipped: ofi-tcp-lo not offered (libfabric or its tcp provider missing)");
+            return;
+        }
+        let dev = provider.open("ofi-tcp-lo", "", Arc::new(RecordedAsyncEvents::default())).expect("open");
+        let cq = CQS.get(&dev.create_cq(16, Arc::new(NoWaker)).expect("cq")).expect("an ofi CQ");
+        assert!(cq.look(), "an idle queue is looked at");
+        cq.arm();
+        assert!(!cq.look(), "an armed queue is its waiter's");
+        cq.disarm();
+        assert!(cq.look(), "a disarmed queue is looked at again");
+        cq.arm();
+        cq.block(Some(Duration::from_millis(1)));
+        assert!(cq.look(), "after the block, looked at again");
     }
 }

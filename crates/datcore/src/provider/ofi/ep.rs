@@ -3,8 +3,10 @@
 //!
 //! Posts run in the caller's thread: a slot from the queue's free list (one spin lock of the
 //! queue), then `fi_sendv` / `fi_recvv` / `fi_writev` / `fi_readv` (`fi_sendmsg` where a fence
-//! is asked for) with the slot's address as the operation context. Receives posted before the
-//! libfabric endpoint exists wait in the queue and are posted when it is made.
+//! is asked for) with the slot's address as the operation context; a receive is posted to
+//! libfabric while the lock is held, so that the end of the connection finds every receive
+//! libfabric holds (see [`Queue::kill`]). Receives posted before the libfabric endpoint exists
+//! wait in the queue and are posted when it is made.
 
 use super::super::spin::SpinLock;
 use super::super::{
@@ -28,13 +30,15 @@ use std::time::Duration;
 #[derive(Clone, Copy)]
 struct Slot {
     wr_id: u64,
+    /// The queue's count of posts when this one was made: the order of posting.
+    seq: u64,
     op: WcOpcode,
     len: u64,
     busy: bool,
     signaled: bool,
 }
 
-const IDLE: Slot = Slot { wr_id: 0, op: WcOpcode::Send, len: 0, busy: false, signaled: true };
+const IDLE: Slot = Slot { wr_id: 0, seq: 0, op: WcOpcode::Send, len: 0, busy: false, signaled: true };
 
 /// A receive posted before the libfabric endpoint existed.
 struct Pending {
@@ -51,6 +55,18 @@ struct QState {
     /// The connection ended: new work completes as flushed at once.
     dead: bool,
     pending: Vec<Pending>,
+    /// Posts made so far (each slot's [`Slot::seq`]).
+    posts: u64,
+}
+
+impl QState {
+    /// A free slot, filled with a new work request; None when every slot is busy.
+    fn claim(&mut self, wr_id: u64, op: WcOpcode, len: u64, signaled: bool) -> Option<u32> {
+        let i = self.free.pop()?;
+        self.posts += 1;
+        self.slots[i as usize] = Slot { wr_id, seq: self.posts, op, len, busy: true, signaled };
+        Some(i)
+    }
 }
 
 /// A send or receive queue of one endpoint.
@@ -74,6 +90,7 @@ impl Queue {
                 live: false,
                 dead: false,
                 pending: Vec::new(),
+                posts: 0,
             }),
             cq,
             context,
@@ -112,6 +129,13 @@ impl Queue {
         Some(WorkCompletion { wr_id: s.wr_id, context: self.context, status, opcode: s.op, immed: 0, byte_len })
     }
 
+    /// Completes a request posted to a dead queue as flushed.
+    fn flush_now(&self, s: Slot) {
+        if let Some(cq) = &self.cq {
+            cq.push_soft([self.flushed(&s)]);
+        }
+    }
+
     fn flushed(&self, s: &Slot) -> WorkCompletion {
         WorkCompletion {
             wr_id: s.wr_id,
@@ -125,8 +149,16 @@ impl Queue {
 
     /// Ends the queue: receives held for an endpoint that never came complete as flushed, and
     /// so do later posts. What libfabric holds it flushes itself (`FI_ECANCELED`, after the
-    /// completions it made before), in order.
-    fn kill(&self) {
+    /// completions it made before), in order; `ep` (the live endpoint, or NULL) is the one it
+    /// holds them on.
+    ///
+    /// A receive posted after libfabric ended the endpoint on its own (the peer's shutdown,
+    /// found by its progress before our CM thread reads the event) stays in libfabric's queue
+    /// and would complete only when the endpoint is closed: each work request still busy here
+    /// is cancelled (`fi_cancel`, which completes it with `FI_ECANCELED`; a no-op for one
+    /// libfabric flushed already), oldest first. Receives are posted under this queue's lock
+    /// ([`OfiQp::post_recv`]), so none reaches libfabric after this pass.
+    fn kill(&self, ep: *mut sys::fid_ep) {
         let mut st = self.state.lock();
         st.dead = true;
         let held = std::mem::take(&mut st.pending);
@@ -136,6 +168,17 @@ impl Queue {
             st.slots[i].busy = false;
             wcs.push(self.flushed(&st.slots[i]));
             st.free.push(p.slot);
+        }
+        if !ep.is_null() {
+            let mut busy: Vec<(u64, u32)> = (0..st.slots.len() as u32)
+                .filter(|&i| st.slots[i as usize].busy)
+                .map(|i| (st.slots[i as usize].seq, i))
+                .collect();
+            busy.sort_unstable();
+            for (_, i) in busy {
+                // SAFETY: a live endpoint (closed only in Drop); the context is our slot's.
+                unsafe { ((*(*ep).ops).cancel)(ep.cast(), self.ctx(i)) };
+            }
         }
         drop(st);
         if let Some(cq) = &self.cq {
@@ -158,16 +201,6 @@ impl Queue {
 /// Total bytes of `sges`.
 fn total(sges: &[Sge]) -> u64 {
     sges.iter().map(|s| s.length as u64).sum()
-}
-
-/// Where an allocation of a slot left the post.
-enum Took {
-    /// Post it with this slot.
-    Slot(u32),
-    /// Held in the queue until the endpoint exists.
-    Held,
-    /// The queue is dead: it completed as flushed.
-    Flushed,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,32 +258,20 @@ impl OfiQp {
         }))
     }
 
-    /// A slot of `q` for a work request, or where it went instead: a receive (`held` its
-    /// segments) waits in the queue until the endpoint exists; a send there is refused.
-    fn take(q: &Queue, wr_id: u64, op: WcOpcode, sges: &[Sge], signaled: bool, held: bool) -> DatResult<Took> {
+    /// A slot of the send queue for a work request, or None where the queue is dead and the
+    /// request completed as flushed at once.
+    fn take_send(&self, wr_id: u64, op: WcOpcode, sges: &[Sge], signaled: bool) -> DatResult<Option<u32>> {
+        let q = &self.send;
         let mut st = q.state.lock();
         if st.dead {
             drop(st);
-            let s = Slot { wr_id, op, len: total(sges), busy: false, signaled };
-            if let Some(cq) = &q.cq {
-                cq.push_soft([q.flushed(&s)]);
-            }
-            return Ok(Took::Flushed);
+            q.flush_now(Slot { wr_id, seq: 0, op, len: total(sges), busy: false, signaled });
+            return Ok(None);
         }
-        if !st.live && !held {
+        if !st.live {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
         }
-        let Some(i) = st.free.pop() else {
-            return Err(DatError::insufficient(DAT_RESOURCE_TEP));
-        };
-        st.slots[i as usize] = Slot { wr_id, op, len: total(sges), busy: true, signaled };
-        if st.live {
-            return Ok(Took::Slot(i));
-        }
-        let mut p = Pending { slot: i, sges: [Sge::default(); MAX_SGE], n: sges.len() };
-        p.sges[..sges.len()].copy_from_slice(sges);
-        st.pending.push(p);
-        Ok(Took::Held)
+        st.claim(wr_id, op, total(sges), signaled).map(Some).ok_or(DatError::insufficient(DAT_RESOURCE_TEP))
     }
 
     /// Checks `sges` against the registered regions (local write where `write`).
@@ -293,6 +314,12 @@ impl OfiQp {
     #[cold]
     fn post_failed(&self, q: &Queue, slot: u32, what: &str, r: isize) -> DatError {
         q.release(slot);
+        self.post_error(what, r)
+    }
+
+    /// The error for libfabric's `r` from a post.
+    #[cold]
+    fn post_error(&self, what: &str, r: isize) -> DatError {
         if r == -(sys::FI_EAGAIN as isize) {
             return DatError::insufficient(DAT_RESOURCE_TEP);
         }
@@ -389,8 +416,10 @@ impl OfiQp {
             // SAFETY: a live endpoint (closed only in Drop).
             unsafe { ((*(*ep).cm).shutdown)(ep, 0) };
         }
-        self.send.kill();
-        self.recv.kill();
+        // Sends need no cancelling: one posted to an endpoint libfabric ended fails at once
+        // (its socket is shut), with an error completion.
+        self.send.kill(std::ptr::null_mut());
+        self.recv.kill(ep);
         self.events.event(ev, private_data);
     }
 
@@ -440,9 +469,8 @@ impl OfiQp {
             return Err(DatError::invalid_arg(3));
         }
         self.check(sges, op == WcOpcode::RdmaRead)?;
-        let slot = match Self::take(&self.send, wr.wr_id, op, sges, wr.signaled, false)? {
-            Took::Slot(s) => s,
-            Took::Flushed | Took::Held => return Ok(()),
+        let Some(slot) = self.take_send(wr.wr_id, op, sges, wr.signaled)? else {
+            return Ok(());
         };
         let ep = self.ep.load(Ordering::Acquire);
         let mut iov = [const { sys::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 } }; MAX_SGE];
@@ -527,22 +555,36 @@ impl QueuePair for OfiQp {
         self.post(wr)
     }
 
+    /// A receive is posted to libfabric under the queue's lock, so that [`Queue::kill`] finds
+    /// every receive libfabric holds (see there).
     fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> DatResult<()> {
         if sges.len() > self.dev.iov_limit {
             return Err(DatError::invalid_arg(3));
         }
         self.check(sges, true)?;
-        match Self::take(&self.recv, wr_id, WcOpcode::Recv, sges, true, true)? {
-            Took::Flushed | Took::Held => Ok(()),
-            Took::Slot(slot) => {
-                let ep = self.ep.load(Ordering::Acquire);
-                let r = self.post_recv_now(ep, slot, sges);
-                if r != 0 {
-                    return Err(self.post_failed(&self.recv, slot, "posting a receive", r));
-                }
-                Ok(())
-            }
+        let q = &self.recv;
+        let mut st = q.state.lock();
+        if st.dead {
+            drop(st);
+            q.flush_now(Slot { wr_id, seq: 0, op: WcOpcode::Recv, len: total(sges), busy: false, signaled: true });
+            return Ok(());
         }
+        let slot =
+            st.claim(wr_id, WcOpcode::Recv, total(sges), true).ok_or(DatError::insufficient(DAT_RESOURCE_TEP))?;
+        if !st.live {
+            let mut p = Pending { slot, sges: [Sge::default(); MAX_SGE], n: sges.len() };
+            p.sges[..sges.len()].copy_from_slice(sges);
+            st.pending.push(p);
+            return Ok(());
+        }
+        let r = self.post_recv_now(self.ep.load(Ordering::Acquire), slot, sges);
+        if r != 0 {
+            st.slots[slot as usize].busy = false;
+            st.free.push(slot);
+            drop(st);
+            return Err(self.post_error("posting a receive", r));
+        }
+        Ok(())
     }
 
     fn bind_mw(&self, _wr: &BindWr<'_>) -> DatResult<u32> {

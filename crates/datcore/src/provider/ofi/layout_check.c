@@ -48,6 +48,8 @@ int main(void)
     S(fi_rma_iov);
     S(fi_msg_rma);
     O(fi_ops_rma, writemsg);
+    O(fi_ops_ep, cancel);
+    O(fid_ep, ops);
     O(fid_ep, msg);
     O(fid_ep, rma);
     O(fid_pep, cm);

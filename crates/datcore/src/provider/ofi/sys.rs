@@ -425,10 +425,17 @@ pub struct fi_ops_rma {
     pub writemsg: unsafe extern "C" fn(*mut fid_ep, *const fi_msg_rma, u64) -> isize,
 }
 
+/// The first entries of `struct fi_ops_ep`: `fi_cancel`.
+#[repr(C)]
+pub struct fi_ops_ep {
+    pub size: usize,
+    pub cancel: unsafe extern "C" fn(*mut fid, *mut c_void) -> isize,
+}
+
 #[repr(C)]
 pub struct fid_ep {
     pub fid: fid,
-    pub ops: *mut c_void,
+    pub ops: *mut fi_ops_ep,
     pub cm: *mut fi_ops_cm,
     pub msg: *mut fi_ops_msg,
     pub rma: *mut fi_ops_rma,
@@ -638,6 +645,8 @@ mod tests {
             ("fi_rma_iov", size_of::<fi_rma_iov>()),
             ("fi_msg_rma", size_of::<fi_msg_rma>()),
             ("fi_ops_rma.writemsg", offset_of!(fi_ops_rma, writemsg)),
+            ("fi_ops_ep.cancel", offset_of!(fi_ops_ep, cancel)),
+            ("fid_ep.ops", offset_of!(fid_ep, ops)),
             ("fid_ep.msg", offset_of!(fid_ep, msg)),
             ("fid_ep.rma", offset_of!(fid_ep, rma)),
             ("fid_pep.cm", offset_of!(fid_pep, cm)),

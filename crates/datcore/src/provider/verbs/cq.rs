@@ -501,6 +501,10 @@ impl CompletionQueue for VerbsCq {
         woke.is_none()
     }
 
+    fn disarm(&self) {
+        self.sleeping.store(false, Ordering::SeqCst);
+    }
+
     fn interrupt(&self) {
         if self.sleeping.load(Ordering::SeqCst) {
             self.intr.ring();
