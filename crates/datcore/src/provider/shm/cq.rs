@@ -18,16 +18,11 @@ use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 pub const MAX_CQE: u32 = 1 << 20;
-
-/// Where a sleeper is in the arm / re-poll / block protocol.
-const IDLE: u8 = 0;
-const ARMED: u8 = 1;
-const REPOLLED: u8 = 2;
 
 pub struct ShmCq {
     q: Mutex<Ring>,
@@ -43,17 +38,8 @@ pub struct ShmCq {
     /// UD queue pairs with this as their receive queue (each poll takes their arrivals).
     uds: UdSet,
     wake: OwnWake,
-    phase: AtomicU8,
     /// The wake words' sequence values at `arm`.
     armed_at: Mutex<Armed>,
-    /// Which thread armed (see [`thread_id`]).
-    armer: AtomicUsize,
-}
-
-/// A cheap identity of the calling thread.
-fn thread_id() -> usize {
-    thread_local!(static ID: u8 = const { 0 });
-    ID.with(|b| b as *const u8 as usize)
 }
 
 struct Ring {
@@ -77,9 +63,7 @@ impl ShmCq {
             qps: SpinLock::new(Vec::new()),
             uds: UdSet::new(),
             wake,
-            phase: AtomicU8::new(IDLE),
             armed_at: Mutex::new(Armed::default()),
-            armer: AtomicUsize::new(0),
         })
     }
 
@@ -185,19 +169,6 @@ impl Handout<'_> {
 
 impl CompletionQueue for ShmCq {
     fn poll(&self, out: &mut [WorkCompletion]) -> usize {
-        // The poll right after `arm` keeps the sleeping flag (the waiter blocks next unless it
-        // found something). A later poll by the thread that armed means it did not block: it is
-        // awake, so producers may stop waking. Polls by other threads leave the flag alone (the
-        // armer may be blocked). Callers serialize polls and `arm` (the EVD lock).
-        match self.phase.load(Ordering::Relaxed) {
-            IDLE => {}
-            ARMED => self.phase.store(REPOLLED, Ordering::Relaxed),
-            _ if self.armer.load(Ordering::Relaxed) == thread_id() => {
-                self.phase.store(IDLE, Ordering::Relaxed);
-                self.wake.disarm();
-            }
-            _ => {}
-        }
         let handed = self.drive(out);
         // A completion pushed after this look is the next poll's (a sleeper's re-poll follows
         // its arm, and the producer's wake-up follows its push). Those queued are no older
@@ -231,9 +202,7 @@ impl CompletionQueue for ShmCq {
     }
 
     fn arm(&self) -> bool {
-        self.armer.store(thread_id(), Ordering::Relaxed);
         *self.armed_at.lock() = self.wake.arm();
-        self.phase.store(ARMED, Ordering::Relaxed);
         // UD receive threads leave arrivals to polls; a sleeper needs them placed.
         self.uds.kick();
         true
@@ -242,9 +211,13 @@ impl CompletionQueue for ShmCq {
     fn block(&self, timeout: Option<Duration>) -> bool {
         let armed = *self.armed_at.lock();
         let timed_out = self.wake.block(armed, timeout);
-        self.phase.store(IDLE, Ordering::Relaxed);
         self.wake.disarm();
         timed_out
+    }
+
+    /// The waiter found its events without blocking: producers stop waking it at once.
+    fn disarm(&self) {
+        self.wake.disarm();
     }
 
     fn interrupt(&self) {
