@@ -29,6 +29,10 @@ fn peer_main() {
         peer_ud_receiver(&dev, p);
         std::process::exit(0);
     }
+    if role == "many_on_one_cq" {
+        peer_many_on_one_cq(&dev, p);
+        std::process::exit(0);
+    }
     let ep = Ep::new(&dev);
     let timeout = (role == "client_timeout").then(|| Duration::from_millis(300));
     ep.qp.connect(local(), p, b"hello-from-client", timeout).unwrap();
@@ -47,6 +51,7 @@ fn peer_main() {
         "ud" | "ud_receiver" => unreachable!("the UD peers have their own endpoints"),
         "atomic_hammer" => peer_atomic_hammer(&ep),
         "two_sends" => peer_two_sends(&ep),
+        "many_on_one_cq" => unreachable!("made below"),
         "flush" => {
             assert_eq!(ep.event().0, ConnEvent::Established);
             let b = Buf::new(&ep.pd, 64, ALL);
@@ -66,6 +71,119 @@ fn peer_main() {
         r => panic!("unknown role {r}"),
     }
     std::process::exit(0);
+}
+
+/// Connections of [`many_connections_on_one_cq_each_message_seen_by_polls`].
+const MANY: u64 = 24;
+/// Messages each way in that test.
+const MANY_ROUNDS: u64 = 600;
+
+/// Opens [`MANY`] connections whose queue pairs complete on one send and one receive queue
+/// (more than `DOORBELL_QPS`: the queue skips idle connections until a producer rings), then
+/// echoes every message back on its connection, driving the data path by polls alone.
+fn peer_many_on_one_cq(dev: &Arc<dyn Device>, p: u64) {
+    let (scq, rcq) = (Cq::new(dev), Cq::new(dev));
+    let pd = dev.alloc_pd().unwrap();
+    let buf = Buf::new(&pd, (MANY * 64) as usize, ALL);
+    let mut eps = Vec::new();
+    for i in 0..MANY {
+        let ev = Q::new();
+        let qp = dev
+            .create_qp(QpInit {
+                pd: pd.clone(),
+                send_cq: Some(scq.cq.clone()),
+                recv_cq: Some(rcq.cq.clone()),
+                srq: None,
+                caps: QpCaps {
+                    max_send_wr: 16,
+                    max_recv_wr: 16,
+                    max_send_sge: 1,
+                    max_recv_sge: 1,
+                    max_rdma_read_in: 1,
+                    max_rdma_read_out: 1,
+                },
+                context: i,
+                events: Arc::new(ConnQ(ev.clone(), Q::new())),
+                datagram: false,
+            })
+            .unwrap();
+        qp.post_recv(i, &[buf.sge(i as usize * 64, 64)]).unwrap();
+        qp.connect(local(), p, &i.to_le_bytes(), None).unwrap();
+        assert_eq!(ev.wait(T).expect("established").0, ConnEvent::Established);
+        eps.push((qp, ev));
+    }
+    let mut out = [WorkCompletion::EMPTY; 8];
+    let deadline = Instant::now() + T;
+    let mut echoed = 0;
+    while echoed < MANY_ROUNDS {
+        assert!(Instant::now() < deadline, "{echoed} of {MANY_ROUNDS} messages seen");
+        let mut sent = [WorkCompletion::EMPTY; 8];
+        scq.cq.poll(&mut sent);
+        let n = rcq.cq.poll(&mut out);
+        for wc in &out[..n] {
+            assert_eq!((wc.status, wc.byte_len, wc.context), (WcStatus::Success, 8, wc.wr_id));
+            let i = wc.wr_id;
+            let at = i as usize * 64;
+            let qp = &eps[i as usize].0;
+            qp.post_send(&SendWr {
+                wr_id: i,
+                op: SendOp::Send,
+                sges: &[buf.sge(at, 8)],
+                signaled: true,
+                solicited: false,
+                fence: false,
+            })
+            .unwrap();
+            qp.post_recv(i, &[buf.sge(at, 64)]).unwrap();
+            echoed += 1;
+        }
+    }
+    for (_, ev) in &eps {
+        assert_eq!(ev.wait(T).expect("disconnected").0, ConnEvent::Disconnected);
+    }
+}
+
+/// A queue with many connections skips the idle ones at a poll until a producer rings (the
+/// doorbell); every message on any of them is still seen by polls alone, promptly: the peer
+/// runs without the progress thread's periodic look (`DAT_SHM_LOOK_US=0`), which would
+/// otherwise step a connection whose work waited since its previous look.
+#[test]
+fn many_connections_on_one_cq_each_message_seen_by_polls() {
+    let dev = open();
+    let p = port(60);
+    let crs = Q::new();
+    let _l = dev.listen(p, Arc::new(ListenQ(crs.clone()))).unwrap();
+    let child = spawn("many_on_one_cq", p, &[("DAT_SHM_LOOK_US", "0")]);
+    let mut eps = Vec::new();
+    for _ in 0..MANY {
+        let req = crs.wait(T).expect("no connect request");
+        let i = u64::from_le_bytes(req.private_data().try_into().unwrap());
+        let ep = Ep::new(&dev);
+        ep.qp.accept(&req, b"").unwrap();
+        assert_eq!(ep.event().0, ConnEvent::Established);
+        eps.push((i, ep));
+    }
+    eps.sort_by_key(|(i, _)| *i);
+    let mut bufs: Vec<Buf> = eps.iter().map(|(_, ep)| Buf::new(&ep.pd, 16, ALL)).collect();
+    for round in 0..MANY_ROUNDS {
+        // One connection after another, out of order.
+        let k = (round * 7 % MANY) as usize;
+        let (i, ep) = &eps[k];
+        let b = &mut bufs[k];
+        b.mem[..8].copy_from_slice(&round.to_le_bytes());
+        ep.qp.post_recv(round, &[b.sge(8, 8)]).unwrap();
+        ep.send(round, &[b.sge(0, 8)]);
+        let s = ep.scq.expect();
+        assert_eq!((s.wr_id, s.status), (round, WcStatus::Success));
+        let r = ep.rcq.wait(Duration::from_secs(2)).unwrap_or_else(|| panic!("round {round}: connection {i}: no echo"));
+        assert_eq!((r.wr_id, r.status, r.byte_len), (round, WcStatus::Success, 8));
+        assert_eq!(b.mem[8..16], round.to_le_bytes(), "round {round}: the echo");
+    }
+    for (_, ep) in &eps {
+        ep.qp.disconnect(true).unwrap();
+        assert_eq!(ep.event().0, ConnEvent::Disconnected);
+    }
+    wait_child(child);
 }
 
 /// Sends two 8-byte messages (0x5a bytes, then 0xa5): the first one's receive is refused at

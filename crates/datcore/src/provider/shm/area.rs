@@ -12,7 +12,7 @@
 
 use super::super::WakeSource;
 use super::sys::{self, Mapping};
-use super::wake::{self, Armed, Wake, GROUP_SLEEPER};
+use super::wake::{self, Armed, Wake, DOORBELL, GROUP_SLEEPER};
 use parking_lot::Mutex;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::AtomicU32;
@@ -114,6 +114,22 @@ impl OwnWake {
 
     pub fn disarm(&self) {
         wake::disarm(self.public(), &self.private);
+    }
+
+    /// Asks producers here and in peers to bump the sequence words at every addition
+    /// ([`DOORBELL`]); after it returns, an addition either bumps a word or was visible before.
+    pub fn ring_on_every_addition(&self) {
+        self.public().announce(DOORBELL);
+        self.private.announce(DOORBELL);
+    }
+
+    /// Both sequence words: they move at every addition once [`OwnWake::ring_on_every_addition`]
+    /// asked for it (a peer may also move the public one at will, or hold it still: see
+    /// [`super::cq::ShmCq`]'s doorbell for why that only costs time).
+    #[inline(always)]
+    pub fn bells(&self) -> u64 {
+        use std::sync::atomic::Ordering::SeqCst;
+        (u64::from(self.public().seq().load(SeqCst)) << 32) | u64::from(self.private.seq().load(SeqCst))
     }
 
     /// Whether the queue's own waiter is announced (between `arm` and `disarm`).

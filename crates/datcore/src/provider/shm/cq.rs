@@ -7,6 +7,18 @@
 //! way: issuing queued work), then hands out what is queued. Sleeping uses the queue's wake
 //! words ([`super::wake`]): producers in peers bump its public word, ours its private one,
 //! when they add work that feeds this queue.
+//!
+//! **The doorbell.** Servicing a queue pair that has nothing to do still costs a lock and a few
+//! loads, so a queue with many connections would pay for all of them at every poll. Once more
+//! than [`DOORBELL_QPS`] queue pairs are attached, the queue asks every producer to bump its
+//! wake words at each addition ([`super::wake::DOORBELL`]; a bump, no system call), and a poll
+//! that finds both words where they stood before the last round that found every queue pair
+//! idle, and nothing else marked since ([`ShmCq::mark`]: a connection established, the
+//! progress thread's step, a queue pair attached), skips the queue pairs. The words are read
+//! before the round: an addition either was visible to it, or moved a word after. A peer that
+//! holds the public word still (or clears the bit) delays only what arrives meanwhile: the
+//! progress thread steps any connection whose work waited since its previous look, and marks
+//! the queue.
 
 use super::super::spin::SpinLock;
 use super::super::{AsyncError, AsyncEvents, CompletionQueue, WakeSource, Waker, WorkCompletion};
@@ -18,11 +30,27 @@ use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 pub const MAX_CQE: u32 = 1 << 20;
+
+/// Above this many attached queue pairs a queue uses the doorbell (module comment).
+pub const DOORBELL_QPS: usize = 8;
+
+/// What the last round over the queue pairs saw, for the doorbell. Written by polls only (the
+/// EVD's lock serializes them).
+#[derive(Default)]
+struct Doorbell {
+    /// The queue asked producers to ring.
+    on: AtomicBool,
+    /// The last round found every queue pair idle.
+    quiet: AtomicBool,
+    /// The wake words ([`OwnWake::bells`]) and marks read before that round.
+    bells: AtomicU64,
+    marks: AtomicU32,
+}
 
 pub struct ShmCq {
     q: Mutex<Ring>,
@@ -40,6 +68,9 @@ pub struct ShmCq {
     wake: OwnWake,
     /// The wake words' sequence values at `arm`.
     armed_at: Mutex<Armed>,
+    doorbell: Doorbell,
+    /// Bumped by [`ShmCq::mark`].
+    marks: AtomicU32,
 }
 
 struct Ring {
@@ -64,6 +95,8 @@ impl ShmCq {
             uds: UdSet::new(),
             wake,
             armed_at: Mutex::new(Armed::default()),
+            doorbell: Doorbell::default(),
+            marks: AtomicU32::new(0),
         })
     }
 
@@ -73,7 +106,30 @@ impl ShmCq {
     }
 
     pub fn attach(&self, qp: &Arc<QpShared>) {
-        self.qps.lock().push(qp.clone());
+        let mut qps = self.qps.lock();
+        qps.push(qp.clone());
+        if qps.len() > DOORBELL_QPS && !self.doorbell.on.load(Ordering::Relaxed) {
+            self.wake.ring_on_every_addition();
+            self.doorbell.on.store(true, Ordering::SeqCst);
+        }
+        drop(qps);
+        self.mark();
+    }
+
+    /// Something changed that a producer's ring does not announce (a connection established,
+    /// the progress thread's step): the next poll services every queue pair.
+    pub fn mark(&self) {
+        self.marks.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Whether nothing was added or marked since the last round found every queue pair idle.
+    #[inline]
+    fn quiet(&self) -> bool {
+        let d = &self.doorbell;
+        d.on.load(Ordering::Relaxed)
+            && d.quiet.load(Ordering::Relaxed)
+            && d.bells.load(Ordering::Relaxed) == self.wake.bells()
+            && d.marks.load(Ordering::Relaxed) == self.marks.load(Ordering::SeqCst)
     }
 
     pub fn detach(&self, qp: &QpShared) {
@@ -133,8 +189,21 @@ impl ShmCq {
     /// lets them. Returns how many did.
     fn drive(&self, out: &mut [WorkCompletion]) -> usize {
         let mut n = 0;
-        for qp in self.qps.lock().iter() {
-            n = qp.drive_from_poll(Handout { cq: self, out: &mut *out, n });
+        if !self.quiet() {
+            let d = &self.doorbell;
+            // Read before the round (module comment).
+            let before = d.on.load(Ordering::Relaxed).then(|| (self.wake.bells(), self.marks.load(Ordering::SeqCst)));
+            let mut busy = false;
+            for qp in self.qps.lock().iter() {
+                let worked;
+                (n, worked) = qp.drive_from_poll(Handout { cq: self, out: &mut *out, n });
+                busy |= worked;
+            }
+            if let Some((bells, marks)) = before {
+                d.bells.store(bells, Ordering::Relaxed);
+                d.marks.store(marks, Ordering::Relaxed);
+                d.quiet.store(!busy, Ordering::Relaxed);
+            }
         }
         let mut h = Handout { cq: self, out, n };
         self.uds.drive_from_poll(&mut h);

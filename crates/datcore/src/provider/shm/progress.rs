@@ -206,10 +206,13 @@ fn service_all(s: &mut State, look: bool, kick: bool) {
 fn service(qp: &QpShared, look: bool, kick: bool) -> bool {
     let mut a = After::default();
     let closed;
+    // The socket spoke or a data step ran: polls skipping idle connections must look again.
+    let mut changed = false;
     {
         let mut st = qp.st.lock();
         let r = (|| -> Result<(), Fault> {
             let rang = st.sock_ready;
+            changed |= rang;
             if st.sock_ready {
                 st.sock_ready = false;
                 conn::on_socket(qp, &mut st, &mut a)?;
@@ -247,6 +250,7 @@ fn service(qp: &QpShared, look: bool, kick: bool) -> bool {
                     let driven = rang || stale || st.peer_disc || st.peer_gone || st.graceful_pending;
                     if driven && xfer::step(qp, &mut st, &mut a, xfer::Part::ALL)? {
                         st.data_gen += 1;
+                        changed = true;
                     }
                     if look {
                         st.looked_gen = st.data_gen;
@@ -274,6 +278,9 @@ fn service(qp: &QpShared, look: bool, kick: bool) -> bool {
             a.qp_error = false;
         }
         closed = st.phase == Phase::Closed;
+    }
+    if changed {
+        qp.mark_cqs();
     }
     qp.finish(a);
     closed

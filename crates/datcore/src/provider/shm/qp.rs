@@ -651,18 +651,19 @@ impl QpShared {
     /// One data step from `h.cq`'s poll, in the poller's thread; returns how many completions
     /// `h` holds then. A broken connection is left to the progress thread (events are never
     /// delivered from inside a poll).
-    pub fn drive_from_poll(&self, h: Handout<'_>) -> usize {
+    pub fn drive_from_poll(&self, h: Handout<'_>) -> (usize, bool) {
         let cq = h.cq;
         let mut a;
         {
             let mut st = self.st.lock();
+            // What is not Connected, or is going away, is the progress thread's.
             if st.phase != Phase::Connected || st.fault.is_some() || st.peer_gone || st.peer_disc {
-                return h.n;
+                return (h.n, false);
             }
             let is = |c: &Option<Arc<ShmCq>>| c.as_ref().is_some_and(|c| std::ptr::eq(&**c, cq));
             let part = Part { requests: is(&self.recv_cq), completions: is(&self.send_cq) };
             if super::xfer::idle(&st, part) {
-                return h.n;
+                return (h.n, false);
             }
             a = After { handout: Some(h), ..After::default() };
             self.data_step(&mut st, &mut a, part);
@@ -671,7 +672,7 @@ impl QpShared {
         if a.wake_send || a.wake_recv || a.event.is_some() {
             self.finish_except(a, Some(cq));
         }
-        n
+        (n, true)
     }
 
     /// Runs (part of) the data path once; a fault is parked in `st.fault` for the progress
@@ -760,6 +761,14 @@ impl ShmQp {
 }
 
 impl QpShared {
+    /// Tells this QP's completion queues that it changed in a way no producer's ring announces
+    /// (see the doorbell in [`super::cq`]).
+    pub fn mark_cqs(&self) {
+        for cq in self.cqs() {
+            cq.mark();
+        }
+    }
+
     /// The distinct completion queues this QP completes on.
     fn cqs(&self) -> impl Iterator<Item = &Arc<ShmCq>> {
         let recv = self.recv_cq.as_ref().filter(|r| self.send_cq.as_ref().is_none_or(|s| !Arc::ptr_eq(r, s)));
@@ -838,6 +847,13 @@ impl QueuePair for ShmQp {
             st.sq.push(entry, wr.sges)?;
             if let Err(f) = super::xfer::pump_tx(sh, &mut st, &mut a) {
                 sh.broken(&mut st, &mut a, f);
+            }
+            // Past half full, the receive queue's polls complete sends too (`Part::completes`):
+            // no producer rings that queue for it.
+            if (st.sq.issued - st.sq.head) * 2 > st.sq.depth as u64 {
+                if let Some(cq) = &sh.recv_cq {
+                    cq.mark();
+                }
             }
         }
         if a.wake_send || a.event.is_some() {

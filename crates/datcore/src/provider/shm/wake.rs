@@ -24,7 +24,9 @@
 //! neither clears the other's announcement: the queue's own waiter ([`SLEEPER`]) and a CNO's
 //! waiter sleeping on several queues ([`GROUP_SLEEPER`], which blocks on the public `seq` among
 //! others; our own producers reach it through the core's waker, not through this word). Every
-//! wake-up (`FUTEX_WAKE` of all) reaches both. Peers only test `sleeping` for 0.
+//! wake-up (`FUTEX_WAKE` of all) reaches both. A third bit, [`DOORBELL`], asks producers to bump
+//! `seq` at every addition without waking anyone. Producers test `sleeping` for 0 (then they
+//! bump `seq`) and for a bit other than [`DOORBELL`] (then they wake).
 //!
 //! The functions are generic over [`FutexWord`] so that the provider runs them on `std`'s
 //! atomics and real futexes, and the model checker (`loom`, `make check-loom`) runs the very
@@ -116,6 +118,10 @@ pub struct Wake<W = AtomicU32, const PRIVATE: bool = false> {
 pub const SLEEPER: u32 = 1;
 /// [`Wake`]'s `sleeping` bit of a waiter sleeping on several queues at once.
 pub const GROUP_SLEEPER: u32 = 2;
+/// [`Wake`]'s `sleeping` bit of a queue that wants to hear of every addition, asleep or not:
+/// producers then bump `seq` (without a system call), and the queue's poll, seeing `seq` stand
+/// still, skips its connections (the doorbell of [`super::cq::ShmCq`]).
+pub const DOORBELL: u32 = 4;
 
 impl<W: FutexWord, const PRIVATE: bool> Wake<W, PRIVATE> {
     /// Producer side: call after the work is visible. A system call only when someone sleeps.
@@ -132,7 +138,7 @@ impl<W: FutexWord, const PRIVATE: bool> Wake<W, PRIVATE> {
     pub fn interrupt(&self) {
         self.seq.fetch_add(1, Ordering::SeqCst);
         W::fence_seq_cst();
-        if self.sleeping.load(Ordering::Relaxed) != 0 {
+        if self.sleeping.load(Ordering::Relaxed) & !DOORBELL != 0 {
             if PRIVATE {
                 self.seq.wake_private();
             } else {
@@ -163,7 +169,7 @@ impl<W: FutexWord, const PRIVATE: bool> Wake<W, PRIVATE> {
     /// Whether a sleeper is announced.
     #[inline(always)]
     pub fn armed(&self) -> bool {
-        self.sleeping.load(Ordering::SeqCst) != 0
+        self.sleeping.load(Ordering::SeqCst) & !DOORBELL != 0
     }
 
     /// The word to sleep on.
