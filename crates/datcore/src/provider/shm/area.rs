@@ -116,20 +116,23 @@ impl OwnWake {
         wake::disarm(self.public(), &self.private);
     }
 
-    /// Asks producers here and in peers to bump the sequence words at every addition
-    /// ([`DOORBELL`]); after it returns, an addition either bumps a word or was visible before.
+    /// Asks producers in peers to ring the public word's doorbell at every addition
+    /// ([`DOORBELL`]); after it returns, an addition either rings or was visible before.
     pub fn ring_on_every_addition(&self) {
         self.public().announce(DOORBELL);
-        self.private.announce(DOORBELL);
     }
 
-    /// Both sequence words: they move at every addition once [`OwnWake::ring_on_every_addition`]
-    /// asked for it (a peer may also move the public one at will, or hold it still: see
-    /// [`super::cq::ShmCq`]'s doorbell for why that only costs time).
+    /// The public word's doorbell ([`Wake::rung`]). A peer may also ring it at will, or hold it
+    /// still: see [`super::cq::ShmCq`]'s doorbell for why that only costs time.
     #[inline(always)]
-    pub fn bells(&self) -> u64 {
-        use std::sync::atomic::Ordering::SeqCst;
-        (u64::from(self.public().seq().load(SeqCst)) << 32) | u64::from(self.private.seq().load(SeqCst))
+    pub fn rung(&self) -> u64 {
+        self.public().rung()
+    }
+
+    /// See [`Wake::rung_seen`].
+    #[inline(always)]
+    pub fn rung_seen(&self, seen: u64) {
+        self.public().rung_seen(seen)
     }
 
     /// Whether the queue's own waiter is announced (between `arm` and `disarm`).

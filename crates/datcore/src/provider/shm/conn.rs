@@ -58,6 +58,8 @@ fn hello(sh: &QpShared, can_cma_you: bool, ip: [u8; 4]) -> wire::Hello {
         recv_cq: cq(&sh.recv_cq),
         pd: sh.pd,
         ud_qpn: wire::NO_UD,
+        send_slot: sh.send_slot(),
+        recv_slot: sh.recv_slot(),
     }
 }
 

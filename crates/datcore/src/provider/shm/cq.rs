@@ -25,12 +25,12 @@ use super::super::{AsyncError, AsyncEvents, CompletionQueue, WakeSource, Waker, 
 use super::area::OwnWake;
 use super::qp::QpShared;
 use super::ud::{UdSet, UdShared};
-use super::wake::Armed;
+use super::wake::{Armed, MIXED};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -39,17 +39,36 @@ pub const MAX_CQE: u32 = 1 << 20;
 /// Above this many attached queue pairs a queue uses the doorbell (module comment).
 pub const DOORBELL_QPS: usize = 8;
 
-/// What the last round over the queue pairs saw, for the doorbell. Written by polls only (the
-/// EVD's lock serializes them).
+/// Queue pairs a doorbell round remembers as busy; more, and the next poll steps them all.
+const BUSY_MAX: usize = 8;
+
+/// The queue pairs attached, each at a slot that stays its own while it is attached (its
+/// name in a doorbell ring).
 #[derive(Default)]
-struct Doorbell {
-    /// The queue asked producers to ring.
-    on: AtomicBool,
-    /// The last round found every queue pair idle.
-    quiet: AtomicBool,
-    /// The wake words ([`OwnWake::bells`]) and marks read before that round.
-    bells: AtomicU64,
-    marks: AtomicU32,
+struct Attached {
+    slots: Vec<Option<Arc<QpShared>>>,
+    free: Vec<u32>,
+    count: usize,
+}
+
+impl Attached {
+    fn iter(&self) -> impl Iterator<Item = &Arc<QpShared>> {
+        self.slots.iter().flatten()
+    }
+}
+
+/// What the last poll under the doorbell saw (module comment). Polls only (one at a time:
+/// the EVD's lock).
+#[derive(Default)]
+struct Rounds {
+    /// The next poll may step only the queue pairs named below.
+    valid: bool,
+    /// The doorbell ([`OwnWake::rung`]) and the marks, read before the last poll's steps.
+    rung: u64,
+    marks: u32,
+    /// Slots of the queue pairs that last poll stepped.
+    busy: [u32; BUSY_MAX],
+    busy_len: usize,
 }
 
 pub struct ShmCq {
@@ -62,13 +81,15 @@ pub struct ShmCq {
     /// them without touching reference counts): `ShmQp`'s drop detaches its queue pair, which
     /// also breaks the cycle through `QpShared`'s own references to its queues.
     /// Locked by every poll (a [`SpinLock`]: one locked instruction), edited at attach / detach.
-    qps: SpinLock<Vec<Arc<QpShared>>>,
+    qps: SpinLock<Attached>,
     /// UD queue pairs with this as their receive queue (each poll takes their arrivals).
     uds: UdSet,
     wake: OwnWake,
     /// The wake words' sequence values at `arm`.
     armed_at: Mutex<Armed>,
-    doorbell: Doorbell,
+    /// More than [`DOORBELL_QPS`] queue pairs were attached: producers ring.
+    doorbell: AtomicBool,
+    rounds: SpinLock<Rounds>,
     /// Bumped by [`ShmCq::mark`].
     marks: AtomicU32,
 }
@@ -91,11 +112,12 @@ impl ShmCq {
             queued: AtomicUsize::new(0),
             waker,
             async_events,
-            qps: SpinLock::new(Vec::new()),
+            qps: SpinLock::new(Attached::default()),
             uds: UdSet::new(),
             wake,
             armed_at: Mutex::new(Armed::default()),
-            doorbell: Doorbell::default(),
+            doorbell: AtomicBool::new(false),
+            rounds: SpinLock::new(Rounds::default()),
             marks: AtomicU32::new(0),
         })
     }
@@ -105,35 +127,40 @@ impl ShmCq {
         self.wake.index
     }
 
-    pub fn attach(&self, qp: &Arc<QpShared>) {
+    /// Adds `qp` to the queue pairs polls step; returns its slot.
+    pub fn attach(&self, qp: &Arc<QpShared>) -> u32 {
         let mut qps = self.qps.lock();
-        qps.push(qp.clone());
-        if qps.len() > DOORBELL_QPS && !self.doorbell.on.load(Ordering::Relaxed) {
+        let slot = match qps.free.pop() {
+            Some(s) => s,
+            None => {
+                qps.slots.push(None);
+                (qps.slots.len() - 1) as u32
+            }
+        };
+        qps.slots[slot as usize] = Some(qp.clone());
+        qps.count += 1;
+        if qps.count > DOORBELL_QPS && !self.doorbell.load(Ordering::Relaxed) {
             self.wake.ring_on_every_addition();
-            self.doorbell.on.store(true, Ordering::SeqCst);
+            self.doorbell.store(true, Ordering::SeqCst);
         }
         drop(qps);
         self.mark();
-    }
-
-    /// Something changed that a producer's ring does not announce (a connection established,
-    /// the progress thread's step): the next poll services every queue pair.
-    pub fn mark(&self) {
-        self.marks.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// Whether nothing was added or marked since the last round found every queue pair idle.
-    #[inline]
-    fn quiet(&self) -> bool {
-        let d = &self.doorbell;
-        d.on.load(Ordering::Relaxed)
-            && d.quiet.load(Ordering::Relaxed)
-            && d.bells.load(Ordering::Relaxed) == self.wake.bells()
-            && d.marks.load(Ordering::Relaxed) == self.marks.load(Ordering::SeqCst)
+        slot
     }
 
     pub fn detach(&self, qp: &QpShared) {
-        self.qps.lock().retain(|q| !std::ptr::eq(&**q, qp));
+        let mut qps = self.qps.lock();
+        if let Some(i) = qps.slots.iter().position(|q| q.as_ref().is_some_and(|q| std::ptr::eq(&**q, qp))) {
+            qps.slots[i] = None;
+            qps.free.push(i as u32);
+            qps.count -= 1;
+        }
+    }
+
+    /// Something changed that a producer's ring does not announce (a connection established,
+    /// the progress thread's step): the next poll steps every queue pair.
+    pub fn mark(&self) {
+        self.marks.fetch_add(1, Ordering::SeqCst);
     }
 
     pub fn attach_ud(&self, ud: &Arc<UdShared>) -> std::io::Result<()> {
@@ -184,30 +211,83 @@ impl ShmCq {
         self.waker.wants_wake()
     }
 
-    /// Services the rings of every attached queue pair in the caller's thread; the
-    /// completions this produces for this queue go into `out` as far as [`Handout::offer`]
-    /// lets them. Returns how many did.
+    /// Services the rings of the attached queue pairs in the caller's thread (all of them, or
+    /// under the doorbell those that may have work); the completions this produces for this
+    /// queue go into `out` as far as [`Handout::offer`] lets them. Returns how many did.
     fn drive(&self, out: &mut [WorkCompletion]) -> usize {
         let mut n = 0;
-        if !self.quiet() {
-            let d = &self.doorbell;
-            // Read before the round (module comment).
-            let before = d.on.load(Ordering::Relaxed).then(|| (self.wake.bells(), self.marks.load(Ordering::SeqCst)));
-            let mut busy = false;
+        if self.doorbell.load(Ordering::Relaxed) {
+            n = self.drive_rung(out);
+        } else {
             for qp in self.qps.lock().iter() {
-                let worked;
-                (n, worked) = qp.drive_from_poll(Handout { cq: self, out: &mut *out, n });
-                busy |= worked;
-            }
-            if let Some((bells, marks)) = before {
-                d.bells.store(bells, Ordering::Relaxed);
-                d.marks.store(marks, Ordering::Relaxed);
-                d.quiet.store(!busy, Ordering::Relaxed);
+                (n, _) = qp.drive_from_poll(Handout { cq: self, out: &mut *out, n });
             }
         }
         let mut h = Handout { cq: self, out, n };
         self.uds.drive_from_poll(&mut h);
         h.n
+    }
+
+    /// [`ShmCq::drive`] under the doorbell: where nothing was marked since the last poll, and
+    /// the doorbell stood still or every ring since named one slot, only the queue pairs that
+    /// poll stepped and the one named; else all.
+    fn drive_rung(&self, out: &mut [WorkCompletion]) -> usize {
+        let mut r = self.rounds.lock();
+        // Read before the steps (module comment).
+        let rung = self.wake.rung();
+        let marks = self.marks.load(Ordering::SeqCst);
+        let unmarked = r.valid && marks == r.marks;
+        if unmarked && rung >> 32 == r.rung >> 32 && r.busy_len == 0 {
+            return 0;
+        }
+        self.wake.rung_seen(rung);
+        let rang = rung >> 32 != r.rung >> 32;
+        let named = (rang && (rung as u32) < MIXED).then_some(rung as u32);
+        let mut few = [0u32; BUSY_MAX + 1];
+        let mut nfew = 0;
+        if unmarked && (!rang || named.is_some()) {
+            few[..r.busy_len].copy_from_slice(&r.busy[..r.busy_len]);
+            nfew = r.busy_len;
+            if let Some(s) = named.filter(|s| !few[..nfew].contains(s)) {
+                few[nfew] = s;
+                nfew += 1;
+            }
+        }
+        let only_few = nfew > 0 || (unmarked && !rang);
+        let qps = self.qps.lock();
+        let (mut n, mut busy, mut busy_len, mut overflow) = (0, [0u32; BUSY_MAX], 0, false);
+        let mut step = |slot: usize, qp: &Arc<QpShared>, n: &mut usize, out: &mut [WorkCompletion]| {
+            let worked;
+            (*n, worked) = qp.drive_from_poll(Handout { cq: self, out, n: *n });
+            if worked {
+                if busy_len < BUSY_MAX {
+                    busy[busy_len] = slot as u32;
+                    busy_len += 1;
+                } else {
+                    overflow = true;
+                }
+            }
+        };
+        if only_few {
+            for &s in &few[..nfew] {
+                if let Some(Some(qp)) = qps.slots.get(s as usize) {
+                    step(s as usize, qp, &mut n, out);
+                }
+            }
+        } else {
+            for (s, qp) in qps.slots.iter().enumerate() {
+                if let Some(qp) = qp {
+                    step(s, qp, &mut n, out);
+                }
+            }
+        }
+        drop(qps);
+        r.busy = busy;
+        r.busy_len = busy_len;
+        r.valid = !overflow;
+        r.rung = rung;
+        r.marks = marks;
+        n
     }
 }
 

@@ -15,13 +15,14 @@ use super::memtable::{self, Entry, Kind};
 use super::recvq::{self, RecvQueue, SgeList, ShmSrq};
 use super::ring::{Consumer, Malformed, Producer, Segment};
 use super::shared::PeerMaps;
+use super::wake::NO_SLOT;
 use super::xfer::Part;
 use super::{conn, progress, sys, wire, ShmMw, MWS};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use std::net::SocketAddr;
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{fence, AtomicBool, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -55,29 +56,39 @@ pub struct PeerEnd {
     /// Wake-word indices of its QP's send and receive completion queues.
     pub send_cq: u32,
     pub recv_cq: u32,
+    /// Its QP's slots on those queues (named when we ring their doorbells).
+    pub send_slot: u32,
+    pub recv_slot: u32,
     /// Its QP's protection domain.
     pub pd: u32,
 }
 
 impl PeerEnd {
     pub fn new(area: Option<PeerArea>, h: &wire::Hello) -> PeerEnd {
-        PeerEnd { area, send_cq: h.send_cq, recv_cq: h.recv_cq, pd: h.pd }
+        PeerEnd {
+            area,
+            send_cq: h.send_cq,
+            recv_cq: h.recv_cq,
+            send_slot: h.send_slot,
+            recv_slot: h.recv_slot,
+            pd: h.pd,
+        }
     }
 
-    fn notify(&self, cq: u32) {
+    fn notify(&self, cq: u32, slot: u32) {
         if let Some(w) = self.area.as_ref().and_then(|a| a.wake(cq)) {
-            w.notify();
+            w.notify_from(slot);
         }
     }
 
     /// We added a request record: the peer's receive queue's poll will execute it.
     pub fn notify_recv_cq(&self) {
-        self.notify(self.recv_cq)
+        self.notify(self.recv_cq, self.recv_slot)
     }
 
     /// We added a response record: the peer's send queue's poll will complete from it.
     pub fn notify_send_cq(&self) {
-        self.notify(self.send_cq)
+        self.notify(self.send_cq, self.send_slot)
     }
 }
 
@@ -442,6 +453,8 @@ pub struct QpShared {
     /// On its completion queues' lists (from the first connect or accept): only then do their
     /// polls look at it, so idle endpoints cost a poll nothing.
     attached: AtomicBool,
+    /// Our slots on the send and receive completion queues ([`QpShared::send_slot`]).
+    slots: [AtomicU32; 2],
 }
 
 pub fn status_code(s: WcStatus) -> u32 {
@@ -614,10 +627,27 @@ impl QpShared {
     /// accept (without the queue pair's lock, which a poll takes under the list's).
     pub fn attach(self: &Arc<Self>) {
         if !self.attached.swap(true, Ordering::AcqRel) {
-            for cq in self.cqs() {
-                cq.attach(self);
+            if let Some(cq) = &self.send_cq {
+                self.slots[0].store(cq.attach(self), Ordering::Release);
+            }
+            match &self.recv_cq {
+                Some(r) if self.send_cq.as_ref().is_some_and(|s| Arc::ptr_eq(r, s)) => {
+                    self.slots[1].store(self.send_slot(), Ordering::Release)
+                }
+                Some(r) => self.slots[1].store(r.attach(self), Ordering::Release),
+                None => {}
             }
         }
+    }
+
+    /// Our place on the send completion queue ([`NO_SLOT`] before [`QpShared::attach`]).
+    pub fn send_slot(&self) -> u32 {
+        self.slots[0].load(Ordering::Acquire)
+    }
+
+    /// Our place on the receive completion queue.
+    pub fn recv_slot(&self) -> u32 {
+        self.slots[1].load(Ordering::Acquire)
     }
 
     /// Gives the queue pair its send queue, as it starts connecting (under its lock).
@@ -755,6 +785,7 @@ impl ShmQp {
             st: SpinLock::new(st),
             need_recv: AtomicBool::new(false),
             attached: AtomicBool::new(false),
+            slots: [AtomicU32::new(NO_SLOT), AtomicU32::new(NO_SLOT)],
         });
         ShmQp { sh, held: None }
     }

@@ -156,6 +156,8 @@ fn hello() -> wire::Hello {
         recv_cq: 1,
         pd: PD,
         ud_qpn: wire::NO_UD,
+        send_slot: 0,
+        recv_slot: 0,
     }
 }
 

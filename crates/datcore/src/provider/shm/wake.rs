@@ -36,7 +36,7 @@
 
 use super::super::futex::{self, FutexWaitv, Waitv};
 use super::super::group_sleep::UNCOVERED_LOOK;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// A 32-bit atomic word that a thread can sleep on and wake, as a futex.
@@ -112,6 +112,10 @@ impl FutexWord for AtomicU32 {
 pub struct Wake<W = AtomicU32, const PRIVATE: bool = false> {
     seq: W,
     sleeping: W,
+    /// The doorbell ([`DOORBELL`]): rings so far (high half), and (low half) the one slot every
+    /// ring since the queue's last [`Wake::rung_seen`] named, [`UNNAMED`] for none yet, or
+    /// [`MIXED`]. A public word's only; not part of the sleeping protocol.
+    rung: AtomicU64,
 }
 
 /// [`Wake`]'s `sleeping` bit of the queue's own waiter.
@@ -119,17 +123,74 @@ pub const SLEEPER: u32 = 1;
 /// [`Wake`]'s `sleeping` bit of a waiter sleeping on several queues at once.
 pub const GROUP_SLEEPER: u32 = 2;
 /// [`Wake`]'s `sleeping` bit of a queue that wants to hear of every addition, asleep or not:
-/// producers then bump `seq` (without a system call), and the queue's poll, seeing `seq` stand
-/// still, skips its connections (the doorbell of [`super::cq::ShmCq`]).
+/// producers then ring (count one more in `rung`, naming their connection's slot; no system
+/// call), and the queue's poll steps only the connection named, or none while `rung` stands
+/// still (the doorbell of [`super::cq::ShmCq`]).
 pub const DOORBELL: u32 = 4;
+/// A [`Wake::notify_from`] that names no slot.
+pub const NO_SLOT: u32 = u32::MAX;
+/// [`Wake::rung`]'s slot half: no ring since the queue looked.
+pub const UNNAMED: u32 = u32::MAX;
+/// [`Wake::rung`]'s slot half: rings since the queue looked named different slots (or none).
+pub const MIXED: u32 = u32::MAX - 1;
 
 impl<W: FutexWord, const PRIVATE: bool> Wake<W, PRIVATE> {
     /// Producer side: call after the work is visible. A system call only when someone sleeps.
     #[inline(always)]
     pub fn notify(&self) {
+        self.notify_from(NO_SLOT);
+    }
+
+    /// [`Wake::notify`] by a producer whose work is for the queue pair at `slot` of the queue:
+    /// it also rings the doorbell, where the queue asked for it.
+    #[inline(always)]
+    pub fn notify_from(&self, slot: u32) {
         W::fence_seq_cst();
-        if self.sleeping.load(Ordering::Relaxed) != 0 {
+        let sleeping = self.sleeping.load(Ordering::Relaxed);
+        if sleeping == 0 {
+            return;
+        }
+        if sleeping & DOORBELL != 0 {
+            self.ring(slot);
+        }
+        if sleeping & !DOORBELL != 0 {
             self.interrupt();
+        }
+    }
+
+    /// Counts one more ring, naming `slot`.
+    #[cold]
+    fn ring(&self, slot: u32) {
+        let mut v = self.rung.load(Ordering::Relaxed);
+        loop {
+            let named = match v as u32 {
+                _ if slot >= MIXED => MIXED,
+                UNNAMED => slot,
+                s if s == slot => slot,
+                _ => MIXED,
+            };
+            let next = ((v >> 32).wrapping_add(1) << 32) | u64::from(named);
+            match self.rung.compare_exchange_weak(v, next, Ordering::SeqCst, Ordering::Relaxed) {
+                Ok(_) => return,
+                Err(now) => v = now,
+            }
+        }
+    }
+
+    /// The doorbell's word: rings so far (high half), and the slot all of them named since the
+    /// last [`Wake::rung_seen`] (low half; [`UNNAMED`], [`MIXED`]).
+    #[inline(always)]
+    pub fn rung(&self) -> u64 {
+        self.rung.load(Ordering::SeqCst)
+    }
+
+    /// The queue took `seen` (a value [`Wake::rung`] returned) into account: the slot half
+    /// starts again from [`UNNAMED`], unless another ring came meanwhile.
+    #[inline(always)]
+    pub fn rung_seen(&self, seen: u64) {
+        if seen as u32 != UNNAMED {
+            let fresh = (seen & !0xffff_ffff) | u64::from(UNNAMED);
+            let _ = self.rung.compare_exchange(seen, fresh, Ordering::SeqCst, Ordering::Relaxed);
         }
     }
 

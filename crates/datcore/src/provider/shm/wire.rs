@@ -17,7 +17,7 @@ pub const M_RTU: u32 = 0x5554_5244; // ready to use (+ the published area fds)
 pub const M_DISC: u32 = 0x4353_4444; // graceful disconnect
 /// The doorbell is a one-byte datagram.
 pub const BELL: u8 = 0xb1;
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 
 /// The identity/credential block each side sends: who it is and how to test cross-memory
 /// attach on it.
@@ -37,6 +37,10 @@ pub struct Hello {
     pub pd: u32,
     /// The sender's unreliable datagram queue pair number ([`NO_UD`]: a reliable connection).
     pub ud_qpn: u32,
+    /// The sender's QP's place among the queue pairs of its send and receive completion queue,
+    /// which a producer names when it rings that queue's doorbell ([`super::cq`]).
+    pub send_slot: u32,
+    pub recv_slot: u32,
 }
 
 /// No completion queue.
@@ -81,6 +85,8 @@ impl W<'_> {
         self.u32(h.recv_cq);
         self.u32(h.pd);
         self.u32(h.ud_qpn);
+        self.u32(h.send_slot);
+        self.u32(h.recv_slot);
     }
 }
 
@@ -111,7 +117,20 @@ impl<'a> R<'a> {
         let mut ip = [0u8; 4];
         ip.copy_from_slice(self.take(4)?);
         let (send_cq, recv_cq, pd, ud_qpn) = (self.u32()?, self.u32()?, self.u32()?, self.u32()?);
-        Ok(Hello { pid, can_cma_you: can, cookie_addr, cookie_val, ip, send_cq, recv_cq, pd, ud_qpn })
+        let (send_slot, recv_slot) = (self.u32()?, self.u32()?);
+        Ok(Hello {
+            pid,
+            can_cma_you: can,
+            cookie_addr,
+            cookie_val,
+            ip,
+            send_cq,
+            recv_cq,
+            pd,
+            ud_qpn,
+            send_slot,
+            recv_slot,
+        })
     }
     fn private(&mut self) -> Result<&'a [u8], Malformed> {
         let n = self.u32()? as usize;
