@@ -10,15 +10,21 @@
 //!
 //! **The doorbell.** Servicing a queue pair that has nothing to do still costs a lock and a few
 //! loads, so a queue with many connections would pay for all of them at every poll. Once more
-//! than [`DOORBELL_QPS`] queue pairs are attached, the queue asks every producer to bump its
-//! wake words at each addition ([`super::wake::DOORBELL`]; a bump, no system call), and a poll
-//! that finds both words where they stood before the last round that found every queue pair
-//! idle, and nothing else marked since ([`ShmCq::mark`]: a connection established, the
-//! progress thread's step, a queue pair attached), skips the queue pairs. The words are read
-//! before the round: an addition either was visible to it, or moved a word after. A peer that
-//! holds the public word still (or clears the bit) delays only what arrives meanwhile: the
-//! progress thread steps any connection whose work waited since its previous look, and marks
-//! the queue.
+//! than [`DOORBELL_QPS`] queue pairs are attached, the queue asks every producer in a peer to
+//! ring at each addition ([`super::wake::DOORBELL`]: one compare-and-swap of the word beside
+//! the public wake word, no system call), naming the slot its connection has on this queue
+//! (told in the connection's hello). The word counts the rings and keeps the one slot all of
+//! them named since the queue last looked, or MIXED. A poll then steps only the queue pairs it
+//! needs to: none while the count stands still and its previous poll found nothing to do; the
+//! named one and those its previous poll stepped (at most [`BUSY_MAX`]) when every ring named
+//! one slot; all of them otherwise, or when something marked the queue ([`ShmCq::mark`]: a
+//! queue pair attached, a connection established or stepped by the progress thread). The word
+//! and the marks are read before the steps: an addition either was visible to them, or moved
+//! the word after. A peer that names a wrong slot, holds the word still or clears the bit
+//! delays only what arrives meanwhile: the progress thread steps any connection whose work
+//! waited since its previous look, and marks the queue. (So does a receive queue's own share of
+//! completing sends past a half-full send queue, `Part::completes`, on a connection nothing
+//! arrives on: no producer rings the receive queue for it, and a post does not pay to check.)
 
 use super::super::spin::SpinLock;
 use super::super::{AsyncError, AsyncEvents, CompletionQueue, WakeSource, Waker, WorkCompletion};

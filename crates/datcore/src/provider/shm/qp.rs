@@ -879,13 +879,6 @@ impl QueuePair for ShmQp {
             if let Err(f) = super::xfer::pump_tx(sh, &mut st, &mut a) {
                 sh.broken(&mut st, &mut a, f);
             }
-            // Past half full, the receive queue's polls complete sends too (`Part::completes`):
-            // no producer rings that queue for it.
-            if (st.sq.issued - st.sq.head) * 2 > st.sq.depth as u64 {
-                if let Some(cq) = &sh.recv_cq {
-                    cq.mark();
-                }
-            }
         }
         if a.wake_send || a.event.is_some() {
             sh.finish(a);
