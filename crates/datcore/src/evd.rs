@@ -730,28 +730,22 @@ mod tests {
 
     /// A provider queue whose completion arrives just as the waiter arms, so that the re-poll
     /// after the arm finds it; counts arms and their ends (a block or a disarm).
-    #[derive(Default)]
     struct ArrivesAtArm {
-        list: Mutex<VecDeque<WorkCompletion>>,
+        list: ListedCompletions,
         arms: AtomicUsize,
         ends: AtomicUsize,
     }
 
     impl CompletionQueue for ArrivesAtArm {
         fn poll(&self, out: &mut [WorkCompletion]) -> usize {
-            let mut list = self.list.lock();
-            let n = out.len().min(list.len());
-            for (slot, wc) in out.iter_mut().zip(list.drain(..n)) {
-                *slot = wc;
-            }
-            n
+            self.list.poll(out)
         }
         fn resize(&self, _: u32) -> DatResult<()> {
             Ok(())
         }
         fn arm(&self) -> bool {
             self.arms.fetch_add(1, Ordering::SeqCst);
-            self.list.lock().push_back(send_done(7));
+            self.list.0.lock().push_back(send_done(7));
             true
         }
         fn block(&self, _: Option<Duration>) -> bool {
@@ -768,7 +762,11 @@ mod tests {
     #[test]
     fn a_wait_whose_repoll_finds_its_event_disarms_the_queue() {
         let (ia_h, ia) = crate::ia::tests::open_shm();
-        let cq = Arc::new(ArrivesAtArm::default());
+        let cq = Arc::new(ArrivesAtArm {
+            list: ListedCompletions(Mutex::new(VecDeque::new())),
+            arms: AtomicUsize::new(0),
+            ends: AtomicUsize::new(0),
+        });
         let evd = EventDispatcher::new(Weak::new(), &ia, DAT_EVD_DTO_FLAG, Some(cq.clone()), 8, None);
         let (ev, left) = evd.wait(5_000_000, 1).expect("wait");
         assert_eq!((cookie(&ev), left), (7, 0));
