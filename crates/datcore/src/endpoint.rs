@@ -951,7 +951,10 @@ impl Endpoint {
             return Err(DatError::new(DAT_MODEL_NOT_SUPPORTED, 0));
         }
         if state == DAT_EP_STATE_DISCONNECTED {
-            // Valid, and flushed at once (dat_ep_post_send(3)).
+            // Valid, and flushed (dat_ep_post_send(3)), in order behind what is still posted.
+            if self.posting_qp().is_ok_and(|qp| qp.flush_behind_posted(cookie, op.opcode())) {
+                return Ok(());
+            }
             let evd = self.binding.read().request_evd.clone();
             return self.complete_now(evd.as_ref(), cookie, op.opcode(), DAT_DTO_ERR_FLUSHED);
         }
@@ -1056,6 +1059,10 @@ impl Endpoint {
             return Err(DatError::invalid_arg(5));
         }
         if self.state() == DAT_EP_STATE_DISCONNECTED {
+            // Flushed, in order behind the receives still posted.
+            if self.posting_qp().is_ok_and(|qp| qp.flush_behind_posted(cookie, WcOpcode::Recv)) {
+                return Ok(());
+            }
             let evd = self.binding.read().recv_evd.clone();
             return self.complete_now(evd.as_ref(), cookie, WcOpcode::Recv, DAT_DTO_ERR_FLUSHED);
         }

@@ -21,7 +21,7 @@ use datcore::ia::{Extension, InterfaceAdapter};
 use datcore::ib_ext::{self, IbExtension};
 use datcore::lmr::LocalMemoryRegion;
 use datcore::provider::verbs::VerbsProvider;
-use datcore::provider::{AtomicOp, Provider, SendOp, Sge};
+use datcore::provider::{AtomicOp, Provider, SendOp, SendWr, Sge};
 use datcore::pz::ProtectionZone;
 use datcore::srq::SharedReceiveQueue;
 use datcore::{rmr, service_point, DatError};
@@ -610,6 +610,70 @@ fn verbs_last_message_then_abrupt_disconnect() {
     let failed: u32 = errors.values().sum();
     eprintln!("last message then abrupt disconnect: {rounds} rounds, sends in error by DAT status: {errors:?}");
     eprintln!("  ({} succeeded)", rounds as u32 - failed);
+}
+
+/// Work posted to an endpoint after its peer's abrupt disconnect completes as flushed behind
+/// the work posted before it, which the device may still be flushing (rxe flushes in a kernel
+/// task after the QP went into error): each queue's completions come once each, in the order
+/// of the posts. A receive posted to a QP in error was once completed ahead of the device's
+/// flushes.
+#[test]
+fn verbs_work_posted_after_a_disconnect_completes_in_order() {
+    const LEN: usize = 4096;
+    // Many receives and writes outstanding, so that the device's flush takes a while.
+    const EARLY: u64 = 200;
+    const LATE: u64 = 8;
+    let Some(name) = ia_name() else { return };
+    let ia = open(&name);
+    let b = Buf::new(&ia, 2 * LEN, 0x5a);
+    let rounds = stress_iters(20);
+    for round in 0..rounds {
+        let (c, s) = (ep(&ia), ep(&ia));
+        connect(&ia, &c, &s, 20400 + round as u64, b"");
+        let write = |cookie| {
+            let op = SendOp::RdmaWrite { remote_addr: b.addr() + LEN as u64, rkey: b.rkey };
+            s.ep.post_request(op, &[b.sge(0, LEN)], cookie, 0)
+        };
+        for k in 0..EARLY {
+            s.ep.post_recv(&[b.sge(0, LEN)], k, 0).expect("post recv");
+            write(1000 + k).expect("rdma write");
+        }
+        c.ep.disconnect(false).expect("abrupt disconnect");
+        assert_eq!(wait(&s.conn, "disconnected").number, DAT_CONNECTION_EVENT_DISCONNECTED, "round {round}");
+        // Every other one straight to the queue pair, as a post racing the disconnection
+        // does (the QP in error, the endpoint not yet DISCONNECTED).
+        let qp = s.ep.qp().expect("the queue pair");
+        for k in EARLY..EARLY + LATE {
+            if k % 2 == 1 {
+                s.ep.post_recv(&[b.sge(0, LEN)], k, 0).expect("post recv after the disconnect");
+                write(1000 + k).expect("rdma write after the disconnect");
+            } else {
+                qp.post_recv(k, &[b.sge(0, LEN)]).expect("post recv to the QP in error");
+                let op = SendOp::RdmaWrite { remote_addr: b.addr() + LEN as u64, rkey: b.rkey };
+                let wr = SendWr {
+                    wr_id: 1000 + k,
+                    op,
+                    sges: &[b.sge(0, LEN)],
+                    signaled: true,
+                    solicited: false,
+                    fence: false,
+                };
+                qp.post_send(&wr).expect("rdma write to the QP in error");
+            }
+        }
+        drop(qp);
+        for k in 0..EARLY + LATE {
+            let (cookie, status, _) = dto(&s.recv, "a receive's flush");
+            assert_eq!((cookie, status), (k, DAT_DTO_ERR_FLUSHED), "round {round}: receive {k}");
+            let (cookie, status, _) = dto(&s.req, "a write's completion");
+            assert_eq!(cookie, 1000 + k, "round {round}: write {k} (status {status:#x})");
+            assert!(k < EARLY || status == DAT_DTO_ERR_FLUSHED, "round {round}: a late write completed {status:#x}");
+        }
+        assert_eq!(wait(&c.conn, "disconnected").number, DAT_CONNECTION_EVENT_DISCONNECTED, "round {round}");
+        for e in [&c, &s] {
+            datcore::endpoint::free(e.h).expect("free the endpoint");
+        }
+    }
 }
 
 /// Many endpoints in one process, each with its QP from `dat_ep_create`, and the last one

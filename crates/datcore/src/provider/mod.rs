@@ -694,6 +694,16 @@ pub trait QueuePair: Send + Sync {
     fn posted_recvs(&self) -> u32;
     /// Number of send-queue work requests (sends, RDMA, binds) posted and not yet completed.
     fn posted_sends(&self) -> u32;
+    /// The endpoint is disconnected and `wr_id` is posted to it (a receive if `op` is
+    /// [`WcOpcode::Recv`], else a send-queue request): completes it as flushed behind the work
+    /// of its queue posted before it, which the provider may still be flushing, and returns
+    /// true. False: nothing of the queue is outstanding (or there is no room), and the core
+    /// completes it at once. The default is for providers whose flushes are all done when
+    /// the disconnection is reported.
+    fn flush_behind_posted(&self, wr_id: u64, op: WcOpcode) -> bool {
+        let _ = (wr_id, op);
+        false
+    }
     /// Sends one datagram to `peer` (a [`QpInit::datagram`] queue pair; `wr.op` is
     /// [`SendOp::Send`]). It completes as [`WcOpcode::SendUd`] once handed to the transport;
     /// like InfiniBand UD, a datagram the peer has no receive for is lost.

@@ -99,7 +99,7 @@ pub struct VerbsCq {
     qps: SpinLock<Vec<(u32, Arc<Slots>)>>,
     soft: Mutex<VecDeque<WorkCompletion>>,
     /// QPs in error whose receives the device may never complete, to settle
-    /// ([`VerbsCq::watch_unreported_recvs`]).
+    /// ([`VerbsCq::watch_unreported`]).
     unreported: Mutex<Vec<Unreported>>,
     /// [`HAS_SOFT`] (`soft` is not empty) and [`HAS_UNREPORTED`] (`unreported` is not
     /// empty): the one atomic a poll reads for both.
@@ -121,12 +121,14 @@ const HAS_SOFT: u8 = 1;
 /// [`VerbsCq::rare`]: QPs' unreported receives are watched.
 const HAS_UNREPORTED: u8 = 2;
 
-/// A QP's receives below `mark` that the device has not completed yet (see
-/// [`Slots::flush_unreported_recvs`]). They are settled by a poll that started after the entry
-/// was `ready` and found the device's queue empty: every device completion written before the
-/// QP went into error has been taken by then.
+/// A QP's receives (or send-queue requests, `sends`) below `mark` that the device has not
+/// completed yet (see [`Slots::flush_unreported_recvs`], [`Slots::flush_unreported_sends`]).
+/// They are settled by a poll that started after the entry was `ready` and found the device's
+/// queue empty: every device completion written before the QP went into error has been taken
+/// by then.
 struct Unreported {
     qpn: u32,
+    sends: bool,
     slots: Arc<Slots>,
     mark: u32,
     ready: bool,
@@ -271,10 +273,19 @@ impl VerbsCq {
         self.unreported.lock().retain(|u| u.qpn != qpn);
     }
 
-    /// QP `qpn` went into error with receive counter `mark`: its receives below `mark` that
-    /// the device never completes are flushed by a later poll. Wakes a waiter so that it polls.
-    pub fn watch_unreported_recvs(&self, qpn: u32, slots: Arc<Slots>, mark: u32) {
-        self.unreported.lock().push(Unreported { qpn, slots, mark, ready: false });
+    /// QP `qpn` is in error with receive counter `mark` (send-queue counter, if `sends`): its
+    /// receives (requests) below `mark` that the device does not complete are flushed by a
+    /// later poll (a queue already watched keeps the later of the two marks). Wakes a waiter
+    /// so that it polls.
+    pub fn watch_unreported(&self, qpn: u32, sends: bool, slots: Arc<Slots>, mark: u32) {
+        let mut list = self.unreported.lock();
+        match list.iter_mut().find(|u| u.qpn == qpn && u.sends == sends) {
+            // The later mark: a post in error and `to_error` may call in either order.
+            Some(u) if (mark.wrapping_sub(u.mark) as i32) > 0 => u.mark = mark,
+            Some(_) => {}
+            None => list.push(Unreported { qpn, sends, slots, mark, ready: false }),
+        }
+        drop(list);
         self.rare.fetch_or(HAS_UNREPORTED, Ordering::SeqCst);
         self.interrupt();
         self.wake();
@@ -288,8 +299,8 @@ impl VerbsCq {
     }
 
     /// The device's queue was found empty by a poll that made entries ready at its start:
-    /// flushes their unreported receives into `out` from `n` (the rest into the software
-    /// queue); returns the new `n`.
+    /// flushes their unreported work into `out` from `n` (the rest into the software queue);
+    /// returns the new `n`.
     fn settle_unreported(&self, out: &mut [WorkCompletion], mut n: usize) -> usize {
         let mut list = self.unreported.lock();
         let mut overflow = Vec::new();
@@ -297,14 +308,19 @@ impl VerbsCq {
             if !u.ready {
                 return true;
             }
-            u.slots.flush_unreported_recvs(u.mark, |wc| {
+            let emit = |wc| {
                 if n < out.len() {
                     out[n] = wc;
                     n += 1;
                 } else {
                     overflow.push(wc);
                 }
-            });
+            };
+            if u.sends {
+                u.slots.flush_unreported_sends(u.mark, emit);
+            } else {
+                u.slots.flush_unreported_recvs(u.mark, emit);
+            }
             false
         });
         if list.is_empty() {
@@ -348,6 +364,34 @@ impl Drop for VerbsCq {
             }
         }
     }
+}
+
+/// Puts each completion of `before` in front of the one at its index in `out[..n]` (the
+/// flushes a failed request completes ahead of itself, `Slots::complete_into`; those whose
+/// index is `n` last); what no longer fits in `out` goes to `spill`. Returns the new `n`.
+fn insert_before(
+    out: &mut [WorkCompletion],
+    n: usize,
+    before: Vec<(usize, WorkCompletion)>,
+    spill: impl FnOnce(&[WorkCompletion]),
+) -> usize {
+    let first = before[0].0;
+    let mut merged = Vec::with_capacity(n - first + before.len());
+    let mut before = before.into_iter().peekable();
+    for (i, wc) in out[first..n].iter().enumerate() {
+        while let Some((_, early)) = before.next_if(|(at, _)| *at == first + i) {
+            merged.push(early);
+        }
+        merged.push(*wc);
+    }
+    // Those of a failed request that is itself not reported (a split read's later fragment).
+    merged.extend(before.map(|(_, early)| early));
+    let fit = merged.len().min(out.len() - first);
+    out[first..first + fit].copy_from_slice(&merged[..fit]);
+    if fit < merged.len() {
+        spill(&merged[fit..]);
+    }
+    first + fit
 }
 
 /// `ibv_poll_cq`'s op: the CQ, at most how many completions, where to write them.
@@ -441,15 +485,34 @@ impl VerbsCq {
     /// leaves scratch there, overwritten by the next); returns the new `n`.
     #[inline(always)]
     fn translate(&self, polled: &[sys::ibv_wc], out: &mut [WorkCompletion], mut n: usize) -> usize {
+        let mut before = Vec::new();
         let qps = self.qps.lock();
         for wc in polled {
             let Some((_, slots)) = qps.iter().find(|(q, _)| *q == wc.qp_num) else { continue };
-            if slots.complete_into(wc, &mut out[n]) {
+            if slots.complete_into(wc, out, n, &mut before) {
                 n += 1;
             }
         }
         drop(qps);
+        if !before.is_empty() {
+            return self.insert_before(out, n, before);
+        }
         n
+    }
+
+    /// [`insert_before`], what does not fit queued in software, handed out first by the next
+    /// poll.
+    #[cold]
+    #[inline(never)]
+    fn insert_before(&self, out: &mut [WorkCompletion], n: usize, before: Vec<(usize, WorkCompletion)>) -> usize {
+        insert_before(out, n, before, |rest| {
+            // Inside a poll (the EVD's lock is held): queued without waking; the poller is here.
+            let mut soft = self.soft.lock();
+            for (k, wc) in rest.iter().enumerate() {
+                soft.insert(k, *wc);
+            }
+            self.rare.fetch_or(HAS_SOFT, Ordering::SeqCst);
+        })
     }
 }
 
@@ -577,4 +640,34 @@ impl CompletionQueue for VerbsCq {
 /// A completion for a receive flushed before it reached a QP.
 pub fn flushed_recv(wr_id: u64, context: u64) -> WorkCompletion {
     WorkCompletion { status: WcStatus::Flushed, opcode: WcOpcode::Recv, wr_id, context, ..WorkCompletion::EMPTY }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wc(wr_id: u64) -> WorkCompletion {
+        WorkCompletion { wr_id, ..WorkCompletion::EMPTY }
+    }
+
+    fn ids(wcs: &[WorkCompletion]) -> Vec<u64> {
+        wcs.iter().map(|w| w.wr_id).collect()
+    }
+
+    /// Completions put before others land in front of them, in order, and what does not fit
+    /// is spilled in order; those placed before the end come last.
+    #[test]
+    fn completions_inserted_before_keep_their_order() {
+        let mut out = [wc(0); 6];
+        for (i, o) in out.iter_mut().take(3).enumerate() {
+            *o = wc(10 + i as u64);
+        }
+        let n = insert_before(&mut out, 3, vec![(1, wc(1)), (1, wc(2)), (3, wc(3))], |_| panic!("it fits"));
+        assert_eq!(ids(&out[..n]), [10, 1, 2, 11, 12, 3]);
+
+        let mut out = [wc(10), wc(11), wc(12), wc(0)];
+        let mut spilled = Vec::new();
+        let n = insert_before(&mut out, 3, vec![(2, wc(1)), (2, wc(2))], |rest| spilled.extend_from_slice(rest));
+        assert_eq!((ids(&out[..n]), ids(&spilled)), (vec![10, 11, 1, 2], vec![12]));
+    }
 }

@@ -467,7 +467,7 @@ impl QueuePair for VerbsUdQp {
         let mut count = self.send_count.lock();
         self.slots.send_slot_free(*count)?;
         let c = *count;
-        self.slots.note_send_ud(c, wr.wr_id, total);
+        self.slots.note_send_ud(c, wr.wr_id, total, flags);
         // SAFETY: plain old data; every field a UD send uses is set below.
         let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
         w.wr_id = KIND_SEND | (c as u32 as u64);
