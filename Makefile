@@ -244,7 +244,7 @@ fuzz: $(DATINFO) $(LIB2)
 
 # Not part of check: a soak of SOAK_PROCS processes connecting, moving checked data, killing
 # and closing abruptly at random for SOAK_SECONDS (default an hour on shm, 20 minutes in an rxe
-# guest), every completion and byte checked, hangs and resource growth failing it
+# or siw guest), every completion and byte checked, hangs and resource growth failing it
 # (tests/soak/soak.c; docs/testing.md, "Soak"). SOAK_SEED repeats a run's choices; SOAK_GDB=1
 # prints every thread's backtrace of a process that hangs.
 SOAK_PROCS ?= 8
@@ -257,11 +257,13 @@ soak: soak-shm soak-vm
 soak-shm: $(LIB2)
 	sh tests/soak/run.sh -P $(IA) -d $(or $(SOAK_SECONDS),3600) $(SOAK_ARGS)
 
-# One rxe guest at a time machine-wide: /tmp/dat-vm.lock, as make bench's guests.
+# One guest at a time machine-wide: /tmp/dat-vm.lock, as make bench's guests. SOAK_VM_DEVICE:
+# rxe (default) or siw.
+SOAK_VM_DEVICE ?= rxe
 soak-vm: $(LIB2)
 	@bash tests/vm/install.sh --check || { echo "FAIL soak-vm: guest harness not installed: run sudo tests/vm/install.sh"; exit 1; }
 	sh tests/soak/run.sh --build-only
-	flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --timing --rxe --timeout $$(( $(or $(SOAK_SECONDS),1200) + 900 )) \
+	flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --timing --$(SOAK_VM_DEVICE) --timeout $$(( $(or $(SOAK_SECONDS),1200) + 900 )) \
 	  $(if $(SOAK_GDB),--env SOAK_GDB=1) -- \
 	  tests/vm/soak-guest.sh -d $(or $(SOAK_SECONDS),1200) $(SOAK_ARGS)
 
