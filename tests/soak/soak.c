@@ -271,7 +271,10 @@ static uint64_t active_mark(int w)
 
 /* ------------------------------------------------------------------ wire format */
 
-enum { M_HELLO = 1, M_DATA, M_VERIFY, M_REPLY };
+/* The client speaks first (OPEN), as iWARP requires of a connection's initiator: siw fails a
+ * connection whose responder sends before the initiator's first message arrives. The server
+ * answers OPEN with HELLO, naming its RDMA region, and every DATA or VERIFY with a REPLY. */
+enum { M_HELLO = 1, M_DATA, M_VERIFY, M_REPLY, M_OPEN };
 
 struct hdr {
     uint64_t conn_id;
@@ -549,6 +552,7 @@ struct pslot {
     DAT_LMR_CONTEXT lctx;
     DAT_RMR_CONTEXT rctx;
     uint32_t serial;
+    int hello_due; /* OPEN arrived before ESTABLISHED: HELLO goes with ESTABLISHED */
 };
 
 #define SLOT_RECV(s, k) ((s)->mem + (size_t) (k) * MSG_MAX)
@@ -631,6 +635,17 @@ static void passive_send(struct passive *ps, struct pslot *s, uint32_t type, con
     t->req_posted++;
 }
 
+/* Answers the client's OPEN: the region's address, length and RMR context. */
+static void passive_hello(struct passive *ps, struct pslot *s)
+{
+    struct hdr extra;
+    memset(&extra, 0, sizeof extra);
+    extra.rva = (uint64_t) (uintptr_t) SLOT_REGION(s);
+    extra.rctx = s->rctx;
+    extra.rlen = RDMA_SIZE;
+    passive_send(ps, s, M_HELLO, &extra);
+}
+
 static struct pslot *slot_of_ep(struct passive *ps, DAT_EP_HANDLE ep)
 {
     for (int i = 0; i < ps->nslots; i++)
@@ -661,6 +676,7 @@ static void passive_cr(struct passive *ps, const DAT_CR_ARRIVAL_EVENT_DATA *cr)
     DAT_EP_ATTR a = ep_attr();
     OK(dat_ep_create(ps->ia, ps->pz, ps->evd, ps->evd, ps->evd, &a, &s->ep));
     memset(&s->t, 0, sizeof s->t);
+    s->hello_due = 0;
     s->used = 1;
     s->serial++;
     s->t.tag = (uint32_t) ((s - ps->slot) << 12) | (s->serial & 0xfff);
@@ -715,12 +731,20 @@ static void passive_dto(struct passive *ps, const DAT_DTO_COMPLETION_EVENT_DATA 
             die(1, "connection %#" PRIx64 ": RDMA write of [%u, +%u) differs at byte %ld", t->conn_id, h.off,
                 h.rlen, bad);
         atomic_fetch_add(&sh->w[self].bytes, h.rlen);
-    } else if (h.type != M_DATA) {
+    } else if (h.type != M_DATA && h.type != M_OPEN) {
         die(1, "connection %#" PRIx64 ": message type %u from the client", t->conn_id, h.type);
     }
     if (t->ended || t->flushing)
         return;
     passive_post_recv(s);
+    if (h.type == M_OPEN) {
+        /* A receive may complete before the accepting side's ESTABLISHED (the EP cannot send yet). */
+        if (t->established)
+            passive_hello(ps, s);
+        else
+            s->hello_due = 1;
+        return;
+    }
     passive_send(ps, s, M_REPLY, NULL);
 }
 
@@ -733,12 +757,8 @@ static void passive_conn(struct passive *ps, const DAT_EVENT *ev)
         if (s->t.established || s->t.ended)
             die(1, "connection %#" PRIx64 ": ESTABLISHED twice or after its end", s->t.conn_id);
         s->t.established = 1;
-        struct hdr extra;
-        memset(&extra, 0, sizeof extra);
-        extra.rva = (uint64_t) (uintptr_t) SLOT_REGION(s);
-        extra.rctx = s->rctx;
-        extra.rlen = RDMA_SIZE;
-        passive_send(ps, s, M_HELLO, &extra);
+        if (s->hello_due)
+            passive_hello(ps, s);
         return;
     }
     if (ev->event_number == DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR && !s->t.established) {
@@ -1080,6 +1100,7 @@ static int active_connect(struct active *a)
         return 0;
     }
     atomic_fetch_add(&sh->w[self].connects, 1);
+    active_post(a, K_SEND, sizeof(struct hdr), 0, 0, M_OPEN, NULL);
     active_wait(a, hello_or_end, "the server's HELLO");
     return a->have_remote && !a->t.ended && !a->t.flushing;
 }
