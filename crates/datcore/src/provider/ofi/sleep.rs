@@ -305,7 +305,7 @@ mod loom_model {
     #[test]
     fn the_look_takes_no_wake_up_and_comes_back_after_the_wait() {
         let mut model = loom::model::Builder::new();
-        model.preemption_bound = Some(3);
+        model.preemption_bound = Some(4);
         model.check(|| {
             let cq = Arc::new(Cq::default());
             let peer = {
@@ -329,7 +329,7 @@ mod loom_model {
     #[test]
     fn no_lost_wake_up_when_a_software_completion_races_the_arm() {
         let mut model = loom::model::Builder::new();
-        model.preemption_bound = Some(3);
+        model.preemption_bound = Some(4);
         model.check(|| {
             let cq = Arc::new(Cq::default());
             let soft = {

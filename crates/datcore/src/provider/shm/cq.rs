@@ -534,7 +534,7 @@ mod loom_model {
     /// Two producers ring for different slots while the queue polls twice.
     #[test]
     fn two_producers_for_different_slots() {
-        every_record_is_taken(&[0, 1], 2, 3);
+        every_record_is_taken(&[0, 1], 2, 4);
     }
 
     /// Three producers, two of them for one slot, while the queue polls twice.

@@ -252,7 +252,7 @@ mod loom_model {
     #[test]
     fn no_lost_wake_up_when_completions_race_the_arm() {
         let mut model = loom::model::Builder::new();
-        model.preemption_bound = Some(3);
+        model.preemption_bound = Some(4);
         model.check(|| {
             let cq = Arc::new(Cq::default());
             let soft = {
