@@ -77,12 +77,9 @@ struct Rounds {
     busy_len: usize,
 }
 
-/// The queue pairs one poll under the doorbell steps: the first `nfew` of `few`, or all
-/// where `nfew` is 0.
-struct Plan {
-    few: [u32; BUSY_MAX + 1],
-    nfew: usize,
-}
+/// The slots of the queue pairs one poll under the doorbell steps (the first of them; all
+/// where none is given).
+type Few = [u32; BUSY_MAX + 1];
 
 /// The slots of the queue pairs a poll under the doorbell stepped that had work.
 #[derive(Default)]
@@ -108,25 +105,26 @@ impl Rounds {
     /// What a poll steps, given the doorbell `rung` and the marks read before its steps: None
     /// where nothing was marked since the last poll, the doorbell stood still and that poll
     /// found nothing to do; the queue pairs that poll stepped and the one named where nothing
-    /// was marked and the doorbell stood still or every ring since named one slot; else all.
+    /// was marked and the doorbell stood still or every ring since named one slot (their
+    /// slots in `few`, how many returned); else all (0 returned).
     #[inline(always)]
-    fn plan(&self, rung: u64, marks: u32) -> Option<Plan> {
+    fn plan(&self, rung: u64, marks: u32, few: &mut Few) -> Option<usize> {
         let unmarked = self.valid && marks == self.marks;
         if unmarked && rung >> 32 == self.rung >> 32 && self.busy_len == 0 {
             return None;
         }
         let rang = rung >> 32 != self.rung >> 32;
         let named = (rang && (rung as u32) < MIXED).then_some(rung as u32);
-        let mut plan = Plan { few: [0u32; BUSY_MAX + 1], nfew: 0 };
+        let mut nfew = 0;
         if unmarked && (!rang || named.is_some()) {
-            plan.few[..self.busy_len].copy_from_slice(&self.busy[..self.busy_len]);
-            plan.nfew = self.busy_len;
-            if let Some(s) = named.filter(|s| !plan.few[..plan.nfew].contains(s)) {
-                plan.few[plan.nfew] = s;
-                plan.nfew += 1;
+            few[..self.busy_len].copy_from_slice(&self.busy[..self.busy_len]);
+            nfew = self.busy_len;
+            if let Some(s) = named.filter(|s| !few[..nfew].contains(s)) {
+                few[nfew] = s;
+                nfew += 1;
             }
         }
-        Some(plan)
+        Some(nfew)
     }
 
     /// The poll that read `rung` and `marks` stepped its queue pairs; those in `worked` had
@@ -138,14 +136,6 @@ impl Rounds {
         self.valid = !worked.overflow;
         self.rung = rung;
         self.marks = marks;
-    }
-}
-
-impl Plan {
-    /// The slots to step, or None for all.
-    #[inline(always)]
-    fn only(&self) -> Option<&[u32]> {
-        (self.nfew > 0).then(|| &self.few[..self.nfew])
     }
 }
 
@@ -314,7 +304,8 @@ impl ShmCq {
         // Read before the steps (module comment).
         let rung = self.wake.rung();
         let marks = self.marks.load(Ordering::SeqCst);
-        let Some(plan) = r.plan(rung, marks) else { return 0 };
+        let mut few = [0u32; BUSY_MAX + 1];
+        let Some(nfew) = r.plan(rung, marks, &mut few) else { return 0 };
         self.wake.rung_seen(rung);
         let qps = self.qps.lock();
         let (mut n, mut worked) = (0, Worked::default());
@@ -325,8 +316,8 @@ impl ShmCq {
                 worked.add(slot as u32);
             }
         };
-        if let Some(few) = plan.only() {
-            for &s in few {
+        if nfew > 0 {
+            for &s in &few[..nfew] {
                 if let Some(Some(qp)) = qps.slots.get(s as usize) {
                     step(s as usize, qp, &mut n, out);
                 }
@@ -479,7 +470,8 @@ mod loom_model {
         /// records it took.
         fn poll(&self, rounds: &mut Rounds) -> u32 {
             let rung = self.wake.rung();
-            let Some(plan) = rounds.plan(rung, 0) else { return 0 };
+            let mut few = [0u32; BUSY_MAX + 1];
+            let Some(nfew) = rounds.plan(rung, 0, &mut few) else { return 0 };
             self.wake.rung_seen(rung);
             let (mut n, mut worked) = (0, Worked::default());
             let mut step = |slot: usize| {
@@ -489,9 +481,10 @@ mod loom_model {
                     n += took;
                 }
             };
-            match plan.only() {
-                Some(few) => few.iter().filter(|&&s| (s as usize) < SLOTS).for_each(|&s| step(s as usize)),
-                None => (0..SLOTS).for_each(step),
+            if nfew > 0 {
+                few[..nfew].iter().filter(|&&s| (s as usize) < SLOTS).for_each(|&s| step(s as usize));
+            } else {
+                (0..SLOTS).for_each(step);
             }
             rounds.record(rung, 0, worked);
             n
