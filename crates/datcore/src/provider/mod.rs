@@ -37,6 +37,7 @@ use std::time::Duration;
 
 pub use group_sleep::WakeSource;
 
+mod atomics;
 mod epoll;
 pub mod eventfd;
 pub mod futex;

@@ -24,19 +24,18 @@ use super::super::lookup::Reg;
 use super::super::spin::SpinLock;
 use super::super::{CompletionQueue, WakeSource, Waker, WcStatus, WorkCompletion};
 use super::ep::Queue;
+use super::sleep::{Fabric, Sleep};
 use super::{fail, sys, DevInner};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 pub(super) static CQS: Reg<OfiCq> = Reg::new();
 
 const BATCH: usize = 16;
-const SLEEP_INTR: u32 = 1 << 1;
 
 pub struct OfiCq {
     pub(super) dev: Arc<DevInner>,
@@ -47,23 +46,13 @@ pub struct OfiCq {
     /// Readable while a CNO's waiter armed with completions already pending.
     group_ready: EventFd,
     sleep_set: EpollSet,
-    /// A waiter armed and has not left `block` yet: `interrupt` must ring `intr`.
-    sleeping: AtomicBool,
-    /// `arm` found completions pending: the next `block` returns at once.
-    pending: AtomicBool,
+    /// Whether a waiter or a CNO's waiter sleeps here, whether software completions wait in
+    /// `soft`, and the CM thread's look ([`OfiCq::look`]).
+    sleep: Sleep,
     waker: Arc<dyn Waker>,
     /// The queues completing here.
     queues: SpinLock<Vec<Arc<Queue>>>,
     soft: Mutex<VecDeque<WorkCompletion>>,
-    has_soft: AtomicBool,
-    /// A consumer polled since the CM thread's last look ([`OfiCq::look`]).
-    polled: AtomicBool,
-    /// A CNO's waiter armed this CQ and has not disarmed it.
-    group_armed: AtomicBool,
-    /// Held by a look while it drives progress, and by a sleeper while it arms: libfabric's
-    /// progress clears the wait fd's signal, so a look running across an arm could take the
-    /// wake-up of a completion it wrote after the sleeper's re-poll.
-    look_lock: SpinLock<()>,
 }
 
 // SAFETY: the CQ belongs to a FI_THREAD_SAFE domain; it is closed once, in Drop.
@@ -105,15 +94,10 @@ impl OfiCq {
             wait_fd: fd,
             group_ready,
             sleep_set,
-            sleeping: AtomicBool::new(false),
-            pending: AtomicBool::new(false),
+            sleep: Sleep::default(),
             waker,
             queues: SpinLock::new(Vec::new()),
             soft: Mutex::new(VecDeque::new()),
-            has_soft: AtomicBool::new(false),
-            polled: AtomicBool::new(false),
-            group_armed: AtomicBool::new(false),
-            look_lock: SpinLock::new(()),
         }))
     }
 
@@ -122,17 +106,7 @@ impl OfiCq {
     /// which takes none), so that a peer's RDMA to an idle consumer completes and its shutdown
     /// is noticed. True when it did.
     pub fn look(&self) -> bool {
-        if self.polled.swap(false, Ordering::Relaxed) {
-            return false;
-        }
-        let Some(_held) = self.look_lock.try_lock() else { return false };
-        if self.sleeping.load(Ordering::SeqCst) || self.group_armed.load(Ordering::SeqCst) {
-            return false;
-        }
-        let mut e = std::mem::MaybeUninit::<sys::fi_cq_data_entry>::uninit();
-        // SAFETY: a live CQ; no entry is written for a count of 0.
-        unsafe { ((*(*self.cq).ops).read)(self.cq, e.as_mut_ptr().cast(), 0) };
-        true
+        self.sleep.look(self)
     }
 
     pub fn attach(&self, q: &Arc<Queue>) {
@@ -144,14 +118,6 @@ impl OfiCq {
         qs.retain(|x| !Arc::ptr_eq(x, q));
     }
 
-    /// `fi_trywait` on this CQ: true when the wait fd will become readable at the next
-    /// completion, false when something is pending already (the next poll finds it).
-    fn trywait(&self) -> bool {
-        let mut fid = self.cq.cast::<sys::fid>();
-        // SAFETY: a live fabric and CQ of it.
-        unsafe { ((*(*self.dev.fabric).ops).trywait)(self.dev.fabric, &mut fid, 1) == 0 }
-    }
-
     /// Queues a completion made in software and wakes whoever sleeps on the EVD.
     pub fn push_soft(&self, wcs: impl IntoIterator<Item = WorkCompletion>) {
         let mut s = self.soft.lock();
@@ -160,9 +126,9 @@ impl OfiCq {
         if s.len() == before {
             return;
         }
-        self.has_soft.store(true, Ordering::SeqCst);
+        self.sleep.soft_added();
         drop(s);
-        self.interrupt();
+        self.sleep.interrupt(self);
         if self.waker.wants_wake() {
             self.waker.wake();
         }
@@ -178,7 +144,7 @@ impl OfiCq {
             n += 1;
         }
         if s.is_empty() {
-            self.has_soft.store(false, Ordering::Release);
+            self.sleep.soft_taken();
         }
         n
     }
@@ -287,6 +253,29 @@ fn open_cq(dev: &DevInner, size: usize) -> DatResult<*mut sys::fid_cq> {
     Ok(cq)
 }
 
+/// libfabric's side of the sleeping protocol ([`Sleep`]).
+impl Fabric for OfiCq {
+    fn trywait(&self) -> bool {
+        let mut fid = self.cq.cast::<sys::fid>();
+        // SAFETY: a live fabric and CQ of it.
+        unsafe { ((*(*self.dev.fabric).ops).trywait)(self.dev.fabric, &mut fid, 1) == 0 }
+    }
+    fn wait(&self, timeout: Option<Duration>) -> Option<u32> {
+        self.sleep_set.wait(timeout)
+    }
+    fn clear_intr(&self) {
+        self.intr.clear();
+    }
+    fn ring_intr(&self) {
+        self.intr.ring();
+    }
+    fn progress(&self) {
+        let mut e = std::mem::MaybeUninit::<sys::fi_cq_data_entry>::uninit();
+        // SAFETY: a live CQ; no entry is written for a count of 0.
+        unsafe { ((*(*self.cq).ops).read)(self.cq, e.as_mut_ptr().cast(), 0) };
+    }
+}
+
 impl Drop for OfiCq {
     fn drop(&mut self) {
         // SAFETY: no endpoint is bound any more (they hold Arcs to this CQ); closed once.
@@ -299,14 +288,14 @@ impl Drop for OfiCq {
 
 impl CompletionQueue for OfiCq {
     fn poll(&self, out: &mut [WorkCompletion]) -> usize {
-        self.polled.store(true, Ordering::Relaxed);
+        self.sleep.polled();
         // libfabric's first: a completion made in software (a request posted to a dead queue)
         // comes after every one libfabric made for that queue, which are all in the CQ by then
         // (see `Queue::kill`).
         let n = self.poll_fabric(out, 0);
-        // SeqCst pairs with `push_soft`'s store: the re-poll after `arm` sees the completion
-        // or `push_soft` sees the sleeper.
-        if n < out.len() && self.has_soft.load(Ordering::SeqCst) {
+        // The re-poll after `arm` sees the completion or `push_soft` sees the sleeper (see
+        // `super::sleep`).
+        if n < out.len() && self.sleep.has_soft() {
             return n + self.poll_soft(&mut out[n..]);
         }
         n
@@ -322,45 +311,27 @@ impl CompletionQueue for OfiCq {
     }
 
     fn arm(&self) -> bool {
-        drop(self.look_lock.lock());
-        self.sleeping.store(true, Ordering::SeqCst);
-        if !self.trywait() {
-            self.pending.store(true, Ordering::SeqCst);
-        }
+        self.sleep.arm(self);
         true
     }
 
     fn block(&self, timeout: Option<Duration>) -> bool {
-        if self.pending.swap(false, Ordering::SeqCst) {
-            self.sleeping.store(false, Ordering::SeqCst);
-            return false;
-        }
-        let woke = self.sleep_set.wait(timeout);
-        if woke.unwrap_or(0) & SLEEP_INTR != 0 {
-            self.intr.clear();
-        }
-        self.sleeping.store(false, Ordering::SeqCst);
-        woke.is_none()
+        self.sleep.block(self, timeout)
     }
 
     fn disarm(&self) {
-        self.pending.store(false, Ordering::SeqCst);
-        self.sleeping.store(false, Ordering::SeqCst);
+        self.sleep.disarm();
     }
 
     fn interrupt(&self) {
-        if self.sleeping.load(Ordering::SeqCst) {
-            self.intr.ring();
-        }
+        self.sleep.interrupt(self);
     }
 
     /// Arms the CQ for a CNO's waiter, which sleeps on its wait fd among its other queues:
     /// `fi_trywait`, and where completions are pending already, a descriptor that is readable
     /// at once.
     fn arm_group(&self) -> Option<WakeSource> {
-        drop(self.look_lock.lock());
-        self.group_armed.store(true, Ordering::SeqCst);
-        if self.trywait() {
+        if self.sleep.arm_group(self) {
             Some(WakeSource::Fd(self.wait_fd))
         } else {
             self.group_ready.ring();
@@ -370,7 +341,7 @@ impl CompletionQueue for OfiCq {
 
     fn disarm_group(&self, _queue_waiter: bool) {
         self.group_ready.clear();
-        self.group_armed.store(false, Ordering::SeqCst);
+        self.sleep.disarm_group();
     }
 }
 

@@ -68,6 +68,7 @@ mod cq;
 mod ep;
 mod mr;
 mod names;
+mod sleep;
 mod sys;
 
 pub use names::Offer;

@@ -77,6 +77,68 @@ struct Rounds {
     busy_len: usize,
 }
 
+/// The slots of the queue pairs one poll under the doorbell steps (the first of them; all
+/// where none is given).
+type Few = [u32; BUSY_MAX + 1];
+
+/// The slots of the queue pairs a poll under the doorbell stepped that had work.
+#[derive(Default)]
+struct Worked {
+    busy: [u32; BUSY_MAX],
+    busy_len: usize,
+    overflow: bool,
+}
+
+impl Worked {
+    #[inline(always)]
+    fn add(&mut self, slot: u32) {
+        if self.busy_len < BUSY_MAX {
+            self.busy[self.busy_len] = slot;
+            self.busy_len += 1;
+        } else {
+            self.overflow = true;
+        }
+    }
+}
+
+impl Rounds {
+    /// What a poll steps, given the doorbell `rung` and the marks read before its steps: None
+    /// where nothing was marked since the last poll, the doorbell stood still and that poll
+    /// found nothing to do; the queue pairs that poll stepped and the one named where nothing
+    /// was marked and the doorbell stood still or every ring since named one slot (their
+    /// slots in `few`, how many returned); else all (0 returned).
+    #[inline(always)]
+    fn plan(&self, rung: u64, marks: u32, few: &mut Few) -> Option<usize> {
+        let unmarked = self.valid && marks == self.marks;
+        if unmarked && rung >> 32 == self.rung >> 32 && self.busy_len == 0 {
+            return None;
+        }
+        let rang = rung >> 32 != self.rung >> 32;
+        let named = (rang && (rung as u32) < MIXED).then_some(rung as u32);
+        let mut nfew = 0;
+        if unmarked && (!rang || named.is_some()) {
+            few[..self.busy_len].copy_from_slice(&self.busy[..self.busy_len]);
+            nfew = self.busy_len;
+            if let Some(s) = named.filter(|s| !few[..nfew].contains(s)) {
+                few[nfew] = s;
+                nfew += 1;
+            }
+        }
+        Some(nfew)
+    }
+
+    /// The poll that read `rung` and `marks` stepped its queue pairs; those in `worked` had
+    /// work.
+    #[inline(always)]
+    fn record(&mut self, rung: u64, marks: u32, worked: Worked) {
+        self.busy = worked.busy;
+        self.busy_len = worked.busy_len;
+        self.valid = !worked.overflow;
+        self.rung = rung;
+        self.marks = marks;
+    }
+}
+
 pub struct ShmCq {
     q: Mutex<Ring>,
     /// How many completions `q` holds (changed under its lock): an empty poll does not lock it.
@@ -242,39 +304,19 @@ impl ShmCq {
         // Read before the steps (module comment).
         let rung = self.wake.rung();
         let marks = self.marks.load(Ordering::SeqCst);
-        let unmarked = r.valid && marks == r.marks;
-        if unmarked && rung >> 32 == r.rung >> 32 && r.busy_len == 0 {
-            return 0;
-        }
-        self.wake.rung_seen(rung);
-        let rang = rung >> 32 != r.rung >> 32;
-        let named = (rang && (rung as u32) < MIXED).then_some(rung as u32);
         let mut few = [0u32; BUSY_MAX + 1];
-        let mut nfew = 0;
-        if unmarked && (!rang || named.is_some()) {
-            few[..r.busy_len].copy_from_slice(&r.busy[..r.busy_len]);
-            nfew = r.busy_len;
-            if let Some(s) = named.filter(|s| !few[..nfew].contains(s)) {
-                few[nfew] = s;
-                nfew += 1;
-            }
-        }
-        let only_few = nfew > 0 || (unmarked && !rang);
+        let Some(nfew) = r.plan(rung, marks, &mut few) else { return 0 };
+        self.wake.rung_seen(rung);
         let qps = self.qps.lock();
-        let (mut n, mut busy, mut busy_len, mut overflow) = (0, [0u32; BUSY_MAX], 0, false);
+        let (mut n, mut worked) = (0, Worked::default());
         let mut step = |slot: usize, qp: &Arc<QpShared>, n: &mut usize, out: &mut [WorkCompletion]| {
-            let worked;
-            (*n, worked) = qp.drive_from_poll(Handout { cq: self, out, n: *n });
-            if worked {
-                if busy_len < BUSY_MAX {
-                    busy[busy_len] = slot as u32;
-                    busy_len += 1;
-                } else {
-                    overflow = true;
-                }
+            let had_work;
+            (*n, had_work) = qp.drive_from_poll(Handout { cq: self, out, n: *n });
+            if had_work {
+                worked.add(slot as u32);
             }
         };
-        if only_few {
+        if nfew > 0 {
             for &s in &few[..nfew] {
                 if let Some(Some(qp)) = qps.slots.get(s as usize) {
                     step(s as usize, qp, &mut n, out);
@@ -288,11 +330,7 @@ impl ShmCq {
             }
         }
         drop(qps);
-        r.busy = busy;
-        r.busy_len = busy_len;
-        r.valid = !overflow;
-        r.rung = rung;
-        r.marks = marks;
+        r.record(rung, marks, worked);
         n
     }
 }
@@ -387,5 +425,120 @@ impl CompletionQueue for ShmCq {
 
     fn disarm_group(&self, _queue_waiter: bool) {
         self.wake.disarm_group();
+    }
+}
+
+/// Model checking of the doorbell: every interleaving (loom) of producers ringing for their
+/// queue pairs' slots while the queue polls, on the provider's own doorbell word
+/// ([`super::wake::Wake`]'s `rung`) and rounds ([`Rounds`]). Run by `make check-loom`
+/// (`RUSTFLAGS="--cfg loom"`); not built otherwise.
+#[cfg(all(test, loom))]
+mod loom_model {
+    use super::super::wake::loom_model::Word;
+    use super::super::wake::{Wake, DOORBELL};
+    use super::*;
+    use loom::sync::atomic::AtomicU32 as LoomU32;
+    use loom::sync::Arc;
+    use loom::thread;
+
+    const SLOTS: usize = 3;
+
+    /// A queue under the doorbell: its public wake word and, per slot, the records its queue
+    /// pair's ring holds (what a step finds).
+    struct Queue {
+        wake: Wake<Word>,
+        records: [LoomU32; SLOTS],
+    }
+
+    impl Queue {
+        /// A queue that asked producers to ring (`OwnWake::ring_on_every_addition`).
+        fn new() -> Queue {
+            let q = Queue { wake: Wake::default(), records: Default::default() };
+            q.wake.announce(DOORBELL);
+            q
+        }
+
+        /// A peer's producer for the queue pair at `slot`: the record, then the notification
+        /// that names the slot.
+        fn produce(&self, slot: usize) {
+            self.records[slot].fetch_add(1, Ordering::Release);
+            self.wake.notify_from(slot as u32);
+        }
+
+        /// `ShmCq::drive_rung`: the doorbell read before the steps, the plan, the steps (each
+        /// takes what its queue pair's ring holds), the round recorded. Returns how many
+        /// records it took.
+        fn poll(&self, rounds: &mut Rounds) -> u32 {
+            let rung = self.wake.rung();
+            let mut few = [0u32; BUSY_MAX + 1];
+            let Some(nfew) = rounds.plan(rung, 0, &mut few) else { return 0 };
+            self.wake.rung_seen(rung);
+            let (mut n, mut worked) = (0, Worked::default());
+            let mut step = |slot: usize| {
+                let took = self.records[slot].swap(0, Ordering::Acquire);
+                if took > 0 {
+                    worked.add(slot as u32);
+                    n += took;
+                }
+            };
+            if nfew > 0 {
+                few[..nfew].iter().filter(|&&s| (s as usize) < SLOTS).for_each(|&s| step(s as usize));
+            } else {
+                (0..SLOTS).for_each(step);
+            }
+            rounds.record(rung, 0, worked);
+            n
+        }
+    }
+
+    /// Producers for the slots `slots` (one record each) while the queue polls `polls` times;
+    /// then the queue polls until a poll takes nothing: every record was taken.
+    fn every_record_is_taken(slots: &'static [usize], polls: usize, bound: usize) {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(bound);
+        model.check(move || {
+            let q = Arc::new(Queue::new());
+            let producers: Vec<_> = slots
+                .iter()
+                .map(|&slot| {
+                    let q = q.clone();
+                    thread::spawn(move || q.produce(slot))
+                })
+                .collect();
+            let mut rounds = Rounds::default();
+            let mut taken = 0;
+            for _ in 0..polls {
+                taken += q.poll(&mut rounds);
+            }
+            for p in producers {
+                p.join().unwrap();
+            }
+            loop {
+                let n = q.poll(&mut rounds);
+                if n == 0 {
+                    break;
+                }
+                taken += n;
+            }
+            assert_eq!(taken as usize, slots.len(), "a record no ring named and no full step took");
+        });
+    }
+
+    /// Two producers ring for different slots while the queue polls twice.
+    #[test]
+    fn two_producers_for_different_slots() {
+        every_record_is_taken(&[0, 1], 2, 4);
+    }
+
+    /// Three producers, two of them for one slot, while the queue polls twice.
+    #[test]
+    fn three_producers_two_of_them_for_one_slot() {
+        every_record_is_taken(&[0, 1, 1], 2, 2);
+    }
+
+    /// Three producers for three slots while the queue polls twice.
+    #[test]
+    fn three_producers_for_different_slots() {
+        every_record_is_taken(&[0, 1, 2], 2, 2);
     }
 }

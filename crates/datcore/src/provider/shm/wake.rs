@@ -31,7 +31,7 @@
 //! The functions are generic over [`FutexWord`] so that the provider runs them on `std`'s
 //! atomics and real futexes, and the model checker (`loom`, `make check-loom`) runs the very
 //! same code on its atomics with a futex made of its mutex and condition variable (the
-//! `loom_model` tests below). They are `#[inline(always)]`: on `std`'s atomic they compile to
+//! `loom_model` tests below, and the doorbell's in [`super::cq`]). They are `#[inline(always)]`: on `std`'s atomic they compile to
 //! the same instructions as hand-written calls.
 
 use super::super::futex::{self, FutexWaitv, Waitv};
@@ -41,6 +41,8 @@ use std::time::Duration;
 
 /// A 32-bit atomic word that a thread can sleep on and wake, as a futex.
 pub trait FutexWord {
+    /// The 64-bit atomic of the same memory model, for [`Wake`]'s doorbell.
+    type Rung: RungWord + Default;
     fn load(&self, order: Ordering) -> u32;
     fn store(&self, v: u32, order: Ordering);
     fn fetch_add(&self, v: u32, order: Ordering) -> u32;
@@ -58,7 +60,36 @@ pub trait FutexWord {
     fn wait_either(a: &Self, va: u32, b: &Self, vb: u32, timeout: Option<Duration>) -> bool;
 }
 
+/// The atomic operations the doorbell uses on its 64-bit word.
+pub trait RungWord {
+    fn load(&self, order: Ordering) -> u64;
+    fn compare_exchange(&self, current: u64, new: u64, success: Ordering, failure: Ordering) -> Result<u64, u64>;
+    fn compare_exchange_weak(&self, current: u64, new: u64, success: Ordering, failure: Ordering) -> Result<u64, u64>;
+}
+
+macro_rules! rung_word_for {
+    ($atomic:ty) => {
+        impl RungWord for $atomic {
+            #[inline(always)]
+            fn load(&self, order: Ordering) -> u64 {
+                <$atomic>::load(self, order)
+            }
+            #[inline(always)]
+            fn compare_exchange(&self, c: u64, n: u64, s: Ordering, f: Ordering) -> Result<u64, u64> {
+                <$atomic>::compare_exchange(self, c, n, s, f)
+            }
+            #[inline(always)]
+            fn compare_exchange_weak(&self, c: u64, n: u64, s: Ordering, f: Ordering) -> Result<u64, u64> {
+                <$atomic>::compare_exchange_weak(self, c, n, s, f)
+            }
+        }
+    };
+}
+
+rung_word_for!(AtomicU64);
+
 impl FutexWord for AtomicU32 {
+    type Rung = AtomicU64;
     #[inline(always)]
     fn load(&self, order: Ordering) -> u32 {
         AtomicU32::load(self, order)
@@ -109,13 +140,13 @@ impl FutexWord for AtomicU32 {
 /// a word in this process's private memory, which only its own threads wake (a private futex).
 #[repr(C, align(64))]
 #[derive(Default)]
-pub struct Wake<W = AtomicU32, const PRIVATE: bool = false> {
+pub struct Wake<W: FutexWord = AtomicU32, const PRIVATE: bool = false> {
     seq: W,
     sleeping: W,
     /// The doorbell ([`DOORBELL`]): rings so far (high half), and (low half) the one slot every
     /// ring since the queue's last [`Wake::rung_seen`] named, [`UNNAMED`] for none yet, or
     /// [`MIXED`]. A public word's only; not part of the sleeping protocol.
-    rung: AtomicU64,
+    rung: W::Rung,
 }
 
 /// [`Wake`]'s `sleeping` bit of the queue's own waiter.
@@ -279,9 +310,9 @@ pub fn disarm<W: FutexWord>(public: &Wake<W>, private: &Wake<W, true>) {
 /// Model checking of the protocol: every interleaving (loom) of a sleeper and its wakers.
 /// Run by `make check-loom` (`RUSTFLAGS="--cfg loom"`); not built otherwise.
 #[cfg(all(test, loom))]
-mod loom_model {
+pub(super) mod loom_model {
     use super::*;
-    use loom::sync::atomic::{AtomicBool, AtomicU32 as LoomU32};
+    use loom::sync::atomic::{AtomicBool, AtomicU32 as LoomU32, AtomicU64 as LoomU64};
     use loom::sync::{Arc, Condvar, Mutex};
     use loom::thread;
 
@@ -289,13 +320,16 @@ mod loom_model {
     /// for all words (a wait checks its words and sleeps under the mutex, a wake notifies
     /// under it: the kernel's check-and-sleep is atomic with respect to wakes in the same way).
     #[derive(Default)]
-    struct Word(LoomU32);
+    pub(in super::super) struct Word(LoomU32);
+
+    rung_word_for!(LoomU64);
 
     loom::lazy_static! {
         static ref KERNEL: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
     }
 
     impl FutexWord for Word {
+        type Rung = LoomU64;
         fn load(&self, o: Ordering) -> u32 {
             self.0.load(o)
         }

@@ -31,12 +31,13 @@ use super::super::eventfd::EventFd;
 use super::super::spin::SpinLock;
 use super::super::{CompletionQueue, WakeSource, Waker, WcOpcode, WcStatus, WorkCompletion};
 use super::qp::{self, Slots};
+use super::sleep::{Channel, Sleep, HAS_SOFT, HAS_UNREPORTED};
 use super::{fail, notify, sys, DevInner};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -87,11 +88,12 @@ pub struct VerbsCq {
     channel: *mut sys::ibv_comp_channel,
     /// Rung by `interrupt` while a waiter sleeps.
     intr: EventFd,
-    /// What a waiter sleeps on: the channel's fd ([`SLEEP_CHANNEL`]) and `intr`'s
-    /// ([`SLEEP_INTR`]).
+    /// What a waiter sleeps on: the channel's fd ([`super::sleep::SLEEP_CHANNEL`]) and
+    /// `intr`'s ([`super::sleep::SLEEP_INTR`]).
     sleep_set: EpollSet,
-    /// A waiter armed and has not left `block` yet: `interrupt` must ring `intr`.
-    sleeping: AtomicBool,
+    /// Whether a waiter sleeps here, and the flags of the software queue and of `unreported`
+    /// ([`HAS_SOFT`], [`HAS_UNREPORTED`]): the one atomic a poll reads for both.
+    sleep: Sleep,
     /// CNO mode: the notifier thread watches the channel and wakes through `waker`.
     notify: AtomicBool,
     waker: Arc<dyn Waker>,
@@ -101,25 +103,12 @@ pub struct VerbsCq {
     /// QPs in error whose receives the device may never complete, to settle
     /// ([`VerbsCq::watch_unreported`]).
     unreported: Mutex<Vec<Unreported>>,
-    /// [`HAS_SOFT`] (`soft` is not empty) and [`HAS_UNREPORTED`] (`unreported` is not
-    /// empty): the one atomic a poll reads for both.
-    rare: AtomicU8,
     /// Channel events taken and not yet acknowledged (fewer than [`ACK_BATCH`]).
     unacked: AtomicU32,
 }
 
 /// How many channel events [`VerbsCq::take_channel_event`] acknowledges at once.
 const ACK_BATCH: u32 = 32;
-
-/// [`VerbsCq::sleep_set`]'s bit for the completion channel.
-const SLEEP_CHANNEL: u32 = 1 << 0;
-/// [`VerbsCq::sleep_set`]'s bit for the interrupt eventfd.
-const SLEEP_INTR: u32 = 1 << 1;
-
-/// [`VerbsCq::rare`]: software completions are queued.
-const HAS_SOFT: u8 = 1;
-/// [`VerbsCq::rare`]: QPs' unreported receives are watched.
-const HAS_UNREPORTED: u8 = 2;
 
 /// A QP's receives (or send-queue requests, `sends`) below `mark` that the device has not
 /// completed yet (see [`Slots::flush_unreported_recvs`], [`Slots::flush_unreported_sends`]).
@@ -187,13 +176,12 @@ impl VerbsCq {
             channel,
             intr,
             sleep_set,
-            sleeping: AtomicBool::new(false),
+            sleep: Sleep::default(),
             notify: AtomicBool::new(false),
             waker,
             qps: SpinLock::new(Vec::new()),
             soft: Mutex::new(VecDeque::new()),
             unreported: Mutex::new(Vec::new()),
-            rare: AtomicU8::new(0),
             unacked: AtomicU32::new(0),
         }))
     }
@@ -286,8 +274,7 @@ impl VerbsCq {
             None => list.push(Unreported { qpn, sends, slots, mark, ready: false }),
         }
         drop(list);
-        self.rare.fetch_or(HAS_UNREPORTED, Ordering::SeqCst);
-        self.interrupt();
+        self.sleep.add_rare(HAS_UNREPORTED, self);
         self.wake();
     }
 
@@ -324,13 +311,13 @@ impl VerbsCq {
             false
         });
         if list.is_empty() {
-            self.rare.fetch_and(!HAS_UNREPORTED, Ordering::SeqCst);
+            self.sleep.clear_rare(HAS_UNREPORTED);
         }
         drop(list);
         if !overflow.is_empty() {
             // Inside a poll (the EVD's lock is held): queued without waking; the poller is here.
             self.soft.lock().extend(overflow);
-            self.rare.fetch_or(HAS_SOFT, Ordering::SeqCst);
+            self.sleep.set_rare(HAS_SOFT);
         }
         n
     }
@@ -338,9 +325,32 @@ impl VerbsCq {
     /// Queues a completion made in software and wakes whoever sleeps on the EVD.
     pub fn push_soft(&self, wc: WorkCompletion) {
         self.soft.lock().push_back(wc);
-        self.rare.fetch_or(HAS_SOFT, Ordering::SeqCst);
-        self.interrupt();
+        self.sleep.add_rare(HAS_SOFT, self);
         self.wake();
+    }
+}
+
+/// The device's side of the sleeping protocol ([`Sleep`]).
+impl Channel for VerbsCq {
+    #[inline(always)]
+    fn request_notification(&self) {
+        VerbsCq::request_notification(self);
+    }
+    #[inline(always)]
+    fn wait(&self, timeout: Option<Duration>) -> Option<u32> {
+        self.sleep_set.wait(timeout)
+    }
+    #[inline(always)]
+    fn clear_intr(&self) {
+        self.intr.clear();
+    }
+    #[inline(always)]
+    fn ring_intr(&self) {
+        self.intr.ring();
+    }
+    #[inline(always)]
+    fn on_channel_event(&self) {
+        VerbsCq::on_channel_event(self);
     }
 }
 
@@ -420,19 +430,19 @@ pub fn status(s: u32) -> WcStatus {
 
 impl VerbsCq {
     /// [`CompletionQueue::poll`] while software completions or unreported receives wait
-    /// ([`VerbsCq::rare`]): those first, then the device's, and the unreported
+    /// ([`Sleep::rare`]): those first, then the device's, and the unreported
     /// receives settled once the device's queue was found empty. Out of line.
     #[cold]
     #[inline(never)]
     fn poll_rare(&self, out: &mut [WorkCompletion]) -> usize {
         let mut n = 0;
-        let rare = self.rare.load(Ordering::SeqCst);
+        let rare = self.sleep.rare();
         let unreported = rare & HAS_UNREPORTED != 0;
         if unreported {
             self.ready_unreported();
         }
-        // SeqCst pairs with `arm`'s store of `sleeping` and `push_soft`'s of `HAS_SOFT`: either the
-        // re-poll after `arm` sees the software completion or `push_soft` sees the sleeper.
+        // Either the re-poll after `arm` sees the software completion or `push_soft` sees the
+        // sleeper (see `super::sleep`).
         if rare & HAS_SOFT != 0 {
             let mut s = self.soft.lock();
             while n < out.len() {
@@ -446,7 +456,7 @@ impl VerbsCq {
             }
             if s.is_empty() {
                 // Under the queue's lock: a `push_soft` sets the bit again after its push.
-                self.rare.fetch_and(!HAS_SOFT, Ordering::Release);
+                self.sleep.clear_rare(HAS_SOFT);
             }
         }
         let (n, device_empty) = self.poll_device(out, n);
@@ -511,7 +521,7 @@ impl VerbsCq {
             for (k, wc) in rest.iter().enumerate() {
                 soft.insert(k, *wc);
             }
-            self.rare.fetch_or(HAS_SOFT, Ordering::SeqCst);
+            self.sleep.set_rare(HAS_SOFT);
         })
     }
 }
@@ -521,8 +531,7 @@ impl CompletionQueue for VerbsCq {
     /// batch (more may be waiting) goes on in [`VerbsCq::poll_device`], software completions
     /// and unreported receives in [`VerbsCq::poll_rare`].
     fn poll(&self, out: &mut [WorkCompletion]) -> usize {
-        // SeqCst: see `poll_rare`.
-        if self.rare.load(Ordering::SeqCst) != 0 {
+        if self.sleep.rare() != 0 {
             return self.poll_rare(out);
         }
         let want = out.len().min(BATCH);
@@ -546,32 +555,20 @@ impl CompletionQueue for VerbsCq {
         if self.notify.load(Ordering::SeqCst) {
             return false;
         }
-        self.sleeping.store(true, Ordering::SeqCst);
-        self.request_notification();
+        self.sleep.arm(self);
         true
     }
 
     fn block(&self, timeout: Option<Duration>) -> bool {
-        let woke = self.sleep_set.wait(timeout);
-        let ready = woke.unwrap_or(0);
-        if ready & SLEEP_INTR != 0 {
-            self.intr.clear();
-        }
-        if ready & SLEEP_CHANNEL != 0 {
-            self.on_channel_event();
-        }
-        self.sleeping.store(false, Ordering::SeqCst);
-        woke.is_none()
+        self.sleep.block(self, timeout)
     }
 
     fn disarm(&self) {
-        self.sleeping.store(false, Ordering::SeqCst);
+        self.sleep.disarm();
     }
 
     fn interrupt(&self) {
-        if self.sleeping.load(Ordering::SeqCst) {
-            self.intr.ring();
-        }
+        self.sleep.interrupt(self);
     }
 
     /// Arms the CQ for a CNO's waiter, which sleeps on the completion channel with its other

@@ -94,6 +94,7 @@ mod notify;
 pub use names::{Port, Target};
 mod qp;
 mod route;
+mod sleep;
 mod srq;
 mod sys;
 mod ud;
