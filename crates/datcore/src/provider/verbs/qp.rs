@@ -564,6 +564,9 @@ struct SendQueue {
     bad: *mut sys::ibv_send_wr,
     /// Which sends go inline.
     inline: InlineSends,
+    /// The QP was moved to error: a request posted now is flushed in software, in order behind
+    /// the earlier ones, without reaching the device (siw never completes it).
+    flushing: bool,
 }
 
 // SAFETY: the work request's pointers are only set during a post, to memory the poster holds,
@@ -875,6 +878,7 @@ impl VerbsQp {
                 wr: unsafe { std::mem::zeroed() },
                 bad: std::ptr::null_mut(),
                 inline: InlineSends::new(max_inline),
+                flushing: false,
             }),
             recv: SpinLock::new(recv),
             cm: Mutex::new(CmState {
@@ -1026,8 +1030,19 @@ impl VerbsQp {
         if r != 0 {
             tracing::debug!("verbs: ibv_modify_qp(ERR) failed: {}", sys::errno_str(sys::err_of(r)));
         }
+        // SAFETY: live QP.
+        let qpn = unsafe { (*qp).qp_num };
         // The device's own flush is done now (siw flushes under the QP's state lock, which the
-        // modify above took), its completions are in the CQ.
+        // modify above took), its completions are in the CQ. A request that raced the move
+        // into the queue the device no longer reads is flushed by the settle.
+        let mut sq = self.send_queue.lock();
+        let first = !sq.flushing;
+        sq.flushing = true;
+        let mark = sq.count as u32;
+        drop(sq);
+        if let (true, Some(c)) = (first, &self.send_cq) {
+            c.watch_unreported(qpn, true, self.slots.clone(), mark);
+        }
         let mut p = self.recv.lock();
         if p.mode != RecvMode::Open {
             return;
@@ -1036,8 +1051,6 @@ impl VerbsQp {
         let mark = self.slots.next_recv();
         drop(p);
         if let Some(c) = &self.recv_cq {
-            // SAFETY: live QP.
-            let qpn = unsafe { (*qp).qp_num };
             c.watch_unreported(qpn, false, self.slots.clone(), mark);
         }
     }
@@ -1470,6 +1483,10 @@ impl VerbsQp {
         flags: SendFlags,
         op: Direct,
     ) -> DatResult<()> {
+        if guard.flushing {
+            drop(guard);
+            return self.post_direct_uncommon(wr_id, list, flags, op);
+        }
         let sq = &mut *guard;
         let c = sq.count;
         if let Err(e) = self.slots.send_slot_free(c) {
@@ -1504,6 +1521,30 @@ impl VerbsQp {
     #[inline(never)]
     fn post_direct_uncommon(&self, wr_id: u64, sges: &[Sge], flags: SendFlags, op: Direct) -> DatResult<()> {
         self.post_send(&op.send_wr(wr_id, sges, flags))
+    }
+
+    /// A send-queue request of slot operation `op` posted to the QP in error: counted as posted
+    /// without reaching the device (siw never completes a request posted to a QP in error) and
+    /// flushed in software behind the requests before it, which rxe may still be flushing.
+    /// `DAT_INSUFFICIENT_RESOURCES` when the slot ring is full.
+    #[cold]
+    #[inline(never)]
+    fn post_send_flushed(&self, mut guard: SpinGuard<'_, SendQueue>, wr_id: u64, op: u64) -> DatResult<()> {
+        let sq = &mut *guard;
+        let c = sq.count;
+        self.slots.send_slot_free(c)?;
+        let slot = self.slots.send.at(c);
+        slot.wr_id.store(wr_id, Ordering::Relaxed);
+        // Reported whatever its flags: a flushed request always completes.
+        slot.info.store(slot_info(op, 0, 0) | INFO_SIGNALED, Ordering::Release);
+        sq.count = c + 1;
+        drop(guard);
+        if let Some(cq) = &self.send_cq {
+            // SAFETY: live QP.
+            let qpn = unsafe { (*self.qp).qp_num };
+            cq.watch_unreported(qpn, true, self.slots.clone(), (c + 1) as u32);
+        }
+        Ok(())
     }
 
     /// An RDMA read into more SGEs than the device scatters (siw: 1): one read per chunk of
@@ -1556,6 +1597,9 @@ impl QueuePair for VerbsQp {
         let mut buf = [MaybeUninit::uninit(); MAX_SGE];
         let (list, total) = device_sges(wr.sges, &mut buf)?;
         let mut guard = self.send_queue.lock();
+        if guard.flushing {
+            return self.post_send_flushed(guard, wr.wr_id, slot_op(wr.op.opcode()));
+        }
         let sq = &mut *guard;
         let c = sq.count;
         // Before the split read's own check, which needs room for all its fragments: the slot
@@ -1794,24 +1838,11 @@ impl QueuePair for VerbsQp {
             }
             return self.post_recv_refused(guard, wr_id).is_ok();
         }
-        if !self.ended.load(Ordering::Acquire) {
+        let sq = self.send_queue.lock();
+        if !sq.flushing || self.slots.outstanding_sends(sq.count) == 0 {
             return false;
         }
-        let Some(cq) = &self.send_cq else { return false };
-        let mut sq = self.send_queue.lock();
-        let c = sq.count;
-        if self.slots.outstanding_sends(c) == 0 || self.slots.send_slot_free(c).is_err() {
-            return false;
-        }
-        let slot = self.slots.send.at(c);
-        slot.wr_id.store(wr_id, Ordering::Relaxed);
-        slot.info.store(slot_info(slot_op(op), 0, 0) | INFO_SIGNALED, Ordering::Release);
-        sq.count = c + 1;
-        drop(sq);
-        // SAFETY: live QP.
-        let qpn = unsafe { (*self.qp).qp_num };
-        cq.watch_unreported(qpn, true, self.slots.clone(), (c + 1) as u32);
-        true
+        self.post_send_flushed(sq, wr_id, slot_op(op)).is_ok()
     }
 
     /// Send-queue work requests posted and not completed. An unsignaled request is retired by
