@@ -1321,14 +1321,6 @@ fn recv_post_failed(r: i32) -> DatError {
     post_error("ibv_post_recv", r)
 }
 
-/// A send's post refused by the device (return value `r`); out of line, so the post's usual
-/// path does not build it.
-#[cold]
-#[inline(never)]
-fn send_post_failed(r: i32) -> DatError {
-    post_error("ibv_post_send", r)
-}
-
 // `SendFlags` are `ibv_send_flags`: the direct posts (`fill_direct_wr`) hand them to the device as they are.
 const _: () = assert!(
     SendFlags::FENCE == sys::IBV_SEND_FENCE
@@ -1506,7 +1498,7 @@ impl VerbsQp {
         // across the call.
         let r = unsafe { (self.device_post_send)(self.qp, &mut sq.wr, &mut sq.bad) };
         if r != 0 {
-            return Err(send_post_failed(r));
+            return self.send_refused(guard, r, wr_id, slot_op);
         }
         // Read again rather than kept across the device's call: it does not move while we hold
         // the send queue.
@@ -1545,6 +1537,20 @@ impl VerbsQp {
             cq.watch_unreported(qpn, true, self.slots.clone(), (c + 1) as u32);
         }
         Ok(())
+    }
+
+    /// The device refused send-queue request `wr_id` (slot operation `op`) with `r`. siw
+    /// answers `ENOTCONN` while its QP leaves RTS, which the peer's disconnect does before the
+    /// CM thread moves it to error: then the request is flushed in software as on a QP in error
+    /// (a completion the device still makes of it is dropped). Otherwise the post fails.
+    #[cold]
+    #[inline(never)]
+    fn send_refused(&self, guard: SpinGuard<'_, SendQueue>, r: i32, wr_id: u64, op: u64) -> DatResult<()> {
+        if r == libc::ENOTCONN {
+            tracing::debug!(context = self.slots.context, "verbs: a send refused by a QP leaving RTS, flushed");
+            return self.post_send_flushed(guard, wr_id, op);
+        }
+        Err(post_error("ibv_post_send", r))
     }
 
     /// An RDMA read into more SGEs than the device scatters (siw: 1): one read per chunk of
@@ -1617,7 +1623,7 @@ impl QueuePair for VerbsQp {
         slot.info.store(slot_info(op, 0, total) | signaled_info(sq.wr.send_flags), Ordering::Release);
         let r = self.post(&mut sq.wr);
         if r != 0 {
-            return Err(post_error("ibv_post_send", r));
+            return self.send_refused(guard, r, wr.wr_id, op);
         }
         sq.count = c + 1;
         Ok(())
