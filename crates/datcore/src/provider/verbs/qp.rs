@@ -402,6 +402,11 @@ impl Slots {
                     if last.info.fetch_or(INFO_REPORTED, Ordering::AcqRel) & INFO_REPORTED != 0 {
                         return None;
                     }
+                } else if status != super::super::WcStatus::Success {
+                    // Reported once: the siw soak saw a request completed as flushed twice.
+                    if s.info.fetch_or(INFO_REPORTED, Ordering::AcqRel) & INFO_REPORTED != 0 {
+                        return None;
+                    }
                 } else if info & INFO_REPORTED != 0 {
                     return None;
                 }
@@ -1950,6 +1955,7 @@ mod tests {
             assert!(s.complete(&send_wc(c, sys::IBV_WC_WR_FLUSH_ERR)).is_none(), "late flush of {c} dropped");
         }
         assert_eq!(s.complete(&send_wc(5, sys::IBV_WC_WR_FLUSH_ERR)).map(|w| w.wr_id), Some(205));
+        assert!(s.complete(&send_wc(5, sys::IBV_WC_WR_FLUSH_ERR)).is_none(), "a second flush of 5 dropped");
         assert_eq!(s.outstanding_sends(6), 0);
         // Counter 9 reuses counter 1's slot.
         post_send(&s, 9, true);
