@@ -1551,7 +1551,7 @@ impl VerbsQp {
     #[cold]
     #[inline(never)]
     fn send_refused(&self, guard: SpinGuard<'_, SendQueue>, r: i32, wr_id: u64, op: u64) -> DatResult<()> {
-        if r == libc::ENOTCONN {
+        if sys::err_of(r) == libc::ENOTCONN {
             tracing::debug!(context = self.slots.context, "verbs: a send refused by a QP leaving RTS, flushed");
             return self.post_send_flushed(guard, wr_id, op);
         }
