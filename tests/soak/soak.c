@@ -117,7 +117,7 @@ static const char *host = "127.0.0.1";
 static int nworkers = 8;
 static int duration = 3600;
 static uint64_t seed;
-static unsigned base_qual = 41000;
+static unsigned base_qual; /* -q; by default one of 512 ranges picked by the pid, so that runs side by side do not meet */
 static int wait_s = 30;
 static int kill_every = 15;
 static int pace_us = 4000;
@@ -189,7 +189,7 @@ static __thread const char *role_tls;
 
 static void say(const char *fmt, ...)
 {
-    char line[512];
+    char line[1536];
     va_list ap;
     int k = snprintf(line, sizeof line, "soak: ");
     if (self >= 0)
@@ -205,7 +205,7 @@ static void say(const char *fmt, ...)
  * to it then end, which its mark excuses). */
 static _Noreturn void die(int code, const char *fmt, ...)
 {
-    char msg[400];
+    char msg[1200];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -553,6 +553,9 @@ struct pslot {
     DAT_RMR_CONTEXT rctx;
     uint32_t serial;
     int hello_due; /* OPEN arrived before ESTABLISHED: HELLO goes with ESTABLISHED */
+    uint64_t accept_ms; /* when dat_cr_accept returned */
+    uint64_t hello_seq; /* the HELLO's request number + 1 (0: not posted yet) */
+    DAT_RETURN hello_ret; /* what dat_ep_post_send answered for it */
 };
 
 #define SLOT_RECV(s, k) ((s)->mem + (size_t) (k) * MSG_MAX)
@@ -615,7 +618,7 @@ static void passive_post_recv(struct pslot *s)
     t->recv_posted++;
 }
 
-static void passive_send(struct passive *ps, struct pslot *s, uint32_t type, const struct hdr *extra)
+static DAT_RETURN passive_send(struct passive *ps, struct pslot *s, uint32_t type, const struct hdr *extra)
 {
     struct track *t = &s->t;
     uint32_t len = type == M_HELLO ? sizeof(struct hdr) : (uint32_t) range(&ps->rng, sizeof(struct hdr), MSG_MAX);
@@ -629,10 +632,11 @@ static void passive_send(struct passive *ps, struct pslot *s, uint32_t type, con
     if (r != DAT_SUCCESS) {
         /* the connection may have ended under us; its end event is on its way */
         if (DAT_GET_TYPE(r) == DAT_INVALID_STATE)
-            return;
+            return r;
         check_ok(r, "dat_ep_post_send (passive)");
     }
     t->req_posted++;
+    return r;
 }
 
 /* Answers the client's OPEN: the region's address, length and RMR context. */
@@ -643,7 +647,8 @@ static void passive_hello(struct passive *ps, struct pslot *s)
     extra.rva = (uint64_t) (uintptr_t) SLOT_REGION(s);
     extra.rctx = s->rctx;
     extra.rlen = RDMA_SIZE;
-    passive_send(ps, s, M_HELLO, &extra);
+    s->hello_seq = s->t.req_posted + 1;
+    s->hello_ret = passive_send(ps, s, M_HELLO, &extra);
 }
 
 static struct pslot *slot_of_ep(struct passive *ps, DAT_EP_HANDLE ep)
@@ -677,6 +682,8 @@ static void passive_cr(struct passive *ps, const DAT_CR_ARRIVAL_EVENT_DATA *cr)
     OK(dat_ep_create(ps->ia, ps->pz, ps->evd, ps->evd, ps->evd, &a, &s->ep));
     memset(&s->t, 0, sizeof s->t);
     s->hello_due = 0;
+    s->hello_seq = 0;
+    s->hello_ret = DAT_SUCCESS;
     s->used = 1;
     s->serial++;
     s->t.tag = (uint32_t) ((s - ps->slot) << 12) | (s->serial & 0xfff);
@@ -693,6 +700,7 @@ static void passive_cr(struct passive *ps, const DAT_CR_ARRIVAL_EVENT_DATA *cr)
         s->t.ended = 1;
         s->t.end_ms = now_ms();
     }
+    s->accept_ms = now_ms();
 }
 
 static uint32_t slot_tag_index(uint32_t tag)
@@ -775,6 +783,22 @@ static void passive_reap(struct passive *ps)
 {
     for (int i = 0; i < ps->nslots; i++) {
         struct pslot *s = &ps->slot[i];
+        /* two thirds of the bound: told before the client's own wait for the HELLO gives up */
+        if (s->used && !s->t.ended && now_ms() - s->accept_ms > (uint64_t) wait_s * 667) {
+            const struct track *t = &s->t;
+            if (!t->established)
+                die(3, "HANG: connection %#" PRIx64 " accepted %d s ago and never ESTABLISHED (%" PRIu64
+                       " receives done, OPEN %s,%s)",
+                    t->conn_id, wait_s * 2 / 3, t->recv_done, s->hello_due ? "in" : "not in", history(t));
+            if (s->hello_seq == 0 || s->hello_ret != DAT_SUCCESS || t->req_done < s->hello_seq)
+                die(3, "HANG: connection %#" PRIx64 " accepted %d s ago: its HELLO %s (%" PRIu64 "/%" PRIu64
+                       " requests, %" PRIu64 "/%" PRIu64 " receives done, %s)",
+                    t->conn_id, wait_s * 2 / 3,
+                    s->hello_seq == 0                ? "never posted"
+                    : s->hello_ret != DAT_SUCCESS    ? "refused by dat_ep_post_send"
+                                                     : "posted and not completed",
+                    t->req_done, t->req_posted, t->recv_done, t->recv_posted, history(t));
+        }
         if (!s->used || !s->t.ended)
             continue;
         if (outstanding(&s->t) && s->t.established) {
@@ -946,6 +970,32 @@ static int active_post(struct active *a, int kind, uint32_t len, uint32_t off, u
     return 1;
 }
 
+/* An RDMA read's data differ from what the server holds: tells which bytes, whether they are
+ * still the zeros the buffer was cleared to, and whether they come right a moment later (placed
+ * after the completion was reported). */
+static void read_differs(struct active *a, const struct req_info *ri, long bad)
+{
+    const unsigned char *b = A_DST(a);
+    unsigned nbad = 0, nzero = 0;
+    char got[3 * 48 + 1] = "", want[3 * 48 + 1] = "";
+    for (size_t p = ri->off; p < (size_t) ri->off + ri->len; p++) {
+        if (b[p] != pat(ri->key, p)) {
+            nbad++;
+            nzero += b[p] == 0;
+        }
+        if (p - ri->off < 48) {
+            snprintf(got + 3 * (p - ri->off), 4, " %02x", b[p]);
+            snprintf(want + 3 * (p - ri->off), 4, " %02x", pat(ri->key, p));
+        }
+    }
+    usleep(200000);
+    long later = check_pat(b, ri->off, ri->len, ri->key);
+    die(1, "connection %#" PRIx64 ": RDMA read of [%u, +%u) differs at byte %ld (+%ld): %u bytes differ, %u of "
+           "them zero; 200 ms later %s; got%s; want%s",
+        a->t.conn_id, ri->off, ri->len, bad, bad - (long) ri->off, nbad, nzero,
+        later < 0 ? "right" : "still wrong", got, want);
+}
+
 /* Handles one event of the active EVD. */
 static void active_event(struct active *a, const DAT_EVENT *ev)
 {
@@ -990,8 +1040,7 @@ static void active_event(struct active *a, const DAT_EVENT *ev)
         if (ri->kind == K_READ) {
             long bad = check_pat(A_DST(a), ri->off, ri->len, ri->key);
             if (bad >= 0)
-                die(1, "connection %#" PRIx64 ": RDMA read of [%u, +%u) differs at byte %ld", t->conn_id, ri->off,
-                    ri->len, bad);
+                read_differs(a, ri, bad);
             atomic_fetch_add(&sh->w[self].rdma_reads, 1);
             atomic_fetch_add(&sh->w[self].bytes, ri->len);
         }
@@ -1504,6 +1553,7 @@ int main(int argc, char **argv)
 {
     int opt;
     seed = (uint64_t) time(NULL) ^ ((uint64_t) getpid() << 32);
+    base_qual = 41000 + (unsigned) (getpid() % 512) * MAX_WORKERS;
     while ((opt = getopt(argc, argv, "P:h:n:d:s:q:w:k:p:W:")) != -1) {
         switch (opt) {
         case 'P': ia_name = optarg; break;
@@ -1539,8 +1589,8 @@ int main(int argc, char **argv)
     sh->n = nworkers;
     setvbuf(stdout, NULL, _IOLBF, 0);
     printf("soak: seed %" PRIu64 " (repeat with -s %" PRIu64 "): IA %s, %d processes, %d s, kill -9 every ~%d s, "
-           "waits bounded at %d s\n",
-           seed, seed, ia_name, nworkers, duration, kill_every, wait_s);
+           "waits bounded at %d s, qualifiers from %u\n",
+           seed, seed, ia_name, nworkers, duration, kill_every, wait_s, base_qual);
 
     struct rng r = {mix(seed ^ 0x5eed)};
     int alive = 0, spared = nworkers / 4 > 0 ? nworkers / 4 : 1;
