@@ -990,9 +990,10 @@ static void read_differs(struct active *a, const struct req_info *ri, long bad)
     }
     usleep(200000);
     long later = check_pat(b, ri->off, ri->len, ri->key);
-    die(1, "connection %#" PRIx64 ": RDMA read of [%u, +%u) differs at byte %ld (+%ld): %u bytes differ, %u of "
-           "them zero; 200 ms later %s; got%s; want%s",
-        a->t.conn_id, ri->off, ri->len, bad, bad - (long) ri->off, nbad, nzero,
+    die(1, "connection %#" PRIx64 ": RDMA read of [%u, +%u) differs at byte %ld (+%ld, at %#lx in its page): %u "
+           "bytes differ, %u of them zero; 200 ms later %s; got%s; want%s",
+        a->t.conn_id, ri->off, ri->len, bad, bad - (long) ri->off, (unsigned long) ((uintptr_t) (b + bad) & 4095),
+        nbad, nzero,
         later < 0 ? "right" : "still wrong", got, want);
 }
 
