@@ -195,6 +195,9 @@ pub(crate) struct DevInner {
     pub mw_type: u32,
     /// Most SGEs of an RDMA read's sink (`max_sge_rd`; siw: 1). Longer reads are split.
     pub max_sge_rd: usize,
+    /// The device is soft-iWARP: an initiator's connection sends empty RDMA writes after
+    /// ESTABLISHED (`VerbsQp::nudge`).
+    pub siw: bool,
     pub async_events: Arc<dyn AsyncEvents>,
     pub stop: AtomicBool,
     /// Rung to wake the CM thread from its sleep: at `stop`, and when a deadline is added.
@@ -345,6 +348,7 @@ impl DevInner {
             attr,
             mw_type,
             max_sge_rd: (a.max_sge_rd.max(1) as usize).min(qp::MAX_SGE),
+            siw: a.vendor_id == SIW_VENDOR_ID,
             async_events: events,
             stop: AtomicBool::new(false),
             cm_wake,

@@ -54,6 +54,10 @@ const OP_SEND_UD: u64 = 7;
 /// How long a graceful disconnect waits for rdma_cm's DISCONNECTED before reporting anyway.
 const DISCONNECT_GRACE: Duration = Duration::from_secs(5);
 
+/// When an initiator on soft-iWARP sends its empty RDMA writes ([`VerbsQp::nudge`]): the first
+/// this long after ESTABLISHED, the next this long after the one before.
+const NUDGE_GAPS: [Duration; 2] = [Duration::from_millis(200), Duration::from_millis(1800)];
+
 /// Test hook (`DAT_VERBS_TEST_LOSE_PASSIVE_ESTABLISHED` set): the passive side drops rdma_cm's
 /// ESTABLISHED, as when the IB CM handles the peer's DREQ before its RTU. Read once per
 /// accepted connection, on the CM thread.
@@ -474,6 +478,14 @@ impl Slots {
         }
     }
 
+    /// Slot `c` holds an RDMA write of the library's own ([`VerbsQp::nudge`]), marked reported
+    /// already: its completion, success or flush, only retires the slot.
+    fn note_unreported_write(&self, c: u64) {
+        let slot = self.send.at(c);
+        slot.wr_id.store(0, Ordering::Relaxed);
+        slot.info.store(slot_info(OP_WRITE, 0, 0) | INFO_SIGNALED | INFO_REPORTED, Ordering::Release);
+    }
+
     /// Completes as flushed, through `emit`, every send-queue request below counter `mark` not
     /// yet completed (see [`Slots::flush_earlier_sends`]); a device completion of one of them
     /// arriving later is dropped. For requests posted after the QP went into error, which
@@ -623,6 +635,8 @@ struct CmState {
     id_key: u64,
     private_data: Vec<u8>,
     deadline: Option<Instant>,
+    /// Empty RDMA writes sent on this connection so far ([`VerbsQp::nudge`]).
+    nudges: usize,
     /// A final event decided under the lock, delivered once it is released.
     final_ev: Option<(ConnEvent, Vec<u8>)>,
 }
@@ -892,6 +906,7 @@ impl VerbsQp {
                 id_key: key,
                 private_data: Vec::new(),
                 deadline: None,
+                nudges: 0,
                 final_ev: None,
             }),
             events: init.events,
@@ -1182,8 +1197,13 @@ impl VerbsQp {
                 tracing::debug!("verbs: ESTABLISHED of an accepted connection dropped (test hook)");
             }
             (sys::RDMA_CM_EVENT_ESTABLISHED, Phase::Connecting | Phase::Accepting) => {
+                let initiator = st.phase == Phase::Connecting;
                 st.phase = Phase::Connected;
                 st.deadline = None;
+                if initiator && self.dev.siw {
+                    st.nudges = 0;
+                    self.set_deadline(&mut st, Some(Instant::now() + NUDGE_GAPS[0]));
+                }
                 let n = pd.len().min(self.dev.attr.max_private_data);
                 drop(st);
                 self.events.event(ConnEvent::Established, &pd[..n]);
@@ -1257,6 +1277,38 @@ impl VerbsQp {
         }
     }
 
+    /// The CM thread, on an initiator's connection on soft-iWARP: sends an empty RDMA write,
+    /// whose completion is reported to nobody. siw's accept sends the MPA reply before it hands
+    /// the socket's data-ready callback to the QP, so a first message arriving in between is
+    /// acknowledged by TCP (the initiator's send completes) and then sits unread in the
+    /// responder's socket until more data arrives. On iWARP the initiator speaks first, so
+    /// often nothing else comes and both sides wait for each other for good (seen in the siw
+    /// soak: 80 bytes left in the socket's receive queue). This write, sent once that window
+    /// has closed, is the data that makes siw read the socket; the responder places nothing for
+    /// it (siw checks no STag for zero bytes). Skipped when the send queue is full or flushing.
+    fn nudge(&self) {
+        let mut guard = self.send_queue.lock();
+        if guard.flushing {
+            return;
+        }
+        let c = guard.count;
+        if self.slots.send_slot_free(c).is_err() {
+            return;
+        }
+        self.slots.note_unreported_write(c);
+        // SAFETY: plain old data; no segment, remote address 0, STag 0.
+        let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
+        w.wr_id = KIND_SEND | (c as u32 as u64);
+        w.opcode = sys::IBV_WR_RDMA_WRITE;
+        w.send_flags = sys::IBV_SEND_SIGNALED;
+        let r = self.post(&mut w);
+        if r == 0 {
+            guard.count = c + 1;
+        } else {
+            tracing::debug!("verbs: empty RDMA write not posted: {}", sys::errno_str(sys::err_of(r)));
+        }
+    }
+
     fn post(&self, wr: &mut sys::ibv_send_wr) -> i32 {
         let mut bad = std::ptr::null_mut();
         // SAFETY: the QP lives until Drop; the device's post_send is what ibv_post_send calls.
@@ -1296,6 +1348,13 @@ impl cm::Timed for VerbsQp {
                 drop(st);
                 self.end(ConnEvent::Disconnected, &[]);
             }
+            Phase::Connected => {
+                self.nudge();
+                st.nudges += 1;
+                if let Some(gap) = NUDGE_GAPS.get(st.nudges) {
+                    self.set_deadline(&mut st, Some(Instant::now() + *gap));
+                }
+            }
             _ => {}
         }
     }
@@ -1305,7 +1364,9 @@ impl cm::Timed for VerbsQp {
 /// request per sink SGE where the device reads into fewer SGEs than a request may carry.
 fn send_depth(dev: &DevInner, caps: &QpCaps) -> u32 {
     let split = (caps.max_send_sge as usize).div_ceil(dev.max_sge_rd).max(1) as u32;
-    (caps.max_send_wr.saturating_mul(split) + 1).min(dev.attr.max_qp_wr.max(caps.max_send_wr + 1))
+    // and on siw an initiator's empty RDMA write (`VerbsQp::nudge`)
+    let extra = 1 + dev.siw as u32;
+    (caps.max_send_wr.saturating_mul(split) + extra).min(dev.attr.max_qp_wr.max(caps.max_send_wr + extra))
 }
 
 pub(super) fn post_error(what: &str, r: i32) -> DatError {
@@ -1965,6 +2026,28 @@ mod tests {
     /// Requests posted after the QP went into error are flushed in software behind the ones
     /// the device has not completed yet, which complete first (the signaled ones); a late
     /// device flush of those is dropped.
+    /// The library's own RDMA write on siw (`VerbsQp::nudge`) is reported neither when it
+    /// succeeds nor when it is flushed, alone or behind a failed request, and its slot retires.
+    #[test]
+    fn a_write_of_the_librarys_own_is_never_reported() {
+        let s = Slots { send: Ring::new(8), ..recv_slots(1) };
+        s.note_unreported_write(0);
+        assert!(s.complete(&send_wc(0, sys::IBV_WC_SUCCESS)).is_none(), "its success is not reported");
+        assert_eq!(s.outstanding_sends(1), 0, "its slot retired");
+        post_send(&s, 1, true);
+        s.note_unreported_write(2);
+        post_send(&s, 3, true);
+        assert!(s.complete(&send_wc(2, sys::IBV_WC_WR_FLUSH_ERR)).is_none(), "its flush is not reported");
+        let (mut out, mut before) = ([WorkCompletion::EMPTY; 2], Vec::new());
+        s.note_unreported_write(4);
+        post_send(&s, 5, true);
+        assert!(s.complete_into(&send_wc(5, sys::IBV_WC_WR_FLUSH_ERR), &mut out, 0, &mut before));
+        let got: Vec<_> = before.iter().map(|(_, w)| w.wr_id).collect();
+        assert_eq!(got, [203], "flushed ahead of a later failure: only the consumer's request");
+        assert_eq!((out[0].wr_id, out[0].status), (205, WcStatus::Flushed));
+        assert_eq!(s.outstanding_sends(6), 0);
+    }
+
     #[test]
     fn requests_flushed_in_software_come_after_the_earlier_ones() {
         let s = Slots { send: Ring::new(4), ..recv_slots(1) };
