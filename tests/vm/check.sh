@@ -38,19 +38,21 @@ VERBS_TEST=$(cargo test --release -p datcore --test verbs_core --no-run --messag
              grep -o '"executable":"[^"]*verbs_core[^"]*"' | tail -1 | sed 's/.*:"//; s/"$//')
 [ -x "$VERBS_TEST" ] || { echo "vm check: could not build the verbs_core test binary"; exit 1; }
 
-# Each section gets a second attempt: soft RDMA under TCG emulation on a loaded 2-CPU host
-# occasionally loses a connection (tests/vm/README.md, "Known intermittent failures"). A pass
-# on the second attempt still passes the gate but is reported loudly: a "FLAKY: <section>
-# failed once" line right there, the list again at the end, and a count in the summary line.
+# One attempt per section: a failure fails the gate. The one exception is a section running an
+# outside program with a race of its own that the library cannot close (tests/vm/README.md,
+# "Known intermittent failures"): it names the race and gets a second attempt, and a pass on
+# that attempt is reported loudly: a "FLAKY: <section>" line right there, the list again at the
+# end, and a count in the summary line.
 PASSES=0
 FLAKY=()
-section() { # NAME FUNCTION
-  local name=$1 fn=$2 try
-  for try in 1 2; do
-    echo "=== vm check: $name (attempt $try)"
+section() { # NAME FUNCTION [WHY A SECOND ATTEMPT]
+  local name=$1 fn=$2 why=${3:-} try tries=1
+  [ -z "$why" ] || tries=2
+  for try in $(seq $tries); do
+    echo "=== vm check: $name (attempt $try of $tries)"
     if "$fn"; then
       if [ $try = 2 ]; then
-        echo "FLAKY: $name failed once (passed on the second attempt; the first attempt's failure is above)"
+        echo "FLAKY: $name failed once (passed on the second attempt, given for: $why; the first attempt's failure is above)"
         FLAKY+=("$name")
       fi
       echo "PASS vm.$name"
@@ -105,6 +107,11 @@ dapl2_utils_rxe() { dapl2_utils rxe; }
 # dtest's server sends before siw's initiator has taken the MPA reply (tests/vm/README.md,
 # "Known intermittent failures"); the section's second attempt covers it, with a FLAKY line.
 dapl2_utils_siw() { dapl2_utils siw; }
+DTEST_RACE="dtest's server sends first, which siw's initiator may refuse"
+# dapltest tears a connection down as soon as its last receive completed, so its peer's last
+# send may fail though it arrived (tests/vm/README.md); dapltest counts that as an error.
+DAPLTEST_RACE="dapltest's abrupt teardown after its last receive"
+
 
 # Intel MPI 2018: build/impi prepared here (the wheel unpacked, the test programs built; a guest
 # cannot fetch). OFED's failures are the reference's (REFFAIL lines) and do not fail a section:
@@ -149,8 +156,8 @@ section siw one_guest_siw
 section siw-two-guests two_guests_siw
 section hostile-rxe hostile_rxe
 section hostile-siw hostile_siw
-section dapl2-utils-rxe dapl2_utils_rxe
-section dapl2-utils-siw dapl2_utils_siw
+section dapl2-utils-rxe dapl2_utils_rxe "$DAPLTEST_RACE"
+section dapl2-utils-siw dapl2_utils_siw "$DTEST_RACE; $DAPLTEST_RACE"
 if [ -z "$IMPI_SKIP" ]; then
   section impi-rxe impi_rxe
   section impi-siw impi_siw
@@ -165,5 +172,5 @@ fi
 
 echo "vm check: $(( $(date +%s) - T0 )) s"
 for name in "${FLAKY[@]}"; do echo "FLAKY: $name failed once"; done
-echo "$PASSES passed (${#FLAKY[@]} of them on the second attempt), $FAILED failed"
+echo "$PASSES passed (${#FLAKY[@]} of them on a second attempt), $FAILED failed"
 [ $FAILED = 0 ]
