@@ -421,8 +421,9 @@ static struct req_info *account(struct track *t, const DAT_DTO_COMPLETION_EVENT_
         atomic_fetch_add(&sh->w[self].flushed, 1);
     } else if (d->status != DAT_DTO_SUCCESS) {
         if (!excused(t, passive_side))
-            die(1, "connection %#" PRIx64 " (peer %d alive): completion status %s on queue %d seq %" PRIu64,
-                t->conn_id, t->peer, status_name(d->status), *q, seq);
+            die(1, "connection %#" PRIx64 " (peer %d alive): completion status %s on queue %d seq %" PRIu64
+                   "; last events:%s",
+                t->conn_id, t->peer, status_name(d->status), *q, seq, history(t));
         t->bad_status = 1;
     }
     return *q == Q_REQ ? &t->req[seq % QDEPTH] : NULL;

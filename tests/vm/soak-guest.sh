@@ -7,4 +7,9 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 [ -x "$root/build/tests/soak/soak" ] || { echo "soak-guest: build/tests/soak/soak missing: run tests/soak/run.sh --build-only"; exit 1; }
-DAT_EVD_SPIN_US=${DAT_EVD_SPIN_US:-0} exec "$root/build/tests/soak/soak" -P "ofa-v2-$RDMA_NETDEV" -h "$RDMA_IP" -w 60 "$@"
+DAT_EVD_SPIN_US=${DAT_EVD_SPIN_US:-0} "$root/build/tests/soak/soak" -P "ofa-v2-$RDMA_NETDEV" -h "$RDMA_IP" -w 60 "$@"
+rc=$?
+# what the soft RDMA device said meanwhile (a QP terminated, a CQ overflow, ...)
+echo "soak-guest: the kernel's RDMA messages:"
+dmesg | grep -iE 'siw|rxe|rdma|infiniband' | tail -60 | sed 's/^/  dmesg: /'
+exit $rc
