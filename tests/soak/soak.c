@@ -508,9 +508,14 @@ static DAT_EP_ATTR ep_attr(void)
 
 static void drain_async(DAT_EVD_HANDLE async)
 {
+    static __thread unsigned told;
     DAT_EVENT ev;
-    while (dat_evd_dequeue(async, &ev) == DAT_SUCCESS)
+    while (dat_evd_dequeue(async, &ev) == DAT_SUCCESS) {
         atomic_fetch_add(&sh->w[self].async, 1);
+        /* counted, not failed (a peer's abrupt end may raise one); the first few are told */
+        if (told++ < 8)
+            say("async event %s (%#x)", event_name(ev.event_number), (unsigned) ev.event_number);
+    }
 }
 
 /* ------------------------------------------------------------------ resource samples */
