@@ -165,7 +165,10 @@ if [ -z "$IMPI_SKIP" ]; then
 fi
 section ofi-tcp-two-guests ofi_two_guests_tcp
 if [ -z "$IMPI_SKIP" ]; then
-  section impi-tcp-two-guests impi_two_guests_tcp
+  # Not an outside program's race but an open fault of ours (tests/vm/README.md, "Known
+  # intermittent failures"): once, under load, Intel MPI's 64 KiB ping-pong over ofi-tcp read
+  # stale bytes from 33,424 on and then crashed. Until it is found, a second attempt, loudly.
+  section impi-tcp-two-guests impi_two_guests_tcp "Intel MPI over ofi-tcp read stale data once (open)"
 else
   echo "$IMPI_SKIP"
 fi
