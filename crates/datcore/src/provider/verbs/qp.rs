@@ -2023,9 +2023,6 @@ mod tests {
         assert_eq!(s.complete(&send_wc(9, sys::IBV_WC_SUCCESS)).map(|w| w.wr_id), Some(209));
     }
 
-    /// Requests posted after the QP went into error are flushed in software behind the ones
-    /// the device has not completed yet, which complete first (the signaled ones); a late
-    /// device flush of those is dropped.
     /// The library's own RDMA write on siw (`VerbsQp::nudge`) is reported neither when it
     /// succeeds nor when it is flushed, alone or behind a failed request, and its slot retires.
     #[test]
@@ -2048,6 +2045,9 @@ mod tests {
         assert_eq!(s.outstanding_sends(6), 0);
     }
 
+    /// Requests posted after the QP went into error are flushed in software behind the ones
+    /// the device has not completed yet, which complete first (the signaled ones); a late
+    /// device flush of those is dropped.
     #[test]
     fn requests_flushed_in_software_come_after_the_earlier_ones() {
         let s = Slots { send: Ring::new(4), ..recv_slots(1) };
