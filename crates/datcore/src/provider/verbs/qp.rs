@@ -134,6 +134,85 @@ fn total_length(sges: &[Sge]) -> u64 {
     sges.iter().map(|s| u64::from(s.length)).sum()
 }
 
+/// The longest payload siw sends from user memory in one copy (`MAX_HDR_INLINE` of its
+/// transmit path; an RDMA read's response among them). That copy is wrong when the payload
+/// crosses a page of the sender: it takes the second page's share of the bytes for the first's,
+/// so a read of 16-31 bytes across a responder's page boundary came back as the right first
+/// bytes, others of the responder's memory, then the start of the next page (the siw soak).
+const SIW_SHORT_PAYLOAD: u64 = 32;
+/// The boundary such a read is cut at: the smallest page size, of which every larger one is a
+/// multiple.
+const PAGE_GRANULE: u64 = 4096;
+
+/// Whether a read of `bytes` at the responder's `remote_addr` is one siw's short copy takes
+/// and crosses a page boundary there.
+#[inline(always)]
+fn short_read_crosses_page(remote_addr: u64, bytes: u64) -> bool {
+    bytes != 0 && bytes <= SIW_SHORT_PAYLOAD && remote_addr % PAGE_GRANULE + bytes > PAGE_GRANULE
+}
+
+/// An RDMA read split into requests the device takes: chunks of at most `max_sge_rd` SGEs
+/// and, on siw, a short chunk crossing a page boundary of the responder cut in two there (its
+/// SGE at the cut in two pieces). Fragment `k` is `sges[ends[k - 1]..ends[k]]`.
+struct ReadFragments {
+    sges: [Sge; 2 * MAX_SGE],
+    ends: [usize; 2 * MAX_SGE],
+    count: usize,
+}
+
+impl ReadFragments {
+    /// `list` (at most [`MAX_SGE`] SGEs, none empty) read from `remote_addr` on; `cut_short`:
+    /// cut short chunks that cross a page (siw).
+    fn new(list: &[Sge], max_sge_rd: usize, remote_addr: u64, cut_short: bool) -> ReadFragments {
+        let empty = Sge { addr: 0, length: 0, lkey: 0 };
+        let mut f = ReadFragments { sges: [empty; 2 * MAX_SGE], ends: [0; 2 * MAX_SGE], count: 0 };
+        let mut n = 0;
+        let mut remote = remote_addr;
+        for chunk in list.chunks(max_sge_rd.max(1)) {
+            let bytes = total_length(chunk);
+            // Bytes of the chunk before the cut, if it has one.
+            let cut =
+                (cut_short && short_read_crosses_page(remote, bytes)).then(|| PAGE_GRANULE - remote % PAGE_GRANULE);
+            let mut at = 0;
+            for s in chunk {
+                let len = u64::from(s.length);
+                match cut {
+                    Some(c) if at < c && c < at + len => {
+                        let first = (c - at) as u32;
+                        f.sges[n] = Sge { length: first, ..*s };
+                        f.end(n + 1);
+                        f.sges[n + 1] = Sge { addr: s.addr + u64::from(first), length: s.length - first, lkey: s.lkey };
+                        n += 2;
+                    }
+                    _ => {
+                        f.sges[n] = *s;
+                        n += 1;
+                        if cut == Some(at + len) {
+                            f.end(n);
+                        }
+                    }
+                }
+                at += len;
+            }
+            f.end(n);
+            remote += bytes;
+        }
+        f
+    }
+
+    /// A fragment ends before `sges[n]` (nothing if it would be empty).
+    fn end(&mut self, n: usize) {
+        if n > self.count.checked_sub(1).map_or(0, |k| self.ends[k]) {
+            self.ends[self.count] = n;
+            self.count += 1;
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &[Sge]> {
+        (0..self.count).map(|k| &self.sges[if k == 0 { 0 } else { self.ends[k - 1] }..self.ends[k]])
+    }
+}
+
 /// Slot info: the operation (`OP_*`, low byte).
 const INFO_OP: u64 = 0xff;
 /// Slot info: fragments of a split RDMA read that follow this one (0: the last, or unsplit).
@@ -1361,9 +1440,10 @@ impl cm::Timed for VerbsQp {
 }
 
 /// Send queue depth: room for every request, a bind, and RDMA reads split into one work
-/// request per sink SGE where the device reads into fewer SGEs than a request may carry.
+/// request per sink SGE where the device reads into fewer SGEs than a request may carry (on
+/// siw one more, a short read cut at a page boundary: [`ReadFragments`]).
 fn send_depth(dev: &DevInner, caps: &QpCaps) -> u32 {
-    let split = (caps.max_send_sge as usize).div_ceil(dev.max_sge_rd).max(1) as u32;
+    let split = ((caps.max_send_sge as usize).div_ceil(dev.max_sge_rd).max(1) + dev.siw as usize) as u32;
     // and on siw an initiator's empty RDMA write (`VerbsQp::nudge`)
     let extra = 1 + dev.siw as u32;
     (caps.max_send_wr.saturating_mul(split) + extra).min(dev.attr.max_qp_wr.max(caps.max_send_wr + extra))
@@ -1516,13 +1596,17 @@ impl VerbsQp {
     /// Inlined into each direct post, so `op` is a constant there.
     #[inline(always)]
     fn post_direct(&self, wr_id: u64, sges: &[Sge], flags: SendFlags, op: Direct, uncommon: Direct) -> DatResult<()> {
-        let scatters = match op {
-            Direct::Rdma(Rdma { read: true, .. }) => sges.len() <= self.dev.max_sge_rd,
-            _ => true,
-        };
-        if let (Some(total), true) = (direct_total(sges), scatters) {
-            if let Some(guard) = self.send_queue.try_lock() {
-                return self.post_direct_locked(guard, wr_id, sges, total, flags, op);
+        if let Some(total) = direct_total(sges) {
+            let unsplit = match op {
+                Direct::Rdma(Rdma { read: true, remote_addr, .. }) => {
+                    sges.len() <= self.dev.max_sge_rd && !self.cuts_read(remote_addr, total)
+                }
+                _ => true,
+            };
+            if unsplit {
+                if let Some(guard) = self.send_queue.try_lock() {
+                    return self.post_direct_locked(guard, wr_id, sges, total, flags, op);
+                }
             }
         }
         self.post_direct_uncommon(wr_id, sges, flags, uncommon)
@@ -1619,17 +1703,31 @@ impl VerbsQp {
         Err(post_error("ibv_post_send", r))
     }
 
-    /// An RDMA read into more SGEs than the device scatters (siw: 1): one read per chunk of
-    /// SGEs, at consecutive remote addresses, unsignaled but the last. Reads complete in order
+    /// Whether an RDMA read of `bytes` at `remote_addr` is cut at the responder's page boundary
+    /// ([`ReadFragments`]): on siw, a short one crossing a page.
+    #[inline(always)]
+    fn cuts_read(&self, remote_addr: u64, bytes: u64) -> bool {
+        self.dev.siw && short_read_crosses_page(remote_addr, bytes)
+    }
+
+    /// An RDMA read the device cannot take as one request ([`ReadFragments`]: into more SGEs
+    /// than it scatters, or on siw short across a page): one read per fragment, at consecutive
+    /// remote addresses (`remote_addr` on), unsignaled but the last. Reads complete in order
     /// (the responder answers them in order, also on siw, whose reads otherwise complete after
     /// later sends), so the last completion stands for all of them; if a fragment fails, its
     /// error reports the request and the rest of the group is dropped (see `Slots::complete`).
     #[cold]
     #[inline(never)]
-    fn post_split_read(&self, sq: &mut SendQueue, wr: &SendWr<'_>, list: &[Sge], total: u64) -> DatResult<()> {
-        let n = list.len();
-        let chunk = self.dev.max_sge_rd;
-        let frags = n.div_ceil(chunk);
+    fn post_split_read(
+        &self,
+        sq: &mut SendQueue,
+        wr: &SendWr<'_>,
+        remote_addr: u64,
+        list: &[Sge],
+        total: u64,
+    ) -> DatResult<()> {
+        let fragments = ReadFragments::new(list, self.dev.max_sge_rd, remote_addr, self.dev.siw);
+        let frags = fragments.count;
         // All fragments or none: a send queue filling up half way would leave a partial
         // request in flight behind an error return.
         let outstanding = (sq.count as u32).wrapping_sub(self.slots.send_done.load(Ordering::Acquire));
@@ -1638,7 +1736,7 @@ impl VerbsQp {
         }
         let start = sq.count;
         let mut offset = 0;
-        for (k, part) in list.chunks(chunk).enumerate() {
+        for (k, part) in fragments.iter().enumerate() {
             let last = k + 1 == frags;
             let c = sq.count;
             let bytes = total_length(part);
@@ -1678,8 +1776,10 @@ impl QueuePair for VerbsQp {
         // ring is never smaller than the send queue.
         self.slots.send_slot_free(c)?;
         let op = fill_send_wr(&mut sq.wr, c, list, wr, 0, true);
-        if op == OP_READ && list.len() > self.dev.max_sge_rd {
-            return self.post_split_read(sq, wr, list, total);
+        if let SendOp::RdmaRead { remote_addr, .. } = wr.op {
+            if list.len() > self.dev.max_sge_rd || self.cuts_read(remote_addr, total) {
+                return self.post_split_read(sq, wr, remote_addr, list, total);
+            }
         }
         if op <= OP_LAST_INLINE {
             sq.wr.send_flags |= sq.inline.flag(&self.pd.mrs, list, total);
@@ -1964,6 +2064,56 @@ mod tests {
     fn post(s: &Slots, c: u32) {
         s.recv.at(c as u64).wr_id.store(100 + c as u64, Ordering::Relaxed);
         s.recv_count.store(c.wrapping_add(1), Ordering::Relaxed);
+    }
+
+    fn sge(addr: u64, length: u32) -> Sge {
+        Sge { addr, length, lkey: 5 }
+    }
+
+    /// Each fragment as (address, length) pairs.
+    fn fragments(list: &[Sge], max_sge_rd: usize, remote: u64, siw: bool) -> Vec<Vec<(u64, u32)>> {
+        let f = ReadFragments::new(list, max_sge_rd, remote, siw);
+        f.iter().map(|part| part.iter().map(|s| (s.addr, s.length)).collect()).collect()
+    }
+
+    /// A short read across the responder's page boundary is cut there on siw (whose short copy
+    /// gets such a payload wrong), so each part lies in one page; a long one, or one on another
+    /// device, is not.
+    #[test]
+    fn a_short_read_across_a_page_is_cut_at_the_page_on_siw() {
+        let one = [sge(0x1000, 24)];
+        assert_eq!(fragments(&one, 1, 0x7000 - 10, true), vec![vec![(0x1000, 10)], vec![(0x100a, 14)]]);
+        assert_eq!(fragments(&one, 1, 0x7000 - 10, false), vec![vec![(0x1000, 24)]]);
+        assert_eq!(fragments(&one, 1, 0x7000 - 24, true), vec![vec![(0x1000, 24)]], "ends at the page");
+        assert_eq!(fragments(&one, 1, 0x7000, true), vec![vec![(0x1000, 24)]], "starts at the page");
+        let long = [sge(0x1000, 33)];
+        assert_eq!(fragments(&long, 1, 0x7000 - 10, true), vec![vec![(0x1000, 33)]], "past the short copy");
+        assert!(short_read_crosses_page(0x7000 - 1, 2) && !short_read_crosses_page(0x7000 - 1, 0));
+    }
+
+    /// Chunks of `max_sge_rd` SGEs; a short chunk across a page is cut at an SGE's end or inside
+    /// one, and no fragment holds more SGEs than the device scatters.
+    #[test]
+    fn a_split_read_keeps_every_byte_in_order_and_each_fragment_within_max_sge_rd() {
+        let list = [sge(0x1000, 8), sge(0x2000, 8), sge(0x3000, 100), sge(0x4000, 4)];
+        assert_eq!(
+            fragments(&list, 2, 0x7000 - 8, true),
+            vec![vec![(0x1000, 8)], vec![(0x2000, 8)], vec![(0x3000, 100), (0x4000, 4)]],
+            "cut at the first SGE's end"
+        );
+        assert_eq!(
+            fragments(&list, 2, 0x7000 - 12, true),
+            vec![vec![(0x1000, 8), (0x2000, 4)], vec![(0x2004, 4)], vec![(0x3000, 100), (0x4000, 4)]],
+            "cut inside the second SGE"
+        );
+        assert_eq!(
+            fragments(&list, 1, 0x7000 - 12, true),
+            vec![vec![(0x1000, 8)], vec![(0x2000, 4)], vec![(0x2004, 4)], vec![(0x3000, 100)], vec![(0x4000, 4)]]
+        );
+        let max = [sge(0x1000, 2); MAX_SGE];
+        let cut = ReadFragments::new(&max, 1, 0x7000 - 1, true);
+        assert_eq!(cut.count, MAX_SGE + 1);
+        assert_eq!(cut.iter().map(total_length).sum::<u64>(), 2 * MAX_SGE as u64);
     }
 
     fn device_wc(c: u32, status: u32) -> sys::ibv_wc {
