@@ -103,6 +103,7 @@ struct wstate {
 
 struct shared {
     _Atomic int stop; /* 1: active threads finish, 2: passive threads finish */
+    _Atomic int refusal_told; /* refused_report ran */
     uint64_t seed;
     int n;
     struct wstate w[MAX_WORKERS];
@@ -181,6 +182,7 @@ static long check_pat(const unsigned char *b, size_t off, size_t len, uint64_t k
 }
 
 static void backtraces(pid_t p);
+static void refused_report(int peer);
 
 static int self = -1;
 static uint32_t my_gen;
@@ -1151,8 +1153,11 @@ static int active_connect(struct active *a)
             atomic_fetch_add(&sh->w[self].rejects, 1); /* it had no slot free */
         else if (excuse)
             atomic_fetch_add(&sh->w[self].connect_fail, 1);
-        else
+        else {
+            if (t->end_event == DAT_CONNECTION_EVENT_NON_PEER_REJECTED)
+                refused_report(peer);
             die(1, "connect to worker %d failed (%s) though it listened throughout", peer, event_name(t->end_event));
+        }
         if (outstanding(t))
             stale_add(&a->stale, t->tag);
         OK(dat_ep_free(a->ep));
@@ -1493,6 +1498,26 @@ static void backtraces(pid_t p)
              (int) p);
     if (system(cmd) != 0)
         say("gdb failed");
+}
+
+/* A connect refused as if nobody listened, by a worker that did listen: the kernel's rdma_cm
+ * ids of that worker (is its listener there, in which state) and where each of its threads is
+ * in the kernel (is the library's connection-management thread reading its events), once per
+ * run. */
+static void refused_report(int peer)
+{
+    pid_t p = sh->w[peer].pid;
+    if (p <= 0 || atomic_exchange(&sh->refusal_told, 1))
+        return;
+    char cmd[640];
+    snprintf(cmd, sizeof cmd,
+             "rdma res show cm_id 2>/dev/null | grep -E 'pid %d ' | sed 's/^/  cm_id: /' >&2; "
+             "for t in /proc/%d/task/*; do echo \"  thread $(cat $t/comm) in $(cat $t/wchan), "
+             "$(grep '^State' $t/status)\"; sed 's/^/    /' $t/stack 2>/dev/null; done >&2",
+             (int) p, (int) p);
+    if (system(cmd) != 0)
+        say("the report on worker %d failed", peer);
+    backtraces(p);
 }
 
 /* A thread that did not come back from a call for long: reported, its process killed. */
