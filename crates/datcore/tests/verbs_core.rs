@@ -972,6 +972,20 @@ fn verbs_ud_endpoints() {
     let got = ext_dto(&s.recv, "UD receive from the SRQ");
     assert_eq!(got, (300, DAT_DTO_SUCCESS, 40 + 64, Some(IbExtension::UdRecv { src_qpn: client_qpn })));
     assert!(rbuf.mem[40..104].iter().all(|&b| b == 0x6b), "the datagram's bytes");
+    // A datagram longer than the MTU between two others: it completes LOCAL_LENGTH in its
+    // place, and only the other two arrive.
+    let mtu = ia.ia.device.attr().transport_mtu as usize;
+    let big = Buf::new(&ia, mtu + 64, 0x5a);
+    srq.post_recv(&[rbuf.sge(0, 1024)], 305).expect("srq post");
+    srq.post_recv(&[rbuf.sge(1024, 1024)], 306).expect("srq post");
+    c.ep.post_send_ud(&[sbuf.sge(0, 64)], peer, 302, 0).expect("post_send_ud");
+    c.ep.post_send_ud(&[big.sge(0, mtu + 1)], peer, 303, 0).expect("post_send_ud past the MTU");
+    c.ep.post_send_ud(&[big.sge(0, 32)], peer, 304, 0).expect("post_send_ud");
+    let sent: Vec<_> = (0..3).map(|_| ext_dto(&c.req, "UD sends")).map(|d| (d.0, d.1)).collect();
+    assert_eq!(sent, vec![(302, DAT_DTO_SUCCESS), (303, DAT_DTO_ERR_LOCAL_LENGTH), (304, DAT_DTO_SUCCESS)]);
+    let r1 = ext_dto(&s.recv, "the first datagram");
+    let r2 = ext_dto(&s.recv, "the third datagram");
+    assert_eq!((r1.0, r1.2, r2.0, r2.2), (305, 40 + 64, 306, 40 + 32), "the datagram past the MTU never arrives");
     // A UD queue pair's asynchronous error goes to the IA's async EVD, naming its EP.
     let aevd = ia.ia.async_evd().expect("async evd");
     assert!(datcore::provider::verbs::report_qp_error_for_test(ia.addr.ip(), server_qpn), "no IA at {}", ia.addr);

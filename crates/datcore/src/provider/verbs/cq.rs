@@ -321,13 +321,6 @@ impl VerbsCq {
         }
         n
     }
-
-    /// Queues a completion made in software and wakes whoever sleeps on the EVD.
-    pub fn push_soft(&self, wc: WorkCompletion) {
-        self.soft.lock().push_back(wc);
-        self.sleep.add_rare(HAS_SOFT, self);
-        self.wake();
-    }
 }
 
 /// The device's side of the sleeping protocol ([`Sleep`]).
@@ -441,8 +434,7 @@ impl VerbsCq {
         if unreported {
             self.ready_unreported();
         }
-        // Either the re-poll after `arm` sees the software completion or `push_soft` sees the
-        // sleeper (see `super::sleep`).
+        // Filled only by this CQ's poller (`settle_unreported`), under the EVD's lock.
         if rare & HAS_SOFT != 0 {
             let mut s = self.soft.lock();
             while n < out.len() {
@@ -455,7 +447,6 @@ impl VerbsCq {
                 }
             }
             if s.is_empty() {
-                // Under the queue's lock: a `push_soft` sets the bit again after its push.
                 self.sleep.clear_rare(HAS_SOFT);
             }
         }

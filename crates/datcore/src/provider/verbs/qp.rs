@@ -224,6 +224,9 @@ const INFO_REPORTED: u64 = 1 << 16;
 /// Slot info: the request asked for its completion (`IBV_SEND_SIGNALED`; a split read's last
 /// fragment stands for the request).
 const INFO_SIGNALED: u64 = 1 << 17;
+/// Slot info: a datagram longer than the port's MTU, which the device completes as sent
+/// without sending anything (IB C10-93.1.1); reported `LocalLength`.
+const INFO_TOO_LONG: u64 = 1 << 18;
 /// Slot info: the byte count reported on success.
 const INFO_LEN_SHIFT: u32 = 24;
 
@@ -315,11 +318,13 @@ impl Slots {
     }
 
     /// Records datagram send counter `c` (cookie `wr_id`, `len` bytes, `send_flags` as
-    /// posted); its ibv wr_id is `KIND_SEND | c`.
-    pub(super) fn note_send_ud(&self, c: u64, wr_id: u64, len: u64, send_flags: u32) {
+    /// posted, `too_long`: longer than the MTU, so reported `LocalLength`); its ibv wr_id is
+    /// `KIND_SEND | c`.
+    pub(super) fn note_send_ud(&self, c: u64, wr_id: u64, len: u64, send_flags: u32, too_long: bool) {
         let s = self.send.at(c);
         s.wr_id.store(wr_id, Ordering::Relaxed);
-        s.info.store(slot_info(OP_SEND_UD, 0, len) | signaled_info(send_flags), Ordering::Release);
+        let too_long = if too_long { INFO_TOO_LONG } else { 0 };
+        s.info.store(slot_info(OP_SEND_UD, 0, len) | signaled_info(send_flags) | too_long, Ordering::Release);
     }
 
     /// Records receive counter `c` (cookie `wr_id`); its ibv wr_id is `KIND_RECV | c`. Call
@@ -463,7 +468,7 @@ impl Slots {
     /// log line, no length), fragments of a split RDMA read, datagram receives, SRQ receives.
     /// A failed send-queue request first hands the earlier ones it flushes to `before`.
     fn complete_rare(&self, wc: &sys::ibv_wc, before: impl FnMut(WorkCompletion)) -> Option<WorkCompletion> {
-        let status = cq::status(wc.status);
+        let mut status = cq::status(wc.status);
         let idx = wc.wr_id as u32 as usize;
         let (wr_id, opcode, byte_len) = match wc.wr_id & KIND_MASK {
             KIND_SEND => {
@@ -492,6 +497,8 @@ impl Slots {
                     }
                 } else if info & INFO_REPORTED != 0 {
                     return None;
+                } else if info & INFO_TOO_LONG != 0 {
+                    status = super::super::WcStatus::LocalLength;
                 }
                 (s.wr_id.load(Ordering::Acquire), send_opcode(info), info >> INFO_LEN_SHIFT)
             }

@@ -203,28 +203,30 @@ mod loom_model {
         }
     }
 
-    /// A CQ: the sleeping state, the device, and the software queue (a count under its lock).
+    /// A CQ: the sleeping state, the device, and the work completed in software for queue
+    /// pairs in error (a count under its lock).
     #[derive(Default)]
     struct Cq {
         sleep: Sleep<LoomAtomics>,
         device: Device,
-        soft: Mutex<u32>,
+        unreported: Mutex<u32>,
     }
 
     impl Cq {
-        /// `VerbsCq::push_soft`.
-        fn push_soft(&self) {
-            *self.soft.lock().unwrap() += 1;
-            self.sleep.add_rare(HAS_SOFT, &self.device);
+        /// `VerbsCq::watch_unreported`: another thread (a post to a queue pair in error, or
+        /// the CM thread moving one to error) hands the poller work to complete in software.
+        fn watch_unreported(&self) {
+            *self.unreported.lock().unwrap() += 1;
+            self.sleep.add_rare(HAS_UNREPORTED, &self.device);
         }
 
-        /// `VerbsCq::poll`: the software queue when its flag is set, then the device.
+        /// `VerbsCq::poll`: the work handed over when its flag is set, then the device.
         fn poll(&self) -> u32 {
             let mut n = 0;
-            if self.sleep.rare() & HAS_SOFT != 0 {
-                let mut soft = self.soft.lock().unwrap();
-                n += std::mem::take(&mut *soft);
-                self.sleep.clear_rare(HAS_SOFT);
+            if self.sleep.rare() & HAS_UNREPORTED != 0 {
+                let mut unreported = self.unreported.lock().unwrap();
+                n += std::mem::take(&mut *unreported);
+                self.sleep.clear_rare(HAS_UNREPORTED);
             }
             n + self.device.poll()
         }
@@ -257,7 +259,7 @@ mod loom_model {
             let cq = Arc::new(Cq::default());
             let soft = {
                 let cq = cq.clone();
-                thread::spawn(move || cq.push_soft())
+                thread::spawn(move || cq.watch_unreported())
             };
             let device = {
                 let cq = cq.clone();

@@ -43,7 +43,6 @@
 
 use super::super::{
     BindWr, ConnEvent, ConnectionEvents, ConnectionRequest, QpCaps, QpInit, QueuePair, SendWr, Sge, UdExchange, UdPeer,
-    WcOpcode, WcStatus, WorkCompletion,
 };
 use super::cm::{self, Owner, Timed};
 use super::cq::VerbsCq;
@@ -180,8 +179,6 @@ pub struct VerbsUdQp {
     /// The shared receive queue the receives come from, if any (kept alive as long as the QP).
     _srq: Option<Arc<VerbsSrq>>,
     caps: QpCaps,
-    /// The core's context of this queue pair, in every completion.
-    context: u64,
     slots: Arc<Slots>,
     /// The UDP port space id carrying the QP.
     id: *mut sys::rdma_cm_id,
@@ -234,7 +231,6 @@ impl VerbsUdQp {
             recv_cq,
             _srq: srq,
             caps,
-            context: init.context,
             slots,
             id,
             qp,
@@ -446,20 +442,10 @@ impl QueuePair for VerbsUdQp {
         if list.len() > self.caps.max_send_sge as usize {
             return Err(DatError::invalid_arg(2));
         }
-        if total > self.dev.attr.transport_mtu as u64 {
-            // Longer than a datagram can be: fails as the device would, as a completion.
-            if let Some(cq) = &self.send_cq {
-                cq.push_soft(WorkCompletion {
-                    wr_id: wr.wr_id,
-                    context: self.context,
-                    status: WcStatus::LocalLength,
-                    opcode: WcOpcode::SendUd,
-                    immed: 0,
-                    byte_len: 0,
-                });
-            }
-            return Ok(());
-        }
+        // Longer than a datagram can be: posted all the same, so its completion comes in order
+        // after the earlier sends; the device sends nothing of it and completes it as sent (IB
+        // C10-93.1.1), and the slot reports it `LocalLength`.
+        let too_long = total > self.dev.attr.transport_mtu as u64;
         let mut flags = if wr.signaled { sys::IBV_SEND_SIGNALED } else { 0 };
         if wr.solicited {
             flags |= sys::IBV_SEND_SOLICITED;
@@ -467,7 +453,7 @@ impl QueuePair for VerbsUdQp {
         let mut count = self.send_count.lock();
         self.slots.send_slot_free(*count)?;
         let c = *count;
-        self.slots.note_send_ud(c, wr.wr_id, total, flags);
+        self.slots.note_send_ud(c, wr.wr_id, total, flags, too_long);
         // SAFETY: plain old data; every field a UD send uses is set below.
         let mut w: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
         w.wr_id = KIND_SEND | (c as u32 as u64);
