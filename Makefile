@@ -246,7 +246,8 @@ fuzz: $(DATINFO) $(LIB2)
 # and closing abruptly at random for SOAK_SECONDS (default an hour on shm, 20 minutes in an rxe
 # or siw guest), every completion and byte checked, hangs and resource growth failing it
 # (tests/soak/soak.c; docs/testing.md, "Soak"). SOAK_SEED repeats a run's choices; SOAK_GDB=1
-# prints every thread's backtrace of a process that hangs.
+# prints every thread's backtrace of a process that hangs; SOAK_SIW_DEBUG=1 switches on siw's
+# queue-pair debug messages in the guest, whose latest a failed completion prints.
 SOAK_PROCS ?= 8
 SOAK_SECONDS ?=
 SOAK_SEED ?=
@@ -264,7 +265,7 @@ soak-vm: $(LIB2)
 	@bash tests/vm/install.sh --check || { echo "FAIL soak-vm: guest harness not installed: run sudo tests/vm/install.sh"; exit 1; }
 	sh tests/soak/run.sh --build-only
 	flock /tmp/dat-vm.lock tests/vm/rdma-guest.sh --timing --$(SOAK_VM_DEVICE) --timeout $$(( $(or $(SOAK_SECONDS),1200) + 900 )) \
-	  $(if $(SOAK_GDB),--env SOAK_GDB=1) -- \
+	  $(if $(SOAK_GDB),--env SOAK_GDB=1) $(if $(SOAK_SIW_DEBUG),--env SOAK_SIW_DEBUG=1) -- \
 	  tests/vm/soak-guest.sh -d $(or $(SOAK_SECONDS),1200) $(SOAK_ARGS)
 
 # Not part of check: timings, minutes long, and guests.

@@ -104,6 +104,7 @@ struct wstate {
 struct shared {
     _Atomic int stop; /* 1: active threads finish, 2: passive threads finish */
     _Atomic int refusal_told; /* refused_report ran */
+    _Atomic int kernel_told;  /* kernel_report calls */
     uint64_t seed;
     int n;
     struct wstate w[MAX_WORKERS];
@@ -183,6 +184,7 @@ static long check_pat(const unsigned char *b, size_t off, size_t len, uint64_t k
 
 static void backtraces(pid_t p);
 static void refused_report(int peer);
+static void kernel_report(void);
 
 static int self = -1;
 static uint32_t my_gen;
@@ -422,10 +424,12 @@ static struct req_info *account(struct track *t, const DAT_DTO_COMPLETION_EVENT_
         t->flushing = 1;
         atomic_fetch_add(&sh->w[self].flushed, 1);
     } else if (d->status != DAT_DTO_SUCCESS) {
-        if (!excused(t, passive_side))
+        if (!excused(t, passive_side)) {
+            kernel_report();
             die(1, "connection %#" PRIx64 " (peer %d alive): completion status %s on queue %d seq %" PRIu64
                    "; last events:%s",
                 t->conn_id, t->peer, status_name(d->status), *q, seq, history(t));
+        }
         t->bad_status = 1;
     }
     return *q == Q_REQ ? &t->req[seq % QDEPTH] : NULL;
@@ -1518,6 +1522,16 @@ static void refused_report(int peer)
     if (system(cmd) != 0)
         say("the report on worker %d failed", peer);
     backtraces(p);
+}
+
+/* The soft RDMA device's latest kernel messages (in a guest; tests/vm/soak-guest.sh can switch
+ * on siw's debug messages), for the first three failed completions of a run. */
+static void kernel_report(void)
+{
+    if (atomic_fetch_add(&sh->kernel_told, 1) >= 3)
+        return;
+    if (system("dmesg 2>/dev/null | grep -E 'siw|rxe' | tail -40 | sed 's/^/  dmesg: /' >&2") != 0)
+        say("dmesg failed");
 }
 
 /* A thread that did not come back from a call for long: reported, its process killed. */
