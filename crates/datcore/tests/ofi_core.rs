@@ -2,7 +2,8 @@
 //! (`ofi-tcp-lo`): IA names, PSP errors, EPs connected within one process, send/recv (receives
 //! posted before the connection, several segments), RDMA write/read, private data, a consumer's
 //! reject and a connect nobody listens for, disconnect flushing posted work, reset and
-//! reconnect, and a consumer sleeping in `dat_evd_wait` on the CQ's wait fd.
+//! reconnect, a consumer sleeping in `dat_evd_wait` on the CQ's wait fd, and Intel MPI's
+//! eager protocol (RDMA writes into rings both sides spin on).
 //!
 //! Every test passes with "skipped: ..." where libfabric or its tcp provider on `lo` is
 //! missing. `OFI_IA` picks another IA name.
@@ -352,4 +353,178 @@ fn ofi_reject_and_no_listener() {
     c2.ep.connect(ia.addr, 21006, WAIT_US, b"").unwrap();
     let e = wait(&c2.conn, "non-peer reject");
     assert_eq!(e.number, DAT_CONNECTION_EVENT_NON_PEER_REJECTED, "{e:?}");
+}
+
+/// One side's rings in Intel MPI 2018's eager protocol over DAT (read from its `libmpi` and a
+/// trace of its DAT calls, tests/vm/README.md): a ring it sends from and a ring its peer
+/// writes into, 16 slots of 8448 bytes each, in one registered buffer. A 64 KiB message is 8
+/// RDMA writes (completion suppressed), one per slot: the payload's size (4 bytes) at 0, a flag
+/// byte at 4, the payload from 12, and the flag again in the write's last byte. The sender
+/// picks the flag as the one of 2 and 4 that its own copy of the slot does not hold in that
+/// last byte; the receiver calls no DAT function: it spins until the flag byte is not 1, then
+/// until the last byte equals it, takes the payload and writes 1 to the flag byte.
+///
+/// The receiver is right as long as each write's bytes are placed once, the last one last: a
+/// write placed out of order is taken before its payload is there, and one whose first bytes
+/// are placed again after the receiver took the slot leaves the slot looking full, so that every
+/// later message through it is taken before its write arrives and carries the bytes of the one
+/// before (Intel MPI's failure over ofi-tcp across two guests).
+struct EagerRings {
+    buf: Buf,
+}
+
+impl EagerRings {
+    const SLOTS: usize = 16;
+    const SLOT: usize = 8448;
+    const RING: usize = EagerRings::SLOTS * EagerRings::SLOT;
+    const MSG: usize = 65536;
+    const CHUNK: usize = 8368;
+
+    fn new(ia: &Ia) -> EagerRings {
+        let rings = EagerRings { buf: Buf::new(ia, 2 * EagerRings::RING, 0) };
+        for s in 0..EagerRings::SLOTS {
+            // SAFETY: inside the buffer, before the connection exists.
+            unsafe { rings.recv_slot(s).add(4).write_volatile(1) };
+        }
+        rings
+    }
+    fn send_slot(&self, s: usize) -> *mut u8 {
+        self.buf.mem.as_ptr().wrapping_add(s * EagerRings::SLOT) as *mut u8
+    }
+    fn recv_slot(&self, s: usize) -> *mut u8 {
+        self.buf.mem.as_ptr().wrapping_add(EagerRings::RING + s * EagerRings::SLOT) as *mut u8
+    }
+    /// The peer's receive ring, for writes to it.
+    fn remote(&self) -> (u64, u32) {
+        (self.buf.addr() + EagerRings::RING as u64, self.buf.rkey)
+    }
+}
+
+/// The byte at `off` of message `iter` from `side`: no two messages carry the same bytes.
+fn eager_byte(off: usize, iter: u64, side: u64) -> u8 {
+    let x = (off as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ iter.wrapping_mul(0xBF58_476D_1CE4_E5B9) ^ side << 7;
+    (x >> 56 ^ x >> 24 ^ x) as u8
+}
+
+/// The length of the write carrying `n` payload bytes (its last byte on a 64-byte boundary).
+fn eager_len(n: usize) -> usize {
+    (12 + n + 1).div_ceil(64) * 64
+}
+
+/// Sends message `iter` of `side` into the peer's slots from `first`.
+fn eager_send(me: &Ep, rings: &EagerRings, peer: (u64, u32), first: usize, iter: u64, side: u64) {
+    let mut off = 0;
+    for s in first.. {
+        if off == EagerRings::MSG {
+            break;
+        }
+        let n = EagerRings::CHUNK.min(EagerRings::MSG - off);
+        let len = eager_len(n);
+        let slot = rings.send_slot(s);
+        // SAFETY: the slot lies in the registered buffer's send ring, which only this thread
+        // writes; the peer answered the message that last went out of it, so libfabric has
+        // sent it.
+        unsafe {
+            for i in 0..n {
+                *slot.add(12 + i) = eager_byte(off + i, iter, side);
+            }
+            (slot as *mut u32).write_unaligned(n as u32);
+            let flag = if *slot.add(len - 1) == 2 { 4 } else { 2 };
+            *slot.add(4) = flag;
+            *slot.add(len - 1) = flag;
+        }
+        let (addr, rkey) = peer;
+        me.ep
+            .post_request(
+                SendOp::RdmaWrite { remote_addr: addr + (s * EagerRings::SLOT) as u64, rkey },
+                &[rings.buf.sge(s * EagerRings::SLOT, len)],
+                0,
+                DAT_COMPLETION_SUPPRESS_FLAG,
+            )
+            .expect("eager write");
+        off += n;
+    }
+    // Suppressed completions hold their request slots until the queue is polled (Intel MPI
+    // polls its request EVD now and then).
+    while me.req.dequeue().is_ok() {}
+}
+
+/// Receives message `iter` of `side` from the slots from `first` as Intel MPI does, touching
+/// memory only; returns the number of payload bytes that are not the message's.
+fn eager_recv(rings: &EagerRings, first: usize, iter: u64, side: u64) -> usize {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut payload = vec![0u8; EagerRings::CHUNK];
+    let (mut off, mut bad) = (0, 0);
+    for s in first.. {
+        if off == EagerRings::MSG {
+            break;
+        }
+        let slot = rings.recv_slot(s);
+        // SAFETY: the slot lies in the registered buffer's receive ring, which libfabric writes
+        // from another thread: every read of it is volatile, and the payload is read after an
+        // acquire fence behind the last byte's read.
+        let n = unsafe {
+            let flag = loop {
+                let f = slot.add(4).read_volatile();
+                if f != 1 {
+                    break f;
+                }
+                assert!(std::time::Instant::now() < deadline, "message {iter}: slot {s} never written");
+                std::hint::spin_loop();
+            };
+            let n = (slot as *const u32).read_unaligned() as usize;
+            assert_eq!(n, EagerRings::CHUNK.min(EagerRings::MSG - off), "message {iter}: slot {s}: size");
+            while slot.add(eager_len(n) - 1).read_volatile() != flag {
+                assert!(std::time::Instant::now() < deadline, "message {iter}: slot {s}: no last byte");
+                std::hint::spin_loop();
+            }
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+            std::ptr::copy_nonoverlapping(slot.add(12), payload.as_mut_ptr(), n);
+            slot.add(4).write_volatile(1);
+            n
+        };
+        let wrong: Vec<usize> = (0..n).filter(|&i| payload[i] != eager_byte(off + i, iter, side)).collect();
+        if let Some(&i) = wrong.first() {
+            eprintln!("message {iter} of side {side}: slot {s}: {} wrong bytes, the first at {}", wrong.len(), off + i);
+        }
+        bad += wrong.len();
+        off += n;
+    }
+    bad
+}
+
+/// Intel MPI's 64 KiB ping-pong over its eager rings ([`EagerRings`]), both sides spinning on
+/// their memory while the CM thread's looks place the peer's writes: every payload byte is the
+/// message's, so no write was placed with its last byte before its others, or placed twice.
+/// `OFI_EAGER_ROUNDS` sets the round trips (default 200).
+#[test]
+fn ofi_intel_mpi_eager_rings() {
+    let Some(name) = ia_name() else { return };
+    let ia = open(&name);
+    let (c, s) = (ep(&ia), ep(&ia));
+    let (cr, sr) = (EagerRings::new(&ia), EagerRings::new(&ia));
+    connect(&ia, &c, &s, 21020, b"");
+    let rounds: u64 = std::env::var("OFI_EAGER_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
+    let (to_client, to_server) = (cr.remote(), sr.remote());
+    let server = std::thread::spawn(move || {
+        let mut bad = 0;
+        for it in 0..rounds {
+            let first = (it as usize % 2) * 8;
+            bad += eager_recv(&sr, first, it, 0);
+            eager_send(&s, &sr, to_client, first, it, 1);
+        }
+        (bad, s)
+    });
+    let mut bad = 0;
+    for it in 0..rounds {
+        let first = (it as usize % 2) * 8;
+        eager_send(&c, &cr, to_server, first, it, 0);
+        bad += eager_recv(&cr, first, it, 1);
+    }
+    let (server_bad, s) = server.join().expect("server side");
+    assert_eq!((bad, server_bad), (0, 0), "wrong payload bytes (client, server) in {rounds} round trips");
+    c.ep.disconnect(false).unwrap();
+    for e in [&c, &s] {
+        assert_eq!(wait(&e.conn, "disconnected").number, DAT_CONNECTION_EVENT_DISCONNECTED);
+    }
 }
