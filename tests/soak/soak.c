@@ -1524,13 +1524,15 @@ static void refused_report(int peer)
     backtraces(p);
 }
 
-/* The soft RDMA device's latest kernel messages (in a guest; tests/vm/soak-guest.sh can switch
- * on siw's debug messages), for the first three failed completions of a run. */
+/* The soft RDMA device's latest kernel messages of errors and closing connections (in a guest;
+ * tests/vm/soak-guest.sh can switch on siw's debug messages, whose routine lines of every
+ * request are left out), for the first three failed completions of a run. */
 static void kernel_report(void)
 {
     if (atomic_fetch_add(&sh->kernel_told, 1) >= 3)
         return;
-    if (system("dmesg 2>/dev/null | grep -E 'siw|rxe' | tail -40 | sed 's/^/  dmesg: /' >&2") != 0)
+    if (system("dmesg 2>/dev/null | grep -E 'siw|rxe' | grep -iE 'fail|err|term|close|reset|abort|drop|-[0-9]+' "
+               "| tail -60 | sed 's/^/  dmesg: /' >&2") != 0)
         say("dmesg failed");
 }
 
