@@ -56,7 +56,9 @@ fn look_every() -> Option<Duration> {
 }
 
 impl Cm {
-    pub fn open(lib: &sys::Lib, fabric: *mut sys::fid_fabric) -> DatResult<Cm> {
+    /// Opens the EQ; the thread sleeps on its fd, and on `more` (the RDM control CQ's wait fd
+    /// and its kick).
+    pub fn open(lib: &sys::Lib, fabric: *mut sys::fid_fabric, more: &[libc::c_int]) -> DatResult<Cm> {
         let mut attr = sys::fi_eq_attr {
             size: 256,
             flags: 0,
@@ -73,7 +75,10 @@ impl Cm {
         let mut fd: libc::c_int = -1;
         // SAFETY: a live EQ of FI_WAIT_FD.
         let r = unsafe { sys::FiOps::control(&eq, sys::FI_GETWAIT, (&mut fd as *mut libc::c_int).cast()) };
-        let made = EventFd::new().ok().and_then(|w| EpollSet::new(&[fd, w.fd()]).ok().map(|s| (w, s)));
+        let made = EventFd::new().ok().and_then(|w| {
+            let fds: Vec<libc::c_int> = [fd, w.fd()].iter().chain(more).copied().collect();
+            EpollSet::new(&fds).ok().map(|s| (w, s))
+        });
         let (wake, sleep_set) = match (r, made) {
             (0, Some(m)) => m,
             _ => {
@@ -134,6 +139,7 @@ impl Cm {
         let cqs: Vec<Arc<OfiCq>> = self.cqs.lock().iter().filter_map(Weak::upgrade).collect();
         for cq in &cqs {
             cq.look();
+            cq.look_for_group();
         }
     }
 
@@ -213,7 +219,14 @@ fn run(d: &Arc<DevInner>) {
                 d.async_events.async_error(super::super::AsyncError::ProviderInternal);
             }
         }
+        let held = d.lifecycle.lock();
         let mut next = cm.run_deadlines();
+        if let Some(r) = &d.rdm {
+            // A control CQ without a wait fd is read every look (1 ms at most).
+            let beat = r.progress(d);
+            let beat = if r.cq_fd.is_some() { beat } else { beat.min(every.unwrap_or(Duration::from_millis(1))) };
+            next = Some(next.map_or(beat, |n| n.min(beat)));
+        }
         if let Some(every) = every {
             if last_look.elapsed() >= every {
                 cm.look();
@@ -224,11 +237,14 @@ fn run(d: &Arc<DevInner>) {
                 next = Some(next.map_or(to_look, |n| n.min(to_look)));
             }
         }
+        drop(held);
         let mut fid = cm.eq.cast::<sys::fid>();
         // SAFETY: a live fabric and EQ of it.
         if unsafe { ((*(*d.fabric).ops).trywait)(d.fabric, &mut fid, 1) } != 0 {
             continue;
         }
+        // The RDM control CQ was read empty just now (no fi_trywait on it: see OfiCq's
+        // trywait); its fd wakes us for what arrives after.
         let woke = cm.sleep_set.wait(next);
         if woke.unwrap_or(0) & 2 != 0 {
             cm.wake.clear();

@@ -24,7 +24,7 @@ use super::super::lookup::Reg;
 use super::super::spin::SpinLock;
 use super::super::{CompletionQueue, WakeSource, Waker, WcStatus, WorkCompletion};
 use super::ep::Queue;
-use super::sleep::{Fabric, Sleep};
+use super::sleep::{Fabric, Sleep, SLEEP_INTR};
 use super::{fail, sys, DevInner};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
@@ -41,8 +41,9 @@ pub struct OfiCq {
     pub(super) dev: Arc<DevInner>,
     pub(super) cq: *mut sys::fid_cq,
     intr: EventFd,
-    /// The CQ's wait fd (`FI_GETWAIT`).
-    wait_fd: libc::c_int,
+    /// The CQ's wait fd (`FI_GETWAIT`); None where the provider has no fd wait object (shm),
+    /// and a sleeper re-polls every [`NO_FD_TICK`] instead.
+    wait_fd: Option<libc::c_int>,
     /// Readable while a CNO's waiter armed with completions already pending.
     group_ready: EventFd,
     sleep_set: EpollSet,
@@ -72,26 +73,22 @@ impl OfiCq {
             })
         };
         let (intr, group_ready) = (eventfd()?, eventfd()?);
-        let cq = open_cq(dev, min_entries.max(1) as usize)?;
-        let mut fd: libc::c_int = -1;
-        // SAFETY: a live CQ of FI_WAIT_FD: FI_GETWAIT writes its fd.
-        let r = unsafe { sys::FiOps::control(&cq, sys::FI_GETWAIT, (&mut fd as *mut libc::c_int).cast()) };
-        let set = if r == 0 { EpollSet::new(&[fd, intr.fd()]).ok() } else { None };
+        let (cq, wait_fd) = open_cq_on(dev.lib, dev.domain, min_entries.max(1) as usize)?;
+        let set = match wait_fd {
+            Some(fd) => EpollSet::new(&[fd, intr.fd()]).ok(),
+            None => EpollSet::new(&[intr.fd()]).ok(),
+        };
         let Some(sleep_set) = set else {
             // SAFETY: ours, closed once.
             unsafe { sys::FiOps::close(&cq) };
-            return Err(fail(
-                dev.lib,
-                "fi_control(FI_GETWAIT)",
-                r as isize,
-                DatError::insufficient(DAT_RESOURCE_MEMORY),
-            ));
+            tracing::warn!("ofi: epoll for a CQ failed");
+            return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
         };
         Ok(Arc::new(OfiCq {
             dev: dev.clone(),
             cq,
             intr,
-            wait_fd: fd,
+            wait_fd,
             group_ready,
             sleep_set,
             sleep: Sleep::default(),
@@ -107,6 +104,34 @@ impl OfiCq {
     /// is noticed. True when it did.
     pub fn look(&self) -> bool {
         self.sleep.look(self)
+    }
+
+    /// Drives libfabric's progress of this CQ's endpoints once, unless a waiter sleeps on it
+    /// (it drives its own); true when it did.
+    pub fn drive(&self) -> bool {
+        self.sleep.drive(self)
+    }
+
+    /// Drives libfabric's progress of this CQ's endpoints (a post that libfabric refused for
+    /// now needs it).
+    pub fn progress(&self) {
+        self.read_none();
+    }
+
+    /// `fi_cq_read` of 0 entries: drives progress, takes nothing; true when entries wait.
+    fn read_none(&self) -> bool {
+        let mut e = std::mem::MaybeUninit::<sys::fi_cq_data_entry>::uninit();
+        // SAFETY: a live CQ; no entry is written for a count of 0.
+        let r = unsafe { ((*(*self.cq).ops).read)(self.cq, e.as_mut_ptr().cast(), 0) };
+        r >= 0 || r == -(sys::FI_EAVAIL as isize)
+    }
+
+    /// The CM thread's look at a CQ without a wait fd that a CNO's waiter armed: drives its
+    /// progress and wakes the waiter when completions wait.
+    pub fn look_for_group(&self) {
+        if self.wait_fd.is_none() && self.sleep.group_armed() && self.read_none() {
+            self.group_ready.ring();
+        }
     }
 
     pub fn attach(&self, q: &Arc<Queue>) {
@@ -233,35 +258,88 @@ fn status(err: i32) -> WcStatus {
     }
 }
 
-/// Opens a CQ of at least `size` entries with an fd to sleep on.
-fn open_cq(dev: &DevInner, size: usize) -> DatResult<*mut sys::fid_cq> {
+/// How long a sleeper on a CQ without a wait fd sleeps before it polls again.
+const NO_FD_TICK: Duration = Duration::from_millis(1);
+
+/// Opens a CQ of at least `size` entries on `domain`, with a wait fd where the provider has
+/// one (else `FI_WAIT_NONE`, and None).
+pub(super) fn open_cq_on(
+    lib: &sys::Lib,
+    domain: *mut sys::fid_domain,
+    size: usize,
+) -> DatResult<(*mut sys::fid_cq, Option<libc::c_int>)> {
+    match open_cq_with(lib, domain, size, sys::FI_WAIT_FD) {
+        Ok(cq) => {
+            let mut fd: libc::c_int = -1;
+            // SAFETY: a live CQ of FI_WAIT_FD: FI_GETWAIT writes its fd.
+            let r = unsafe { sys::FiOps::control(&cq, sys::FI_GETWAIT, (&mut fd as *mut libc::c_int).cast()) };
+            if r == 0 {
+                return Ok((cq, Some(fd)));
+            }
+            // SAFETY: ours, closed once.
+            unsafe { sys::FiOps::close(&cq) };
+        }
+        Err(e) if e.ty() != DAT_NOT_IMPLEMENTED => return Err(e),
+        Err(_) => {}
+    }
+    Ok((open_cq_with(lib, domain, size, sys::FI_WAIT_NONE)?, None))
+}
+
+fn open_cq_with(
+    lib: &sys::Lib,
+    domain: *mut sys::fid_domain,
+    size: usize,
+    wait_obj: i32,
+) -> DatResult<*mut sys::fid_cq> {
     let mut attr = sys::fi_cq_attr {
         size,
         flags: 0,
         format: sys::FI_CQ_FORMAT_DATA,
-        wait_obj: sys::FI_WAIT_FD,
+        wait_obj,
         signaling_vector: 0,
         wait_cond: 0,
         wait_set: std::ptr::null_mut(),
     };
     let mut cq = std::ptr::null_mut();
     // SAFETY: a live domain and attributes.
-    let r = unsafe { ((*(*dev.domain).ops).cq_open)(dev.domain, &mut attr, &mut cq, std::ptr::null_mut()) };
+    let r = unsafe { ((*(*domain).ops).cq_open)(domain, &mut attr, &mut cq, std::ptr::null_mut()) };
+    if r == -libc::ENOSYS {
+        return Err(DatError::NOT_IMPLEMENTED);
+    }
     if r != 0 {
-        return Err(fail(dev.lib, "fi_cq_open", r as isize, DatError::insufficient(DAT_RESOURCE_MEMORY)));
+        return Err(fail(lib, "fi_cq_open", r as isize, DatError::insufficient(DAT_RESOURCE_MEMORY)));
     }
     Ok(cq)
 }
 
 /// libfabric's side of the sleeping protocol ([`Sleep`]).
 impl Fabric for OfiCq {
+    /// `fi_trywait`, but over `FI_EP_RDM` or without a wait fd a read of 0 entries instead
+    /// (progress, then: is anything there?): libfabric 1.17's rxm leaves a closed endpoint's
+    /// entry in its CQs' wait set, which `fi_trywait` then reads after it is freed. The wait
+    /// fd still becomes readable when data arrives for the CQ's endpoints (their sockets are in
+    /// its set) or a completion is written.
     fn trywait(&self) -> bool {
+        if self.wait_fd.is_none() || self.dev.rdm.is_some() {
+            return !self.read_none();
+        }
         let mut fid = self.cq.cast::<sys::fid>();
         // SAFETY: a live fabric and CQ of it.
         unsafe { ((*(*self.dev.fabric).ops).trywait)(self.dev.fabric, &mut fid, 1) == 0 }
     }
+    /// Without a wait fd, a sleeper sleeps on the interrupt (the set's only descriptor) for at
+    /// most [`NO_FD_TICK`]; when the tick passes before `timeout`, it woke for nothing and the
+    /// caller re-polls.
     fn wait(&self, timeout: Option<Duration>) -> Option<u32> {
-        self.sleep_set.wait(timeout)
+        if self.wait_fd.is_some() {
+            return self.sleep_set.wait(timeout);
+        }
+        let nap = Some(timeout.map_or(NO_FD_TICK, |t| t.min(NO_FD_TICK)));
+        match self.sleep_set.wait(nap) {
+            Some(_) => Some(SLEEP_INTR),
+            None if nap == timeout => None,
+            None => Some(0),
+        }
     }
     fn clear_intr(&self) {
         self.intr.clear();
@@ -270,9 +348,7 @@ impl Fabric for OfiCq {
         self.intr.ring();
     }
     fn progress(&self) {
-        let mut e = std::mem::MaybeUninit::<sys::fi_cq_data_entry>::uninit();
-        // SAFETY: a live CQ; no entry is written for a count of 0.
-        unsafe { ((*(*self.cq).ops).read)(self.cq, e.as_mut_ptr().cast(), 0) };
+        self.read_none();
     }
 }
 
@@ -331,11 +407,14 @@ impl CompletionQueue for OfiCq {
     /// `fi_trywait`, and where completions are pending already, a descriptor that is readable
     /// at once.
     fn arm_group(&self) -> Option<WakeSource> {
-        if self.sleep.arm_group(self) {
-            Some(WakeSource::Fd(self.wait_fd))
-        } else {
-            self.group_ready.ring();
-            Some(WakeSource::Fd(self.group_ready.fd()))
+        match (self.wait_fd, self.sleep.arm_group(self)) {
+            (Some(fd), true) => Some(WakeSource::Fd(fd)),
+            // No wait fd: the CM thread's looks ring `group_ready` ([`OfiCq::look_for_group`]).
+            (None, true) => Some(WakeSource::Fd(self.group_ready.fd())),
+            _ => {
+                self.group_ready.ring();
+                Some(WakeSource::Fd(self.group_ready.fd()))
+            }
         }
     }
 

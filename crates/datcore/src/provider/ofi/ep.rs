@@ -16,13 +16,14 @@ use super::super::{
 use super::cm::{self, Owner};
 use super::cq::{OfiCq, CQS};
 use super::mr::Refused;
+use super::rdm::{self, Kind2, Link};
 use super::{fail, sys, DevInner, MAX_SGE};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -186,6 +187,28 @@ impl Queue {
         }
     }
 
+    /// Completes every work request still busy as flushed, in software, oldest first (a
+    /// libfabric completion of one arriving later is dropped): for an RDM endpoint's sends,
+    /// which libfabric neither cancels nor fails when the connection ends.
+    fn flush_busy(&self) {
+        let mut st = self.state.lock();
+        let mut busy: Vec<(u64, u32)> = (0..st.slots.len() as u32)
+            .filter(|&i| st.slots[i as usize].busy)
+            .map(|i| (st.slots[i as usize].seq, i))
+            .collect();
+        busy.sort_unstable();
+        let mut wcs = Vec::with_capacity(busy.len());
+        for (_, i) in busy {
+            st.slots[i as usize].busy = false;
+            wcs.push(self.flushed(&st.slots[i as usize]));
+            st.free.push(i);
+        }
+        drop(st);
+        if let Some(cq) = &self.cq {
+            cq.push_soft(wcs);
+        }
+    }
+
     fn busy(&self) -> u32 {
         let st = self.state.lock();
         (st.slots.len() - st.free.len()) as u32
@@ -222,6 +245,10 @@ pub struct OfiQp {
     spare_cqs: Mutex<Vec<Arc<OfiCq>>>,
     events: Arc<dyn ConnectionEvents>,
     phase: Mutex<Phase>,
+    /// The peer's data endpoint in the IA's AV (`FI_EP_RDM`; 0 and unused for `FI_EP_MSG`).
+    peer: AtomicU64,
+    /// The connection's side of the RDM protocol ([`rdm`]).
+    pub(super) link: Link,
 }
 
 // SAFETY: the endpoint belongs to a FI_THREAD_SAFE domain; it is closed once, in Drop.
@@ -255,6 +282,8 @@ impl OfiQp {
             spare_cqs: Mutex::new(Vec::new()),
             events: init.events,
             phase: Mutex::new(Phase::Idle),
+            peer: AtomicU64::new(0),
+            link: Link::default(),
         }))
     }
 
@@ -307,7 +336,16 @@ impl OfiQp {
         self.iov(sges, &mut iov, &mut desc);
         // SAFETY: a live enabled endpoint; the buffers are registered consumer memory that
         // stays valid until the completion; the context is our slot.
-        unsafe { ((*(*ep).msg).recvv)(ep, iov.as_ptr(), desc.as_mut_ptr(), sges.len(), 0, self.recv.ctx(slot)) }
+        unsafe {
+            ((*(*ep).msg).recvv)(
+                ep,
+                iov.as_ptr(),
+                desc.as_mut_ptr(),
+                sges.len(),
+                sys::FI_ADDR_UNSPEC,
+                self.recv.ctx(slot),
+            )
+        }
     }
 
     /// The error of a failed post of `slot` on `q` (the slot is released).
@@ -326,15 +364,59 @@ impl OfiQp {
         fail(self.dev.lib, what, r, DatError::invalid_state(DAT_INVALID_STATE_EP_DISCONNECTED))
     }
 
-    /// Makes the libfabric endpoint from `info`, binds it to the EQ and the CQs and enables it.
+    /// The offset into the peer's region under `key` of its virtual address `addr`, where the
+    /// domain addresses by offset: the region's start is asked of the peer once per key and
+    /// connection (a connection message; the post waits for the answer), then cached. A key
+    /// the peer does not know leaves the address as it is, and the target refuses it.
+    #[cold]
+    fn offset_of(&self, addr: u64, key: u32) -> DatResult<u64> {
+        if let Some(&b) = self.link.bases.lock().get(&key) {
+            return Ok(addr.wrapping_sub(b));
+        }
+        let r = self.dev.rdm.as_ref().expect("offsets are an RDM domain's");
+        r.ask_base(self, key)?;
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        let mut bases = self.link.bases.lock();
+        loop {
+            if let Some(&b) = bases.get(&key) {
+                return Ok(addr.wrapping_sub(b));
+            }
+            if !self.is_open() {
+                return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_DISCONNECTED));
+            }
+            if self.link.told.wait_until(&mut bases, until).timed_out() {
+                return Ok(addr);
+            }
+        }
+    }
+
+    /// Retries a post libfabric refused with `-FI_EAGAIN`, driving the progress of the
+    /// endpoint's CQs in between, for up to a second: an RDM provider refuses the first posts
+    /// to a peer while it connects to it underneath (rxm), or while its queue is full. Only
+    /// this exceptional path loops; a post libfabric takes at once costs nothing more.
+    #[cold]
+    fn retry_again(&self, mut call: impl FnMut() -> isize) -> isize {
+        let until = std::time::Instant::now() + Duration::from_secs(1);
+        loop {
+            for q in [&self.send, &self.recv] {
+                if let Some(cq) = &q.cq {
+                    cq.progress();
+                }
+            }
+            let r = call();
+            if r != -(sys::FI_EAGAIN as isize) || std::time::Instant::now() > until {
+                return r;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// Makes the libfabric endpoint from `info`, binds it to the EQ (`FI_EP_MSG`) or the AV
+    /// (`FI_EP_RDM`) and the CQs, and enables it.
     fn open_ep(&self, info: *mut sys::fi_info) -> DatResult<*mut sys::fid_ep> {
         let d = &self.dev;
-        let mut ep = std::ptr::null_mut();
-        // SAFETY: a live domain and info.
-        let r = unsafe { ((*(*d.domain).ops).endpoint)(d.domain, info, &mut ep, std::ptr::null_mut()) };
-        if r != 0 {
-            return Err(fail(d.lib, "fi_endpoint", r as isize, DatError::insufficient(DAT_RESOURCE_TEP)));
-        }
+        let _held = d.lifecycle.lock();
+        let ep = rdm::open_endpoint(d.lib, d.domain, info, None)?;
         let cq_for = |q: &Queue| -> DatResult<*mut sys::fid_cq> {
             match &q.cq {
                 Some(c) => Ok(c.cq),
@@ -350,7 +432,8 @@ impl OfiQp {
             let (scq, rcq) = (cq_for(&self.send)?, cq_for(&self.recv)?);
             // SAFETY: live endpoint, EQ and CQs of the same domain and fabric.
             let r = unsafe {
-                let mut r = sys::FiOps::bind(&ep, d.cm.eq.cast(), 0);
+                let first = d.rdm.as_ref().map_or(d.cm.eq.cast(), |r| r.av.cast());
+                let mut r = sys::FiOps::bind(&ep, first, 0);
                 if r == 0 {
                     r = sys::FiOps::bind(&ep, scq.cast(), sys::FI_TRANSMIT);
                 }
@@ -378,6 +461,9 @@ impl OfiQp {
     /// Installs the endpoint: the CM thread routes its events here, queued receives go to it.
     fn go_live(&self, ep: *mut sys::fid_ep) {
         self.dev.cm.register(ep as usize, Owner::Qp(self.me.clone()));
+        if let (Some(r), Some(me)) = (&self.dev.rdm, self.me.upgrade()) {
+            self.link.token.store(r.register(&me), Ordering::Relaxed);
+        }
         self.ep.store(ep, Ordering::Release);
         self.send.state.lock().live = true;
         let mut st = self.recv.state.lock();
@@ -405,22 +491,70 @@ impl OfiQp {
         }
     }
 
-    /// The connection ended with `ev` (once): `fi_shutdown`, posted work flushed, `ev`
+    /// The connection ended with `ev` (once): `fi_shutdown` (`FI_EP_MSG`) or a disconnect
+    /// message to the peer unless it told us (`FI_EP_RDM`), posted work flushed, `ev`
     /// delivered.
     fn end(&self, ev: ConnEvent, private_data: &[u8]) {
+        self.end_as(ev, private_data, true)
+    }
+
+    fn end_as(&self, ev: ConnEvent, private_data: &[u8], tell_peer: bool) {
         if !self.step(&[Phase::Connecting, Phase::Accepting, Phase::Connected], Phase::Closed) {
             return;
         }
         let ep = self.ep.load(Ordering::Acquire);
-        if !ep.is_null() {
-            // SAFETY: a live endpoint (closed only in Drop).
-            unsafe { ((*(*ep).cm).shutdown)(ep, 0) };
+        match &self.dev.rdm {
+            None => {
+                if !ep.is_null() {
+                    // SAFETY: a live endpoint (closed only in Drop).
+                    unsafe { ((*(*ep).cm).shutdown)(ep, 0) };
+                }
+                // Sends need no cancelling: one posted to an endpoint libfabric ended fails
+                // at once (its socket is shut), with an error completion.
+                self.send.kill(std::ptr::null_mut());
+            }
+            Some(r) => {
+                if tell_peer {
+                    let _ = r.send_to_peer(self, Kind2::DISCONNECT, &[]);
+                }
+                self.send.kill(std::ptr::null_mut());
+                self.send.flush_busy();
+            }
         }
-        // Sends need no cancelling: one posted to an endpoint libfabric ended fails at once
-        // (its socket is shut), with an error completion.
-        self.send.kill(std::ptr::null_mut());
         self.recv.kill(ep);
+        // A post waiting for a region's start (`offset_of`) gives up.
+        drop(self.link.bases.lock());
+        self.link.told.notify_all();
         self.events.event(ev, private_data);
+    }
+
+    /// Whether the connection is being made or is up.
+    pub(super) fn is_open(&self) -> bool {
+        matches!(*self.phase.lock(), Phase::Connecting | Phase::Accepting | Phase::Connected)
+    }
+
+    /// The peer's accept arrived (`FI_EP_RDM`): its data endpoint is `peer`.
+    pub(super) fn on_accepted(&self, peer: u64, private_data: &[u8]) {
+        if *self.phase.lock() != Phase::Connecting {
+            return;
+        }
+        self.peer.store(peer, Ordering::Release);
+        let r = self.dev.rdm.as_ref().expect("an RDM IA");
+        if let Err(e) = r.send_to_peer(self, Kind2::READY, &[]) {
+            tracing::debug!("ofi: sending ready failed: {e:?}");
+            return self.end(ConnEvent::Unreachable, &[]);
+        }
+        self.on_connected(private_data);
+    }
+
+    /// The peer's disconnect message (`FI_EP_RDM`). Messages the peer sent before it travel on
+    /// the data endpoint: libfabric's progress of the receive CQ is driven once first, so that
+    /// those already here complete before the receives still posted are flushed.
+    pub(super) fn on_peer_disconnect(&self) {
+        if let Some(cq) = &self.recv.cq {
+            cq.drive();
+        }
+        self.end_as(ConnEvent::Disconnected, &[], false);
     }
 
     /// The CM thread's `FI_CONNECTED` for this endpoint.
@@ -437,17 +571,9 @@ impl OfiQp {
 
     /// The CM thread's error event for this endpoint.
     pub(super) fn on_error(&self, err: i32, data: &[u8]) {
-        let phase = *self.phase.lock();
-        let ev = match (phase, err) {
-            (Phase::Connecting, libc::ECONNREFUSED) => match data.strip_prefix(cm::REJECT_MARKER) {
-                Some(rest) => return self.end(ConnEvent::PeerRejected, rest),
-                None => ConnEvent::NonPeerRejected,
-            },
-            (Phase::Connecting, libc::ETIMEDOUT) => ConnEvent::TimedOut,
-            (Phase::Connecting, _) => ConnEvent::Unreachable,
-            _ => ConnEvent::Broken,
-        };
-        self.end(ev, &[]);
+        let connecting = *self.phase.lock() == Phase::Connecting;
+        let (ev, pd) = rdm::ends_as(connecting, err, data);
+        self.end(ev, pd.unwrap_or(&[]));
     }
 
     /// A connect's deadline passed.
@@ -469,10 +595,15 @@ impl OfiQp {
             return Err(DatError::invalid_arg(3));
         }
         self.check(sges, op == WcOpcode::RdmaRead)?;
+        let rma = match rma {
+            Some((addr, key, read)) if self.dev.offsets => Some((self.offset_of(addr, key)?, key, read)),
+            r => r,
+        };
         let Some(slot) = self.take_send(wr.wr_id, op, sges, wr.signaled)? else {
             return Ok(());
         };
         let ep = self.ep.load(Ordering::Acquire);
+        let to = self.peer.load(Ordering::Acquire);
         let mut iov = [const { sys::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 } }; MAX_SGE];
         let mut desc = [std::ptr::null_mut(); MAX_SGE];
         self.iov(sges, &mut iov, &mut desc);
@@ -480,27 +611,27 @@ impl OfiQp {
         let flags = sys::FI_COMPLETION | if wr.fence { sys::FI_FENCE } else { 0 };
         // SAFETY: a live enabled endpoint (live queues imply it); the buffers are registered
         // consumer memory valid until the completion; the context is our slot.
-        let r = unsafe {
+        let mut call = || unsafe {
             match rma {
                 None if wr.fence => {
                     let msg = sys::fi_msg {
                         msg_iov: iov.as_ptr(),
                         desc: desc.as_mut_ptr(),
                         iov_count: sges.len(),
-                        addr: 0,
+                        addr: to,
                         context: ctx,
                         data: 0,
                     };
                     ((*(*ep).msg).sendmsg)(ep, &msg, flags)
                 }
-                None => ((*(*ep).msg).sendv)(ep, iov.as_ptr(), desc.as_mut_ptr(), sges.len(), 0, ctx),
+                None => ((*(*ep).msg).sendv)(ep, iov.as_ptr(), desc.as_mut_ptr(), sges.len(), to, ctx),
                 Some((addr, key, read)) => {
                     let rma_iov = sys::fi_rma_iov { addr, len: total(sges) as usize, key: key as u64 };
                     let msg = sys::fi_msg_rma {
                         msg_iov: iov.as_ptr(),
                         desc: desc.as_mut_ptr(),
                         iov_count: sges.len(),
-                        addr: 0,
+                        addr: to,
                         rma_iov: &rma_iov,
                         rma_iov_count: 1,
                         context: ctx,
@@ -514,8 +645,50 @@ impl OfiQp {
                 }
             }
         };
+        let mut r = call();
+        if r == -(sys::FI_EAGAIN as isize) && self.dev.rdm.is_some() {
+            r = self.retry_again(call);
+        }
         if r != 0 {
             return Err(self.post_failed(&self.send, slot, "posting a send", r));
+        }
+        Ok(())
+    }
+}
+
+impl OfiQp {
+    /// Accepts an [`rdm::RdmCr`]: the data endpoint, the peer's in the AV, the accept
+    /// message; ESTABLISHED follows the peer's ready message.
+    fn accept_rdm(&self, req: &Arc<dyn ConnectionRequest>, private_data: &[u8]) -> DatResult<()> {
+        let cr = rdm::RCRS.get(req).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_CR))?;
+        let d = &self.dev;
+        let r = d.rdm.as_ref().expect("an RDM IA");
+        if !self.step(&[Phase::Idle], Phase::Accepting) {
+            return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_CONNECTED));
+        }
+        if !cr.claim() {
+            *self.phase.lock() = Phase::Idle;
+            return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_CR));
+        }
+        let made = self.open_ep(d.info).and_then(|ep| {
+            let peer = r.insert(&cr.data)?;
+            self.peer.store(peer, Ordering::Release);
+            Ok(ep)
+        });
+        let ep = match made {
+            Ok(ep) => ep,
+            Err(e) => {
+                *self.phase.lock() = Phase::Idle;
+                cr.unclaim();
+                return Err(e);
+            }
+        };
+        self.go_live(ep);
+        // SAFETY: a live enabled endpoint.
+        let sent = unsafe { rdm::name_of(d.lib, ep) }.and_then(|me| r.send_accept(self, &cr, &me, private_data));
+        if let Err(e) = sent {
+            self.end(ConnEvent::Broken, &[]);
+            return Err(e);
         }
         Ok(())
     }
@@ -538,8 +711,16 @@ impl Drop for OfiQp {
                 cq.detach(q);
             }
         }
+        if let Some(r) = &self.dev.rdm {
+            r.unregister(*self.link.token.get_mut());
+            let peer = *self.peer.get_mut();
+            if peer != 0 {
+                r.remove(peer);
+            }
+        }
         let ep = *self.ep.get_mut();
         if !ep.is_null() {
+            let _held = self.dev.lifecycle.lock();
             self.dev.cm.unregister(ep as usize);
             // SAFETY: our endpoint, closed once; no post can run any more.
             let r = unsafe { sys::FiOps::close(&ep) };
@@ -603,16 +784,7 @@ impl QueuePair for OfiQp {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_CONNECTED));
         }
         let d = &self.dev;
-        // SAFETY: the IA's live info; the duplicate is freed below.
-        let info = unsafe { (d.lib.fi_dupinfo)(d.info) };
-        if info.is_null() {
-            *self.phase.lock() = Phase::Idle;
-            return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
-        }
-        let ep = self.open_ep(info);
-        // SAFETY: ours, freed once (the endpoint keeps what it needs).
-        unsafe { (d.lib.fi_freeinfo)(info) };
-        let ep = match ep {
+        let ep = match self.open_ep(d.info) {
             Ok(ep) => ep,
             Err(e) => {
                 *self.phase.lock() = Phase::Idle;
@@ -622,6 +794,17 @@ impl QueuePair for OfiQp {
         self.go_live(ep);
         if let Some(t) = timeout {
             d.cm.deadline(t, self.me.clone());
+        }
+        if let Some(r) = &d.rdm {
+            let psp = rdm::psp_addr(r.fmt, remote.ip(), port);
+            let token = self.link.token.load(Ordering::Relaxed);
+            // SAFETY: a live enabled endpoint.
+            let sent = unsafe { rdm::name_of(d.lib, ep) }.and_then(|me| r.send_request(&psp, token, &me, private_data));
+            if let Err(e) = sent {
+                self.end(ConnEvent::NonPeerRejected, &[]);
+                return Err(e);
+            }
+            return Ok(());
         }
         let dst = crate::ia::to_sockaddr(SocketAddr::new(remote.ip(), port));
         // SAFETY: a live enabled endpoint; the address and data are read during the call.
@@ -649,6 +832,9 @@ impl QueuePair for OfiQp {
     fn accept(&self, req: &Arc<dyn ConnectionRequest>, private_data: &[u8]) -> DatResult<()> {
         if private_data.len() > self.dev.attr.max_private_data {
             return Err(DatError::invalid_arg(3));
+        }
+        if self.dev.rdm.is_some() {
+            return self.accept_rdm(req, private_data);
         }
         let cr = cm::CRS.get(req).ok_or(DatError::invalid_handle(DAT_INVALID_HANDLE_CR))?;
         if !self.step(&[Phase::Idle], Phase::Accepting) {

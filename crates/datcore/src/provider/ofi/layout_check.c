@@ -30,6 +30,10 @@ int main(void)
     O(fi_ops_fabric, trywait);
     O(fid_fabric, ops);
     O(fi_ops_domain, endpoint);
+    S(fi_av_attr);
+    O(fi_ops_av, remove);
+    O(fid_av, ops);
+    printf("FI_ADDR_STR %d\n", (int)FI_ADDR_STR);
     O(fid_domain, mr);
     O(fid_mr, key);
     S(fi_eq_attr);

@@ -68,6 +68,7 @@ mod cq;
 mod ep;
 mod mr;
 mod names;
+mod rdm;
 mod sleep;
 mod sys;
 
@@ -111,11 +112,11 @@ impl Provider for OfiProvider {
             tracing::warn!(ia_name, "ofi: {why}");
             DatError::new(DAT_PROVIDER_NOT_FOUND, 0)
         })?;
-        let info = names::find(lib, ia_name).map_err(|why| {
+        let (info, ep_type) = names::find(lib, ia_name).map_err(|why| {
             tracing::warn!(ia_name, "ofi: cannot open IA: {why}");
             DatError::new(DAT_PROVIDER_NOT_FOUND, 0)
         })?;
-        let dev = DevInner::open(lib, ia_name, info, events)?;
+        let dev = DevInner::open(lib, ia_name, info, ep_type == sys::FI_EP_RDM, events)?;
         let thread = cm::start(&dev)?;
         Ok(Arc::new(OfiDevice { inner: dev, thread: Mutex::new(Some(thread)) }))
     }
@@ -142,7 +143,17 @@ pub(crate) struct DevInner {
     pub mr_keys: mr::Keys,
     /// The provider wants local descriptors (`FI_MR_LOCAL`).
     pub mr_local: bool,
+    /// RMA addresses are offsets into the target's region, not virtual addresses.
+    pub offsets: bool,
+    /// Held by the CM thread while it calls into libfabric and by whoever opens or closes an
+    /// endpoint:
+    /// libfabric 1.17's rxm does not survive an endpoint made or closed while another thread drives
+    /// progress in the domain. Consumers' posts and polls never take it. Reentrant: the CM
+    /// thread may drop the last reference to an endpoint.
+    pub lifecycle: parking_lot::ReentrantMutex<()>,
     pub cm: cm::Cm,
+    /// The connection protocol's objects where the endpoints are `FI_EP_RDM` ([`rdm`]).
+    pub rdm: Option<rdm::Rdm>,
     pub async_events: Arc<dyn AsyncEvents>,
 }
 
@@ -157,6 +168,7 @@ impl DevInner {
         lib: &'static sys::Lib,
         ia_name: &str,
         info: *mut sys::fi_info,
+        is_rdm: bool,
         async_events: Arc<dyn AsyncEvents>,
     ) -> DatResult<Arc<DevInner>> {
         let free_info = move || {
@@ -164,13 +176,20 @@ impl DevInner {
             unsafe { (lib.fi_freeinfo)(info) }
         };
         // SAFETY: a live info with its attribute structs.
-        let (mr_mode, addr) = unsafe { ((*(*info).domain_attr).mr_mode, names::src_addr(info)) };
+        let (mr_mode, addr, fmt) =
+            unsafe { ((*(*info).domain_attr).mr_mode, names::src_addr(info), (*info).addr_format) };
+        // An FI_ADDR_STR provider (shm) is the host's: its IA address is the loopback.
+        let addr = addr.or((fmt == sys::FI_ADDR_STR).then(|| SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), 0)));
         let Some(addr) = addr else {
             free_info();
             return Err(DatError::new(DAT_PROVIDER_NOT_FOUND, 0));
         };
         // RMA addresses are virtual addresses: a provider that does not need FI_MR_VIRT_ADDR
         // (tcp) uses offsets unless the domain is opened with it, so it is always asked for.
+        // An RDM provider that does not ask for it itself addresses by offset even so (rxm
+        // does not pass it on to its core provider): its RMA addresses are translated
+        // ([`rdm`]'s key bases).
+        let offsets = is_rdm && mr_mode & sys::FI_MR_VIRT_ADDR == 0;
         // SAFETY: a live info.
         unsafe { (*(*info).domain_attr).mr_mode = mr_mode | sys::FI_MR_VIRT_ADDR };
         let mut fabric = std::ptr::null_mut();
@@ -189,10 +208,21 @@ impl DevInner {
             free_info();
             return Err(fail(lib, "fi_domain", r as isize, DatError::insufficient(DAT_RESOURCE_DEVICE)));
         }
-        let cm = match cm::Cm::open(lib, fabric) {
+        let rdm = if is_rdm { Some(rdm::Rdm::open(lib, domain, info)) } else { None }.transpose();
+        let cm = rdm.and_then(|r| {
+            Ok((
+                cm::Cm::open(
+                    lib,
+                    fabric,
+                    &r.as_ref().map_or(Vec::new(), |r| r.cq_fd.into_iter().chain([r.kick.fd()]).collect()),
+                )?,
+                r,
+            ))
+        });
+        let (cm, rdm) = match cm {
             Ok(cm) => cm,
             Err(e) => {
-                // SAFETY: closing what we opened, children first.
+                // SAFETY: closing what we opened, children first (an Rdm closes itself).
                 unsafe {
                     sys::FiOps::close(&domain);
                     sys::FiOps::close(&fabric);
@@ -216,7 +246,10 @@ impl DevInner {
             iov_limit,
             mr_keys: mr::Keys::new(),
             mr_local: mr_mode & sys::FI_MR_LOCAL != 0,
+            offsets,
+            lifecycle: parking_lot::ReentrantMutex::new(()),
             cm,
+            rdm,
             async_events,
         }))
     }
@@ -269,6 +302,7 @@ impl Drop for DevInner {
         // SAFETY: every CQ, endpoint, MR and listener holds an Arc<DevInner>, so all are
         // closed; the EQ, domain and fabric go in that order, each once.
         unsafe {
+            drop(self.rdm.take());
             self.cm.close();
             sys::FiOps::close(&self.domain);
             sys::FiOps::close(&self.fabric);
@@ -316,6 +350,9 @@ impl Device for OfiDevice {
     }
 
     fn listen(&self, port: u64, events: Arc<dyn ListenerEvents>) -> DatResult<Arc<dyn Listener>> {
+        if self.inner.rdm.is_some() {
+            return Ok(rdm::RdmListener::listen(&self.inner, port, events)?);
+        }
         Ok(cm::OfiListener::listen(&self.inner, port, events)?)
     }
 

@@ -86,6 +86,13 @@ impl Keys {
         e.len.store(len, Ordering::Release);
     }
 
+    /// The start of the region registered under `key`, if one is.
+    pub fn base(&self, key: u32) -> Option<u64> {
+        let e = &self.table[key as usize % SLOTS];
+        (key != 0 && e.key.load(Ordering::Acquire) == key && e.len.load(Ordering::Acquire) > 0)
+            .then(|| e.addr.load(Ordering::Relaxed))
+    }
+
     /// Checks that `[addr, addr + len)` lies in the region under `lkey` (with local write
     /// access when `write`); returns the descriptor to pass for it.
     #[inline]

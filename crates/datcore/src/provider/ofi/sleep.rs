@@ -33,7 +33,8 @@ pub trait Fabric {
     /// `fi_trywait`: true when the wait fd will become readable at the next completion, false
     /// when something is pending already (the next poll finds it).
     fn trywait(&self) -> bool;
-    /// Sleeps until the wait fd or the interrupt is readable, or `timeout` passes (None).
+    /// Sleeps until the wait fd or the interrupt is readable, or `timeout` passes (None); may
+    /// return early with neither (`Some(0)`), and the caller re-polls.
     fn wait(&self, timeout: Option<Duration>) -> Option<u32>;
     /// Takes the interrupt's signal.
     fn clear_intr(&self);
@@ -78,6 +79,12 @@ impl<A: Atomics> Sleep<A> {
         if self.polled.swap(false, Ordering::Relaxed) {
             return false;
         }
+        self.drive(fabric)
+    }
+
+    /// Drives progress unless a waiter or a CNO's waiter sleeps here (it drives its own); true
+    /// when it did.
+    pub fn drive(&self, fabric: &impl Fabric) -> bool {
         let Some(_held) = self.look_lock.try_lock() else { return false };
         if self.sleeping.load(Ordering::SeqCst) || self.group_armed.load(Ordering::SeqCst) {
             return false;
@@ -164,6 +171,11 @@ impl<A: Atomics> Sleep<A> {
     /// The CNO's waiter woke.
     pub fn disarm_group(&self) {
         self.group_armed.store(false, Ordering::SeqCst);
+    }
+
+    /// Whether a CNO's waiter armed here and has not disarmed.
+    pub fn group_armed(&self) -> bool {
+        self.group_armed.load(Ordering::SeqCst)
     }
 }
 

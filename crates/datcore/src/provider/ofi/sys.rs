@@ -52,6 +52,16 @@ pub const FI_EP_RDM: c_int = 3;
 /// `enum fi_addr_format`
 pub const FI_SOCKADDR_IN: u32 = 2;
 pub const FI_SOCKADDR_IN6: u32 = 3;
+pub const FI_ADDR_STR: u32 = 9;
+
+/// `fi_addr_t` of no particular peer (a receive from anyone).
+pub const FI_ADDR_UNSPEC: u64 = u64::MAX;
+
+// enum fi_av_type
+pub const FI_AV_UNSPEC: c_int = 0;
+
+/// `msg_order`: sends are delivered in the order they were posted.
+pub const FI_ORDER_SAS: u64 = 1 << 8;
 
 /// `enum fi_threading`
 pub const FI_THREAD_SAFE: c_int = 1;
@@ -221,9 +231,35 @@ pub struct fid_fabric {
 #[repr(C)]
 pub struct fi_ops_domain {
     pub size: usize,
-    pub av_open: usize,
+    pub av_open: unsafe extern "C" fn(*mut fid_domain, *mut fi_av_attr, *mut *mut fid_av, *mut c_void) -> c_int,
     pub cq_open: unsafe extern "C" fn(*mut fid_domain, *mut fi_cq_attr, *mut *mut fid_cq, *mut c_void) -> c_int,
     pub endpoint: unsafe extern "C" fn(*mut fid_domain, *mut fi_info, *mut *mut fid_ep, *mut c_void) -> c_int,
+}
+
+#[repr(C)]
+pub struct fi_av_attr {
+    pub type_: c_int,
+    pub rx_ctx_bits: c_int,
+    pub count: usize,
+    pub ep_per_node: usize,
+    pub name: *const c_char,
+    pub map_addr: *mut c_void,
+    pub flags: u64,
+}
+
+#[repr(C)]
+pub struct fi_ops_av {
+    pub size: usize,
+    pub insert: unsafe extern "C" fn(*mut fid_av, *const c_void, usize, *mut u64, u64, *mut c_void) -> c_int,
+    pub insertsvc: usize,
+    pub insertsym: usize,
+    pub remove: unsafe extern "C" fn(*mut fid_av, *mut u64, usize, u64) -> c_int,
+}
+
+#[repr(C)]
+pub struct fid_av {
+    pub fid: fid,
+    pub ops: *mut fi_ops_av,
 }
 
 #[repr(C)]
@@ -499,7 +535,7 @@ macro_rules! fid_of {
         }
     )*};
 }
-fid_of!(fid_fabric, fid_domain, fid_ep, fid_pep, fid_eq, fid_cq, fid_mr);
+fid_of!(fid_fabric, fid_domain, fid_ep, fid_pep, fid_eq, fid_cq, fid_mr, fid_av);
 
 // ---- the library -----------------------------------------------------------------------------
 
@@ -627,6 +663,10 @@ mod tests {
             ("fi_ops_fabric.trywait", offset_of!(fi_ops_fabric, trywait)),
             ("fid_fabric.ops", offset_of!(fid_fabric, ops)),
             ("fi_ops_domain.endpoint", offset_of!(fi_ops_domain, endpoint)),
+            ("fi_av_attr", size_of::<fi_av_attr>()),
+            ("fi_ops_av.remove", offset_of!(fi_ops_av, remove)),
+            ("fid_av.ops", offset_of!(fid_av, ops)),
+            ("FI_ADDR_STR", FI_ADDR_STR as usize),
             ("fid_domain.mr", offset_of!(fid_domain, mr)),
             ("fid_mr.key", offset_of!(fid_mr, key)),
             ("fi_eq_attr", size_of::<fi_eq_attr>()),

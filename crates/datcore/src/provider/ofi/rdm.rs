@@ -1,0 +1,950 @@
+//! DAT's connections over `FI_EP_RDM` endpoints (see docs/ofi.md, "Connections over
+//! reliable-datagram endpoints").
+//!
+//! Each IA has an address vector (AV), a control CQ (`FI_WAIT_FD`, read by the CM thread) and
+//! a control endpoint; each PSP / RSP is a control endpoint at the address its connection
+//! qualifier names ([`psp_addr`]). A DAT EP is an RDM endpoint of its own, bound to the AV and to
+//! its EVDs' CQs, whose posts name the peer's endpoint (an AV entry). The connection messages
+//! ([`Msg`]) go between control endpoints only, so no data endpoint ever receives anything but
+//! the consumer's messages: a request to the PSP, then accept / reject, ready-to-use,
+//! disconnect and heartbeats, each naming the receiver's connection by a token. Nothing here
+//! runs on the data path.
+
+use super::super::{ConnEvent, ConnectionRequest, Listener, ListenerEvents};
+use super::cm::REJECT_MARKER;
+use super::ep::OfiQp;
+use super::{fail, sys, DevInner};
+use crate::codes::*;
+use crate::error::{DatError, DatResult};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use super::super::lookup::Reg;
+
+/// Room for one connection message: a header, two addresses and the private data.
+const CTL_SIZE: usize = 512;
+/// Receives each control endpoint keeps posted.
+const CTL_RECVS: usize = 32;
+/// Longest endpoint address we carry.
+const MAX_ADDR: usize = 128;
+const MAGIC: u32 = 0x4441_5443;
+const HEAD: usize = 32;
+
+pub(super) static RCRS: Reg<RdmCr> = Reg::new();
+
+/// What a connection message says.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+enum Kind {
+    /// Active to the PSP: a connection request (sender's control and data addresses, data).
+    Request = 1,
+    /// Passive to active: accepted (the passive data endpoint's address, data).
+    Accept,
+    /// Passive to active: rejected (flag: by the consumer, with its data).
+    Reject,
+    /// Active to passive: the accept arrived, the connection is established.
+    Ready,
+    /// Either way: the connection ends.
+    Disconnect,
+    /// Either way, every beat: still here.
+    Beat,
+    /// Where does your region under this key (in the data) start?
+    AskBase,
+    /// Here (key u32, start u64 in the data; flag: known).
+    TellBase,
+}
+
+/// One connection message. Layout (little-endian): magic u32, kind u8, flag u8, data length
+/// u16, control address length u16, data address length u16, 4 bytes zero, receiver's token
+/// u64, sender's token u64; then the two addresses and the private data.
+struct Msg<'a> {
+    kind: Kind,
+    flag: bool,
+    to: u64,
+    from: u64,
+    cm: &'a [u8],
+    data: &'a [u8],
+    pd: &'a [u8],
+}
+
+impl<'a> Msg<'a> {
+    fn encode(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(HEAD + self.cm.len() + self.data.len() + self.pd.len());
+        v.extend_from_slice(&MAGIC.to_le_bytes());
+        v.push(self.kind as u8);
+        v.push(self.flag as u8);
+        for n in [self.pd.len(), self.cm.len(), self.data.len()] {
+            v.extend_from_slice(&(n as u16).to_le_bytes());
+        }
+        v.extend_from_slice(&[0; 4]);
+        v.extend_from_slice(&self.to.to_le_bytes());
+        v.extend_from_slice(&self.from.to_le_bytes());
+        v.extend_from_slice(self.cm);
+        v.extend_from_slice(self.data);
+        v.extend_from_slice(self.pd);
+        v
+    }
+
+    fn decode(b: &'a [u8]) -> Option<Msg<'a>> {
+        if b.len() < HEAD || b[0..4] != MAGIC.to_le_bytes() {
+            return None;
+        }
+        let u16_at = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]) as usize;
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+        let kind = match b[4] {
+            1 => Kind::Request,
+            2 => Kind::Accept,
+            3 => Kind::Reject,
+            4 => Kind::Ready,
+            5 => Kind::Disconnect,
+            6 => Kind::Beat,
+            7 => Kind::AskBase,
+            8 => Kind::TellBase,
+            _ => return None,
+        };
+        let (pd, cm, data) = (u16_at(6), u16_at(8), u16_at(10));
+        let rest = b.get(HEAD..HEAD + cm + data + pd)?;
+        Some(Msg {
+            kind,
+            flag: b[5] != 0,
+            to: u64_at(16),
+            from: u64_at(24),
+            cm: &rest[..cm],
+            data: &rest[cm..cm + data],
+            pd: &rest[cm + data..],
+        })
+    }
+}
+
+/// The address of the PSP for `port` on the IA at `ip`, as the AV takes it: the IP address
+/// with the port for sockaddr formats, `dat-ofi-psp-<port>` for `FI_ADDR_STR` (shm names its
+/// endpoint so).
+pub(super) fn psp_addr(fmt: u32, ip: std::net::IpAddr, port: u16) -> Vec<u8> {
+    if fmt == sys::FI_ADDR_STR {
+        let mut v = format!("dat-ofi-psp-{port}").into_bytes();
+        v.push(0);
+        return v;
+    }
+    let ss = crate::ia::to_sockaddr(SocketAddr::new(ip, port));
+    let len =
+        if ip.is_ipv4() { std::mem::size_of::<libc::sockaddr_in>() } else { std::mem::size_of::<libc::sockaddr_in6>() };
+    // SAFETY: a sockaddr_storage has at least `len` bytes.
+    unsafe { std::slice::from_raw_parts((&ss as *const libc::sockaddr_storage).cast::<u8>(), len) }.to_vec()
+}
+
+/// An endpoint's own address (`fi_getname`).
+///
+/// # Safety
+/// `ep` is a live enabled endpoint.
+pub(super) unsafe fn name_of(lib: &sys::Lib, ep: *mut sys::fid_ep) -> DatResult<Vec<u8>> {
+    let mut buf = [0u8; MAX_ADDR];
+    let mut len = buf.len();
+    // SAFETY: per the contract; `buf` has room for `len` bytes.
+    let r = unsafe { ((*(*ep).cm).getname)(ep.cast(), buf.as_mut_ptr().cast(), &mut len) };
+    if r != 0 || len > MAX_ADDR {
+        return Err(fail(lib, "fi_getname", r as isize, DatError::insufficient(DAT_RESOURCE_TEP)));
+    }
+    Ok(buf[..len].to_vec())
+}
+
+/// An RDM endpoint carrying connection messages, with its receives posted.
+pub(crate) struct CtlEp {
+    lib: &'static sys::Lib,
+    ep: *mut sys::fid_ep,
+    bufs: *mut u8,
+    name: Vec<u8>,
+}
+
+// SAFETY: the endpoint belongs to a FI_THREAD_SAFE domain; its buffers are written by
+// libfabric and read by the CM thread only; closed once, in Drop.
+unsafe impl Send for CtlEp {}
+// SAFETY: as above.
+unsafe impl Sync for CtlEp {}
+
+impl CtlEp {
+    /// Opens one from the IA's info, at `src` (None: the info's own address).
+    fn open(
+        lib: &'static sys::Lib,
+        domain: *mut sys::fid_domain,
+        info: *const sys::fi_info,
+        src: Option<&[u8]>,
+        av: *mut sys::fid_av,
+        cq: *mut sys::fid_cq,
+    ) -> DatResult<CtlEp> {
+        let ep = open_endpoint(lib, domain, info, src)?;
+        let bufs = Box::into_raw(vec![0u8; CTL_SIZE * CTL_RECVS].into_boxed_slice()).cast::<u8>();
+        let mut c = CtlEp { lib, ep, bufs, name: Vec::new() };
+        // SAFETY: live endpoint, AV and CQ of one domain.
+        let r = unsafe {
+            let mut r = sys::FiOps::bind(&ep, av.cast(), 0);
+            if r == 0 {
+                r = sys::FiOps::bind(&ep, cq.cast(), sys::FI_TRANSMIT | sys::FI_RECV);
+            }
+            if r == 0 {
+                r = sys::FiOps::control(&ep, sys::FI_ENABLE, std::ptr::null_mut());
+            }
+            r
+        };
+        if r != 0 {
+            let e = if r == -libc::EADDRINUSE {
+                DatError::new(DAT_CONN_QUAL_IN_USE, 0)
+            } else {
+                fail(lib, "enabling a control endpoint", r as isize, DatError::insufficient(DAT_RESOURCE_TEP))
+            };
+            return Err(e);
+        }
+        for i in 0..CTL_RECVS {
+            let r = c.repost(c.buf(i));
+            if r != 0 {
+                return Err(fail(lib, "posting a control receive", r, DatError::insufficient(DAT_RESOURCE_TEP)));
+            }
+        }
+        // SAFETY: a live enabled endpoint.
+        c.name = unsafe { name_of(lib, ep)? };
+        Ok(c)
+    }
+
+    fn buf(&self, i: usize) -> *mut u8 {
+        self.bufs.wrapping_add(i * CTL_SIZE)
+    }
+
+    /// Whether `p` is one of this endpoint's receive buffers.
+    fn owns(&self, p: *mut c_void) -> bool {
+        let (p, base) = (p as usize, self.bufs as usize);
+        p >= base && p < base + CTL_SIZE * CTL_RECVS && (p - base) % CTL_SIZE == 0
+    }
+
+    /// Posts receive buffer `b` (again).
+    fn repost(&self, b: *mut u8) -> isize {
+        // SAFETY: a live endpoint; the buffer is ours until its completion; the context is it.
+        unsafe {
+            ((*(*self.ep).msg).recv)(self.ep, b.cast(), CTL_SIZE, std::ptr::null_mut(), sys::FI_ADDR_UNSPEC, b.cast())
+        }
+    }
+}
+
+impl Drop for CtlEp {
+    fn drop(&mut self) {
+        // SAFETY: ours, closed once (which drops its posted receives); then the buffers go.
+        unsafe {
+            sys::FiOps::close(&self.ep);
+            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.bufs, CTL_SIZE * CTL_RECVS)));
+        }
+    }
+}
+
+/// Opens an RDM endpoint from a duplicate of `info`, at `src` where given.
+pub(super) fn open_endpoint(
+    lib: &'static sys::Lib,
+    domain: *mut sys::fid_domain,
+    info: *const sys::fi_info,
+    src: Option<&[u8]>,
+) -> DatResult<*mut sys::fid_ep> {
+    // SAFETY: a live info; the duplicate is freed below.
+    let dup = unsafe { (lib.fi_dupinfo)(info) };
+    if dup.is_null() {
+        return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
+    }
+    if let Some(a) = src {
+        // SAFETY: the duplicate's src_addr is malloc'd and freed by fi_freeinfo: replaced by a
+        // malloc'd copy of `a`.
+        unsafe {
+            let p = libc::malloc(a.len());
+            if p.is_null() {
+                (lib.fi_freeinfo)(dup);
+                return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
+            }
+            std::ptr::copy_nonoverlapping(a.as_ptr(), p.cast::<u8>(), a.len());
+            libc::free((*dup).src_addr);
+            (*dup).src_addr = p;
+            (*dup).src_addrlen = a.len();
+        }
+    }
+    let mut ep = std::ptr::null_mut();
+    // SAFETY: a live domain and info.
+    let r = unsafe { ((*(*domain).ops).endpoint)(domain, dup, &mut ep, std::ptr::null_mut()) };
+    // SAFETY: ours, freed once.
+    unsafe { (lib.fi_freeinfo)(dup) };
+    if r == -libc::EADDRINUSE || r == -libc::EEXIST {
+        return Err(DatError::new(DAT_CONN_QUAL_IN_USE, 0));
+    }
+    if r != 0 {
+        return Err(fail(lib, "fi_endpoint", r as isize, DatError::insufficient(DAT_RESOURCE_TEP)));
+    }
+    Ok(ep)
+}
+
+/// A connection's side of the protocol, in its [`OfiQp`] (all zero for `FI_EP_MSG`).
+#[derive(Default)]
+pub(crate) struct Link {
+    /// Ours: the peer names this connection by it.
+    pub token: AtomicU64,
+    /// The peer's.
+    pub peer_token: AtomicU64,
+    /// The AV entry of the peer's control endpoint (valid once `peer_known`).
+    pub peer_cm: AtomicU64,
+    pub peer_known: AtomicBool,
+    /// When the peer was last heard of, in ms since the IA's epoch.
+    pub heard: AtomicU64,
+    /// The starts of the peer's regions by key, where the domain addresses by offset.
+    pub bases: Mutex<HashMap<u32, u64>>,
+    /// Notified when an answer enters `bases` or the connection ends.
+    pub told: parking_lot::Condvar,
+}
+
+/// One control send in flight: its bytes, and the connection it is about (0: none).
+struct Sending {
+    _bytes: Box<[u8]>,
+    token: u64,
+}
+
+/// A control send waiting for libfabric to take it.
+struct Waiting {
+    to: u64,
+    bytes: Box<[u8]>,
+    token: u64,
+    since: Instant,
+}
+
+/// An IA's RDM objects.
+pub(crate) struct Rdm {
+    lib: &'static sys::Lib,
+    pub av: *mut sys::fid_av,
+    pub cq: *mut sys::fid_cq,
+    /// The control CQ's wait fd; None: the CM thread polls it at every look.
+    pub cq_fd: Option<libc::c_int>,
+    pub fmt: u32,
+    cm: Option<CtlEp>,
+    listeners: Mutex<Vec<Weak<RdmListener>>>,
+    conns: Mutex<HashMap<u64, Weak<OfiQp>>>,
+    next_token: AtomicU64,
+    /// AV entries of control endpoints and PSPs, by address (kept for the IA's life).
+    addrs: Mutex<HashMap<Vec<u8>, u64>>,
+    sending: Mutex<HashMap<usize, Sending>>,
+    waiting: Mutex<std::collections::VecDeque<Waiting>>,
+    /// Listeners' endpoints for the CM thread to close.
+    closing: Mutex<Vec<CtlEp>>,
+    /// Rung when a send starts waiting, so that the CM thread retries it.
+    pub kick: super::super::eventfd::EventFd,
+    epoch: Instant,
+    beat: Duration,
+    last_beat: Mutex<Instant>,
+}
+
+// SAFETY: the objects belong to a FI_THREAD_SAFE domain; closed once, in Drop.
+unsafe impl Send for Rdm {}
+// SAFETY: as above.
+unsafe impl Sync for Rdm {}
+
+/// The heartbeat interval: `DAT_OFI_BEAT_MS` (default 1000); a peer not heard of for
+/// [`MISSED_BEATS`] intervals is gone.
+fn beat_every() -> Duration {
+    let ms = std::env::var("DAT_OFI_BEAT_MS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(1000u64);
+    Duration::from_millis(ms.max(1))
+}
+
+const MISSED_BEATS: u32 = 5;
+
+impl Rdm {
+    pub fn open(lib: &'static sys::Lib, domain: *mut sys::fid_domain, info: *const sys::fi_info) -> DatResult<Rdm> {
+        let mut attr = sys::fi_av_attr {
+            type_: sys::FI_AV_UNSPEC,
+            rx_ctx_bits: 0,
+            count: 64,
+            ep_per_node: 0,
+            name: std::ptr::null(),
+            map_addr: std::ptr::null_mut(),
+            flags: 0,
+        };
+        let mut av = std::ptr::null_mut();
+        // SAFETY: a live domain and attributes.
+        let r = unsafe { ((*(*domain).ops).av_open)(domain, &mut attr, &mut av, std::ptr::null_mut()) };
+        if r != 0 {
+            return Err(fail(lib, "fi_av_open", r as isize, DatError::insufficient(DAT_RESOURCE_MEMORY)));
+        }
+        let (cq, cq_fd) = match super::cq::open_cq_on(lib, domain, 256) {
+            Ok(cq) => cq,
+            Err(e) => {
+                // SAFETY: ours, closed once.
+                unsafe { sys::FiOps::close(&av) };
+                return Err(e);
+            }
+        };
+        // SAFETY: a live info.
+        let fmt = unsafe { (*info).addr_format };
+        let mut rdm = Rdm {
+            lib,
+            av,
+            cq,
+            cq_fd,
+            fmt,
+            cm: None,
+            listeners: Mutex::new(Vec::new()),
+            conns: Mutex::new(HashMap::new()),
+            next_token: AtomicU64::new(first_token()),
+            addrs: Mutex::new(HashMap::new()),
+            sending: Mutex::new(HashMap::new()),
+            waiting: Mutex::new(std::collections::VecDeque::new()),
+            closing: Mutex::new(Vec::new()),
+            kick: super::super::eventfd::EventFd::new().map_err(|e| {
+                tracing::warn!("ofi: eventfd failed: {e}");
+                DatError::insufficient(DAT_RESOURCE_MEMORY)
+            })?,
+            epoch: Instant::now(),
+            beat: beat_every(),
+            last_beat: Mutex::new(Instant::now()),
+        };
+        rdm.cm = Some(CtlEp::open(lib, domain, info, None, av, cq)?);
+        Ok(rdm)
+    }
+
+    fn cm(&self) -> &CtlEp {
+        self.cm.as_ref().expect("the control endpoint is made at open")
+    }
+
+    /// The IA's control endpoint's address.
+    pub fn cm_name(&self) -> &[u8] {
+        &self.cm().name
+    }
+
+    pub fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// Inserts `addr` into the AV.
+    pub fn insert(&self, addr: &[u8]) -> DatResult<u64> {
+        let mut fa = sys::FI_ADDR_UNSPEC;
+        // SAFETY: a live AV; `addr` is one address of the AV's format.
+        let r =
+            unsafe { ((*(*self.av).ops).insert)(self.av, addr.as_ptr().cast(), 1, &mut fa, 0, std::ptr::null_mut()) };
+        if r != 1 {
+            return Err(fail(
+                self.lib,
+                "fi_av_insert",
+                r as isize,
+                DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE),
+            ));
+        }
+        Ok(fa)
+    }
+
+    /// The AV entry of a control endpoint or PSP, inserted once.
+    pub fn insert_cached(&self, addr: &[u8]) -> DatResult<u64> {
+        let mut m = self.addrs.lock();
+        if let Some(&a) = m.get(addr) {
+            return Ok(a);
+        }
+        let a = self.insert(addr)?;
+        m.insert(addr.to_vec(), a);
+        Ok(a)
+    }
+
+    /// Removes a data endpoint's AV entry.
+    pub fn remove(&self, mut fa: u64) {
+        // SAFETY: a live AV and an entry of it.
+        unsafe { ((*(*self.av).ops).remove)(self.av, &mut fa, 1, 0) };
+    }
+
+    pub fn register(&self, qp: &Arc<OfiQp>) -> u64 {
+        let t = self.next_token.fetch_add(1, Ordering::Relaxed);
+        let mut c = self.conns.lock();
+        c.retain(|_, w| w.strong_count() > 0);
+        c.insert(t, Arc::downgrade(qp));
+        t
+    }
+
+    pub fn unregister(&self, token: u64) {
+        self.conns.lock().remove(&token);
+    }
+
+    /// Sends `m` from the control endpoint to `to` (an AV entry); an error completion of it
+    /// ends the connection named `token` (0: none).
+    ///
+    /// A send libfabric cannot take yet (`-FI_EAGAIN`: rxm is still connecting to that peer)
+    /// waits in order and is retried by the CM thread ([`Rdm::retry`]).
+    fn send(&self, to: u64, m: &Msg<'_>, token: u64) -> DatResult<()> {
+        let bytes = m.encode().into_boxed_slice();
+        let mut w = self.waiting.lock();
+        if w.is_empty() {
+            match self.post(to, bytes, token) {
+                Ok(()) => return Ok(()),
+                Err(Some(r)) => {
+                    return Err(fail(
+                        self.lib,
+                        "sending a connection message",
+                        r,
+                        DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE),
+                    ))
+                }
+                Err(None) => {}
+            }
+        }
+        w.push_back(Waiting { to, bytes: m.encode().into_boxed_slice(), token, since: Instant::now() });
+        drop(w);
+        self.kick.ring();
+        Ok(())
+    }
+
+    /// Posts one control send; Err(None) for `-FI_EAGAIN`, Err(Some(r)) for another error.
+    fn post(&self, to: u64, bytes: Box<[u8]>, token: u64) -> Result<(), Option<isize>> {
+        let (p, len) = (bytes.as_ptr(), bytes.len());
+        let mut s = self.sending.lock();
+        s.insert(p as usize, Sending { _bytes: bytes, token });
+        let ep = self.cm().ep;
+        // SAFETY: a live endpoint; the bytes stay in `sending` until the completion; the
+        // context is their address.
+        let r = unsafe { ((*(*ep).msg).send)(ep, p.cast(), len, std::ptr::null_mut(), to, p as *mut c_void) };
+        if r == 0 {
+            return Ok(());
+        }
+        s.remove(&(p as usize));
+        Err((r != -(sys::FI_EAGAIN as isize)).then_some(r))
+    }
+
+    /// Posts the sends that waited, in order; a send that cannot go for [`MISSED_BEATS`]
+    /// beats, or fails, ends its connection. True while some still wait.
+    fn retry(&self) -> bool {
+        let mut failed = Vec::new();
+        let mut w = self.waiting.lock();
+        while let Some(x) = w.pop_front() {
+            let (to, token, since) = (x.to, x.token, x.since);
+            match self.post(to, x.bytes.clone(), token) {
+                Ok(()) => {}
+                Err(None) if since.elapsed() < self.beat * MISSED_BEATS => {
+                    w.push_front(x);
+                    break;
+                }
+                Err(_) => failed.push(token),
+            }
+        }
+        let more = !w.is_empty();
+        drop(w);
+        // rxm answers a peer that refuses its connection with -FI_EAGAIN, so a request that
+        // never goes is one nobody listens for.
+        for q in failed.into_iter().filter_map(|t| self.conn(t)) {
+            q.on_error(libc::ECONNREFUSED, &[]);
+        }
+        more
+    }
+
+    /// Sends a message about `qp`'s connection to its peer.
+    pub fn send_to_peer(&self, qp: &OfiQp, kind: Kind2, pd: &[u8]) -> DatResult<()> {
+        let l = &qp.link;
+        if !l.peer_known.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let token = l.token.load(Ordering::Relaxed);
+        let m = Msg {
+            kind: kind.0,
+            flag: false,
+            to: l.peer_token.load(Ordering::Relaxed),
+            from: token,
+            cm: self.cm_name(),
+            data: &[],
+            pd,
+        };
+        self.send(l.peer_cm.load(Ordering::Relaxed), &m, token)
+    }
+
+    /// Asks `qp`'s peer where its region under `key` starts.
+    pub fn ask_base(&self, qp: &OfiQp, key: u32) -> DatResult<()> {
+        self.send_to_peer(qp, Kind2(Kind::AskBase), &key.to_le_bytes())
+    }
+
+    /// Sends a connection request for `qp` (token `token`, data endpoint at `data`) to the
+    /// PSP at `psp`.
+    pub fn send_request(&self, psp: &[u8], token: u64, data: &[u8], pd: &[u8]) -> DatResult<()> {
+        let to = self.insert_cached(psp)?;
+        let m = Msg { kind: Kind::Request, flag: false, to: 0, from: token, cm: self.cm_name(), data, pd };
+        self.send(to, &m, token)
+    }
+
+    /// Sends `qp`'s accept of `cr` (the peer's token and control endpoint become `qp`'s).
+    pub fn send_accept(&self, qp: &OfiQp, cr: &RdmCr, data: &[u8], pd: &[u8]) -> DatResult<()> {
+        let l = &qp.link;
+        l.peer_token.store(cr.from, Ordering::Relaxed);
+        l.peer_cm.store(self.insert_cached(&cr.cm)?, Ordering::Relaxed);
+        l.heard.store(self.now_ms(), Ordering::Relaxed);
+        l.peer_known.store(true, Ordering::Release);
+        let token = l.token.load(Ordering::Relaxed);
+        let m = Msg { kind: Kind::Accept, flag: false, to: cr.from, from: token, cm: self.cm_name(), data, pd };
+        self.send(l.peer_cm.load(Ordering::Relaxed), &m, token)
+    }
+
+    /// The CM thread's turn: reads the control CQ, handles what arrived, and sends the
+    /// heartbeats that are due; returns the time to the next beat.
+    pub fn progress(&self, d: &Arc<DevInner>) -> Duration {
+        let mut buf = std::mem::MaybeUninit::<[sys::fi_cq_data_entry; 16]>::uninit();
+        loop {
+            // SAFETY: a live CQ; `buf` has room for 16 entries of its format.
+            let got = unsafe { ((*(*self.cq).ops).read)(self.cq, buf.as_mut_ptr().cast(), 16) };
+            if got == -(sys::FI_EAVAIL as isize) {
+                self.read_error();
+                continue;
+            }
+            if got <= 0 {
+                break;
+            }
+            // SAFETY: fi_cq_read wrote the first `got` entries.
+            let entries =
+                unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<sys::fi_cq_data_entry>(), got as usize) };
+            for e in entries {
+                if self.sending.lock().remove(&(e.op_context as usize)).is_some() {
+                    continue;
+                }
+                self.arrived(d, e.op_context, e.len);
+            }
+        }
+        self.kick.clear();
+        drop(std::mem::take(&mut *self.closing.lock()));
+        let beat = self.beats();
+        if self.retry() {
+            return beat.min(Duration::from_millis(1));
+        }
+        beat
+    }
+
+    /// One error completion of the control CQ: a send that failed ends its connection; a
+    /// receive is posted again.
+    fn read_error(&self) {
+        // SAFETY: plain old data.
+        let mut e: sys::fi_cq_err_entry = unsafe { std::mem::zeroed() };
+        // SAFETY: a live CQ and entry.
+        if unsafe { ((*(*self.cq).ops).readerr)(self.cq, &mut e, 0) } <= 0 {
+            return;
+        }
+        tracing::debug!(err = e.err, "ofi: connection message failed: {}", sys::strerror(self.lib, e.err as isize));
+        if let Some(s) = self.sending.lock().remove(&(e.op_context as usize)) {
+            if let Some(q) = self.conn(s.token) {
+                // A request nobody takes is refused; after the connection, any failure breaks it.
+                q.on_error(libc::ECONNREFUSED, &[]);
+            }
+            return;
+        }
+        if let Some(c) = self.ctl_of(e.op_context) {
+            c.repost(e.op_context.cast());
+        }
+    }
+
+    fn conn(&self, token: u64) -> Option<Arc<OfiQp>> {
+        if token == 0 {
+            return None;
+        }
+        self.conns.lock().get(&token).and_then(Weak::upgrade)
+    }
+
+    /// The control endpoint a receive buffer belongs to (the IA's, or a listener's).
+    fn ctl_of(&self, p: *mut c_void) -> Option<CtlRef<'_>> {
+        if self.cm().owns(p) {
+            return Some(CtlRef::Ia(self.cm()));
+        }
+        let ls = self.listeners.lock();
+        ls.iter().filter_map(Weak::upgrade).find(|l| l.ctl.owns(p)).map(CtlRef::Listener)
+    }
+
+    /// A connection message arrived in buffer `p` (`len` bytes).
+    fn arrived(&self, d: &Arc<DevInner>, p: *mut c_void, len: usize) {
+        let Some(ctl) = self.ctl_of(p) else { return };
+        // SAFETY: one of our receive buffers, which libfabric filled with `len` bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len.min(CTL_SIZE)) }.to_vec();
+        ctl.repost(p.cast());
+        let Some(m) = Msg::decode(&bytes) else {
+            tracing::debug!(len, "ofi: a malformed connection message dropped");
+            return;
+        };
+        tracing::debug!(kind = ?m.kind, to = m.to, from = m.from, "ofi: connection message");
+        if m.kind == Kind::Request {
+            if let CtlRef::Listener(l) = ctl {
+                l.request(d, &m);
+            }
+            return;
+        }
+        let Some(q) = self.conn(m.to) else { return };
+        let l = &q.link;
+        if m.kind != Kind::Accept && m.kind != Kind::Reject && l.peer_token.load(Ordering::Relaxed) != m.from {
+            return;
+        }
+        l.heard.store(self.now_ms(), Ordering::Relaxed);
+        match m.kind {
+            Kind::Accept => {
+                let known = self.insert_cached(m.cm).and_then(|cm| Ok((cm, self.insert(m.data)?)));
+                match known {
+                    Ok((cm, data)) => {
+                        l.peer_token.store(m.from, Ordering::Relaxed);
+                        l.peer_cm.store(cm, Ordering::Relaxed);
+                        l.peer_known.store(true, Ordering::Release);
+                        q.on_accepted(data, m.pd);
+                    }
+                    Err(_) => q.on_error(libc::EHOSTUNREACH, &[]),
+                }
+            }
+            Kind::Reject if m.flag => {
+                let mut data = REJECT_MARKER.to_vec();
+                data.extend_from_slice(m.pd);
+                q.on_error(libc::ECONNREFUSED, &data);
+            }
+            Kind::Reject => q.on_error(libc::ECONNREFUSED, &[]),
+            Kind::Ready => q.on_connected(&[]),
+            Kind::Disconnect => q.on_peer_disconnect(),
+            Kind::AskBase if m.pd.len() == 4 => {
+                let key = u32::from_le_bytes(m.pd.try_into().unwrap());
+                let base = d.mr_keys.base(key);
+                let mut tell = key.to_le_bytes().to_vec();
+                tell.extend_from_slice(&base.unwrap_or(0).to_le_bytes());
+                tell.push(base.is_some() as u8);
+                let _ = self.send_to_peer(&q, Kind2(Kind::TellBase), &tell);
+            }
+            Kind::TellBase if m.pd.len() == 13 => {
+                let key = u32::from_le_bytes(m.pd[..4].try_into().unwrap());
+                let base = u64::from_le_bytes(m.pd[4..12].try_into().unwrap());
+                // An unknown key is cached as base 0: the address goes as it is and the
+                // target refuses the key.
+                l.bases.lock().insert(key, if m.pd[12] != 0 { base } else { 0 });
+                l.told.notify_all();
+            }
+            Kind::AskBase | Kind::TellBase | Kind::Beat | Kind::Request => {}
+        }
+    }
+
+    /// Sends a heartbeat on each connection when one is due, and ends those whose peer was not
+    /// heard of for [`MISSED_BEATS`] beats (BROKEN). Returns the time to the next beat.
+    fn beats(&self) -> Duration {
+        {
+            let mut last = self.last_beat.lock();
+            let since = last.elapsed();
+            if since < self.beat {
+                return self.beat - since;
+            }
+            *last = Instant::now();
+        }
+        let now = self.now_ms();
+        let dead_after = (self.beat * MISSED_BEATS).as_millis() as u64;
+        let qps: Vec<Arc<OfiQp>> = self.conns.lock().values().filter_map(Weak::upgrade).collect();
+        for q in qps.iter().filter(|q| q.link.peer_known.load(Ordering::Acquire) && q.is_open()) {
+            if now.saturating_sub(q.link.heard.load(Ordering::Relaxed)) > dead_after {
+                tracing::debug!("ofi: peer silent for {dead_after} ms: connection broken");
+                q.on_error(libc::ETIMEDOUT, &[]);
+            } else if self.send_to_peer(q, Kind2(Kind::Beat), &[]).is_err() {
+                q.on_error(libc::ECONNRESET, &[]);
+            }
+        }
+        self.beat
+    }
+}
+
+/// A message kind others may send through [`Rdm::send_to_peer`].
+#[derive(Clone, Copy)]
+pub(crate) struct Kind2(Kind);
+
+impl Kind2 {
+    pub const READY: Kind2 = Kind2(Kind::Ready);
+    pub const DISCONNECT: Kind2 = Kind2(Kind::Disconnect);
+}
+
+enum CtlRef<'a> {
+    Ia(&'a CtlEp),
+    Listener(Arc<RdmListener>),
+}
+
+impl CtlRef<'_> {
+    fn repost(&self, b: *mut u8) {
+        let c = match self {
+            CtlRef::Ia(c) => *c,
+            CtlRef::Listener(l) => &l.ctl,
+        };
+        let r = c.repost(b);
+        if r != 0 {
+            tracing::warn!("ofi: reposting a control receive failed: {}", sys::strerror(c.lib, r));
+        }
+    }
+}
+
+/// A token no earlier IA of this host likely used: a connection message left over from one
+/// (to a reused token) is then ignored.
+fn first_token() -> u64 {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    (t ^ (u64::from(std::process::id()) << 40)) | 1
+}
+
+impl Drop for Rdm {
+    fn drop(&mut self) {
+        // SAFETY: every data endpoint and listener is closed (they hold the IA); the control
+        // endpoint, CQ and AV go in that order, each once.
+        unsafe {
+            self.closing.get_mut().clear();
+            drop(self.cm.take());
+            sys::FiOps::close(&self.cq);
+            sys::FiOps::close(&self.av);
+        }
+    }
+}
+
+/// A PSP / RSP: a control endpoint at the qualifier's address.
+pub struct RdmListener {
+    dev: Arc<DevInner>,
+    /// Taken at drop and closed by the CM thread, which reads the CQ it is bound to (rxm does
+    /// not survive an endpoint closed while another thread reads its CQ).
+    ctl: std::mem::ManuallyDrop<CtlEp>,
+    port: u64,
+    events: Arc<dyn ListenerEvents>,
+}
+
+impl RdmListener {
+    pub fn listen(dev: &Arc<DevInner>, port: u64, events: Arc<dyn ListenerEvents>) -> DatResult<Arc<RdmListener>> {
+        let Ok(p16) = u16::try_from(port) else {
+            tracing::warn!("ofi: connection qualifier {port} does not fit 16 bits");
+            return Err(DatError::invalid_arg(2));
+        };
+        let r = dev.rdm.as_ref().expect("an RDM IA");
+        let src = psp_addr(r.fmt, dev.addr.ip(), p16);
+        let _held = dev.lifecycle.lock();
+        let ctl = CtlEp::open(dev.lib, dev.domain, dev.info, Some(&src), r.av, r.cq)?;
+        let l = Arc::new(RdmListener { dev: dev.clone(), ctl: std::mem::ManuallyDrop::new(ctl), port, events });
+        let mut ls = r.listeners.lock();
+        ls.retain(|w| w.strong_count() > 0);
+        ls.push(Arc::downgrade(&l));
+        Ok(l)
+    }
+
+    fn request(self: &Arc<Self>, d: &Arc<DevInner>, m: &Msg<'_>) {
+        let r = d.rdm.as_ref().expect("an RDM IA");
+        let remote = if r.fmt == sys::FI_ADDR_STR || m.cm.len() < std::mem::size_of::<libc::sockaddr_in>() {
+            None
+        } else {
+            // SAFETY: a sockaddr of the AV's format, at least a sockaddr_in long.
+            let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+            let n = m.cm.len().min(std::mem::size_of::<libc::sockaddr_storage>());
+            // SAFETY: copying `n` bytes into the storage.
+            unsafe {
+                std::ptr::copy_nonoverlapping(m.cm.as_ptr(), (&mut ss as *mut libc::sockaddr_storage).cast::<u8>(), n);
+                crate::ia::from_sockaddr((&ss as *const libc::sockaddr_storage).cast())
+            }
+        }
+        .unwrap_or_else(|| SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), 0));
+        let cr = Arc::new(RdmCr {
+            listener: self.clone(),
+            from: m.from,
+            cm: m.cm.to_vec(),
+            data: m.data.to_vec(),
+            pd: m.pd.to_vec(),
+            remote,
+            answered: AtomicBool::new(false),
+        });
+        RCRS.insert(&cr);
+        self.events.connect_request(cr);
+    }
+}
+
+impl Drop for RdmListener {
+    fn drop(&mut self) {
+        let r = self.dev.rdm.as_ref().expect("an RDM IA");
+        // SAFETY: taken once; the field is not used after this.
+        let ctl = unsafe { std::mem::ManuallyDrop::take(&mut self.ctl) };
+        r.closing.lock().push(ctl);
+        r.kick.ring();
+    }
+}
+
+impl Listener for RdmListener {
+    fn port(&self) -> u64 {
+        self.port
+    }
+}
+
+/// A connection request that arrived at an [`RdmListener`].
+pub struct RdmCr {
+    listener: Arc<RdmListener>,
+    /// The active connection's token.
+    pub from: u64,
+    /// The active IA's control endpoint and the active EP's data endpoint.
+    pub cm: Vec<u8>,
+    pub data: Vec<u8>,
+    pd: Vec<u8>,
+    remote: SocketAddr,
+    answered: AtomicBool,
+}
+
+impl RdmCr {
+    /// Claims the request for an accept or a reject; false if it was answered.
+    pub fn claim(&self) -> bool {
+        !self.answered.swap(true, Ordering::AcqRel)
+    }
+
+    /// Gives an unanswered claim back (an accept that failed before answering).
+    pub fn unclaim(&self) {
+        self.answered.store(false, Ordering::Release);
+    }
+
+    fn refuse(&self, by_consumer: bool, pd: &[u8]) -> DatResult<()> {
+        let r = self.listener.dev.rdm.as_ref().expect("an RDM IA");
+        let to = r.insert_cached(&self.cm)?;
+        let m = Msg { kind: Kind::Reject, flag: by_consumer, to: self.from, from: 0, cm: r.cm_name(), data: &[], pd };
+        r.send(to, &m, 0)
+    }
+}
+
+impl Drop for RdmCr {
+    fn drop(&mut self) {
+        if self.claim() {
+            let _ = self.refuse(false, &[]);
+        }
+    }
+}
+
+impl ConnectionRequest for RdmCr {
+    fn private_data(&self) -> &[u8] {
+        &self.pd
+    }
+
+    fn remote_address(&self) -> SocketAddr {
+        self.remote
+    }
+
+    fn port(&self) -> u64 {
+        self.listener.port
+    }
+
+    fn reject(&self, private_data: &[u8]) -> DatResult<()> {
+        if private_data.len() > self.listener.dev.attr.max_private_data {
+            return Err(DatError::invalid_arg(2));
+        }
+        if !self.claim() {
+            return Err(DatError::invalid_state(0));
+        }
+        self.refuse(true, private_data)
+    }
+}
+
+/// What ends a connection, as [`OfiQp`] reports it to the consumer.
+pub(super) fn ends_as(connecting: bool, err: i32, data: &[u8]) -> (ConnEvent, Option<&[u8]>) {
+    match (connecting, err) {
+        (true, libc::ECONNREFUSED) => match data.strip_prefix(REJECT_MARKER) {
+            Some(rest) => (ConnEvent::PeerRejected, Some(rest)),
+            None => (ConnEvent::NonPeerRejected, None),
+        },
+        (true, libc::ETIMEDOUT) => (ConnEvent::TimedOut, None),
+        (true, _) => (ConnEvent::Unreachable, None),
+        _ => (ConnEvent::Broken, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_round_trip() {
+        let m = Msg { kind: Kind::Accept, flag: true, to: 7, from: 9, cm: b"abc", data: b"de", pd: b"private" };
+        let b = m.encode();
+        let d = Msg::decode(&b).expect("decodes");
+        assert_eq!((d.kind, d.flag, d.to, d.from), (Kind::Accept, true, 7, 9));
+        assert_eq!((d.cm, d.data, d.pd), (&b"abc"[..], &b"de"[..], &b"private"[..]));
+        assert!(Msg::decode(&b[..b.len() - 1]).is_none(), "a short message is refused");
+        assert!(Msg::decode(&b[..HEAD - 1]).is_none());
+    }
+}
