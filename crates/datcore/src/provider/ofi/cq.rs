@@ -279,7 +279,7 @@ pub(super) fn open_cq_on(
             // SAFETY: ours, closed once.
             unsafe { sys::FiOps::close(&cq) };
         }
-        Err(e) if e.ty() != DAT_NOT_IMPLEMENTED => return Err(e),
+        Err(e) if e != DatError::NOT_IMPLEMENTED => return Err(e),
         Err(_) => {}
     }
     Ok((open_cq_with(lib, domain, size, sys::FI_WAIT_NONE)?, None))

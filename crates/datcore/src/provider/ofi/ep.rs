@@ -249,6 +249,8 @@ pub struct OfiQp {
     peer: AtomicU64,
     /// The connection's side of the RDM protocol ([`rdm`]).
     pub(super) link: Link,
+    /// The endpoint's own AV (`FI_EP_RDM`), closed after it.
+    av: std::sync::OnceLock<rdm::Av>,
 }
 
 // SAFETY: the endpoint belongs to a FI_THREAD_SAFE domain; it is closed once, in Drop.
@@ -284,6 +286,7 @@ impl OfiQp {
             phase: Mutex::new(Phase::Idle),
             peer: AtomicU64::new(0),
             link: Link::default(),
+            av: std::sync::OnceLock::new(),
         }))
     }
 
@@ -432,7 +435,13 @@ impl OfiQp {
             let (scq, rcq) = (cq_for(&self.send)?, cq_for(&self.recv)?);
             // SAFETY: live endpoint, EQ and CQs of the same domain and fabric.
             let r = unsafe {
-                let first = d.rdm.as_ref().map_or(d.cm.eq.cast(), |r| r.av.cast());
+                let first = match d.rdm {
+                    Some(_) => {
+                        let av = rdm::Av::open(d.lib, d.domain)?;
+                        self.av.get_or_init(|| av).av.cast()
+                    }
+                    None => d.cm.eq.cast(),
+                };
                 let mut r = sys::FiOps::bind(&ep, first, 0);
                 if r == 0 {
                     r = sys::FiOps::bind(&ep, scq.cast(), sys::FI_TRANSMIT);
@@ -526,6 +535,11 @@ impl OfiQp {
         drop(self.link.bases.lock());
         self.link.told.notify_all();
         self.events.event(ev, private_data);
+    }
+
+    /// Inserts the peer's data endpoint into this endpoint's AV.
+    pub(super) fn insert_peer(&self, addr: &[u8]) -> DatResult<u64> {
+        self.av.get().ok_or(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED))?.insert(addr)
     }
 
     /// Whether the connection is being made or is up.
@@ -671,7 +685,7 @@ impl OfiQp {
             return Err(DatError::invalid_handle(DAT_INVALID_HANDLE_CR));
         }
         let made = self.open_ep(d.info).and_then(|ep| {
-            let peer = r.insert(&cr.data)?;
+            let peer = self.insert_peer(&cr.data)?;
             self.peer.store(peer, Ordering::Release);
             Ok(ep)
         });
@@ -713,10 +727,7 @@ impl Drop for OfiQp {
         }
         if let Some(r) = &self.dev.rdm {
             r.unregister(*self.link.token.get_mut());
-            let peer = *self.peer.get_mut();
-            if peer != 0 {
-                r.remove(peer);
-            }
+            r.release(&self.link, true);
         }
         let ep = *self.ep.get_mut();
         if !ep.is_null() {
@@ -797,12 +808,15 @@ impl QueuePair for OfiQp {
         }
         if let Some(r) = &d.rdm {
             let psp = rdm::psp_addr(r.fmt, remote.ip(), port);
-            let token = self.link.token.load(Ordering::Relaxed);
             // SAFETY: a live enabled endpoint.
-            let sent = unsafe { rdm::name_of(d.lib, ep) }.and_then(|me| r.send_request(&psp, token, &me, private_data));
-            if let Err(e) = sent {
-                self.end(ConnEvent::NonPeerRejected, &[]);
-                return Err(e);
+            let sent = unsafe { rdm::name_of(d.lib, ep) }.and_then(|me| r.send_request(self, &psp, &me, private_data));
+            match sent {
+                Ok(true) => {}
+                Ok(false) => self.end(ConnEvent::NonPeerRejected, &[]),
+                Err(e) => {
+                    self.end(ConnEvent::NonPeerRejected, &[]);
+                    return Err(e);
+                }
             }
             return Ok(());
         }

@@ -152,12 +152,80 @@ pub(super) unsafe fn name_of(lib: &sys::Lib, ep: *mut sys::fid_ep) -> DatResult<
     Ok(buf[..len].to_vec())
 }
 
+/// An address vector, closed when dropped.
+///
+/// Every endpoint has its own: shm keeps the peers an AV names (and the senders it heard from)
+/// as pointers to their regions, and walks them when an endpoint bound to that AV is enabled;
+/// an endpoint of this process closed since would be a dangling pointer then. An AV that
+/// serves one endpoint is walked once, at that endpoint's enable.
+pub(crate) struct Av {
+    lib: &'static sys::Lib,
+    pub av: *mut sys::fid_av,
+}
+
+// SAFETY: an AV of a FI_THREAD_SAFE domain; closed once, in Drop.
+unsafe impl Send for Av {}
+// SAFETY: as above.
+unsafe impl Sync for Av {}
+
+impl Av {
+    pub fn open(lib: &'static sys::Lib, domain: *mut sys::fid_domain) -> DatResult<Av> {
+        let mut attr = sys::fi_av_attr {
+            type_: sys::FI_AV_UNSPEC,
+            rx_ctx_bits: 0,
+            count: 16,
+            ep_per_node: 0,
+            name: std::ptr::null(),
+            map_addr: std::ptr::null_mut(),
+            flags: 0,
+        };
+        let mut av = std::ptr::null_mut();
+        // SAFETY: a live domain and attributes.
+        let r = unsafe { ((*(*domain).ops).av_open)(domain, &mut attr, &mut av, std::ptr::null_mut()) };
+        if r != 0 {
+            return Err(fail(lib, "fi_av_open", r as isize, DatError::insufficient(DAT_RESOURCE_MEMORY)));
+        }
+        Ok(Av { lib, av })
+    }
+
+    /// Inserts `addr`; returns its entry.
+    pub fn insert(&self, addr: &[u8]) -> DatResult<u64> {
+        let mut fa = sys::FI_ADDR_UNSPEC;
+        // SAFETY: a live AV; `addr` is one address of the AV's format.
+        let r =
+            unsafe { ((*(*self.av).ops).insert)(self.av, addr.as_ptr().cast(), 1, &mut fa, 0, std::ptr::null_mut()) };
+        if r != 1 {
+            return Err(fail(
+                self.lib,
+                "fi_av_insert",
+                r as isize,
+                DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE),
+            ));
+        }
+        Ok(fa)
+    }
+
+    pub fn remove(&self, mut fa: u64) {
+        // SAFETY: a live AV and an entry of it.
+        unsafe { ((*(*self.av).ops).remove)(self.av, &mut fa, 1, 0) };
+    }
+}
+
+impl Drop for Av {
+    fn drop(&mut self) {
+        // SAFETY: ours, closed once, after the endpoint bound to it.
+        unsafe { sys::FiOps::close(&self.av) };
+    }
+}
+
 /// An RDM endpoint carrying connection messages, with its receives posted.
 pub(crate) struct CtlEp {
     lib: &'static sys::Lib,
     ep: *mut sys::fid_ep,
     bufs: *mut u8,
     name: Vec<u8>,
+    /// Its AV where it has one of its own (a listener's), closed after it.
+    _own_av: Option<Av>,
 }
 
 // SAFETY: the endpoint belongs to a FI_THREAD_SAFE domain; its buffers are written by
@@ -173,12 +241,14 @@ impl CtlEp {
         domain: *mut sys::fid_domain,
         info: *const sys::fi_info,
         src: Option<&[u8]>,
-        av: *mut sys::fid_av,
+        av: &Av,
+        own_av: Option<Av>,
         cq: *mut sys::fid_cq,
     ) -> DatResult<CtlEp> {
+        let av = own_av.as_ref().map_or(av.av, |a| a.av);
         let ep = open_endpoint(lib, domain, info, src)?;
         let bufs = Box::into_raw(vec![0u8; CTL_SIZE * CTL_RECVS].into_boxed_slice()).cast::<u8>();
-        let mut c = CtlEp { lib, ep, bufs, name: Vec::new() };
+        let mut c = CtlEp { lib, ep, bufs, name: Vec::new(), _own_av: own_av };
         // SAFETY: live endpoint, AV and CQ of one domain.
         let r = unsafe {
             let mut r = sys::FiOps::bind(&ep, av.cast(), 0);
@@ -191,7 +261,8 @@ impl CtlEp {
             r
         };
         if r != 0 {
-            let e = if r == -libc::EADDRINUSE {
+            // shm: "shm file in use" (EBUSY).
+            let e = if r == -libc::EADDRINUSE || r == -libc::EBUSY {
                 DatError::new(DAT_CONN_QUAL_IN_USE, 0)
             } else {
                 fail(lib, "enabling a control endpoint", r as isize, DatError::insufficient(DAT_RESOURCE_TEP))
@@ -288,6 +359,8 @@ pub(crate) struct Link {
     pub peer_token: AtomicU64,
     /// The AV entry of the peer's control endpoint (valid once `peer_known`).
     pub peer_cm: AtomicU64,
+    /// The AV entry of the PSP a request went to, until its answer (0: none).
+    pub psp: AtomicU64,
     pub peer_known: AtomicBool,
     /// When the peer was last heard of, in ms since the IA's epoch.
     pub heard: AtomicU64,
@@ -297,10 +370,12 @@ pub(crate) struct Link {
     pub told: parking_lot::Condvar,
 }
 
-/// One control send in flight: its bytes, and the connection it is about (0: none).
+/// One control send in flight: its bytes, the connection it is about (0: none), and an AV
+/// entry to remove once it completed (0: none).
 struct Sending {
     _bytes: Box<[u8]>,
     token: u64,
+    release: u64,
 }
 
 /// A control send waiting for libfabric to take it.
@@ -308,23 +383,25 @@ struct Waiting {
     to: u64,
     bytes: Box<[u8]>,
     token: u64,
+    release: u64,
     since: Instant,
 }
 
 /// An IA's RDM objects.
 pub(crate) struct Rdm {
     lib: &'static sys::Lib,
-    pub av: *mut sys::fid_av,
+    /// The control endpoint's AV: the PSPs and peers' control endpoints it sends to.
+    av: Av,
     pub cq: *mut sys::fid_cq,
     /// The control CQ's wait fd; None: the CM thread polls it at every look.
     pub cq_fd: Option<libc::c_int>,
     pub fmt: u32,
+    /// The provider is libfabric's shm.
+    shm: bool,
     cm: Option<CtlEp>,
     listeners: Mutex<Vec<Weak<RdmListener>>>,
     conns: Mutex<HashMap<u64, Weak<OfiQp>>>,
     next_token: AtomicU64,
-    /// AV entries of control endpoints and PSPs, by address (kept for the IA's life).
-    addrs: Mutex<HashMap<Vec<u8>, u64>>,
     sending: Mutex<HashMap<usize, Sending>>,
     waiting: Mutex<std::collections::VecDeque<Waiting>>,
     /// Listeners' endpoints for the CM thread to close.
@@ -352,42 +429,21 @@ const MISSED_BEATS: u32 = 5;
 
 impl Rdm {
     pub fn open(lib: &'static sys::Lib, domain: *mut sys::fid_domain, info: *const sys::fi_info) -> DatResult<Rdm> {
-        let mut attr = sys::fi_av_attr {
-            type_: sys::FI_AV_UNSPEC,
-            rx_ctx_bits: 0,
-            count: 64,
-            ep_per_node: 0,
-            name: std::ptr::null(),
-            map_addr: std::ptr::null_mut(),
-            flags: 0,
-        };
-        let mut av = std::ptr::null_mut();
-        // SAFETY: a live domain and attributes.
-        let r = unsafe { ((*(*domain).ops).av_open)(domain, &mut attr, &mut av, std::ptr::null_mut()) };
-        if r != 0 {
-            return Err(fail(lib, "fi_av_open", r as isize, DatError::insufficient(DAT_RESOURCE_MEMORY)));
-        }
-        let (cq, cq_fd) = match super::cq::open_cq_on(lib, domain, 256) {
-            Ok(cq) => cq,
-            Err(e) => {
-                // SAFETY: ours, closed once.
-                unsafe { sys::FiOps::close(&av) };
-                return Err(e);
-            }
-        };
+        let av = Av::open(lib, domain)?;
+        let (cq, cq_fd) = super::cq::open_cq_on(lib, domain, 256)?;
         // SAFETY: a live info.
-        let fmt = unsafe { (*info).addr_format };
+        let (fmt, shm) = unsafe { ((*info).addr_format, sys::cstr((*(*info).fabric_attr).prov_name) == "shm") };
         let mut rdm = Rdm {
             lib,
             av,
             cq,
             cq_fd,
             fmt,
+            shm,
             cm: None,
             listeners: Mutex::new(Vec::new()),
             conns: Mutex::new(HashMap::new()),
             next_token: AtomicU64::new(first_token()),
-            addrs: Mutex::new(HashMap::new()),
             sending: Mutex::new(HashMap::new()),
             waiting: Mutex::new(std::collections::VecDeque::new()),
             closing: Mutex::new(Vec::new()),
@@ -399,7 +455,7 @@ impl Rdm {
             beat: beat_every(),
             last_beat: Mutex::new(Instant::now()),
         };
-        rdm.cm = Some(CtlEp::open(lib, domain, info, None, av, cq)?);
+        rdm.cm = Some(CtlEp::open(lib, domain, info, None, &rdm.av, None, cq)?);
         Ok(rdm)
     }
 
@@ -416,38 +472,14 @@ impl Rdm {
         self.epoch.elapsed().as_millis() as u64
     }
 
-    /// Inserts `addr` into the AV.
+    /// Inserts `addr` into the control endpoint's AV.
     pub fn insert(&self, addr: &[u8]) -> DatResult<u64> {
-        let mut fa = sys::FI_ADDR_UNSPEC;
-        // SAFETY: a live AV; `addr` is one address of the AV's format.
-        let r =
-            unsafe { ((*(*self.av).ops).insert)(self.av, addr.as_ptr().cast(), 1, &mut fa, 0, std::ptr::null_mut()) };
-        if r != 1 {
-            return Err(fail(
-                self.lib,
-                "fi_av_insert",
-                r as isize,
-                DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE),
-            ));
-        }
-        Ok(fa)
+        self.av.insert(addr)
     }
 
-    /// The AV entry of a control endpoint or PSP, inserted once.
-    pub fn insert_cached(&self, addr: &[u8]) -> DatResult<u64> {
-        let mut m = self.addrs.lock();
-        if let Some(&a) = m.get(addr) {
-            return Ok(a);
-        }
-        let a = self.insert(addr)?;
-        m.insert(addr.to_vec(), a);
-        Ok(a)
-    }
-
-    /// Removes a data endpoint's AV entry.
-    pub fn remove(&self, mut fa: u64) {
-        // SAFETY: a live AV and an entry of it.
-        unsafe { ((*(*self.av).ops).remove)(self.av, &mut fa, 1, 0) };
+    /// Removes an entry of the control endpoint's AV.
+    pub fn remove(&self, fa: u64) {
+        self.av.remove(fa);
     }
 
     pub fn register(&self, qp: &Arc<OfiQp>) -> u64 {
@@ -468,10 +500,15 @@ impl Rdm {
     /// A send libfabric cannot take yet (`-FI_EAGAIN`: rxm is still connecting to that peer)
     /// waits in order and is retried by the CM thread ([`Rdm::retry`]).
     fn send(&self, to: u64, m: &Msg<'_>, token: u64) -> DatResult<()> {
+        self.send_then_release(to, m, token, 0)
+    }
+
+    /// [`Rdm::send`], removing AV entry `release` (0: none) once the send completed.
+    fn send_then_release(&self, to: u64, m: &Msg<'_>, token: u64, release: u64) -> DatResult<()> {
         let bytes = m.encode().into_boxed_slice();
         let mut w = self.waiting.lock();
         if w.is_empty() {
-            match self.post(to, bytes, token) {
+            match self.post(to, bytes, token, release) {
                 Ok(()) => return Ok(()),
                 Err(Some(r)) => {
                     return Err(fail(
@@ -484,17 +521,17 @@ impl Rdm {
                 Err(None) => {}
             }
         }
-        w.push_back(Waiting { to, bytes: m.encode().into_boxed_slice(), token, since: Instant::now() });
+        w.push_back(Waiting { to, bytes: m.encode().into_boxed_slice(), token, release, since: Instant::now() });
         drop(w);
         self.kick.ring();
         Ok(())
     }
 
     /// Posts one control send; Err(None) for `-FI_EAGAIN`, Err(Some(r)) for another error.
-    fn post(&self, to: u64, bytes: Box<[u8]>, token: u64) -> Result<(), Option<isize>> {
+    fn post(&self, to: u64, bytes: Box<[u8]>, token: u64, release: u64) -> Result<(), Option<isize>> {
         let (p, len) = (bytes.as_ptr(), bytes.len());
         let mut s = self.sending.lock();
-        s.insert(p as usize, Sending { _bytes: bytes, token });
+        s.insert(p as usize, Sending { _bytes: bytes, token, release });
         let ep = self.cm().ep;
         // SAFETY: a live endpoint; the bytes stay in `sending` until the completion; the
         // context is their address.
@@ -513,13 +550,18 @@ impl Rdm {
         let mut w = self.waiting.lock();
         while let Some(x) = w.pop_front() {
             let (to, token, since) = (x.to, x.token, x.since);
-            match self.post(to, x.bytes.clone(), token) {
+            match self.post(to, x.bytes.clone(), token, x.release) {
                 Ok(()) => {}
                 Err(None) if since.elapsed() < self.beat * MISSED_BEATS => {
                     w.push_front(x);
                     break;
                 }
-                Err(_) => failed.push(token),
+                Err(_) => {
+                    failed.push(token);
+                    if x.release != 0 {
+                        self.remove(x.release);
+                    }
+                }
             }
         }
         let more = !w.is_empty();
@@ -558,17 +600,40 @@ impl Rdm {
 
     /// Sends a connection request for `qp` (token `token`, data endpoint at `data`) to the
     /// PSP at `psp`.
-    pub fn send_request(&self, psp: &[u8], token: u64, data: &[u8], pd: &[u8]) -> DatResult<()> {
-        let to = self.insert_cached(psp)?;
+    ///
+    /// Ok(false): nobody listens there. shm says so by the absence of the PSP's region (a send
+    /// to a name without one crashes libfabric 1.17's shm).
+    pub fn send_request(&self, qp: &OfiQp, psp: &[u8], data: &[u8], pd: &[u8]) -> DatResult<bool> {
+        if self.shm {
+            let name = String::from_utf8_lossy(psp.strip_suffix(&[0]).unwrap_or(psp)).into_owned();
+            if !std::path::Path::new("/dev/shm").join(name).exists() {
+                return Ok(false);
+            }
+        }
+        let to = self.insert(psp)?;
+        qp.link.psp.store(to, Ordering::Relaxed);
+        let token = qp.link.token.load(Ordering::Relaxed);
         let m = Msg { kind: Kind::Request, flag: false, to: 0, from: token, cm: self.cm_name(), data, pd };
-        self.send(to, &m, token)
+        self.send(to, &m, token).map(|()| true)
+    }
+
+    /// Removes the AV entries `qp`'s connection holds (all at its end; the PSP's at the
+    /// answer, `all` false).
+    pub fn release(&self, link: &Link, all: bool) {
+        let psp = link.psp.swap(0, Ordering::AcqRel);
+        if psp != 0 {
+            self.remove(psp);
+        }
+        if all && link.peer_known.swap(false, Ordering::AcqRel) {
+            self.remove(link.peer_cm.load(Ordering::Relaxed));
+        }
     }
 
     /// Sends `qp`'s accept of `cr` (the peer's token and control endpoint become `qp`'s).
     pub fn send_accept(&self, qp: &OfiQp, cr: &RdmCr, data: &[u8], pd: &[u8]) -> DatResult<()> {
         let l = &qp.link;
         l.peer_token.store(cr.from, Ordering::Relaxed);
-        l.peer_cm.store(self.insert_cached(&cr.cm)?, Ordering::Relaxed);
+        l.peer_cm.store(self.insert(&cr.cm)?, Ordering::Relaxed);
         l.heard.store(self.now_ms(), Ordering::Relaxed);
         l.peer_known.store(true, Ordering::Release);
         let token = l.token.load(Ordering::Relaxed);
@@ -594,7 +659,10 @@ impl Rdm {
             let entries =
                 unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<sys::fi_cq_data_entry>(), got as usize) };
             for e in entries {
-                if self.sending.lock().remove(&(e.op_context as usize)).is_some() {
+                if let Some(s) = self.sending.lock().remove(&(e.op_context as usize)) {
+                    if s.release != 0 {
+                        self.remove(s.release);
+                    }
                     continue;
                 }
                 self.arrived(d, e.op_context, e.len);
@@ -618,8 +686,11 @@ impl Rdm {
         if unsafe { ((*(*self.cq).ops).readerr)(self.cq, &mut e, 0) } <= 0 {
             return;
         }
-        tracing::debug!(err = e.err, "ofi: connection message failed: {}", sys::strerror(self.lib, e.err as isize));
         if let Some(s) = self.sending.lock().remove(&(e.op_context as usize)) {
+            if s.release != 0 {
+                self.remove(s.release);
+            }
+            tracing::debug!(err = e.err, "ofi: connection message failed: {}", sys::strerror(self.lib, e.err as isize));
             if let Some(q) = self.conn(s.token) {
                 // A request nobody takes is refused; after the connection, any failure breaks it.
                 q.on_error(libc::ECONNREFUSED, &[]);
@@ -672,7 +743,8 @@ impl Rdm {
         l.heard.store(self.now_ms(), Ordering::Relaxed);
         match m.kind {
             Kind::Accept => {
-                let known = self.insert_cached(m.cm).and_then(|cm| Ok((cm, self.insert(m.data)?)));
+                self.release(l, false);
+                let known = self.insert(m.cm).and_then(|cm| Ok((cm, q.insert_peer(m.data)?)));
                 match known {
                     Ok((cm, data)) => {
                         l.peer_token.store(m.from, Ordering::Relaxed);
@@ -684,11 +756,15 @@ impl Rdm {
                 }
             }
             Kind::Reject if m.flag => {
+                self.release(l, false);
                 let mut data = REJECT_MARKER.to_vec();
                 data.extend_from_slice(m.pd);
                 q.on_error(libc::ECONNREFUSED, &data);
             }
-            Kind::Reject => q.on_error(libc::ECONNREFUSED, &[]),
+            Kind::Reject => {
+                self.release(l, false);
+                q.on_error(libc::ECONNREFUSED, &[]);
+            }
             Kind::Ready => q.on_connected(&[]),
             Kind::Disconnect => q.on_peer_disconnect(),
             Kind::AskBase if m.pd.len() == 4 => {
@@ -779,7 +855,6 @@ impl Drop for Rdm {
             self.closing.get_mut().clear();
             drop(self.cm.take());
             sys::FiOps::close(&self.cq);
-            sys::FiOps::close(&self.av);
         }
     }
 }
@@ -803,7 +878,8 @@ impl RdmListener {
         let r = dev.rdm.as_ref().expect("an RDM IA");
         let src = psp_addr(r.fmt, dev.addr.ip(), p16);
         let _held = dev.lifecycle.lock();
-        let ctl = CtlEp::open(dev.lib, dev.domain, dev.info, Some(&src), r.av, r.cq)?;
+        let own = Av::open(dev.lib, dev.domain)?;
+        let ctl = CtlEp::open(dev.lib, dev.domain, dev.info, Some(&src), &r.av, Some(own), r.cq)?;
         let l = Arc::new(RdmListener { dev: dev.clone(), ctl: std::mem::ManuallyDrop::new(ctl), port, events });
         let mut ls = r.listeners.lock();
         ls.retain(|w| w.strong_count() > 0);
@@ -882,9 +958,9 @@ impl RdmCr {
 
     fn refuse(&self, by_consumer: bool, pd: &[u8]) -> DatResult<()> {
         let r = self.listener.dev.rdm.as_ref().expect("an RDM IA");
-        let to = r.insert_cached(&self.cm)?;
+        let to = r.insert(&self.cm)?;
         let m = Msg { kind: Kind::Reject, flag: by_consumer, to: self.from, from: 0, cm: r.cm_name(), data: &[], pd };
-        r.send(to, &m, 0)
+        r.send_then_release(to, &m, 0, to)
     }
 }
 
