@@ -15,7 +15,7 @@ use super::super::{
 };
 use super::cm::{self, Owner};
 use super::cq::{OfiCq, CQS};
-use super::mr::Refused;
+use super::mr::{Refused, Region};
 use super::rdm::{self, Kind2, Link};
 use super::{fail, sys, DevInner, MAX_SGE};
 use crate::codes::*;
@@ -367,30 +367,46 @@ impl OfiQp {
         fail(self.dev.lib, what, r, DatError::invalid_state(DAT_INVALID_STATE_EP_DISCONNECTED))
     }
 
-    /// The offset into the peer's region under `key` of its virtual address `addr`, where the
-    /// domain addresses by offset: the region's start is asked of the peer once per key and
-    /// connection (a connection message; the post waits for the answer), then cached. A key
-    /// the peer does not know leaves the address as it is, and the target refuses it.
-    #[cold]
-    fn offset_of(&self, addr: u64, key: u32) -> DatResult<u64> {
-        if let Some(&b) = self.link.bases.lock().get(&key) {
-            return Ok(addr.wrapping_sub(b));
+    /// The peer's region under `key` (`FI_EP_RDM`): asked of the peer once per key and
+    /// connection (a connection message; the post waits for the answer), then cached. The
+    /// initiator checks each RDMA against it, since neither shm nor rxm reports a bad key,
+    /// range or right to the initiator; and where the domain addresses by offset, the address
+    /// is translated by the region's start.
+    fn peer_region(&self, key: u32) -> DatResult<Region> {
+        if let Some(&r) = self.link.bases.lock().get(&key) {
+            return Ok(r);
         }
-        let r = self.dev.rdm.as_ref().expect("offsets are an RDM domain's");
-        r.ask_base(self, key)?;
+        let rdm = self.dev.rdm.as_ref().expect("an RDM IA");
+        rdm.ask_base(self, key)?;
         let until = std::time::Instant::now() + Duration::from_secs(10);
         let mut bases = self.link.bases.lock();
         loop {
-            if let Some(&b) = bases.get(&key) {
-                return Ok(addr.wrapping_sub(b));
+            if let Some(&r) = bases.get(&key) {
+                return Ok(r);
             }
             if !self.is_open() {
                 return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_DISCONNECTED));
             }
             if self.link.told.wait_until(&mut bases, until).timed_out() {
-                return Ok(addr);
+                return Ok(Region::default());
             }
         }
+    }
+
+    /// An RDMA the peer's region does not allow: it completes with a remote access error
+    /// and the connection breaks, as a target's refusal does on RDMA hardware.
+    #[cold]
+    fn refuse_remote(&self, wr: &SendWr<'_>, op: WcOpcode, sges: &[Sge]) -> DatResult<()> {
+        let Some(slot) = self.take_send(wr.wr_id, op, sges, true)? else {
+            return Ok(());
+        };
+        if let Some(wc) = self.send.complete(slot as usize, WcStatus::RemoteAccess, 0) {
+            if let Some(cq) = &self.send.cq {
+                cq.push_soft([wc]);
+            }
+        }
+        self.end(ConnEvent::Broken, &[]);
+        Ok(())
     }
 
     /// Retries a post libfabric refused with `-FI_EAGAIN`, driving the progress of the
@@ -610,7 +626,13 @@ impl OfiQp {
         }
         self.check(sges, op == WcOpcode::RdmaRead)?;
         let rma = match rma {
-            Some((addr, key, read)) if self.dev.offsets => Some((self.offset_of(addr, key)?, key, read)),
+            Some((addr, key, read)) if self.dev.rdm.is_some() => {
+                let r = self.peer_region(key)?;
+                if !r.allows(addr, total(sges), read) {
+                    return self.refuse_remote(wr, op, sges);
+                }
+                Some((if self.dev.offsets { addr - r.base } else { addr }, key, read))
+            }
             r => r,
         };
         let Some(slot) = self.take_send(wr.wr_id, op, sges, wr.signaled)? else {

@@ -20,6 +20,8 @@ struct Entry {
     len: AtomicU64,
     /// Local write access (a receive's or an RDMA read's sink).
     write: AtomicBool,
+    /// Remote access: [`REMOTE_READ`] | [`REMOTE_WRITE`].
+    remote: std::sync::atomic::AtomicU8,
     /// `fi_mr_desc` where the provider wants local descriptors (`FI_MR_LOCAL`), else NULL.
     desc: AtomicPtr<c_void>,
 }
@@ -30,6 +32,30 @@ struct Entry {
 pub(crate) struct Keys {
     next: AtomicU32,
     table: Box<[Entry]>,
+}
+
+/// [`Region::remote`]: the peer may read.
+pub(crate) const REMOTE_READ: u8 = 1;
+/// [`Region::remote`]: the peer may write.
+pub(crate) const REMOTE_WRITE: u8 = 2;
+
+/// A registered region as a peer learns it (`FI_EP_RDM`).
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub(crate) struct Region {
+    pub base: u64,
+    pub len: u64,
+    /// [`REMOTE_READ`] | [`REMOTE_WRITE`]; 0 for a key the peer does not know.
+    pub remote: u8,
+}
+
+impl Region {
+    /// Whether `[addr, addr + len)` lies in it with the access an RDMA read or write needs.
+    pub fn allows(&self, addr: u64, len: u64, read: bool) -> bool {
+        let need = if read { REMOTE_READ } else { REMOTE_WRITE };
+        self.remote & need != 0
+            && addr >= self.base
+            && addr.checked_add(len).is_some_and(|end| end <= self.base.saturating_add(self.len))
+    }
 }
 
 /// Why a segment is refused.
@@ -48,6 +74,7 @@ impl Keys {
                 addr: AtomicU64::new(0),
                 len: AtomicU64::new(0),
                 write: AtomicBool::new(false),
+                remote: std::sync::atomic::AtomicU8::new(0),
                 desc: AtomicPtr::new(std::ptr::null_mut()),
             })
             .collect();
@@ -78,19 +105,24 @@ impl Keys {
         let _ = e.key.compare_exchange(key, 0, Ordering::AcqRel, Ordering::Relaxed);
     }
 
-    fn publish(&self, key: u32, addr: u64, len: u64, write: bool, desc: *mut c_void) {
+    fn publish(&self, key: u32, addr: u64, len: u64, write: bool, remote: u8, desc: *mut c_void) {
         let e = &self.table[key as usize % SLOTS];
         e.addr.store(addr, Ordering::Relaxed);
         e.write.store(write, Ordering::Relaxed);
+        e.remote.store(remote, Ordering::Relaxed);
         e.desc.store(desc, Ordering::Relaxed);
         e.len.store(len, Ordering::Release);
     }
 
-    /// The start of the region registered under `key`, if one is.
-    pub fn base(&self, key: u32) -> Option<u64> {
+    /// The region registered under `key`, if one is.
+    pub fn region(&self, key: u32) -> Option<Region> {
         let e = &self.table[key as usize % SLOTS];
-        (key != 0 && e.key.load(Ordering::Acquire) == key && e.len.load(Ordering::Acquire) > 0)
-            .then(|| e.addr.load(Ordering::Relaxed))
+        let len = e.len.load(Ordering::Acquire);
+        (key != 0 && e.key.load(Ordering::Acquire) == key && len > 0).then(|| Region {
+            base: e.addr.load(Ordering::Relaxed),
+            len,
+            remote: e.remote.load(Ordering::Relaxed),
+        })
     }
 
     /// Checks that `[addr, addr + len)` lies in the region under `lkey` (with local write
@@ -185,7 +217,10 @@ impl ProtectionDomain for OfiPd {
                 return Err(DatError::insufficient(DAT_RESOURCE_MEMORY_REGION));
             }
         };
-        d.mr_keys.publish(key, addr, len, access.local_write, if d.mr_local { desc } else { std::ptr::null_mut() });
+        let remote =
+            if access.remote_read { REMOTE_READ } else { 0 } | if access.remote_write { REMOTE_WRITE } else { 0 };
+        let desc = if d.mr_local { desc } else { std::ptr::null_mut() };
+        d.mr_keys.publish(key, addr, len, access.local_write, remote, desc);
         Ok(Arc::new(OfiMr { dev: d.clone(), mr, key, addr, len }))
     }
 

@@ -13,6 +13,7 @@
 use super::super::{ConnEvent, ConnectionRequest, Listener, ListenerEvents};
 use super::cm::REJECT_MARKER;
 use super::ep::OfiQp;
+use super::mr::Region;
 use super::{fail, sys, DevInner};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
@@ -37,6 +38,9 @@ const HEAD: usize = 32;
 
 pub(super) static RCRS: Reg<RdmCr> = Reg::new();
 
+/// The connection qualifiers this process listens on over shm.
+static SHM_PSPS: Mutex<std::collections::BTreeSet<u16>> = Mutex::new(std::collections::BTreeSet::new());
+
 /// What a connection message says.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[repr(u8)]
@@ -53,9 +57,9 @@ enum Kind {
     Disconnect,
     /// Either way, every beat: still here.
     Beat,
-    /// Where does your region under this key (in the data) start?
+    /// Which region is under this key (u32 in the data)?
     AskBase,
-    /// Here (key u32, start u64 in the data; flag: known).
+    /// This one (key u32, start u64, length u64, remote access u8 (0: unknown key)).
     TellBase,
 }
 
@@ -364,8 +368,8 @@ pub(crate) struct Link {
     pub peer_known: AtomicBool,
     /// When the peer was last heard of, in ms since the IA's epoch.
     pub heard: AtomicU64,
-    /// The starts of the peer's regions by key, where the domain addresses by offset.
-    pub bases: Mutex<HashMap<u32, u64>>,
+    /// The peer's regions by key, as it told them.
+    pub bases: Mutex<HashMap<u32, Region>>,
     /// Notified when an answer enters `bases` or the connection ends.
     pub told: parking_lot::Condvar,
 }
@@ -769,18 +773,18 @@ impl Rdm {
             Kind::Disconnect => q.on_peer_disconnect(),
             Kind::AskBase if m.pd.len() == 4 => {
                 let key = u32::from_le_bytes(m.pd.try_into().unwrap());
-                let base = d.mr_keys.base(key);
+                let r = d.mr_keys.region(key).unwrap_or_default();
                 let mut tell = key.to_le_bytes().to_vec();
-                tell.extend_from_slice(&base.unwrap_or(0).to_le_bytes());
-                tell.push(base.is_some() as u8);
+                tell.extend_from_slice(&r.base.to_le_bytes());
+                tell.extend_from_slice(&r.len.to_le_bytes());
+                tell.push(r.remote);
                 let _ = self.send_to_peer(&q, Kind2(Kind::TellBase), &tell);
             }
-            Kind::TellBase if m.pd.len() == 13 => {
+            Kind::TellBase if m.pd.len() == 21 => {
+                let u64_at = |i: usize| u64::from_le_bytes(m.pd[i..i + 8].try_into().unwrap());
                 let key = u32::from_le_bytes(m.pd[..4].try_into().unwrap());
-                let base = u64::from_le_bytes(m.pd[4..12].try_into().unwrap());
-                // An unknown key is cached as base 0: the address goes as it is and the
-                // target refuses the key.
-                l.bases.lock().insert(key, if m.pd[12] != 0 { base } else { 0 });
+                let r = Region { base: u64_at(4), len: u64_at(12), remote: m.pd[20] };
+                l.bases.lock().insert(key, r);
                 l.told.notify_all();
             }
             Kind::AskBase | Kind::TellBase | Kind::Beat | Kind::Request => {}
@@ -877,9 +881,19 @@ impl RdmListener {
         };
         let r = dev.rdm.as_ref().expect("an RDM IA");
         let src = psp_addr(r.fmt, dev.addr.ip(), p16);
+        // shm refuses a name another process holds, not always one of this process.
+        if r.shm && !SHM_PSPS.lock().insert(p16) {
+            return Err(DatError::new(DAT_CONN_QUAL_IN_USE, 0));
+        }
+        let unlist = || {
+            if r.shm {
+                SHM_PSPS.lock().remove(&p16);
+            }
+        };
         let _held = dev.lifecycle.lock();
-        let own = Av::open(dev.lib, dev.domain)?;
-        let ctl = CtlEp::open(dev.lib, dev.domain, dev.info, Some(&src), &r.av, Some(own), r.cq)?;
+        let ctl = Av::open(dev.lib, dev.domain)
+            .and_then(|own| CtlEp::open(dev.lib, dev.domain, dev.info, Some(&src), &r.av, Some(own), r.cq))
+            .inspect_err(|_| unlist())?;
         let l = Arc::new(RdmListener { dev: dev.clone(), ctl: std::mem::ManuallyDrop::new(ctl), port, events });
         let mut ls = r.listeners.lock();
         ls.retain(|w| w.strong_count() > 0);
@@ -921,6 +935,9 @@ impl Drop for RdmListener {
         let r = self.dev.rdm.as_ref().expect("an RDM IA");
         // SAFETY: taken once; the field is not used after this.
         let ctl = unsafe { std::mem::ManuallyDrop::take(&mut self.ctl) };
+        if r.shm {
+            SHM_PSPS.lock().remove(&(self.port as u16));
+        }
         r.closing.lock().push(ctl);
         r.kick.ring();
     }
