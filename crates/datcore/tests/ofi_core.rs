@@ -1,12 +1,14 @@
-//! The `ofi` provider through the DAT core on libfabric's `tcp` provider over the loopback
-//! (`ofi-tcp-lo`): IA names, PSP errors, EPs connected within one process, send/recv (receives
-//! posted before the connection, several segments), RDMA write/read, private data, a consumer's
-//! reject and a connect nobody listens for, disconnect flushing posted work, reset and
-//! reconnect, a consumer sleeping in `dat_evd_wait` on the CQ's wait fd, and Intel MPI's
-//! eager protocol (RDMA writes into rings both sides spin on).
+//! The `ofi` provider through the DAT core, on each of `ofi-tcp-lo` (libfabric's tcp,
+//! `FI_EP_MSG`), `ofi-tcp_rxm-lo` (tcp under rxm, `FI_EP_RDM`) and `ofi-shm` (libfabric's shm,
+//! `FI_EP_RDM`) that libfabric offers: IA names, PSP errors, EPs connected within one process,
+//! send/recv (receives posted before the connection, several segments), RDMA write/read,
+//! private data, a consumer's reject and a connect nobody listens for, disconnect flushing
+//! posted work, reset and reconnect, a consumer sleeping in `dat_evd_wait`, and a peer process
+//! killed (BROKEN, posted work flushed); and on `ofi-tcp-lo`, Intel MPI's eager protocol (RDMA
+//! writes into rings both sides spin on).
 //!
-//! Every test passes with "skipped: ..." where libfabric or its tcp provider on `lo` is
-//! missing. `OFI_IA` picks another IA name.
+//! A test passes with "skipped: ..." for a name libfabric does not offer. `OFI_IA` picks one
+//! IA name instead.
 
 use datcore::codes::*;
 use datcore::endpoint::{Endpoint, EpCreate};
@@ -29,16 +31,21 @@ fn provider() -> Arc<dyn Provider> {
     Arc::new(OfiProvider::new())
 }
 
-/// The IA name to test, or None (test skipped).
-fn ia_name() -> Option<String> {
-    let want = std::env::var("OFI_IA").unwrap_or_else(|_| "ofi-tcp-lo".into());
+/// Runs `test` on each IA name to test that libfabric offers.
+fn on_each_ia(test: impl Fn(&str)) {
+    let wanted: Vec<String> = match std::env::var("OFI_IA") {
+        Ok(n) => vec![n],
+        Err(_) => ["ofi-tcp-lo", "ofi-tcp_rxm-lo", "ofi-shm"].map(String::from).to_vec(),
+    };
     let names = provider().ia_names();
-    eprintln!("ofi IA names: {names:?}");
-    if !names.contains(&want) {
-        eprintln!("skipped: {want} not offered (libfabric or its tcp provider missing)");
-        return None;
+    for want in wanted {
+        if names.contains(&want) {
+            eprintln!("on {want}");
+            test(&want);
+        } else {
+            eprintln!("skipped: {want} not offered by libfabric (offered: {names:?})");
+        }
     }
-    Some(want)
 }
 
 struct Ia {
@@ -153,14 +160,17 @@ fn connect(ia: &Ia, c: &Ep, s: &Ep, port: u64, pd: &[u8]) -> (Vec<u8>, Vec<u8>) 
 
 #[test]
 fn ofi_names_and_psp_errors() {
-    let Some(name) = ia_name() else { return };
-    let ia = open(&name);
+    on_each_ia(ofi_names_and_psp_errors_on);
+}
+
+fn ofi_names_and_psp_errors_on(name: &str) {
+    let ia = open(name);
     assert_eq!(ia.addr.ip(), std::net::Ipv4Addr::LOCALHOST);
     assert!(ia.ia.device.attr().max_private_data >= 64);
     let e = service_point::create_psp(&ia.ia, 1 << 20, ia.cr_evd.handle(), DAT_PSP_CONSUMER_FLAG).unwrap_err();
     assert_eq!(e.ty(), DAT_INVALID_PARAMETER);
     let psp = service_point::create_psp(&ia.ia, 21001, ia.cr_evd.handle(), DAT_PSP_CONSUMER_FLAG).expect("psp");
-    let ia2 = open(&name);
+    let ia2 = open(name);
     let e = service_point::create_psp(&ia2.ia, 21001, ia2.cr_evd.handle(), DAT_PSP_CONSUMER_FLAG).unwrap_err();
     assert_eq!(e.ty(), DAT_CONN_QUAL_IN_USE);
     service_point::free_psp(psp).unwrap();
@@ -177,8 +187,11 @@ impl datcore::provider::AsyncEvents for NoAsync {
 
 #[test]
 fn ofi_send_recv_rdma() {
-    let Some(name) = ia_name() else { return };
-    let ia = open(&name);
+    on_each_ia(ofi_send_recv_rdma_on);
+}
+
+fn ofi_send_recv_rdma_on(name: &str) {
+    let ia = open(name);
     let (c, s) = (ep(&ia), ep(&ia));
     let sbuf = Buf::new(&ia, 1 << 16, 0);
     let cbuf = Buf::new(&ia, 1 << 16, 0xab);
@@ -258,8 +271,11 @@ fn ofi_send_recv_rdma() {
 /// (libfabric keeps a receive posted to an ended endpoint until the endpoint is closed.)
 #[test]
 fn ofi_receives_posted_as_the_peer_shuts_down_are_flushed() {
-    let Some(name) = ia_name() else { return };
-    let ia = open(&name);
+    on_each_ia(ofi_receives_posted_as_the_peer_shuts_down_are_flushed_on);
+}
+
+fn ofi_receives_posted_as_the_peer_shuts_down_are_flushed_on(name: &str) {
+    let ia = open(name);
     let cbuf = Buf::new(&ia, 4096, 0);
     for round in 0..5u16 {
         let (c, s) = (ep(&ia), ep(&ia));
@@ -299,8 +315,11 @@ fn ofi_receives_posted_as_the_peer_shuts_down_are_flushed() {
 /// (the CQ's wait fd), many times over.
 #[test]
 fn ofi_wait_wakes_on_arrival() {
-    let Some(name) = ia_name() else { return };
-    let ia = open(&name);
+    on_each_ia(ofi_wait_wakes_on_arrival_on);
+}
+
+fn ofi_wait_wakes_on_arrival_on(name: &str) {
+    let ia = open(name);
     let (c, s) = (ep(&ia), ep(&ia));
     let sbuf = Buf::new(&ia, 4096, 0);
     let cbuf = Buf::new(&ia, 4096, 1);
@@ -331,8 +350,11 @@ fn ofi_wait_wakes_on_arrival() {
 
 #[test]
 fn ofi_reject_and_no_listener() {
-    let Some(name) = ia_name() else { return };
-    let ia = open(&name);
+    on_each_ia(ofi_reject_and_no_listener_on);
+}
+
+fn ofi_reject_and_no_listener_on(name: &str) {
+    let ia = open(name);
     let c = ep(&ia);
     let b = Buf::new(&ia, 64, 0);
     c.ep.post_recv(&[b.sge(0, 64)], 5, 0).unwrap();
@@ -499,11 +521,19 @@ fn eager_recv(rings: &EagerRings, first: usize, iter: u64, side: u64) -> usize {
 /// `OFI_EAGER_ROUNDS` sets the round trips (default 200).
 #[test]
 fn ofi_intel_mpi_eager_rings() {
-    let Some(name) = ia_name() else { return };
-    let ia = open(&name);
+    // Intel MPI's ofi setting is tcp's FI_EP_MSG; the RDM names are not tried here.
+    on_each_ia(|name| {
+        if name == "ofi-tcp-lo" {
+            ofi_intel_mpi_eager_rings_on(name)
+        }
+    });
+}
+
+fn ofi_intel_mpi_eager_rings_on(name: &str) {
+    let ia = open(name);
     let (c, s) = (ep(&ia), ep(&ia));
     let (cr, sr) = (EagerRings::new(&ia), EagerRings::new(&ia));
-    connect(&ia, &c, &s, 21020, b"");
+    connect(&ia, &c, &s, 21030, b"");
     let rounds: u64 = std::env::var("OFI_EAGER_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
     let (to_client, to_server) = (cr.remote(), sr.remote());
     let server = std::thread::spawn(move || {
@@ -527,4 +557,55 @@ fn ofi_intel_mpi_eager_rings() {
     for e in [&c, &s] {
         assert_eq!(wait(&e.conn, "disconnected").number, DAT_CONNECTION_EVENT_DISCONNECTED);
     }
+}
+
+/// A peer process killed while connected: the survivor's connection becomes BROKEN (shm: no
+/// heartbeat for five beats; rxm: the heartbeat's send fails), or DISCONNECTED over tcp's
+/// `FI_EP_MSG`; its posted receive is flushed, and nothing hangs.
+#[test]
+fn ofi_peer_killed_breaks_the_connection() {
+    on_each_ia(ofi_peer_killed_on);
+}
+
+fn ofi_peer_killed_on(name: &str) {
+    let ia = open(name);
+    let s = ep(&ia);
+    let b = Buf::new(&ia, 64, 0);
+    s.ep.post_recv(&[b.sge(0, 64)], 77, 0).unwrap();
+    let port = 21020;
+    let psp = service_point::create_psp(&ia.ia, port, ia.cr_evd.handle(), DAT_PSP_CONSUMER_FLAG).expect("psp");
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["ofi_peer_child", "--exact", "--ignored", "--nocapture"])
+        .env("OFI_PEER_CHILD", format!("{name} {} {port}", ia.addr.ip()))
+        .spawn()
+        .expect("spawn the peer");
+    let e = wait(&ia.cr_evd, "the peer's connection request");
+    let EventData::ConnectionRequest { cr, .. } = e.data else { panic!("expected a CR, got {e:?}") };
+    service_point::accept(cr, s.h, b"").expect("accept");
+    assert_eq!(wait(&s.conn, "established").number, DAT_CONNECTION_EVENT_ESTABLISHED);
+    service_point::free_psp(psp).unwrap();
+    child.kill().expect("kill the peer");
+    child.wait().unwrap();
+    let ev = wait(&s.conn, "broken");
+    // Over FI_EP_MSG the kernel closes the dead process's socket as a shutdown does: tcp
+    // reports it as the peer's disconnect.
+    let msg = name == "ofi-tcp-lo" && ev.number == DAT_CONNECTION_EVENT_DISCONNECTED;
+    assert!(ev.number == DAT_CONNECTION_EVENT_BROKEN || msg, "{ev:?}");
+    assert_eq!(dto(&s.recv, "flushed receive"), (77, DAT_DTO_ERR_FLUSHED, 0));
+}
+
+/// The peer [`ofi_peer_killed_breaks_the_connection`] starts in a process of its own: connects
+/// and waits to be killed. Does nothing unless `OFI_PEER_CHILD` says where to connect.
+#[test]
+#[ignore = "run by ofi_peer_killed_breaks_the_connection in a child process"]
+fn ofi_peer_child() {
+    let Ok(args) = std::env::var("OFI_PEER_CHILD") else { return };
+    let mut it = args.split(' ');
+    let (name, ip, port) = (it.next().unwrap(), it.next().unwrap(), it.next().unwrap());
+    let ia = open(name);
+    let c = ep(&ia);
+    let addr = SocketAddr::new(ip.parse().unwrap(), 0);
+    c.ep.connect(addr, port.parse().unwrap(), WAIT_US, b"").expect("connect");
+    assert_eq!(wait(&c.conn, "established").number, DAT_CONNECTION_EVENT_ESTABLISHED);
+    std::thread::sleep(std::time::Duration::from_secs(120));
 }
