@@ -106,12 +106,6 @@ impl OfiCq {
         self.sleep.look(self)
     }
 
-    /// Drives libfabric's progress of this CQ's endpoints once, unless a waiter sleeps on it
-    /// (it drives its own); true when it did.
-    pub fn drive(&self) -> bool {
-        self.sleep.drive(self)
-    }
-
     /// Drives libfabric's progress of this CQ's endpoints (a post that libfabric refused for
     /// now needs it).
     pub fn progress(&self) {
@@ -178,6 +172,13 @@ impl OfiCq {
     fn poll_fabric(&self, out: &mut [WorkCompletion], mut n: usize) -> usize {
         let mut buf = std::mem::MaybeUninit::<[sys::fi_cq_data_entry; BATCH]>::uninit();
         while n < out.len() {
+            // Held completions of ordered queues that became reportable come first.
+            for q in self.queues.lock().iter() {
+                n += q.take_ready(&mut out[n..]);
+            }
+            if n == out.len() {
+                return n;
+            }
             let want = (out.len() - n).min(BATCH);
             // SAFETY: a live CQ; `buf` has room for `want` entries of the CQ's format.
             let got = unsafe { ((*(*self.cq).ops).read)(self.cq, buf.as_mut_ptr().cast(), want) };

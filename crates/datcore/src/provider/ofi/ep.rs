@@ -37,9 +37,12 @@ struct Slot {
     len: u64,
     busy: bool,
     signaled: bool,
+    /// Completed by libfabric before an older request of an ordered queue: its status and
+    /// length, reported after the older ones.
+    held: Option<(WcStatus, u64)>,
 }
 
-const IDLE: Slot = Slot { wr_id: 0, seq: 0, op: WcOpcode::Send, len: 0, busy: false, signaled: true };
+const IDLE: Slot = Slot { wr_id: 0, seq: 0, op: WcOpcode::Send, len: 0, busy: false, signaled: true, held: None };
 
 /// A receive posted before the libfabric endpoint existed.
 struct Pending {
@@ -58,6 +61,9 @@ struct QState {
     pending: Vec<Pending>,
     /// Posts made so far (each slot's [`Slot::seq`]).
     posts: u64,
+    /// An ordered queue's requests in posting order (see [`Queue::complete`]); None: libfabric
+    /// completes this queue in order itself.
+    order: Option<std::collections::VecDeque<u32>>,
 }
 
 impl QState {
@@ -65,8 +71,16 @@ impl QState {
     fn claim(&mut self, wr_id: u64, op: WcOpcode, len: u64, signaled: bool) -> Option<u32> {
         let i = self.free.pop()?;
         self.posts += 1;
-        self.slots[i as usize] = Slot { wr_id, seq: self.posts, op, len, busy: true, signaled };
+        self.slots[i as usize] = Slot { wr_id, seq: self.posts, op, len, busy: true, signaled, held: None };
+        if let Some(o) = &mut self.order {
+            o.push_back(i);
+        }
         Some(i)
+    }
+
+    /// Whether an ordered queue's oldest request completed and waits to be reported.
+    fn front_held(&self) -> bool {
+        self.order.as_ref().and_then(|o| o.front()).is_some_and(|&i| self.slots[i as usize].held.is_some())
     }
 }
 
@@ -78,10 +92,15 @@ pub struct Queue {
     cq: Option<Arc<OfiCq>>,
     /// The QP's [`QpInit::context`].
     context: u64,
+    /// An ordered queue's oldest requests completed and wait for [`Queue::take_ready`].
+    ready: std::sync::atomic::AtomicBool,
 }
 
 impl Queue {
-    fn new(size: u32, cq: Option<Arc<OfiCq>>, context: u64) -> Arc<Queue> {
+    /// A queue of `size` requests; `ordered`: libfabric may complete them out of order
+    /// (`FI_ORDER_NONE` completions, as shm's and rxm's sends), so they are reported in
+    /// posting order here.
+    fn new(size: u32, cq: Option<Arc<OfiCq>>, context: u64, ordered: bool) -> Arc<Queue> {
         let size = size.max(1) as usize;
         let q = Arc::new(Queue {
             anchors: vec![0u8; size].into_boxed_slice(),
@@ -92,9 +111,11 @@ impl Queue {
                 dead: false,
                 pending: Vec::new(),
                 posts: 0,
+                order: ordered.then(|| std::collections::VecDeque::with_capacity(size)),
             }),
             cq,
             context,
+            ready: std::sync::atomic::AtomicBool::new(false),
         });
         if let Some(cq) = &q.cq {
             cq.attach(&q);
@@ -114,20 +135,59 @@ impl Queue {
     }
 
     /// The completion of slot `i` (None: a stale entry, or a successful unsignaled one).
+    ///
+    /// In an ordered queue, a request that completes before an older one is held, and
+    /// reported by [`Queue::take_ready`] once the older ones are.
     pub fn complete(&self, i: usize, status: WcStatus, len: u64) -> Option<WorkCompletion> {
         let mut st = self.state.lock();
         let s = st.slots[i];
-        if !s.busy {
+        if !s.busy || s.held.is_some() {
             return None;
         }
+        if let Some(o) = &mut st.order {
+            if o.front() != Some(&(i as u32)) {
+                st.slots[i].held = Some((status, len));
+                return None;
+            }
+            o.pop_front();
+            if st.front_held() {
+                self.ready.store(true, Ordering::Release);
+            }
+        }
+        self.finish(&mut st, i, status, len)
+    }
+
+    /// Frees slot `i`; its completion, None for a successful unsignaled one.
+    fn finish(&self, st: &mut QState, i: usize, status: WcStatus, len: u64) -> Option<WorkCompletion> {
+        let s = st.slots[i];
         st.slots[i].busy = false;
+        st.slots[i].held = None;
         st.free.push(i as u32);
-        drop(st);
         if !s.signaled && status == WcStatus::Success {
             return None;
         }
         let byte_len = if s.op == WcOpcode::Recv { len } else { s.len };
         Some(WorkCompletion { wr_id: s.wr_id, context: self.context, status, opcode: s.op, immed: 0, byte_len })
+    }
+
+    /// The held completions of an ordered queue whose older ones are reported, into `out`;
+    /// returns how many.
+    pub fn take_ready(&self, out: &mut [WorkCompletion]) -> usize {
+        if !self.ready.load(Ordering::Acquire) {
+            return 0;
+        }
+        let mut st = self.state.lock();
+        let mut n = 0;
+        while n < out.len() && st.front_held() {
+            let i = st.order.as_mut().and_then(|o| o.pop_front()).expect("a held front") as usize;
+            let (status, len) = st.slots[i].held.expect("held");
+            if let Some(wc) = self.finish(&mut st, i, status, len) {
+                out[n] = wc;
+                n += 1;
+            }
+        }
+        self.ready.store(st.front_held(), Ordering::Release);
+        n
     }
 
     /// Completes a request posted to a dead queue as flushed.
@@ -192,6 +252,10 @@ impl Queue {
     /// which libfabric neither cancels nor fails when the connection ends.
     fn flush_busy(&self) {
         let mut st = self.state.lock();
+        if let Some(o) = &mut st.order {
+            o.clear();
+        }
+        self.ready.store(false, Ordering::Release);
         let mut busy: Vec<(u64, u32)> = (0..st.slots.len() as u32)
             .filter(|&i| st.slots[i as usize].busy)
             .map(|i| (st.slots[i as usize].seq, i))
@@ -216,6 +280,11 @@ impl Queue {
 
     fn release(&self, slot: u32) {
         let mut st = self.state.lock();
+        if let Some(o) = &mut st.order {
+            if o.back() == Some(&slot) {
+                o.pop_back();
+            }
+        }
         st.slots[slot as usize].busy = false;
         st.free.push(slot);
     }
@@ -279,8 +348,8 @@ impl OfiQp {
             me: me.clone(),
             dev: dev.clone(),
             ep: AtomicPtr::new(std::ptr::null_mut()),
-            send: Queue::new(c.max_send_wr, send_cq, init.context),
-            recv: Queue::new(c.max_recv_wr, recv_cq, init.context),
+            send: Queue::new(c.max_send_wr, send_cq, init.context, dev.rdm.is_some()),
+            recv: Queue::new(c.max_recv_wr, recv_cq, init.context, false),
             spare_cqs: Mutex::new(Vec::new()),
             events: init.events,
             phase: Mutex::new(Phase::Idle),
@@ -297,7 +366,7 @@ impl OfiQp {
         let mut st = q.state.lock();
         if st.dead {
             drop(st);
-            q.flush_now(Slot { wr_id, seq: 0, op, len: total(sges), busy: false, signaled });
+            q.flush_now(Slot { wr_id, seq: 0, op, len: total(sges), busy: false, signaled, held: None });
             return Ok(None);
         }
         if !st.live {
@@ -578,11 +647,14 @@ impl OfiQp {
     }
 
     /// The peer's disconnect message (`FI_EP_RDM`). Messages the peer sent before it travel on
-    /// the data endpoint: libfabric's progress of the receive CQ is driven once first, so that
-    /// those already here complete before the receives still posted are flushed.
+    /// the data endpoint: libfabric's progress of the receive CQ is driven first (even under a
+    /// sleeper, which the flush below wakes), so that those already here complete before the
+    /// receives still posted are flushed.
     pub(super) fn on_peer_disconnect(&self) {
         if let Some(cq) = &self.recv.cq {
-            cq.drive();
+            for _ in 0..4 {
+                cq.progress();
+            }
         }
         self.end_as(ConnEvent::Disconnected, &[], false);
     }
@@ -780,7 +852,15 @@ impl QueuePair for OfiQp {
         let mut st = q.state.lock();
         if st.dead {
             drop(st);
-            q.flush_now(Slot { wr_id, seq: 0, op: WcOpcode::Recv, len: total(sges), busy: false, signaled: true });
+            q.flush_now(Slot {
+                wr_id,
+                seq: 0,
+                op: WcOpcode::Recv,
+                len: total(sges),
+                busy: false,
+                signaled: true,
+                held: None,
+            });
             return Ok(());
         }
         let slot =

@@ -79,12 +79,6 @@ impl<A: Atomics> Sleep<A> {
         if self.polled.swap(false, Ordering::Relaxed) {
             return false;
         }
-        self.drive(fabric)
-    }
-
-    /// Drives progress unless a waiter or a CNO's waiter sleeps here (it drives its own); true
-    /// when it did.
-    pub fn drive(&self, fabric: &impl Fabric) -> bool {
         let Some(_held) = self.look_lock.try_lock() else { return false };
         if self.sleeping.load(Ordering::SeqCst) || self.group_armed.load(Ordering::SeqCst) {
             return false;
