@@ -259,7 +259,8 @@ fn status(err: i32) -> WcStatus {
     }
 }
 
-/// How long a sleeper on a CQ without a wait fd sleeps before it polls again.
+/// How long a sleeper on a CQ without a wait fd (or over `FI_EP_RDM`) sleeps before it polls
+/// again.
 const NO_FD_TICK: Duration = Duration::from_millis(1);
 
 /// Opens a CQ of at least `size` entries on `domain`, with a wait fd where the provider has
@@ -328,18 +329,18 @@ impl Fabric for OfiCq {
         // SAFETY: a live fabric and CQ of it.
         unsafe { ((*(*self.dev.fabric).ops).trywait)(self.dev.fabric, &mut fid, 1) == 0 }
     }
-    /// Without a wait fd, a sleeper sleeps on the interrupt (the set's only descriptor) for at
-    /// most [`NO_FD_TICK`]; when the tick passes before `timeout`, it woke for nothing and the
-    /// caller re-polls.
+    /// Without a wait fd, and over `FI_EP_RDM`, a sleeper sleeps for at most [`NO_FD_TICK`]:
+    /// rxm writes a completion that another thread's progress of the same endpoint made
+    /// without signalling this CQ's wait fd, and its sockets' data is gone by then. When the
+    /// tick passes before `timeout`, it woke for nothing and the caller re-polls. Without a
+    /// wait fd the interrupt is the set's only descriptor.
     fn wait(&self, timeout: Option<Duration>) -> Option<u32> {
-        if self.wait_fd.is_some() {
-            return self.sleep_set.wait(timeout);
-        }
-        let nap = Some(timeout.map_or(NO_FD_TICK, |t| t.min(NO_FD_TICK)));
-        match self.sleep_set.wait(nap) {
-            Some(_) => Some(SLEEP_INTR),
-            None if nap == timeout => None,
-            None => Some(0),
+        let ticks = self.wait_fd.is_none() || self.dev.rdm.is_some();
+        let nap = if ticks { Some(timeout.map_or(NO_FD_TICK, |t| t.min(NO_FD_TICK))) } else { timeout };
+        match (self.sleep_set.wait(nap), self.wait_fd) {
+            (None, _) if nap != timeout => Some(0),
+            (Some(_), None) => Some(SLEEP_INTR),
+            (woke, _) => woke,
         }
     }
     fn clear_intr(&self) {

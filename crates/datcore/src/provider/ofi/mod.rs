@@ -1,5 +1,6 @@
-//! The `ofi` provider: DAT over libfabric (`libfabric.so.1`), first on libfabric's `tcp`
-//! provider with `FI_EP_MSG` endpoints.
+//! The `ofi` provider: DAT over libfabric (`libfabric.so.1`): libfabric's `tcp` provider with
+//! `FI_EP_MSG` endpoints, and providers of `FI_EP_RDM` endpoints (shm, `tcp;ofi_rxm`, ...) with
+//! DAT's connections built on them ([`rdm`]; docs/ofi.md).
 //!
 //! **Binding: hand-written, loaded with `dlopen`**, for the reasons the verbs provider gives
 //! (builds with nothing but rustc, loads and runs `shm` on hosts without libfabric): without
@@ -8,10 +9,8 @@
 //! [`sys`] declares those tables for API 1.17 and checks them against the headers in a test.
 //!
 //! **Names** ([`names`]): `ofi-<libfabric provider>-<domain>` for each provider and domain
-//! `fi_getinfo` offers with `FI_EP_MSG` endpoints and an IP address (`ofi-tcp-lo`,
-//! `ofi-tcp-eth0`); `FI_PROVIDER` narrows them as libfabric honours it. Providers offering
-//! only `FI_EP_RDM` (efa, cxi, psm3, shm, `tcp;ofi_rxm`) are listed by `datinfo` as not
-//! usable yet.
+//! `fi_getinfo` offers (`ofi-tcp-lo`, `ofi-tcp-eth0`, `ofi-tcp_rxm-lo`, `ofi-shm`);
+//! `FI_PROVIDER` narrows them as libfabric honours it.
 //!
 //! **Objects:** IA = a fabric, a domain and one event queue (EQ) with a CM thread ([`cm`]);
 //! PZ = bookkeeping only (a libfabric domain is the protection domain); LMR = `fi_mr_reg`

@@ -1,6 +1,6 @@
 //! Which IA names the ofi provider answers to: one per libfabric provider and domain that
-//! `fi_getinfo` offers (`ofi-<provider>-<domain>`: `ofi-tcp-lo`, `ofi-tcp-eth0`), and why an
-//! offered one is not usable. libfabric itself honours `FI_PROVIDER` (and its other `FI_*`
+//! `fi_getinfo` offers (`ofi-<provider>-<domain>`: `ofi-tcp-lo`, `ofi-tcp-eth0`,
+//! `ofi-tcp_rxm-lo`, `ofi-shm`), and why an offered one is not usable. libfabric itself honours `FI_PROVIDER` (and its other `FI_*`
 //! variables) in `fi_getinfo`, so they narrow this list too.
 
 use super::sys::{self, Lib};
