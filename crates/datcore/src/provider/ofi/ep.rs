@@ -320,6 +320,12 @@ pub struct OfiQp {
     pub(super) link: Link,
     /// The endpoint's own AV (`FI_EP_RDM`), closed after it.
     av: std::sync::OnceLock<rdm::Av>,
+    /// Its receive counter (`FI_EP_RDM`), closed after it.
+    received: std::sync::OnceLock<rdm::Counter>,
+    /// Its counter of completed sends and RDMA (`FI_EP_RDM`), closed after it.
+    done: std::sync::OnceLock<rdm::Counter>,
+    /// Sends and RDMA posted (`FI_EP_RDM`).
+    posted: AtomicU64,
 }
 
 // SAFETY: the endpoint belongs to a FI_THREAD_SAFE domain; it is closed once, in Drop.
@@ -356,6 +362,9 @@ impl OfiQp {
             peer: AtomicU64::new(0),
             link: Link::default(),
             av: std::sync::OnceLock::new(),
+            received: std::sync::OnceLock::new(),
+            done: std::sync::OnceLock::new(),
+            posted: AtomicU64::new(0),
         }))
     }
 
@@ -523,6 +532,21 @@ impl OfiQp {
                 let first = match d.rdm {
                     Some(_) => {
                         let av = rdm::Av::open(d.lib, d.domain)?;
+                        let (rc, dc) = (rdm::Counter::open(d.lib, d.domain)?, rdm::Counter::open(d.lib, d.domain)?);
+                        let rc = self.received.get_or_init(|| rc).cntr;
+                        let dc = self.done.get_or_init(|| dc).cntr;
+                        let mut r = sys::FiOps::bind(&ep, rc.cast(), sys::FI_RECV);
+                        if r == 0 {
+                            r = sys::FiOps::bind(&ep, dc.cast(), sys::FI_SEND | sys::FI_WRITE | sys::FI_READ);
+                        }
+                        if r != 0 {
+                            return Err(fail(
+                                d.lib,
+                                "binding a counter",
+                                r as isize,
+                                DatError::insufficient(DAT_RESOURCE_TEP),
+                            ));
+                        }
                         self.av.get_or_init(|| av).av.cast()
                     }
                     None => d.cm.eq.cast(),
@@ -609,7 +633,9 @@ impl OfiQp {
             }
             Some(r) => {
                 if tell_peer {
-                    let _ = r.send_to_peer(self, Kind2::DISCONNECT, &[]);
+                    self.finish_sends();
+                    let sent = self.link.sent.load(Ordering::Relaxed).to_le_bytes();
+                    let _ = r.send_to_peer(self, Kind2::DISCONNECT, &sent);
                 }
                 self.send.kill(std::ptr::null_mut());
                 self.send.flush_busy();
@@ -625,6 +651,25 @@ impl OfiQp {
     /// Inserts the peer's data endpoint into this endpoint's AV.
     pub(super) fn insert_peer(&self, addr: &[u8]) -> DatResult<u64> {
         self.av.get().ok_or(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED))?.insert(addr)
+    }
+
+    /// Lets libfabric finish what was posted before the connection ends here (`FI_EP_RDM`):
+    /// rxm and shm move a send only in a call that drives progress, and a send still queued
+    /// when the endpoint closes is lost, while over `FI_EP_MSG` the kernel's socket delivers
+    /// it. Drives progress until the counter of completed work reaches the posts (errors
+    /// count too) or a second passed.
+    fn finish_sends(&self) {
+        let Some(done) = self.done.get() else { return };
+        let posted = self.posted.load(Ordering::Relaxed);
+        let until = std::time::Instant::now() + Duration::from_secs(1);
+        while done.read() + done.read_errors() < posted && std::time::Instant::now() < until {
+            std::thread::yield_now();
+        }
+    }
+
+    /// Messages that arrived on this endpoint (`FI_EP_RDM`; driving its progress).
+    pub(super) fn received(&self) -> u64 {
+        self.received.get().map_or(u64::MAX, rdm::Counter::read)
     }
 
     /// Whether the connection is being made or is up.
@@ -759,6 +804,12 @@ impl OfiQp {
         }
         if r != 0 {
             return Err(self.post_failed(&self.send, slot, "posting a send", r));
+        }
+        if self.dev.rdm.is_some() {
+            self.posted.fetch_add(1, Ordering::Relaxed);
+            if rma.is_none() {
+                self.link.sent.fetch_add(1, Ordering::Relaxed);
+            }
         }
         Ok(())
     }

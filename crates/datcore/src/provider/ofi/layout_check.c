@@ -30,6 +30,9 @@ int main(void)
     O(fi_ops_fabric, trywait);
     O(fid_fabric, ops);
     O(fi_ops_domain, endpoint);
+    O(fi_ops_domain, cntr_open);
+    S(fi_cntr_attr);
+    O(fid_cntr, ops);
     S(fi_av_attr);
     O(fi_ops_av, remove);
     O(fid_av, ops);

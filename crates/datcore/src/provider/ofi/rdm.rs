@@ -215,6 +215,50 @@ impl Av {
     }
 }
 
+/// A receive counter of a data endpoint (`FI_RECV`), closed when dropped: how many messages
+/// have arrived, whether or not the consumer polled them yet.
+pub(crate) struct Counter {
+    pub cntr: *mut sys::fid_cntr,
+}
+
+// SAFETY: a counter of a FI_THREAD_SAFE domain; closed once, in Drop.
+unsafe impl Send for Counter {}
+// SAFETY: as above.
+unsafe impl Sync for Counter {}
+
+impl Counter {
+    pub fn open(lib: &'static sys::Lib, domain: *mut sys::fid_domain) -> DatResult<Counter> {
+        let mut attr =
+            sys::fi_cntr_attr { events: 0, wait_obj: sys::FI_WAIT_NONE, wait_set: std::ptr::null_mut(), flags: 0 };
+        let mut cntr = std::ptr::null_mut();
+        // SAFETY: a live domain and attributes.
+        let r = unsafe { ((*(*domain).ops).cntr_open)(domain, &mut attr, &mut cntr, std::ptr::null_mut()) };
+        if r != 0 {
+            return Err(fail(lib, "fi_cntr_open", r as isize, DatError::insufficient(DAT_RESOURCE_MEMORY)));
+        }
+        Ok(Counter { cntr })
+    }
+
+    /// `fi_cntr_read` (which drives the progress of the endpoint it counts for).
+    pub fn read(&self) -> u64 {
+        // SAFETY: a live counter.
+        unsafe { ((*(*self.cntr).ops).read)(self.cntr) }
+    }
+
+    /// `fi_cntr_readerr`.
+    pub fn read_errors(&self) -> u64 {
+        // SAFETY: a live counter.
+        unsafe { ((*(*self.cntr).ops).readerr)(self.cntr) }
+    }
+}
+
+impl Drop for Counter {
+    fn drop(&mut self) {
+        // SAFETY: ours, closed once, after the endpoint bound to it.
+        unsafe { sys::FiOps::close(&self.cntr) };
+    }
+}
+
 impl Drop for Av {
     fn drop(&mut self) {
         // SAFETY: ours, closed once, after the endpoint bound to it.
@@ -368,6 +412,8 @@ pub(crate) struct Link {
     pub peer_known: AtomicBool,
     /// When the peer was last heard of, in ms since the IA's epoch.
     pub heard: AtomicU64,
+    /// Messages posted on this connection (its disconnect message carries the count).
+    pub sent: AtomicU64,
     /// The peer's regions by key, as it told them.
     pub bases: Mutex<HashMap<u32, Region>>,
     /// Notified when an answer enters `bases` or the connection ends.
@@ -408,6 +454,9 @@ pub(crate) struct Rdm {
     next_token: AtomicU64,
     sending: Mutex<HashMap<usize, Sending>>,
     waiting: Mutex<std::collections::VecDeque<Waiting>>,
+    /// Connections whose peer disconnected after sending this many messages, until they
+    /// arrived or the time passed ([`Rdm::drain`]).
+    draining: Mutex<Vec<(Weak<OfiQp>, u64, Instant)>>,
     /// Listeners' endpoints for the CM thread to close.
     closing: Mutex<Vec<CtlEp>>,
     /// Rung when a send starts waiting, so that the CM thread retries it.
@@ -431,6 +480,9 @@ fn beat_every() -> Duration {
 
 const MISSED_BEATS: u32 = 5;
 
+/// How long a peer's disconnect waits for the messages it sent before it.
+const DRAIN_FOR: Duration = Duration::from_secs(2);
+
 impl Rdm {
     pub fn open(lib: &'static sys::Lib, domain: *mut sys::fid_domain, info: *const sys::fi_info) -> DatResult<Rdm> {
         let av = Av::open(lib, domain)?;
@@ -450,6 +502,7 @@ impl Rdm {
             next_token: AtomicU64::new(first_token()),
             sending: Mutex::new(HashMap::new()),
             waiting: Mutex::new(std::collections::VecDeque::new()),
+            draining: Mutex::new(Vec::new()),
             closing: Mutex::new(Vec::new()),
             kick: super::super::eventfd::EventFd::new().map_err(|e| {
                 tracing::warn!("ofi: eventfd failed: {e}");
@@ -675,7 +728,7 @@ impl Rdm {
         self.kick.clear();
         drop(std::mem::take(&mut *self.closing.lock()));
         let beat = self.beats();
-        if self.retry() {
+        if self.retry() | self.drain() {
             return beat.min(Duration::from_millis(1));
         }
         beat
@@ -770,7 +823,10 @@ impl Rdm {
                 q.on_error(libc::ECONNREFUSED, &[]);
             }
             Kind::Ready => q.on_connected(&[]),
-            Kind::Disconnect => q.on_peer_disconnect(),
+            Kind::Disconnect => {
+                let sent = m.pd.try_into().map_or(0, u64::from_le_bytes);
+                self.draining.lock().push((Arc::downgrade(&q), sent, Instant::now() + DRAIN_FOR));
+            }
             Kind::AskBase if m.pd.len() == 4 => {
                 let key = u32::from_le_bytes(m.pd.try_into().unwrap());
                 let r = d.mr_keys.region(key).unwrap_or_default();
@@ -789,6 +845,31 @@ impl Rdm {
             }
             Kind::AskBase | Kind::TellBase | Kind::Beat | Kind::Request => {}
         }
+    }
+
+    /// Ends the connections whose peer disconnected once the messages it sent before have
+    /// arrived (the data endpoint's receive counter; messages travel apart from the
+    /// disconnect message, which can overtake them), or [`DRAIN_FOR`] passed (a message
+    /// without a receive for it). True while some still wait.
+    fn drain(&self) -> bool {
+        let mut ready = Vec::new();
+        let mut d = self.draining.lock();
+        d.retain(|(w, sent, until)| match w.upgrade() {
+            None => false,
+            Some(q) => {
+                let done = q.received() >= *sent || Instant::now() >= *until;
+                if done {
+                    ready.push(q);
+                }
+                !done
+            }
+        });
+        let more = !d.is_empty();
+        drop(d);
+        for q in ready {
+            q.on_peer_disconnect();
+        }
+        more
     }
 
     /// Sends a heartbeat on each connection when one is due, and ends those whose peer was not

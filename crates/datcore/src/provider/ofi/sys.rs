@@ -234,6 +234,29 @@ pub struct fi_ops_domain {
     pub av_open: unsafe extern "C" fn(*mut fid_domain, *mut fi_av_attr, *mut *mut fid_av, *mut c_void) -> c_int,
     pub cq_open: unsafe extern "C" fn(*mut fid_domain, *mut fi_cq_attr, *mut *mut fid_cq, *mut c_void) -> c_int,
     pub endpoint: unsafe extern "C" fn(*mut fid_domain, *mut fi_info, *mut *mut fid_ep, *mut c_void) -> c_int,
+    pub scalable_ep: usize,
+    pub cntr_open: unsafe extern "C" fn(*mut fid_domain, *mut fi_cntr_attr, *mut *mut fid_cntr, *mut c_void) -> c_int,
+}
+
+#[repr(C)]
+pub struct fi_cntr_attr {
+    pub events: c_int,
+    pub wait_obj: c_int,
+    pub wait_set: *mut c_void,
+    pub flags: u64,
+}
+
+#[repr(C)]
+pub struct fi_ops_cntr {
+    pub size: usize,
+    pub read: unsafe extern "C" fn(*mut fid_cntr) -> u64,
+    pub readerr: unsafe extern "C" fn(*mut fid_cntr) -> u64,
+}
+
+#[repr(C)]
+pub struct fid_cntr {
+    pub fid: fid,
+    pub ops: *mut fi_ops_cntr,
 }
 
 #[repr(C)]
@@ -535,7 +558,7 @@ macro_rules! fid_of {
         }
     )*};
 }
-fid_of!(fid_fabric, fid_domain, fid_ep, fid_pep, fid_eq, fid_cq, fid_mr, fid_av);
+fid_of!(fid_fabric, fid_domain, fid_ep, fid_pep, fid_eq, fid_cq, fid_mr, fid_av, fid_cntr);
 
 // ---- the library -----------------------------------------------------------------------------
 
@@ -663,6 +686,9 @@ mod tests {
             ("fi_ops_fabric.trywait", offset_of!(fi_ops_fabric, trywait)),
             ("fid_fabric.ops", offset_of!(fid_fabric, ops)),
             ("fi_ops_domain.endpoint", offset_of!(fi_ops_domain, endpoint)),
+            ("fi_ops_domain.cntr_open", offset_of!(fi_ops_domain, cntr_open)),
+            ("fi_cntr_attr", size_of::<fi_cntr_attr>()),
+            ("fid_cntr.ops", offset_of!(fid_cntr, ops)),
             ("fi_av_attr", size_of::<fi_av_attr>()),
             ("fi_ops_av.remove", offset_of!(fi_ops_av, remove)),
             ("fid_av.ops", offset_of!(fid_av, ops)),
