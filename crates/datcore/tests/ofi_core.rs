@@ -31,6 +31,16 @@ fn provider() -> Arc<dyn Provider> {
     Arc::new(OfiProvider::new())
 }
 
+/// Connection qualifier `q` for the IA `name`: each name its own range, so that a port or shm
+/// region one name's test just freed is not the next name's.
+fn qual(name: &str, q: u64) -> u64 {
+    q + match name {
+        "ofi-tcp_rxm-lo" => 100,
+        "ofi-shm" => 200,
+        _ => 0,
+    }
+}
+
 /// Runs `test` on each IA name to test that libfabric offers.
 fn on_each_ia(test: impl Fn(&str)) {
     let wanted: Vec<String> = match std::env::var("OFI_IA") {
@@ -169,9 +179,11 @@ fn ofi_names_and_psp_errors_on(name: &str) {
     assert!(ia.ia.device.attr().max_private_data >= 64);
     let e = service_point::create_psp(&ia.ia, 1 << 20, ia.cr_evd.handle(), DAT_PSP_CONSUMER_FLAG).unwrap_err();
     assert_eq!(e.ty(), DAT_INVALID_PARAMETER);
-    let psp = service_point::create_psp(&ia.ia, 21001, ia.cr_evd.handle(), DAT_PSP_CONSUMER_FLAG).expect("psp");
+    let psp =
+        service_point::create_psp(&ia.ia, qual(name, 21001), ia.cr_evd.handle(), DAT_PSP_CONSUMER_FLAG).expect("psp");
     let ia2 = open(name);
-    let e = service_point::create_psp(&ia2.ia, 21001, ia2.cr_evd.handle(), DAT_PSP_CONSUMER_FLAG).unwrap_err();
+    let e =
+        service_point::create_psp(&ia2.ia, qual(name, 21001), ia2.cr_evd.handle(), DAT_PSP_CONSUMER_FLAG).unwrap_err();
     assert_eq!(e.ty(), DAT_CONN_QUAL_IN_USE);
     service_point::free_psp(psp).unwrap();
     let e = provider().open("ofi-nosuch-dev", "", Arc::new(NoAsync)).err().expect("unknown name must fail");
@@ -199,7 +211,7 @@ fn ofi_send_recv_rdma_on(name: &str) {
     for i in 0..4u64 {
         s.ep.post_recv(&[sbuf.sge(i as usize * 4096, 4096)], 100 + i, 0).expect("post recv");
     }
-    let (pd, apd) = connect(&ia, &c, &s, 21002, b"hello-private");
+    let (pd, apd) = connect(&ia, &c, &s, qual(name, 21002), b"hello-private");
     assert_eq!(pd, b"hello-private");
     assert_eq!(apd, b"accept-pd");
     for i in 0..4u64 {
@@ -255,7 +267,7 @@ fn ofi_send_recv_rdma_on(name: &str) {
     c.ep.reset().expect("reset");
     s.ep.reset().expect("reset");
     s.ep.post_recv(&[sbuf.sge(0, 64)], 1000, 0).unwrap();
-    connect(&ia, &c, &s, 21003, b"");
+    connect(&ia, &c, &s, qual(name, 21003), b"");
     c.ep.post_request(SendOp::Send, &[cbuf.sge(0, 8)], 1001, 0).unwrap();
     assert_eq!(dto(&s.recv, "recv after reconnect"), (1000, DAT_DTO_SUCCESS, 8));
     assert_eq!(dto(&c.req, "send after reconnect").0, 1001);
@@ -279,7 +291,7 @@ fn ofi_receives_posted_as_the_peer_shuts_down_are_flushed_on(name: &str) {
     let cbuf = Buf::new(&ia, 4096, 0);
     for round in 0..5u16 {
         let (c, s) = (ep(&ia), ep(&ia));
-        connect(&ia, &c, &s, 21010 + u64::from(round), b"");
+        connect(&ia, &c, &s, qual(name, 21010) + u64::from(round), b"");
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let mut posted = 0u64;
         let mut done = Vec::new();
@@ -323,7 +335,7 @@ fn ofi_wait_wakes_on_arrival_on(name: &str) {
     let (c, s) = (ep(&ia), ep(&ia));
     let sbuf = Buf::new(&ia, 4096, 0);
     let cbuf = Buf::new(&ia, 4096, 1);
-    connect(&ia, &c, &s, 21004, b"");
+    connect(&ia, &c, &s, qual(name, 21004), b"");
     let rounds = 200u64;
     let (sep, srecv) = (s.ep.clone(), s.recv.clone());
     let sge = sbuf.sge(0, 64);
@@ -358,8 +370,8 @@ fn ofi_reject_and_no_listener_on(name: &str) {
     let c = ep(&ia);
     let b = Buf::new(&ia, 64, 0);
     c.ep.post_recv(&[b.sge(0, 64)], 5, 0).unwrap();
-    let psp = service_point::create_psp(&ia.ia, 21005, ia.cr_evd.handle(), DAT_PSP_CONSUMER_FLAG).unwrap();
-    c.ep.connect(ia.addr, 21005, WAIT_US, b"please").unwrap();
+    let psp = service_point::create_psp(&ia.ia, qual(name, 21005), ia.cr_evd.handle(), DAT_PSP_CONSUMER_FLAG).unwrap();
+    c.ep.connect(ia.addr, qual(name, 21005), WAIT_US, b"please").unwrap();
     let e = wait(&ia.cr_evd, "cr");
     let EventData::ConnectionRequest { cr, .. } = e.data else { panic!("{e:?}") };
     service_point::reject(cr, b"busy").expect("reject");
@@ -370,9 +382,9 @@ fn ofi_reject_and_no_listener_on(name: &str) {
     assert_eq!(unsafe { std::slice::from_raw_parts(private_data, private_data_size as usize) }, b"busy");
     service_point::free_psp(psp).unwrap();
     assert_eq!(dto(&c.recv, "flush after reject"), (5, DAT_DTO_ERR_FLUSHED, 0));
-    // Nobody listens on 21006.
+    // Nobody listens on this one.
     let c2 = ep(&ia);
-    c2.ep.connect(ia.addr, 21006, WAIT_US, b"").unwrap();
+    c2.ep.connect(ia.addr, qual(name, 21006), WAIT_US, b"").unwrap();
     let e = wait(&c2.conn, "non-peer reject");
     assert_eq!(e.number, DAT_CONNECTION_EVENT_NON_PEER_REJECTED, "{e:?}");
 }
@@ -572,7 +584,7 @@ fn ofi_peer_killed_on(name: &str) {
     let s = ep(&ia);
     let b = Buf::new(&ia, 64, 0);
     s.ep.post_recv(&[b.sge(0, 64)], 77, 0).unwrap();
-    let port = 21020;
+    let port = qual(name, 21020);
     let psp = service_point::create_psp(&ia.ia, port, ia.cr_evd.handle(), DAT_PSP_CONSUMER_FLAG).expect("psp");
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["ofi_peer_child", "--exact", "--ignored", "--nocapture"])
