@@ -457,8 +457,6 @@ pub(crate) struct Rdm {
     /// Connections whose peer disconnected after sending this many messages, until they
     /// arrived or the time passed ([`Rdm::drain`]).
     draining: Mutex<Vec<(Weak<OfiQp>, u64, Instant)>>,
-    /// Listeners' endpoints for the CM thread to close.
-    closing: Mutex<Vec<CtlEp>>,
     /// Rung when a send starts waiting, so that the CM thread retries it.
     pub kick: super::super::eventfd::EventFd,
     epoch: Instant,
@@ -503,7 +501,6 @@ impl Rdm {
             sending: Mutex::new(HashMap::new()),
             waiting: Mutex::new(std::collections::VecDeque::new()),
             draining: Mutex::new(Vec::new()),
-            closing: Mutex::new(Vec::new()),
             kick: super::super::eventfd::EventFd::new().map_err(|e| {
                 tracing::warn!("ofi: eventfd failed: {e}");
                 DatError::insufficient(DAT_RESOURCE_MEMORY)
@@ -726,7 +723,6 @@ impl Rdm {
             }
         }
         self.kick.clear();
-        drop(std::mem::take(&mut *self.closing.lock()));
         let beat = self.beats();
         if self.retry() | self.drain() {
             return beat.min(Duration::from_millis(1));
@@ -937,7 +933,6 @@ impl Drop for Rdm {
         // SAFETY: every data endpoint and listener is closed (they hold the IA); the control
         // endpoint, CQ and AV go in that order, each once.
         unsafe {
-            self.closing.get_mut().clear();
             drop(self.cm.take());
             sys::FiOps::close(&self.cq);
         }
@@ -947,8 +942,10 @@ impl Drop for Rdm {
 /// A PSP / RSP: a control endpoint at the qualifier's address.
 pub struct RdmListener {
     dev: Arc<DevInner>,
-    /// Taken at drop and closed by the CM thread, which reads the CQ it is bound to (rxm does
-    /// not survive an endpoint closed while another thread reads its CQ).
+    /// Closed at drop under the IA's `lifecycle` lock, which the CM thread holds while it
+    /// reads the CQ the endpoint is bound to (rxm does not survive an endpoint closed while
+    /// another thread reads its CQ); closed there and then, so that the qualifier is free
+    /// again when the PSP's free returns.
     ctl: std::mem::ManuallyDrop<CtlEp>,
     port: u64,
     events: Arc<dyn ListenerEvents>,
@@ -1016,11 +1013,12 @@ impl Drop for RdmListener {
         let r = self.dev.rdm.as_ref().expect("an RDM IA");
         // SAFETY: taken once; the field is not used after this.
         let ctl = unsafe { std::mem::ManuallyDrop::take(&mut self.ctl) };
+        let held = self.dev.lifecycle.lock();
+        drop(ctl);
+        drop(held);
         if r.shm {
             SHM_PSPS.lock().remove(&(self.port as u16));
         }
-        r.closing.lock().push(ctl);
-        r.kick.ring();
     }
 }
 
