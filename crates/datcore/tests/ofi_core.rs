@@ -190,6 +190,24 @@ fn ofi_names_and_psp_errors_on(name: &str) {
     assert_eq!(e.ty(), DAT_PROVIDER_NOT_FOUND);
 }
 
+/// A qualifier listened on again in one process, after its first PSP was freed, connects
+/// (libfabric's shm would reach the second PSP through the first one's freed region were they
+/// named alike; rxm's port must be free again when the free returns).
+#[test]
+fn ofi_a_qualifier_listened_on_again_connects() {
+    on_each_ia(ofi_a_qualifier_listened_on_again_connects_on);
+}
+
+fn ofi_a_qualifier_listened_on_again_connects_on(name: &str) {
+    let port = qual(name, 21051);
+    for round in 0..2 {
+        let ia = open(name);
+        let (c, s) = (ep(&ia), ep(&ia));
+        let (got, _) = connect(&ia, &c, &s, port, b"again");
+        assert_eq!(got, b"again", "round {round}");
+    }
+}
+
 struct NoAsync;
 impl datcore::provider::AsyncEvents for NoAsync {
     fn async_error(&self, err: datcore::provider::AsyncError) {

@@ -962,7 +962,8 @@ impl QueuePair for OfiQp {
         if let Some(r) = &d.rdm {
             let psp = rdm::psp_addr(r.fmt, remote.ip(), port);
             // SAFETY: a live enabled endpoint.
-            let sent = unsafe { rdm::name_of(d.lib, ep) }.and_then(|me| r.send_request(self, &psp, &me, private_data));
+            let sent = unsafe { rdm::name_of(d.lib, ep) }
+                .and_then(|me| r.send_request(self, psp.as_deref(), &me, private_data));
             match sent {
                 Ok(true) => {}
                 Ok(false) => self.end(ConnEvent::NonPeerRejected, &[]),

@@ -68,6 +68,7 @@ mod ep;
 mod mr;
 mod names;
 mod rdm;
+mod shm_psp;
 mod sleep;
 mod sys;
 

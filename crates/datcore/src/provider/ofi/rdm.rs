@@ -14,6 +14,7 @@ use super::super::{ConnEvent, ConnectionRequest, Listener, ListenerEvents};
 use super::cm::REJECT_MARKER;
 use super::ep::OfiQp;
 use super::mr::Region;
+use super::shm_psp;
 use super::{fail, sys, DevInner};
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
@@ -37,9 +38,6 @@ const MAGIC: u32 = 0x4441_5443;
 const HEAD: usize = 32;
 
 pub(super) static RCRS: Reg<RdmCr> = Reg::new();
-
-/// The connection qualifiers this process listens on over shm.
-static SHM_PSPS: Mutex<std::collections::BTreeSet<u16>> = Mutex::new(std::collections::BTreeSet::new());
 
 /// What a connection message says.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -126,19 +124,17 @@ impl<'a> Msg<'a> {
 }
 
 /// The address of the PSP for `port` on the IA at `ip`, as the AV takes it: the IP address
-/// with the port for sockaddr formats, `dat-ofi-psp-<port>` for `FI_ADDR_STR` (shm names its
-/// endpoint so).
-pub(super) fn psp_addr(fmt: u32, ip: std::net::IpAddr, port: u16) -> Vec<u8> {
+/// with the port for sockaddr formats; for `FI_ADDR_STR` (shm) the name the qualifier's holder
+/// gave its endpoint ([`shm_psp`]), None where nobody holds it.
+pub(super) fn psp_addr(fmt: u32, ip: std::net::IpAddr, port: u16) -> Option<Vec<u8>> {
     if fmt == sys::FI_ADDR_STR {
-        let mut v = format!("dat-ofi-psp-{port}").into_bytes();
-        v.push(0);
-        return v;
+        return shm_psp::owner(port);
     }
     let ss = crate::ia::to_sockaddr(SocketAddr::new(ip, port));
     let len =
         if ip.is_ipv4() { std::mem::size_of::<libc::sockaddr_in>() } else { std::mem::size_of::<libc::sockaddr_in6>() };
     // SAFETY: a sockaddr_storage has at least `len` bytes.
-    unsafe { std::slice::from_raw_parts((&ss as *const libc::sockaddr_storage).cast::<u8>(), len) }.to_vec()
+    Some(unsafe { std::slice::from_raw_parts((&ss as *const libc::sockaddr_storage).cast::<u8>(), len) }.to_vec())
 }
 
 /// An endpoint's own address (`fi_getname`).
@@ -446,8 +442,6 @@ pub(crate) struct Rdm {
     /// The control CQ's wait fd; None: the CM thread polls it at every look.
     pub cq_fd: Option<libc::c_int>,
     pub fmt: u32,
-    /// The provider is libfabric's shm.
-    shm: bool,
     cm: Option<CtlEp>,
     listeners: Mutex<Vec<Weak<RdmListener>>>,
     conns: Mutex<HashMap<u64, Weak<OfiQp>>>,
@@ -486,14 +480,13 @@ impl Rdm {
         let av = Av::open(lib, domain)?;
         let (cq, cq_fd) = super::cq::open_cq_on(lib, domain, 256)?;
         // SAFETY: a live info.
-        let (fmt, shm) = unsafe { ((*info).addr_format, sys::cstr((*(*info).fabric_attr).prov_name) == "shm") };
+        let fmt = unsafe { (*info).addr_format };
         let mut rdm = Rdm {
             lib,
             av,
             cq,
             cq_fd,
             fmt,
-            shm,
             cm: None,
             listeners: Mutex::new(Vec::new()),
             conns: Mutex::new(HashMap::new()),
@@ -655,15 +648,10 @@ impl Rdm {
     /// Sends a connection request for `qp` (token `token`, data endpoint at `data`) to the
     /// PSP at `psp`.
     ///
-    /// Ok(false): nobody listens there. shm says so by the absence of the PSP's region (a send
-    /// to a name without one crashes libfabric 1.17's shm).
-    pub fn send_request(&self, qp: &OfiQp, psp: &[u8], data: &[u8], pd: &[u8]) -> DatResult<bool> {
-        if self.shm {
-            let name = String::from_utf8_lossy(psp.strip_suffix(&[0]).unwrap_or(psp)).into_owned();
-            if !std::path::Path::new("/dev/shm").join(name).exists() {
-                return Ok(false);
-            }
-        }
+    /// Ok(false): nobody listens there (`psp` None: see [`psp_addr`]; over shm nobody is asked
+    /// then: a send to a name without a region crashes libfabric 1.17's shm).
+    pub fn send_request(&self, qp: &OfiQp, psp: Option<&[u8]>, data: &[u8], pd: &[u8]) -> DatResult<bool> {
+        let Some(psp) = psp else { return Ok(false) };
         let to = self.insert(psp)?;
         qp.link.psp.store(to, Ordering::Relaxed);
         let token = qp.link.token.load(Ordering::Relaxed);
@@ -947,6 +935,8 @@ pub struct RdmListener {
     /// another thread reads its CQ); closed there and then, so that the qualifier is free
     /// again when the PSP's free returns.
     ctl: std::mem::ManuallyDrop<CtlEp>,
+    /// shm: the qualifier's claim, given up after the endpoint is closed.
+    _claim: Option<shm_psp::Claim>,
     port: u64,
     events: Arc<dyn ListenerEvents>,
 }
@@ -958,21 +948,22 @@ impl RdmListener {
             return Err(DatError::invalid_arg(2));
         };
         let r = dev.rdm.as_ref().expect("an RDM IA");
-        let src = psp_addr(r.fmt, dev.addr.ip(), p16);
-        // shm refuses a name another process holds, not always one of this process.
-        if r.shm && !SHM_PSPS.lock().insert(p16) {
-            return Err(DatError::new(DAT_CONN_QUAL_IN_USE, 0));
-        }
-        let unlist = || {
-            if r.shm {
-                SHM_PSPS.lock().remove(&p16);
-            }
+        // shm: the qualifier's claim and the endpoint name it gives.
+        let claim = if r.fmt == sys::FI_ADDR_STR { Some(shm_psp::Claim::take(p16)?) } else { None };
+        let src = match &claim {
+            Some(c) => c.name.clone(),
+            None => psp_addr(r.fmt, dev.addr.ip(), p16).expect("a sockaddr"),
         };
         let _held = dev.lifecycle.lock();
         let ctl = Av::open(dev.lib, dev.domain)
-            .and_then(|own| CtlEp::open(dev.lib, dev.domain, dev.info, Some(&src), &r.av, Some(own), r.cq))
-            .inspect_err(|_| unlist())?;
-        let l = Arc::new(RdmListener { dev: dev.clone(), ctl: std::mem::ManuallyDrop::new(ctl), port, events });
+            .and_then(|own| CtlEp::open(dev.lib, dev.domain, dev.info, Some(&src), &r.av, Some(own), r.cq))?;
+        let l = Arc::new(RdmListener {
+            dev: dev.clone(),
+            ctl: std::mem::ManuallyDrop::new(ctl),
+            _claim: claim,
+            port,
+            events,
+        });
         let mut ls = r.listeners.lock();
         ls.retain(|w| w.strong_count() > 0);
         ls.push(Arc::downgrade(&l));
@@ -1010,15 +1001,11 @@ impl RdmListener {
 
 impl Drop for RdmListener {
     fn drop(&mut self) {
-        let r = self.dev.rdm.as_ref().expect("an RDM IA");
         // SAFETY: taken once; the field is not used after this.
         let ctl = unsafe { std::mem::ManuallyDrop::take(&mut self.ctl) };
         let held = self.dev.lifecycle.lock();
         drop(ctl);
         drop(held);
-        if r.shm {
-            SHM_PSPS.lock().remove(&(self.port as u16));
-        }
     }
 }
 
