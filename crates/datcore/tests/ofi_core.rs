@@ -591,7 +591,8 @@ fn ofi_intel_mpi_eager_rings_on(name: &str) {
 
 /// A peer process killed while connected: the survivor's connection becomes BROKEN (shm: no
 /// heartbeat for five beats; rxm: the heartbeat's send fails), or DISCONNECTED over tcp's
-/// `FI_EP_MSG`; its posted receive is flushed, and nothing hangs.
+/// `FI_EP_MSG`; its posted receive is flushed, nothing hangs, and the IA outlives the endpoint
+/// freed then.
 #[test]
 fn ofi_peer_killed_breaks_the_connection() {
     on_each_ia(ofi_peer_killed_on);
@@ -622,6 +623,14 @@ fn ofi_peer_killed_on(name: &str) {
     let msg = name == "ofi-tcp-lo" && ev.number == DAT_CONNECTION_EVENT_DISCONNECTED;
     assert!(ev.number == DAT_CONNECTION_EVENT_BROKEN || msg, "{ev:?}");
     assert_eq!(dto(&s.recv, "flushed receive"), (77, DAT_DTO_ERR_FLUSHED, 0));
+    // The endpoint freed while connection messages to the dead peer (heartbeats, the
+    // disconnect) still wait: the CM thread goes on retrying them for a while, and the IA
+    // still makes connections.
+    datcore::endpoint::free(s.h).expect("free the endpoint");
+    drop(s);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let (c2, s2) = (ep(&ia), ep(&ia));
+    connect(&ia, &c2, &s2, qual(name, 21021), b"after");
 }
 
 /// The peer [`ofi_peer_killed_breaks_the_connection`] starts in a process of its own: connects

@@ -64,6 +64,7 @@ use std::thread::JoinHandle;
 
 mod cm;
 mod cq;
+mod ctl_entries;
 mod ep;
 mod mr;
 mod names;

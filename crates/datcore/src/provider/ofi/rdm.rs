@@ -12,6 +12,7 @@
 
 use super::super::{ConnEvent, ConnectionRequest, Listener, ListenerEvents};
 use super::cm::REJECT_MARKER;
+use super::ctl_entries::CtlEntries;
 use super::ep::OfiQp;
 use super::mr::Region;
 use super::shm_psp;
@@ -416,12 +417,12 @@ pub(crate) struct Link {
     pub told: parking_lot::Condvar,
 }
 
-/// One control send in flight: its bytes, the connection it is about (0: none), and an AV
-/// entry to remove once it completed (0: none).
+/// One control send in flight: its bytes, the AV entry it went to, and the connection it is
+/// about (0: none).
 struct Sending {
     _bytes: Box<[u8]>,
+    to: u64,
     token: u64,
-    release: u64,
 }
 
 /// A control send waiting for libfabric to take it.
@@ -429,7 +430,6 @@ struct Waiting {
     to: u64,
     bytes: Box<[u8]>,
     token: u64,
-    release: u64,
     since: Instant,
 }
 
@@ -438,6 +438,8 @@ pub(crate) struct Rdm {
     lib: &'static sys::Lib,
     /// The control endpoint's AV: the PSPs and peers' control endpoints it sends to.
     av: Av,
+    /// Who uses each entry of `av`; inserts and removes happen under its lock.
+    entries: Mutex<CtlEntries>,
     pub cq: *mut sys::fid_cq,
     /// The control CQ's wait fd; None: the CM thread polls it at every look.
     pub cq_fd: Option<libc::c_int>,
@@ -484,6 +486,7 @@ impl Rdm {
         let mut rdm = Rdm {
             lib,
             av,
+            entries: Mutex::new(CtlEntries::default()),
             cq,
             cq_fd,
             fmt,
@@ -519,14 +522,33 @@ impl Rdm {
         self.epoch.elapsed().as_millis() as u64
     }
 
-    /// Inserts `addr` into the control endpoint's AV.
+    /// The control AV's entry for `addr` (inserted where it has none), held until
+    /// [`Rdm::let_go`].
     pub fn insert(&self, addr: &[u8]) -> DatResult<u64> {
-        self.av.insert(addr)
+        let mut e = self.entries.lock();
+        if let Some(fa) = e.hold(addr) {
+            return Ok(fa);
+        }
+        let fa = self.av.insert(addr)?;
+        e.inserted(addr, fa);
+        Ok(fa)
     }
 
-    /// Removes an entry of the control endpoint's AV.
-    pub fn remove(&self, fa: u64) {
-        self.av.remove(fa);
+    /// Lets go of a control AV entry [`Rdm::insert`] gave; it leaves the AV once no holder and
+    /// no control message uses it ([`CtlEntries`]).
+    fn let_go(&self, fa: u64) {
+        let mut e = self.entries.lock();
+        if e.let_go(fa) {
+            self.av.remove(fa);
+        }
+    }
+
+    /// A control message to `fa` completed, failed or was dropped.
+    fn message_over(&self, fa: u64) {
+        let mut e = self.entries.lock();
+        if e.message_over(fa) {
+            self.av.remove(fa);
+        }
     }
 
     pub fn register(&self, qp: &Arc<OfiQp>) -> u64 {
@@ -546,39 +568,43 @@ impl Rdm {
     ///
     /// A send libfabric cannot take yet (`-FI_EAGAIN`: rxm is still connecting to that peer)
     /// waits in order and is retried by the CM thread ([`Rdm::retry`]).
+    ///
+    /// `to` must be held ([`Rdm::insert`]); the message uses it until it is over, so the entry
+    /// stays in the AV that long even if its holder lets go meanwhile.
     fn send(&self, to: u64, m: &Msg<'_>, token: u64) -> DatResult<()> {
-        self.send_then_release(to, m, token, 0)
-    }
-
-    /// [`Rdm::send`], removing AV entry `release` (0: none) once the send completed.
-    fn send_then_release(&self, to: u64, m: &Msg<'_>, token: u64, release: u64) -> DatResult<()> {
+        if !self.entries.lock().message(to) {
+            tracing::warn!(to, "ofi: a connection message to an AV entry nobody holds dropped");
+            return Err(DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE));
+        }
         let bytes = m.encode().into_boxed_slice();
         let mut w = self.waiting.lock();
         if w.is_empty() {
-            match self.post(to, bytes, token, release) {
+            match self.post(to, bytes, token) {
                 Ok(()) => return Ok(()),
                 Err(Some(r)) => {
+                    drop(w);
+                    self.message_over(to);
                     return Err(fail(
                         self.lib,
                         "sending a connection message",
                         r,
                         DatError::new(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE),
-                    ))
+                    ));
                 }
                 Err(None) => {}
             }
         }
-        w.push_back(Waiting { to, bytes: m.encode().into_boxed_slice(), token, release, since: Instant::now() });
+        w.push_back(Waiting { to, bytes: m.encode().into_boxed_slice(), token, since: Instant::now() });
         drop(w);
         self.kick.ring();
         Ok(())
     }
 
     /// Posts one control send; Err(None) for `-FI_EAGAIN`, Err(Some(r)) for another error.
-    fn post(&self, to: u64, bytes: Box<[u8]>, token: u64, release: u64) -> Result<(), Option<isize>> {
+    fn post(&self, to: u64, bytes: Box<[u8]>, token: u64) -> Result<(), Option<isize>> {
         let (p, len) = (bytes.as_ptr(), bytes.len());
         let mut s = self.sending.lock();
-        s.insert(p as usize, Sending { _bytes: bytes, token, release });
+        s.insert(p as usize, Sending { _bytes: bytes, to, token });
         let ep = self.cm().ep;
         // SAFETY: a live endpoint; the bytes stay in `sending` until the completion; the
         // context is their address.
@@ -597,25 +623,23 @@ impl Rdm {
         let mut w = self.waiting.lock();
         while let Some(x) = w.pop_front() {
             let (to, token, since) = (x.to, x.token, x.since);
-            match self.post(to, x.bytes.clone(), token, x.release) {
+            match self.post(to, x.bytes.clone(), token) {
                 Ok(()) => {}
                 Err(None) if since.elapsed() < self.beat * MISSED_BEATS => {
                     w.push_front(x);
                     break;
                 }
-                Err(_) => {
-                    failed.push(token);
-                    if x.release != 0 {
-                        self.remove(x.release);
-                    }
-                }
+                Err(_) => failed.push((to, token)),
             }
         }
         let more = !w.is_empty();
         drop(w);
+        for &(to, _) in &failed {
+            self.message_over(to);
+        }
         // rxm answers a peer that refuses its connection with -FI_EAGAIN, so a request that
         // never goes is one nobody listens for.
-        for q in failed.into_iter().filter_map(|t| self.conn(t)) {
+        for q in failed.into_iter().filter_map(|(_, t)| self.conn(t)) {
             q.on_error(libc::ECONNREFUSED, &[]);
         }
         more
@@ -659,15 +683,16 @@ impl Rdm {
         self.send(to, &m, token).map(|()| true)
     }
 
-    /// Removes the AV entries `qp`'s connection holds (all at its end; the PSP's at the
-    /// answer, `all` false).
+    /// Lets go of the AV entries `qp`'s connection holds (all at its end; the PSP's at the
+    /// answer, `all` false). Control messages still waiting or in flight to them keep them
+    /// in the AV until they are over.
     pub fn release(&self, link: &Link, all: bool) {
         let psp = link.psp.swap(0, Ordering::AcqRel);
         if psp != 0 {
-            self.remove(psp);
+            self.let_go(psp);
         }
         if all && link.peer_known.swap(false, Ordering::AcqRel) {
-            self.remove(link.peer_cm.load(Ordering::Relaxed));
+            self.let_go(link.peer_cm.load(Ordering::Relaxed));
         }
     }
 
@@ -701,13 +726,11 @@ impl Rdm {
             let entries =
                 unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<sys::fi_cq_data_entry>(), got as usize) };
             for e in entries {
-                if let Some(s) = self.sending.lock().remove(&(e.op_context as usize)) {
-                    if s.release != 0 {
-                        self.remove(s.release);
-                    }
-                    continue;
+                let sent = self.sending.lock().remove(&(e.op_context as usize));
+                match sent {
+                    Some(s) => self.message_over(s.to),
+                    None => self.arrived(d, e.op_context, e.len),
                 }
-                self.arrived(d, e.op_context, e.len);
             }
         }
         self.kick.clear();
@@ -727,10 +750,9 @@ impl Rdm {
         if unsafe { ((*(*self.cq).ops).readerr)(self.cq, &mut e, 0) } <= 0 {
             return;
         }
-        if let Some(s) = self.sending.lock().remove(&(e.op_context as usize)) {
-            if s.release != 0 {
-                self.remove(s.release);
-            }
+        let sent = self.sending.lock().remove(&(e.op_context as usize));
+        if let Some(s) = sent {
+            self.message_over(s.to);
             tracing::debug!(err = e.err, "ofi: connection message failed: {}", sys::strerror(self.lib, e.err as isize));
             if let Some(q) = self.conn(s.token) {
                 // A request nobody takes is refused; after the connection, any failure breaks it.
@@ -783,9 +805,16 @@ impl Rdm {
         }
         l.heard.store(self.now_ms(), Ordering::Relaxed);
         match m.kind {
-            Kind::Accept => {
+            // A second accept (the peer is known) changes nothing.
+            Kind::Accept if !l.peer_known.load(Ordering::Acquire) => {
                 self.release(l, false);
-                let known = self.insert(m.cm).and_then(|cm| Ok((cm, q.insert_peer(m.data)?)));
+                let known = self.insert(m.cm).and_then(|cm| match q.insert_peer(m.data) {
+                    Ok(data) => Ok((cm, data)),
+                    Err(e) => {
+                        self.let_go(cm);
+                        Err(e)
+                    }
+                });
                 match known {
                     Ok((cm, data)) => {
                         l.peer_token.store(m.from, Ordering::Relaxed);
@@ -827,7 +856,7 @@ impl Rdm {
                 l.bases.lock().insert(key, r);
                 l.told.notify_all();
             }
-            Kind::AskBase | Kind::TellBase | Kind::Beat | Kind::Request => {}
+            Kind::Accept | Kind::AskBase | Kind::TellBase | Kind::Beat | Kind::Request => {}
         }
     }
 
@@ -1043,7 +1072,9 @@ impl RdmCr {
         let r = self.listener.dev.rdm.as_ref().expect("an RDM IA");
         let to = r.insert(&self.cm)?;
         let m = Msg { kind: Kind::Reject, flag: by_consumer, to: self.from, from: 0, cm: r.cm_name(), data: &[], pd };
-        r.send_then_release(to, &m, 0, to)
+        let sent = r.send(to, &m, 0);
+        r.let_go(to);
+        sent
     }
 }
 
