@@ -605,11 +605,22 @@ fn ofi_peer_killed_on(name: &str) {
     s.ep.post_recv(&[b.sge(0, 64)], 77, 0).unwrap();
     let port = qual(name, 21020);
     let psp = service_point::create_psp(&ia.ia, port, ia.cr_evd.handle(), DAT_PSP_CONSUMER_FLAG).expect("psp");
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["ofi_peer_child", "--exact", "--ignored", "--nocapture"])
-        .env("OFI_PEER_CHILD", format!("{name} {} {port}", ia.addr.ip()))
-        .spawn()
-        .expect("spawn the peer");
+    let mut peer = std::process::Command::new(std::env::current_exe().unwrap());
+    peer.args(["ofi_peer_child", "--exact", "--ignored", "--nocapture"])
+        .env("OFI_PEER_CHILD", format!("{name} {} {port}", ia.addr.ip()));
+    // libfabric opens its sockets without close-on-exec: the peer would keep the listening
+    // socket of a PSP another test has open now, and that test's qualifier could not be
+    // listened on again after its free while the peer lives.
+    // SAFETY: close_range is async-signal-safe and touches nothing but descriptor flags.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut peer, || {
+            if libc::close_range(3, u32::MAX, libc::CLOSE_RANGE_CLOEXEC as i32) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = peer.spawn().expect("spawn the peer");
     let e = wait(&ia.cr_evd, "the peer's connection request");
     let EventData::ConnectionRequest { cr, .. } = e.data else { panic!("expected a CR, got {e:?}") };
     service_point::accept(cr, s.h, b"").expect("accept");
