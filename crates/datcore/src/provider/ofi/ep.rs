@@ -61,6 +61,10 @@ struct QState {
     pending: Vec<Pending>,
     /// Posts made so far (each slot's [`Slot::seq`]).
     posts: u64,
+    /// Sends and RDMA handed to libfabric, or about to be, and not refused by it: libfabric
+    /// owes a completion for each (its counter of completed work, `FI_EP_RDM`, reaches this
+    /// once it made them all).
+    handed: u64,
     /// An ordered queue's requests in posting order (see [`Queue::complete`]); None: libfabric
     /// completes this queue in order itself.
     order: Option<std::collections::VecDeque<u32>>,
@@ -111,6 +115,7 @@ impl Queue {
                 dead: false,
                 pending: Vec::new(),
                 posts: 0,
+                handed: 0,
                 order: ordered.then(|| std::collections::VecDeque::with_capacity(size)),
             }),
             cq,
@@ -248,8 +253,9 @@ impl Queue {
     }
 
     /// Completes every work request still busy as flushed, in software, oldest first (a
-    /// libfabric completion of one arriving later is dropped): for an RDM endpoint's sends,
-    /// which libfabric neither cancels nor fails when the connection ends.
+    /// libfabric completion of one arriving later is dropped): for an RDM endpoint's sends
+    /// that libfabric did not complete by the connection's end, which it neither cancels nor
+    /// fails then.
     fn flush_busy(&self) {
         let mut st = self.state.lock();
         if let Some(o) = &mut st.order {
@@ -278,8 +284,19 @@ impl Queue {
         (st.slots.len() - st.free.len()) as u32
     }
 
+    /// Sends and RDMA handed to libfabric ([`QState::handed`]).
+    fn handed(&self) -> u64 {
+        self.state.lock().handed
+    }
+
+    /// Gives back the slot of a send libfabric refused.
     fn release(&self, slot: u32) {
         let mut st = self.state.lock();
+        st.handed -= 1;
+        if !st.slots[slot as usize].busy {
+            // Flushed meanwhile by the connection's end, and freed there.
+            return;
+        }
         if let Some(o) = &mut st.order {
             if o.back() == Some(&slot) {
                 o.pop_back();
@@ -324,8 +341,6 @@ pub struct OfiQp {
     received: std::sync::OnceLock<rdm::Counter>,
     /// Its counter of completed sends and RDMA (`FI_EP_RDM`), closed after it.
     done: std::sync::OnceLock<rdm::Counter>,
-    /// Sends and RDMA posted (`FI_EP_RDM`).
-    posted: AtomicU64,
 }
 
 // SAFETY: the endpoint belongs to a FI_THREAD_SAFE domain; it is closed once, in Drop.
@@ -364,13 +379,20 @@ impl OfiQp {
             av: std::sync::OnceLock::new(),
             received: std::sync::OnceLock::new(),
             done: std::sync::OnceLock::new(),
-            posted: AtomicU64::new(0),
         }))
     }
 
     /// A slot of the send queue for a work request, or None where the queue is dead and the
-    /// request completed as flushed at once.
-    fn take_send(&self, wr_id: u64, op: WcOpcode, sges: &[Sge], signaled: bool) -> DatResult<Option<u32>> {
+    /// request completed as flushed at once. `handed`: the request goes to libfabric (see
+    /// [`QState::handed`]; [`Queue::release`] takes it back if libfabric refuses it).
+    fn take_send(
+        &self,
+        wr_id: u64,
+        op: WcOpcode,
+        sges: &[Sge],
+        signaled: bool,
+        handed: bool,
+    ) -> DatResult<Option<u32>> {
         let q = &self.send;
         let mut st = q.state.lock();
         if st.dead {
@@ -381,7 +403,9 @@ impl OfiQp {
         if !st.live {
             return Err(DatError::invalid_state(DAT_INVALID_STATE_EP_UNCONNECTED));
         }
-        st.claim(wr_id, op, total(sges), signaled).map(Some).ok_or(DatError::insufficient(DAT_RESOURCE_TEP))
+        let slot = st.claim(wr_id, op, total(sges), signaled).ok_or(DatError::insufficient(DAT_RESOURCE_TEP))?;
+        st.handed += u64::from(handed);
+        Ok(Some(slot))
     }
 
     /// Checks `sges` against the registered regions (local write where `write`).
@@ -475,7 +499,7 @@ impl OfiQp {
     /// and the connection breaks, as a target's refusal does on RDMA hardware.
     #[cold]
     fn refuse_remote(&self, wr: &SendWr<'_>, op: WcOpcode, sges: &[Sge]) -> DatResult<()> {
-        let Some(slot) = self.take_send(wr.wr_id, op, sges, true)? else {
+        let Some(slot) = self.take_send(wr.wr_id, op, sges, true, false)? else {
             return Ok(());
         };
         if let Some(wc) = self.send.complete(slot as usize, WcStatus::RemoteAccess, 0) {
@@ -638,7 +662,11 @@ impl OfiQp {
                     let _ = r.send_to_peer(self, Kind2::DISCONNECT, &sent);
                 }
                 self.send.kill(std::ptr::null_mut());
-                self.send.flush_busy();
+                // Work libfabric completed reaches the consumer through the CQ as it does
+                // (its completion may still wait there unread); the rest is flushed here.
+                if !self.sends_done() {
+                    self.send.flush_busy();
+                }
             }
         }
         self.recv.kill(ep);
@@ -659,12 +687,18 @@ impl OfiQp {
     /// it. Drives progress until the counter of completed work reaches the posts (errors
     /// count too) or a second passed.
     fn finish_sends(&self) {
-        let Some(done) = self.done.get() else { return };
-        let posted = self.posted.load(Ordering::Relaxed);
         let until = std::time::Instant::now() + Duration::from_secs(1);
-        while done.read() + done.read_errors() < posted && std::time::Instant::now() < until {
+        while !self.sends_done() && std::time::Instant::now() < until {
             std::thread::yield_now();
         }
+    }
+
+    /// Whether libfabric completed every send and RDMA handed to it (`FI_EP_RDM`: its counter
+    /// of completed work, read driving progress; errors count too).
+    pub(super) fn sends_done(&self) -> bool {
+        let Some(done) = self.done.get() else { return true };
+        let handed = self.send.handed();
+        done.read() + done.read_errors() >= handed
     }
 
     /// Messages that arrived on this endpoint (`FI_EP_RDM`; driving its progress).
@@ -752,7 +786,7 @@ impl OfiQp {
             }
             r => r,
         };
-        let Some(slot) = self.take_send(wr.wr_id, op, sges, wr.signaled)? else {
+        let Some(slot) = self.take_send(wr.wr_id, op, sges, wr.signaled, true)? else {
             return Ok(());
         };
         let ep = self.ep.load(Ordering::Acquire);
@@ -805,11 +839,8 @@ impl OfiQp {
         if r != 0 {
             return Err(self.post_failed(&self.send, slot, "posting a send", r));
         }
-        if self.dev.rdm.is_some() {
-            self.posted.fetch_add(1, Ordering::Relaxed);
-            if rma.is_none() {
-                self.link.sent.fetch_add(1, Ordering::Relaxed);
-            }
+        if self.dev.rdm.is_some() && rma.is_none() {
+            self.link.sent.fetch_add(1, Ordering::Relaxed);
         }
         Ok(())
     }

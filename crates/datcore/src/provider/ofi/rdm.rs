@@ -862,15 +862,17 @@ impl Rdm {
 
     /// Ends the connections whose peer disconnected once the messages it sent before have
     /// arrived (the data endpoint's receive counter; messages travel apart from the
-    /// disconnect message, which can overtake them), or [`DRAIN_FOR`] passed (a message
-    /// without a receive for it). True while some still wait.
+    /// disconnect message, which can overtake them) and libfabric completed the work posted
+    /// here (a send the peer received may not be completed here yet: its completion comes,
+    /// not a flush), or [`DRAIN_FOR`] passed (a message without a receive for it, a send
+    /// that never completes). True while some still wait.
     fn drain(&self) -> bool {
         let mut ready = Vec::new();
         let mut d = self.draining.lock();
         d.retain(|(w, sent, until)| match w.upgrade() {
             None => false,
             Some(q) => {
-                let done = q.received() >= *sent || Instant::now() >= *until;
+                let done = (q.received() >= *sent && q.sends_done()) || Instant::now() >= *until;
                 if done {
                     ready.push(q);
                 }
