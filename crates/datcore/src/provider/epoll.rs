@@ -14,6 +14,14 @@ pub const MAX_FDS: usize = 4;
 impl EpollSet {
     /// A set watching each of `fds` (at most [`MAX_FDS`]) for input, level-triggered.
     pub fn new(fds: &[RawFd]) -> std::io::Result<EpollSet> {
+        EpollSet::with_edges(fds, 0)
+    }
+
+    /// As [`EpollSet::new`], but the descriptors whose bit (by index) is set in `edges` are
+    /// edge-triggered: reported once each time they are signalled, not for as long as they
+    /// stay readable (for a descriptor whose owner resets its readiness in a call we cannot
+    /// make).
+    pub fn with_edges(fds: &[RawFd], edges: u32) -> std::io::Result<EpollSet> {
         assert!(fds.len() <= MAX_FDS, "an EpollSet watches at most {MAX_FDS} descriptors");
         // SAFETY: plain epoll_create1(2) call.
         let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
@@ -23,7 +31,8 @@ impl EpollSet {
         // SAFETY: a fresh descriptor that nothing else owns.
         let set = EpollSet(unsafe { OwnedFd::from_raw_fd(ep) });
         for (i, &fd) in fds.iter().enumerate() {
-            let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: i as u64 };
+            let edge = if edges & 1 << i != 0 { libc::EPOLLET as u32 } else { 0 };
+            let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32 | edge, u64: i as u64 };
             // SAFETY: a live epoll descriptor and event; the kernel copies the event.
             if unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) } != 0 {
                 return Err(std::io::Error::last_os_error());
@@ -67,5 +76,19 @@ mod tests {
         a.clear();
         b.clear();
         assert_eq!(set.wait(Some(Duration::ZERO)), None);
+    }
+
+    #[test]
+    fn an_edge_triggered_descriptor_is_reported_once_per_signal() {
+        let (a, b) = (EventFd::new().unwrap(), EventFd::new().unwrap());
+        let set = EpollSet::with_edges(&[a.fd(), b.fd()], 0b10).unwrap();
+        b.ring();
+        assert_eq!(set.wait(Some(Duration::ZERO)), Some(0b10));
+        assert_eq!(set.wait(Some(Duration::ZERO)), None, "still readable, but reported once");
+        b.ring();
+        assert_eq!(set.wait(Some(Duration::ZERO)), Some(0b10), "signalled again: reported again");
+        a.ring();
+        assert_eq!(set.wait(Some(Duration::ZERO)), Some(0b01));
+        assert_eq!(set.wait(Some(Duration::ZERO)), Some(0b01), "a level-triggered one stays reported");
     }
 }

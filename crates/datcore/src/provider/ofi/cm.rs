@@ -57,8 +57,8 @@ fn look_every() -> Option<Duration> {
 
 impl Cm {
     /// Opens the EQ; the thread sleeps on its fd, and on `more` (the RDM control CQ's wait fd
-    /// and its kick).
-    pub fn open(lib: &sys::Lib, fabric: *mut sys::fid_fabric, more: &[libc::c_int]) -> DatResult<Cm> {
+    /// and its kick), those whose bit is set in `more_edges` edge-triggered.
+    pub fn open(lib: &sys::Lib, fabric: *mut sys::fid_fabric, more: &[libc::c_int], more_edges: u32) -> DatResult<Cm> {
         let mut attr = sys::fi_eq_attr {
             size: 256,
             flags: 0,
@@ -77,7 +77,7 @@ impl Cm {
         let r = unsafe { sys::FiOps::control(&eq, sys::FI_GETWAIT, (&mut fd as *mut libc::c_int).cast()) };
         let made = EventFd::new().ok().and_then(|w| {
             let fds: Vec<libc::c_int> = [fd, w.fd()].iter().chain(more).copied().collect();
-            EpollSet::new(&fds).ok().map(|s| (w, s))
+            EpollSet::with_edges(&fds, more_edges << 2).ok().map(|s| (w, s))
         });
         let (wake, sleep_set) = match (r, made) {
             (0, Some(m)) => m,

@@ -75,7 +75,7 @@ impl OfiCq {
         let (intr, group_ready) = (eventfd()?, eventfd()?);
         let (cq, wait_fd) = open_cq_on(dev.lib, dev.domain, min_entries.max(1) as usize)?;
         let set = match wait_fd {
-            Some(fd) => EpollSet::new(&[fd, intr.fd()]).ok(),
+            Some(fd) => EpollSet::with_edges(&[fd, intr.fd()], wait_fd_edge(dev.rdm.is_some(), 0)).ok(),
             None => EpollSet::new(&[intr.fd()]).ok(),
         };
         let Some(sleep_set) = set else {
@@ -262,6 +262,23 @@ fn status(err: i32) -> WcStatus {
 /// How long a sleeper on a CQ without a wait fd (or over `FI_EP_RDM`) sleeps before it polls
 /// again.
 const NO_FD_TICK: Duration = Duration::from_millis(1);
+
+/// The edge mask ([`EpollSet::with_edges`]) for a CQ's wait fd at `index` of a sleep set: over
+/// `FI_EP_RDM` (`rdm`) it is watched edge-triggered, by a CQ's sleeper and, for the control
+/// CQ, by the CM thread. libfabric's util CQ (rxm's) signals its fd at every completion it
+/// writes and resets it only in `fi_trywait`, which we do not call there (see
+/// [`Fabric::trywait`] below), so once signalled it stays readable: level-triggered, every
+/// sleep on it returned at once, and the sleepers and the CM thread spun, a CPU each, which
+/// starved the data path under load. An edge still comes with each new signal and each
+/// arrival on the endpoints' sockets (their wake-ups pass through the nested epoll sets), and
+/// the [`NO_FD_TICK`] re-poll covers a completion written without either.
+pub(super) fn wait_fd_edge(rdm: bool, index: usize) -> u32 {
+    if rdm {
+        1 << index
+    } else {
+        0
+    }
+}
 
 /// Opens a CQ of at least `size` entries on `domain`, with a wait fd where the provider has
 /// one (else `FI_WAIT_NONE`, and None).

@@ -216,6 +216,7 @@ impl DevInner {
                     lib,
                     fabric,
                     &r.as_ref().map_or(Vec::new(), |r| r.cq_fd.into_iter().chain([r.kick.fd()]).collect()),
+                    r.as_ref().and_then(|r| r.cq_fd).map_or(0, |_| cq::wait_fd_edge(true, 0)),
                 )?,
                 r,
             ))
