@@ -14,7 +14,9 @@
 //! the sleeper's own word in one `futex_waitv`; descriptors (verbs completion channels) with the
 //! sleeper's eventfd in one poll(2). A set that mixes the two, holds more than a call can
 //! take, or meets a kernel without `futex_waitv` (before Linux 5.16) sleeps on what it can and
-//! looks again every [`UNCOVERED_LOOK`]: the queues left out are then woken that late.
+//! looks again every [`UNCOVERED_LOOK`]: the queues left out are then woken that late. So does
+//! a set with a queue that has no signal to give ([`WakeSource::Tick`]), whose sleeper's
+//! looks are then what finds its completions.
 
 use super::eventfd::EventFd;
 use super::futex::{self, FutexWaitv, Waitv, WAITV_MAX};
@@ -33,6 +35,9 @@ pub enum WakeSource {
     Futex { word: *const AtomicU32, value: u32 },
     /// A descriptor that becomes readable (left readable: the queue takes what it holds).
     Fd(RawFd),
+    /// Nothing that a completion signals (a queue whose arrivals only its own polls find):
+    /// the sleep lasts at most [`UNCOVERED_LOOK`], and the sleeper then polls the queue again.
+    Tick,
 }
 
 /// How long a sleep lasts at most when some of its queues could not be included (see the
@@ -94,7 +99,8 @@ pub struct SleepSet {
     nwords: usize,
     fds: [MaybeUninit<libc::pollfd>; WAITV_MAX],
     nfds: usize,
-    /// Sources left out (no room): the sleep is then bounded by [`UNCOVERED_LOOK`].
+    /// Sources left out (no room, or [`WakeSource::Tick`]): the sleep is then bounded by
+    /// [`UNCOVERED_LOOK`].
     left_out: bool,
 }
 
@@ -123,7 +129,7 @@ impl SleepSet {
                 self.nfds += 1;
                 self.fds[self.nfds].write(libc::pollfd { fd, events: libc::POLLIN, revents: 0 });
             }
-            _ => self.left_out = true,
+            WakeSource::Futex { .. } | WakeSource::Fd(_) | WakeSource::Tick => self.left_out = true,
         }
     }
 

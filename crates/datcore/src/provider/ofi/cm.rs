@@ -139,7 +139,6 @@ impl Cm {
         let cqs: Vec<Arc<OfiCq>> = self.cqs.lock().iter().filter_map(Weak::upgrade).collect();
         for cq in &cqs {
             cq.look();
-            cq.look_for_group();
         }
     }
 

@@ -120,14 +120,6 @@ impl OfiCq {
         r >= 0 || r == -(sys::FI_EAVAIL as isize)
     }
 
-    /// The CM thread's look at a CQ without a wait fd that a CNO's waiter armed: drives its
-    /// progress and wakes the waiter when completions wait.
-    pub fn look_for_group(&self) {
-        if self.wait_fd.is_none() && self.sleep.group_armed() && self.read_none() {
-            self.group_ready.ring();
-        }
-    }
-
     pub fn attach(&self, q: &Arc<Queue>) {
         self.queues.lock().push(q.clone());
     }
@@ -424,12 +416,14 @@ impl CompletionQueue for OfiCq {
 
     /// Arms the CQ for a CNO's waiter, which sleeps on its wait fd among its other queues:
     /// `fi_trywait`, and where completions are pending already, a descriptor that is readable
-    /// at once.
+    /// at once. Without a wait fd, or over `FI_EP_RDM` (where the fd, never reset, stays
+    /// readable: see [`wait_fd_edge`]), the waiter re-polls the CQ every millisecond in its
+    /// own thread ([`WakeSource::Tick`]), as an EVD's waiter does.
     fn arm_group(&self) -> Option<WakeSource> {
+        let ticks = self.wait_fd.is_none() || self.dev.rdm.is_some();
         match (self.wait_fd, self.sleep.arm_group(self)) {
+            (_, true) if ticks => Some(WakeSource::Tick),
             (Some(fd), true) => Some(WakeSource::Fd(fd)),
-            // No wait fd: the CM thread's looks ring `group_ready` ([`OfiCq::look_for_group`]).
-            (None, true) => Some(WakeSource::Fd(self.group_ready.fd())),
             _ => {
                 self.group_ready.ring();
                 Some(WakeSource::Fd(self.group_ready.fd()))

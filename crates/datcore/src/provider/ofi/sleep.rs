@@ -166,11 +166,6 @@ impl<A: Atomics> Sleep<A> {
     pub fn disarm_group(&self) {
         self.group_armed.store(false, Ordering::SeqCst);
     }
-
-    /// Whether a CNO's waiter armed here and has not disarmed.
-    pub fn group_armed(&self) -> bool {
-        self.group_armed.load(Ordering::SeqCst)
-    }
 }
 
 /// Model checking of the protocol: every interleaving (loom) of a waiter, a peer whose data
