@@ -2174,14 +2174,10 @@ static tres e2e_cno_sleep_wake(void)
 /* ================= CNO: woken by the completion itself ================= */
 
 /* CNO_RT round trips with dat_evd_wait, then CNO_RT through a CNO attached to both DTO EVDs of
- * each side (dat_cno_wait, then dat_evd_dequeue). The CNO's waiter must be woken by the
- * completion itself: woken instead by a provider's background look (every millisecond on shm)
- * a round trip takes a millisecond or more, while a direct wake-up costs what dat_evd_wait's
- * does. The bound is that difference, made loose enough that only such a late wake-up breaks
- * it: the CNO round trips may take 10 times the dat_evd_wait ones plus 250 us each (x the
- * suite's timeout scale). 200 round trips woken every millisecond take about 400 ms on shm,
- * against a bound of about 60 ms; a direct wake-up takes a few. (Relative to the dat_evd_wait
- * figure because an emulated guest's round trip is itself hundreds of microseconds.) */
+ * each side (dat_cno_wait, then dat_evd_dequeue), with no spinning: the CNO's waiter must be
+ * woken by the completion itself, or by its own look at a queue that has no signal to give.
+ * Nothing else wakes it (shm's background look is off, ofi's leaves a queue with a sleeper
+ * alone), so a wake-up that never comes fails the wait at its timeout. */
 #define CNO_RT 200
 
 static tres cno_pp_server(void *v)
@@ -2220,14 +2216,8 @@ static tres cno_pp_client(void *v, struct peer *peer)
     TRY(side_attach_cno(&s));
     t0 = mono();
     TRY(sw_loop(&s, 0, a->iters, 2 * a->iters, 0));
-    double t_cno = mono() - t0;
-    double bound = 10 * t_wait + a->iters * 250e-6 * g_tscale;
-    vlog("%d round trips: %.2f ms with dat_evd_wait, %.2f ms through the CNO (bound %.2f ms)", a->iters,
-         t_wait * 1e3, t_cno * 1e3, bound * 1e3);
-    CHECK(t_cno < bound,
-          "%d round trips through dat_cno_wait took %.1f ms, %.1fx the %.1f ms of dat_evd_wait's (bound %.1f ms): "
-          "the CNO's waiter is woken late",
-          a->iters, t_cno * 1e3, t_cno / t_wait, t_wait * 1e3, bound * 1e3);
+    vlog("%d round trips: %.2f ms with dat_evd_wait, %.2f ms through the CNO", a->iters, t_wait * 1e3,
+         (mono() - t0) * 1e3);
     OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
     TRY(wait_conn_event(&s, DAT_CONNECTION_EVENT_DISCONNECTED, NULL));
     return side_close(&s);
@@ -2235,6 +2225,8 @@ static tres cno_pp_client(void *v, struct peer *peer)
 
 static tres e2e_cno_pingpong(void)
 {
+    setenv("DAT_EVD_SPIN_US", "0", 1);
+    setenv("DAT_SHM_LOOK_US", "0", 1);
     struct pair_arg a = {fresh_qual(0), 0, CNO_RT};
     return run_pair(cno_pp_server, cno_pp_client, &a);
 }
