@@ -69,6 +69,7 @@ mod ep;
 mod mr;
 mod names;
 mod rdm;
+mod retries;
 mod shm_psp;
 mod sleep;
 mod sys;

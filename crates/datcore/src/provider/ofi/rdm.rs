@@ -15,6 +15,7 @@ use super::cm::REJECT_MARKER;
 use super::ctl_entries::CtlEntries;
 use super::ep::OfiQp;
 use super::mr::Region;
+use super::retries::{Retries, Tried, Waiting};
 use super::shm_psp;
 use super::{fail, sys, DevInner};
 use crate::codes::*;
@@ -425,14 +426,6 @@ struct Sending {
     token: u64,
 }
 
-/// A control send waiting for libfabric to take it.
-struct Waiting {
-    to: u64,
-    bytes: Box<[u8]>,
-    token: u64,
-    since: Instant,
-}
-
 /// An IA's RDM objects.
 pub(crate) struct Rdm {
     lib: &'static sys::Lib,
@@ -449,7 +442,8 @@ pub(crate) struct Rdm {
     conns: Mutex<HashMap<u64, Weak<OfiQp>>>,
     next_token: AtomicU64,
     sending: Mutex<HashMap<usize, Sending>>,
-    waiting: Mutex<std::collections::VecDeque<Waiting>>,
+    /// Sends libfabric refused for now, by destination.
+    waiting: Mutex<Retries>,
     /// Connections whose peer disconnected after sending this many messages, until they
     /// arrived or the time passed ([`Rdm::drain`]).
     draining: Mutex<Vec<(Weak<OfiQp>, u64, Instant)>>,
@@ -495,7 +489,7 @@ impl Rdm {
             conns: Mutex::new(HashMap::new()),
             next_token: AtomicU64::new(first_token()),
             sending: Mutex::new(HashMap::new()),
-            waiting: Mutex::new(std::collections::VecDeque::new()),
+            waiting: Mutex::new(Retries::default()),
             draining: Mutex::new(Vec::new()),
             kick: super::super::eventfd::EventFd::new().map_err(|e| {
                 tracing::warn!("ofi: eventfd failed: {e}");
@@ -567,7 +561,8 @@ impl Rdm {
     /// ends the connection named `token` (0: none).
     ///
     /// A send libfabric cannot take yet (`-FI_EAGAIN`: rxm is still connecting to that peer)
-    /// waits in order and is retried by the CM thread ([`Rdm::retry`]).
+    /// waits in order behind those to the same destination and is retried by the CM thread
+    /// ([`Rdm::retry`]; [`Retries`]).
     ///
     /// `to` must be held ([`Rdm::insert`]); the message uses it until it is over, so the entry
     /// stays in the AV that long even if its holder lets go meanwhile.
@@ -578,7 +573,7 @@ impl Rdm {
         }
         let bytes = m.encode().into_boxed_slice();
         let mut w = self.waiting.lock();
-        if w.is_empty() {
+        if !w.holds(to) {
             match self.post(to, bytes, token) {
                 Ok(()) => return Ok(()),
                 Err(Some(r)) => {
@@ -594,7 +589,8 @@ impl Rdm {
                 Err(None) => {}
             }
         }
-        w.push_back(Waiting { to, bytes: m.encode().into_boxed_slice(), token, since: Instant::now() });
+        let now = Instant::now();
+        w.push(Waiting { to, bytes: m.encode().into_boxed_slice(), token, since: now }, now);
         drop(w);
         self.kick.ring();
         Ok(())
@@ -616,24 +612,20 @@ impl Rdm {
         Err((r != -(sys::FI_EAGAIN as isize)).then_some(r))
     }
 
-    /// Posts the sends that waited, in order; a send that cannot go for [`MISSED_BEATS`]
-    /// beats, or fails, ends its connection. True while some still wait.
-    fn retry(&self) -> bool {
+    /// Posts the sends that waited and whose destination is due ([`Retries`]), in order; a
+    /// send that cannot go for [`MISSED_BEATS`] beats, or fails, ends its connection. Returns
+    /// how long until the next retry is due (None: nothing waits).
+    fn retry(&self) -> Option<Duration> {
         let mut failed = Vec::new();
-        let mut w = self.waiting.lock();
-        while let Some(x) = w.pop_front() {
-            let (to, token, since) = (x.to, x.token, x.since);
-            match self.post(to, x.bytes.clone(), token) {
-                Ok(()) => {}
-                Err(None) if since.elapsed() < self.beat * MISSED_BEATS => {
-                    w.push_front(x);
-                    break;
-                }
-                Err(_) => failed.push((to, token)),
+        let give_up = self.beat * MISSED_BEATS;
+        let next = self.waiting.lock().retry(Instant::now(), |x| match self.post(x.to, x.bytes.clone(), x.token) {
+            Ok(()) => Tried::Sent,
+            Err(None) if x.since.elapsed() < give_up => Tried::Again,
+            Err(_) => {
+                failed.push((x.to, x.token));
+                Tried::Dropped
             }
-        }
-        let more = !w.is_empty();
-        drop(w);
+        });
         for &(to, _) in &failed {
             self.message_over(to);
         }
@@ -642,7 +634,7 @@ impl Rdm {
         for q in failed.into_iter().filter_map(|(_, t)| self.conn(t)) {
             q.on_error(libc::ECONNREFUSED, &[]);
         }
-        more
+        next
     }
 
     /// Sends a message about `qp`'s connection to its peer.
@@ -708,8 +700,9 @@ impl Rdm {
         self.send(l.peer_cm.load(Ordering::Relaxed), &m, token)
     }
 
-    /// The CM thread's turn: reads the control CQ, handles what arrived, and sends the
-    /// heartbeats that are due; returns the time to the next beat.
+    /// The CM thread's turn: reads the control CQ, handles what arrived, sends the heartbeats
+    /// and retries that are due; returns the time until the next of them (or the next look at
+    /// a peer's disconnect).
     pub fn progress(&self, d: &Arc<DevInner>) -> Duration {
         let mut buf = std::mem::MaybeUninit::<[sys::fi_cq_data_entry; 16]>::uninit();
         loop {
@@ -734,11 +727,14 @@ impl Rdm {
             }
         }
         self.kick.clear();
-        let beat = self.beats();
-        if self.retry() | self.drain() {
-            return beat.min(Duration::from_millis(1));
+        let mut next = self.beats();
+        if let Some(due) = self.retry() {
+            next = next.min(due);
         }
-        beat
+        if self.drain() {
+            next = next.min(Duration::from_millis(1));
+        }
+        next
     }
 
     /// One error completion of the control CQ: a send that failed ends its connection; a
