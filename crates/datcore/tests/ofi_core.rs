@@ -563,7 +563,7 @@ fn ofi_intel_mpi_eager_rings_on(name: &str) {
     let ia = open(name);
     let (c, s) = (ep(&ia), ep(&ia));
     let (cr, sr) = (EagerRings::new(&ia), EagerRings::new(&ia));
-    connect(&ia, &c, &s, 21030, b"");
+    connect(&ia, &c, &s, qual(name, 21030), b"");
     let rounds: u64 = std::env::var("OFI_EAGER_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
     let (to_client, to_server) = (cr.remote(), sr.remote());
     let server = std::thread::spawn(move || {
