@@ -70,6 +70,7 @@ mod mr;
 mod names;
 mod rdm;
 mod retries;
+mod shm_names;
 mod shm_psp;
 mod sleep;
 mod sys;

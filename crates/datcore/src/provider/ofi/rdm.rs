@@ -367,7 +367,11 @@ pub(super) fn open_endpoint(
     if dup.is_null() {
         return Err(DatError::insufficient(DAT_RESOURCE_MEMORY));
     }
-    if let Some(a) = src {
+    // shm: a name of our own where none is given (`super::shm_names`).
+    // SAFETY: a live info.
+    let named = (src.is_none() && unsafe { (*info).addr_format } == sys::FI_ADDR_STR)
+        .then(|| [super::shm_names::unique("ep").as_bytes(), b"\0"].concat());
+    if let Some(a) = src.or(named.as_deref()) {
         // SAFETY: the duplicate's src_addr is malloc'd and freed by fi_freeinfo: replaced by a
         // malloc'd copy of `a`.
         unsafe {
@@ -477,6 +481,9 @@ impl Rdm {
         let (cq, cq_fd) = super::cq::open_cq_on(lib, domain, 256)?;
         // SAFETY: a live info.
         let fmt = unsafe { (*info).addr_format };
+        if fmt == sys::FI_ADDR_STR {
+            super::shm_names::remove_dead_regions();
+        }
         let mut rdm = Rdm {
             lib,
             av,

@@ -5,7 +5,7 @@
 //! endpoint of one name in a process (a PSP made again on a qualifier after the first was
 //! freed, in the same or another IA) would be reached through the first one's unmapped region,
 //! and an address insert or send crashes or spins. So a PSP's endpoint is named once ever
-//! (`dat-ofi-psp-<qualifier>-<pid>-<n>`), and the qualifier's own name, `dat-ofi-psp-<qualifier>`
+//! (`dat-ofi-psp-<qualifier>-<pid>-<start>-<n>`, see `super::shm_names`), and the qualifier's own name, `dat-ofi-psp-<qualifier>`
 //! in /dev/shm, is a small file holding the owner's pid and that endpoint name: made
 //! exclusively (the qualifier is in use while it exists and its owner lives), read by a
 //! requester, removed when the PSP goes.
@@ -13,7 +13,6 @@
 use crate::codes::*;
 use crate::error::{DatError, DatResult};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 const DIR: &str = "/dev/shm";
 
@@ -32,9 +31,8 @@ pub(crate) struct Claim {
 impl Claim {
     /// Claims `port`: DAT_CONN_QUAL_IN_USE while a live process holds it.
     pub fn take(port: u16) -> DatResult<Claim> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
         let pid = std::process::id();
-        let name = format!("dat-ofi-psp-{port}-{pid}-{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        let name = super::shm_names::unique(&format!("psp-{port}"));
         let path = path_of(port);
         // Written whole under a name of its own, then linked to the qualifier's (which fails
         // if it exists): a requester never reads a half-written claim.
